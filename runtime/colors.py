@@ -1,0 +1,28 @@
+"""Colours as scene files write them ('#rrggbb' or '#rrggbbaa') and their linear-light values."""
+
+from __future__ import annotations
+
+import re
+
+_HEX = re.compile(r"^#([0-9a-fA-F]{6}|[0-9a-fA-F]{8})$")
+
+
+def parse_color(text: str) -> tuple[float, float, float, float]:
+    """'#rrggbb[aa]' -> (r, g, b, a) in [0, 1], sRGB-encoded as written."""
+    if not isinstance(text, str) or not _HEX.match(text):
+        raise ValueError(f"expected a colour '#rrggbb' or '#rrggbbaa', found {text!r}")
+    digits = text[1:]
+    values = [int(digits[i:i + 2], 16) / 255.0 for i in range(0, len(digits), 2)]
+    if len(values) == 3:
+        values.append(1.0)
+    return tuple(values)
+
+
+def srgb_to_linear(c: float) -> float:
+    return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+
+def linear_color(text: str) -> tuple[float, float, float, float]:
+    """'#rrggbb[aa]' -> linear-light (r, g, b) and straight alpha, for blending on the GPU."""
+    r, g, b, a = parse_color(text)
+    return (srgb_to_linear(r), srgb_to_linear(g), srgb_to_linear(b), a)

@@ -1,0 +1,1 @@
+"""Example scenes shipped with emberfx (each runs in CI)."""

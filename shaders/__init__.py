@@ -1,0 +1,1 @@
+"""WGSL sources, one file per pass (loaded by emberfx.shaders_loader)."""

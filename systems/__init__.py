@@ -1,0 +1,1 @@
+"""GPU systems: one module per component family (component dataclasses + the system)."""

@@ -1,0 +1,27 @@
+"""emberfx: a game-engine-style GPU particle and simulation runtime for Python.
+
+    import emberfx
+    scene = emberfx.load_scene("scenes/fountain.toml")
+    engine = emberfx.Engine(scene, size=(640, 360))
+    engine.step(60)
+    image = engine.render()
+"""
+
+from emberfx.errors import EmberError, SceneError
+
+__version__ = "0.1.0"
+__all__ = ["Engine", "EmberError", "Scene", "SceneError", "load_scene", "run", "__version__"]
+
+
+def __getattr__(name):
+    # Imported lazily so `emberfx validate` and `import emberfx` never start wgpu.
+    if name == "Engine":
+        from emberfx.engine import Engine
+        return Engine
+    if name in ("load_scene", "Scene"):
+        from emberfx import scene
+        return getattr(scene, name)
+    if name == "run":
+        from emberfx.window import run
+        return run
+    raise AttributeError(f"module 'emberfx' has no attribute {name!r}")

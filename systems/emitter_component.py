@@ -16,7 +16,8 @@ from emberfx.registry import component
 MAX_CAPACITY = 1 << 28  # 268M slots; the device's buffer limit usually refuses less
 
 NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
-Range = NonNegative | tuple[NonNegative, NonNegative]
+# msgspec cannot decode a union of a constrained scalar and a tuple: signs are checked below
+Range = float | tuple[float, float]
 Vec3 = tuple[float, float, float]
 
 
@@ -61,6 +62,8 @@ class Emitter:
     def __post_init__(self):
         for name in ("lifetime", "speed"):
             lo, hi = as_range(getattr(self, name))
+            if lo < 0.0:
+                raise ValueError(f"{name}: expected values >= 0, found {getattr(self, name)}")
             if hi < lo:
                 raise ValueError(f"{name}: expected [min, max] with min <= max, found [{lo}, {hi}]")
         if as_range(self.lifetime)[1] <= 0.0:

@@ -1,0 +1,367 @@
+"""The Engine: one scene's esper world, its systems, its frame graph and its render targets.
+
+    engine = Engine(load_scene("scenes/fountain.toml"), size=(640, 360))
+    engine.step(120)                 # 120 fixed steps of scene.fixed_dt
+    image = engine.render()          # (360, 640, 4) uint8
+    engine.state("fountain")["alive"].sum()
+
+Simulation and drawing are separate submissions: ``step`` encodes the CLEAR, SIMULATE, PREPARE and
+READBACK phases once per fixed step; ``render``/``draw_to`` encode RENDER and POST for the current
+state. The window and the CLI are thin faces over this class.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import itertools
+import time
+from pathlib import Path
+
+import esper
+import msgspec
+import numpy as np
+import wgpu
+
+from emberfx import registry, wgsl
+from emberfx.clock import FixedClock
+from emberfx.colors import linear_color
+from emberfx.errors import DeviceLimitError, EmberError
+from emberfx.frame_graph import (DRAWING_PHASES, SIMULATION_PHASES, CopyBuffer, Draw, FrameGraph,
+                                 Pass, Phase, RenderTarget)
+from emberfx.gpu import get_context
+from emberfx.layout import struct_dtype
+from emberfx.readback import ReadbackRing
+from emberfx.system import EntityRef, SharedResources, StepInfo, snapshot
+
+FRAME = struct_dtype("common/frame.wgsl", "Frame")
+OUTPUT_FORMAT = "rgba8unorm-srgb"   # what render() returns: sRGB-encoded RGBA bytes
+_world_ids = itertools.count()
+
+
+@dataclasses.dataclass(frozen=True)
+class Name:
+    """The esper component that carries an entity's scene name."""
+    value: str
+
+
+class EntityView:
+    """``engine.entity("fountain")``: the entity's live components as attributes."""
+
+    def __init__(self, name: str, components: dict[str, object]):
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "_components", components)
+
+    def __getattr__(self, key: str):
+        try:
+            return self._components[key]
+        except KeyError:
+            raise AttributeError(f"entity '{self.name}' has no component '{key}'; it has: "
+                                 f"{', '.join(self._components) or 'none'}") from None
+
+    def __setattr__(self, key, value):
+        raise AttributeError("edit the component's fields, e.g. entity.emitter.rate = 500.0")
+
+    def __dir__(self):
+        return list(self._components)
+
+
+class Engine:
+    def __init__(self, scene, size: tuple[int, int] | None = None):
+        from emberfx.scene import Scene, load_scene
+
+        if not isinstance(scene, Scene):
+            scene = load_scene(Path(scene))
+        self.scene = scene
+        self.gpu = get_context()
+        self.device = self.gpu.device
+        self.adapter = self.gpu.adapter
+        self.clock = FixedClock(scene.settings.fixed_dt)
+        self.size = self._checked_size(size or scene.settings.size)
+        self._world = f"emberfx-{next(_world_ids)}"
+        self._frame_uniform = self.device.create_buffer(
+            label="frame", size=FRAME.itemsize,
+            usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
+        self._shared = SharedResources(frame_uniform=self._frame_uniform)
+        self._background = linear_color(scene.settings.background)
+        self._graphs: dict[str, FrameGraph] = {}
+        self._present: dict[str, tuple] = {}
+        self._encode_seconds = 0.0
+        self._make_targets()
+        self._build_world()
+
+    # construction ------------------------------------------------------------------------------
+    def _checked_size(self, size) -> tuple[int, int]:
+        w, h = (int(v) for v in size)
+        limit = self.gpu.limits["max-texture-dimension-2d"]
+        if not (1 <= w <= limit and 1 <= h <= limit):
+            raise DeviceLimitError(f"render size {w}x{h} is outside 1..{limit} per side on "
+                                   f"this device ({self.gpu.label})")
+        return (w, h)
+
+    def _make_targets(self) -> None:
+        w, h = self.size
+        usage = wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.TEXTURE_BINDING
+        self._scene_texture = self.device.create_texture(
+            label="scene/color", size=(w, h, 1), format=self._shared.scene_format, usage=usage)
+        self._depth_texture = self.device.create_texture(
+            label="scene/depth", size=(w, h, 1), format=self._shared.depth_format,
+            usage=wgpu.TextureUsage.RENDER_ATTACHMENT)
+        self._output_texture = self.device.create_texture(
+            label="output", size=(w, h, 1), format=OUTPUT_FORMAT,
+            usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
+        self._scene_target = RenderTarget(self._scene_texture.create_view(), self._background,
+                                          self._depth_texture.create_view())
+        self._present.clear()
+        self._graphs.clear()
+
+    def _build_world(self) -> None:
+        esper.switch_world(self._world)
+        self._entities: dict[str, EntityRef] = {}
+        self._components: dict[str, dict[str, object]] = {}
+        types = registry.component_types()
+        self._systems = {}
+        for index, spec in enumerate(self.scene.entities):
+            components = {k: copy.deepcopy(c) for k, c in spec.components.items()}
+            eid = esper.create_entity(Name(spec.name), *components.values())
+            self._entities[spec.name] = EntityRef(spec.name, index, eid)
+            self._components[spec.name] = components
+        for name, components in self._components.items():
+            for key, component in components.items():
+                system_cls = types[key].system
+                if system_cls is None:
+                    continue
+                if key not in self._systems:
+                    self._systems[key] = system_cls(self.gpu, self._shared)
+                self._systems[key].add(self._entities[name], component)
+        self._snapshots = {(n, k): snapshot(c) for n, comps in self._components.items()
+                           for k, c in comps.items()}
+        self._setup_readback()
+
+    def _setup_readback(self) -> None:
+        regions = [r for s in self._systems.values() for r in s.readbacks()]
+        self._readback_layout = []
+        offset = 0
+        for r in regions:
+            self._readback_layout.append((r, offset))
+            offset += (r.size + 3) // 4 * 4
+        self._gather = None
+        self._ring = None
+        if offset:
+            self._gather = self.device.create_buffer(
+                label="readback/gather", size=offset,
+                usage=wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC)
+            self._ring = ReadbackRing(self.device, offset)
+        self._graphs.clear()
+
+    def _graph(self, output_format: str) -> FrameGraph:
+        graph = self._graphs.get(output_format)
+        if graph is None:
+            passes = [p for s in self._systems.values() for p in s.passes()]
+            for r, offset in self._readback_layout:
+                passes.append(Pass(f"{r.entity}:{r.system}:readback", Phase.READBACK,
+                                   CopyBuffer(r.buffer, self._gather, r.size, r.offset, offset),
+                                   reads=(f"{r.entity}/counters",), writes=("readback/gather",)))
+            pipeline, bind_group = self._present_pipeline(output_format)
+            passes.append(Pass("scene:frame:present", Phase.POST,
+                               Draw(pipeline, (bind_group,), target="output", vertices=3),
+                               reads=("scene/color",), writes=("output",)))
+            uploaded = {"frame", "scene/color"}  # the frame uniform; the cleared scene target
+            for s in self._systems.values():
+                uploaded |= s.uploaded()
+            graph = FrameGraph(passes, uploaded)
+            self._graphs[output_format] = graph
+        return graph
+
+    def _present_pipeline(self, output_format: str):
+        if output_format not in self._present:
+            module = wgsl.create_module(self.device, "frame/present.wgsl")
+            pipeline = self.device.create_render_pipeline(
+                label=f"scene:frame:present:{output_format}", layout="auto",
+                vertex={"module": module, "entry_point": "vs_main"},
+                primitive={"topology": "triangle-list"},
+                fragment={"module": module, "entry_point": "fs_main",
+                          "constants": {"ENCODE_SRGB": not output_format.endswith("-srgb")},
+                          "targets": [{"format": output_format}]})
+            bind_group = self.device.create_bind_group(
+                layout=pipeline.get_bind_group_layout(0),
+                entries=[{"binding": 0, "resource": self._scene_texture.create_view()}])
+            self._present[output_format] = (pipeline, bind_group)
+        return self._present[output_format]
+
+    # simulation --------------------------------------------------------------------------------
+    def step(self, frames: int = 1) -> None:
+        """Advance the simulation by ``frames`` fixed steps."""
+        if int(frames) < 0:
+            raise EmberError(f"step(frames): expected a count >= 0, found {frames}")
+        esper.switch_world(self._world)
+        for _ in range(int(frames)):
+            self._sync_components()
+            self._simulate_one()
+
+    def advance(self, real_dt: float) -> int:
+        """Interactive clock: run the whole fixed steps that ``real_dt`` seconds make."""
+        n = self.clock.advance(real_dt)
+        self.step(n)
+        return n
+
+    def _simulate_one(self) -> None:
+        t0 = time.perf_counter()
+        info = StepInfo(frame=self.clock.steps, dt=self.clock.fixed_dt, seed=self.scene.settings.seed)
+        for system in self._systems.values():
+            system.before_step(info)
+        encoder = self.device.create_command_encoder(label=f"emberfx:step:{info.frame}")
+        self._graph(OUTPUT_FORMAT).encode(encoder, {}, phases=SIMULATION_PHASES)
+        slot = self._ring.acquire() if self._ring is not None else None
+        if slot is not None:
+            encoder.copy_buffer_to_buffer(self._gather, 0, slot.buffer, 0, self._ring.size)
+        self.device.queue.submit([encoder.finish()])
+        if slot is not None:
+            self._ring.submitted(slot, info.frame)
+        self.clock.tick()
+        self._encode_seconds = time.perf_counter() - t0
+
+    def _sync_components(self) -> None:
+        """Notice edits made through entity(): live fields just flow into the next uniform write;
+        reload-class fields (e.g. capacity) rebuild that entity's GPU resources."""
+        types = registry.component_types()
+        for name, components in self._components.items():
+            for key, component in components.items():
+                now = snapshot(component)
+                before = self._snapshots[(name, key)]
+                if now == before:
+                    continue
+                try:
+                    msgspec.convert(msgspec.to_builtins(component), type(component))
+                except msgspec.ValidationError as exc:
+                    raise EmberError(f"entity '{name}': {key}: {exc}") from None
+                self._snapshots[(name, key)] = now
+                reload = getattr(component, "RELOAD_FIELDS", ())
+                fields = [f.name for f in dataclasses.fields(component)]
+                changed = {f for f, a, b in zip(fields, before, now) if a != b}
+                system = self._systems.get(key) if types[key].system else None
+                if system is not None and changed & set(reload):
+                    system.rebuild(self._entities[name], component)
+                    self._setup_readback()
+
+    # drawing -----------------------------------------------------------------------------------
+    def _write_frame_uniform(self) -> None:
+        cam = self.scene.camera
+        w, h = self.size
+        view = cam.view_matrix()
+        proj = cam.projection_matrix(w / h)
+        rec = np.zeros((), FRAME)
+        rec["view_proj"] = (proj @ view).T   # WGSL matrices are column-major
+        rec["camera_right"] = (*view[0, :3], 0.0)
+        rec["camera_up"] = (*view[1, :3], 0.0)
+        eye = np.linalg.inv(view)[:3, 3]
+        rec["camera_position"] = (*eye, 1.0 if cam.kind == "perspective" else 0.0)
+        rec["viewport"] = (w, h)
+        rec["time"] = self.clock.time
+        rec["frame"] = self.clock.steps
+        self.device.queue.write_buffer(self._frame_uniform, 0, rec.tobytes())
+
+    def draw_to(self, texture) -> None:
+        """Render the current state into ``texture`` (any colour format; e.g. a window surface)."""
+        esper.switch_world(self._world)
+        w, h = texture.size[:2]
+        if (w, h) != self.size:
+            self.size = self._checked_size((w, h))
+            self._make_targets()
+        self._write_frame_uniform()
+        encoder = self.device.create_command_encoder(label="emberfx:draw")
+        targets = {"scene": self._scene_target,
+                   "output": RenderTarget(texture.create_view(), (0.0, 0.0, 0.0, 1.0))}
+        self._graph(texture.format).encode(encoder, targets, phases=DRAWING_PHASES,
+                                           clear_targets=("scene",))
+        self.device.queue.submit([encoder.finish()])
+
+    def render(self) -> np.ndarray:
+        """The current state as an (h, w, 4) uint8 RGBA image (sRGB)."""
+        self.draw_to(self._output_texture)
+        w, h = self.size
+        data = self.device.queue.read_texture(
+            {"texture": self._output_texture, "origin": (0, 0, 0), "mip_level": 0},
+            {"offset": 0, "bytes_per_row": w * 4, "rows_per_image": h}, (w, h, 1))
+        return np.frombuffer(data, np.uint8).reshape(h, w, 4).copy()
+
+    # inspection --------------------------------------------------------------------------------
+    def _ref(self, name: str) -> EntityRef:
+        if name not in self._entities:
+            import difflib
+
+            close = difflib.get_close_matches(name, self._entities, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise EmberError(f"no entity named '{name}' in scene '{self.scene.settings.name}'{hint}")
+        return self._entities[name]
+
+    def entity(self, name: str) -> EntityView:
+        ref = self._ref(name)
+        return EntityView(ref.name, self._components[ref.name])
+
+    def system_of(self, name: str, key: str):
+        """The system object that runs entity ``name``'s ``key`` component (tests, tools)."""
+        self._ref(name)
+        return self._systems[key]
+
+    def state(self, name: str) -> dict[str, np.ndarray]:
+        """The entity's GPU state as numpy arrays (a blocking read: not for every frame)."""
+        ref = self._ref(name)
+        esper.switch_world(self._world)
+        out: dict[str, np.ndarray] = {}
+        for key in self._components[ref.name]:
+            system = self._systems.get(key)
+            if system is not None:
+                out.update(system.state(ref))
+        return out
+
+    def passes(self) -> list[str]:
+        return self._graph(OUTPUT_FORMAT).names()
+
+    def stats(self) -> dict:
+        """Counters from the readback ring (one or two steps old), the clock and the adapter."""
+        latest = self._ring.poll() if self._ring is not None else None
+        per_entity: dict[str, bytes] = {}
+        if latest is not None:
+            _, data = latest
+            for r, offset in self._readback_layout:
+                per_entity[r.entity] = data[offset:offset + r.size]
+        entities = {}
+        for name, components in self._components.items():
+            info = {}
+            for key in components:
+                system = self._systems.get(key)
+                if system is not None:
+                    info.update(system.stats(self._entities[name], per_entity))
+            entities[name] = info
+        return {
+            "frame": self.clock.steps,
+            "time": self.clock.time,
+            "adapter": self.gpu.label,
+            "size": self.size,
+            "readback_frame": latest[0] if latest else None,
+            "readback_skipped": self._ring.skipped if self._ring else 0,
+            "step_cpu_ms": self._encode_seconds * 1e3,
+            "compute_passes_per_step": self._graph(OUTPUT_FORMAT).compute_pass_count(SIMULATION_PHASES),
+            "entities": entities,
+        }
+
+    def close(self) -> None:
+        if self._ring is not None:
+            self._ring.drain()
+        for key, system in self._systems.items():
+            for name, components in self._components.items():
+                if key in components:
+                    system.remove(self._entities[name])
+        self._systems.clear()
+        try:
+            esper.switch_world("default")
+            esper.delete_world(self._world)
+        except Exception:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

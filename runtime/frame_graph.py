@@ -1,0 +1,277 @@
+"""The frame graph: Pass descriptions in, one ordered and validated encoding out.
+
+Systems never encode by hand. They describe passes (name, phase, what they read and write, and
+one operation); the graph orders them by phase, then by read-after-write edges (stable by the order
+the systems declared them), checks that every read has an earlier writer or an upload, and encodes
+consecutive compute work into a single GPUComputePass (WebGPU orders and synchronises dispatches
+inside one pass, and each begin/end costs Python time) and consecutive draws to one target into a
+single GPURenderPass. Every operation runs inside a debug group named like the pass, so captures
+and timestamps read ``fountain:emitter:update``.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Union
+
+from emberfx.errors import FrameGraphError
+
+
+class Phase(IntEnum):
+    CLEAR = 0
+    SIMULATE = 1
+    PREPARE = 2
+    RENDER = 3
+    POST = 4
+    READBACK = 5
+
+
+SIMULATION_PHASES = frozenset({Phase.CLEAR, Phase.SIMULATE, Phase.PREPARE, Phase.READBACK})
+DRAWING_PHASES = frozenset({Phase.RENDER, Phase.POST})
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """A compute dispatch: fixed workgroup counts, or read from an indirect-args buffer."""
+    pipeline: object
+    bind_groups: tuple = ()
+    groups: tuple[int, int, int] = (1, 1, 1)
+    indirect: tuple[object, int] | None = None  # (buffer, byte offset)
+
+
+@dataclass(frozen=True)
+class Draw:
+    """A draw into a named render target ("scene" or "output"); indirect when ``indirect`` is set."""
+    pipeline: object
+    bind_groups: tuple = ()
+    target: str = "scene"
+    vertices: int = 3
+    instances: int = 1
+    indirect: tuple[object, int] | None = None
+
+
+@dataclass(frozen=True)
+class ClearBuffer:
+    buffer: object
+    offset: int = 0
+    size: int | None = None
+
+
+@dataclass(frozen=True)
+class CopyBuffer:
+    source: object
+    destination: object
+    size: int
+    source_offset: int = 0
+    destination_offset: int = 0
+
+
+Operation = Union[Dispatch, Draw, ClearBuffer, CopyBuffer]
+
+
+@dataclass(frozen=True)
+class Pass:
+    name: str                      # entity:system:pass
+    phase: Phase
+    op: Operation
+    reads: tuple[str, ...] = ()    # resource names, e.g. "fountain/particles"
+    writes: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        return {Dispatch: "compute", Draw: "render", ClearBuffer: "clear",
+                CopyBuffer: "copy"}[type(self.op)]
+
+
+@dataclass(frozen=True)
+class RenderTarget:
+    """Where draws of one target name go: colour view, optional depth view, clear colour."""
+    color_view: object
+    clear_color: tuple[float, float, float, float] | None  # None: load what is there
+    depth_view: object | None = None
+
+
+@dataclass
+class FrameGraph:
+    passes: list[Pass]
+    order: list[Pass] = field(init=False)
+
+    def __init__(self, passes: list[Pass], uploaded: set[str] | frozenset[str] = frozenset()):
+        """``uploaded``: resources with contents before the frame starts (created with data,
+        zero-initialised state, or written by queue.write_buffer)."""
+        self.passes = list(passes)
+        names = [p.name for p in self.passes]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise FrameGraphError(f"pass names must be unique; repeated: {', '.join(duplicates)}")
+        self.order = _sort(self.passes)
+        _check_reads(self.order, set(uploaded))
+
+    def names(self) -> list[str]:
+        return [p.name for p in self.order]
+
+    def encode(self, encoder, targets: dict[str, RenderTarget], phases=None,
+               clear_targets: tuple[str, ...] = ()) -> None:
+        """Record the passes (of ``phases``, default all) into ``encoder``. ``clear_targets`` are
+        cleared when the RENDER phase starts even if nothing draws into them (the background)."""
+        encoding = _Encoding(encoder, targets)
+        pending_clears = list(clear_targets)
+        for p in self.order:
+            if phases is not None and p.phase not in phases:
+                continue
+            if pending_clears and p.phase >= Phase.RENDER:
+                for name in pending_clears:
+                    encoding.begin_target(name)
+                pending_clears = []
+            encoding.add(p)
+        for name in pending_clears:
+            encoding.begin_target(name)
+        encoding.close()
+
+    def compute_pass_count(self, phases=None) -> int:
+        """How many GPUComputePasses encode() begins (consecutive compute work shares one)."""
+        count, previous = 0, None
+        for p in self.order:
+            if phases is not None and p.phase not in phases:
+                continue
+            if p.kind == "compute" and previous != "compute":
+                count += 1
+            previous = p.kind
+        return count
+
+
+def _sort(passes: list[Pass]) -> list[Pass]:
+    """Phase first; inside a phase, a pass that only reads a resource runs after every pass of
+    that phase that writes it; otherwise declaration order (Kahn's algorithm, smallest index first)."""
+    ordered: list[Pass] = []
+    for phase in sorted({p.phase for p in passes}):
+        group = [p for p in passes if p.phase == phase]
+        after: dict[int, set[int]] = {i: set() for i in range(len(group))}
+        for i, reader in enumerate(group):
+            for res in reader.reads:
+                if res in reader.writes:
+                    continue  # read-modify-write passes keep declaration order among themselves
+                for j, writer in enumerate(group):
+                    if j != i and res in writer.writes:
+                        after[i].add(j)
+        pending = {i: len(deps) for i, deps in after.items()}
+        users = {i: [k for k, deps in after.items() if i in deps] for i in after}
+        ready = [i for i, n in pending.items() if n == 0]
+        heapq.heapify(ready)
+        while ready:
+            i = heapq.heappop(ready)
+            ordered.append(group[i])
+            for k in users[i]:
+                pending[k] -= 1
+                if pending[k] == 0:
+                    heapq.heappush(ready, k)
+        stuck = [group[i].name for i, n in pending.items() if n > 0]
+        if stuck:
+            raise FrameGraphError(f"passes in phase {phase.name} wait on each other in a cycle: "
+                                  + ", ".join(stuck))
+    return ordered
+
+
+def _check_reads(order: list[Pass], uploaded: set[str]) -> None:
+    written = set(uploaded)
+    for p in order:
+        for res in p.reads:
+            if res not in written:
+                raise FrameGraphError(
+                    f"pass '{p.name}' reads '{res}' but no earlier pass writes it and it is not "
+                    f"uploaded; declare a writer in an earlier phase or mark it uploaded")
+        written.update(p.writes)
+
+
+class _Encoding:
+    """Tracks the open compute or render pass while recording, so consecutive work shares it."""
+
+    def __init__(self, encoder, targets: dict[str, RenderTarget]):
+        self.encoder = encoder
+        self.targets = targets
+        self.compute = None
+        self.render = None
+        self.render_target: str | None = None
+        self.cleared: set[str] = set()
+
+    def add(self, p: Pass) -> None:
+        op = p.op
+        if isinstance(op, Dispatch):
+            self._end_render()
+            if self.compute is None:
+                self.compute = self.encoder.begin_compute_pass(label="emberfx:compute")
+            self.compute.push_debug_group(p.name)
+            self.compute.set_pipeline(op.pipeline)
+            for index, group in enumerate(op.bind_groups):
+                self.compute.set_bind_group(index, group)
+            if op.indirect is not None:
+                self.compute.dispatch_workgroups_indirect(*op.indirect)
+            else:
+                self.compute.dispatch_workgroups(*op.groups)
+            self.compute.pop_debug_group()
+        elif isinstance(op, Draw):
+            self._end_compute()
+            if self.render is None or self.render_target != op.target:
+                self._end_render()
+                self._begin_render(op.target)
+            self.render.push_debug_group(p.name)
+            self.render.set_pipeline(op.pipeline)
+            for index, group in enumerate(op.bind_groups):
+                self.render.set_bind_group(index, group)
+            if op.indirect is not None:
+                self.render.draw_indirect(*op.indirect)
+            else:
+                self.render.draw(op.vertices, op.instances)
+            self.render.pop_debug_group()
+        else:
+            self._end_compute()
+            self._end_render()
+            self.encoder.push_debug_group(p.name)
+            if isinstance(op, ClearBuffer):
+                self.encoder.clear_buffer(op.buffer, op.offset, op.size)
+            else:
+                self.encoder.copy_buffer_to_buffer(op.source, op.source_offset, op.destination,
+                                                   op.destination_offset, op.size)
+            self.encoder.pop_debug_group()
+
+    def begin_target(self, name: str) -> None:
+        """Open (and clear) a target even when no pass draws into it."""
+        if name not in self.cleared:
+            self._end_compute()
+            self._end_render()
+            self._begin_render(name)
+
+    def _begin_render(self, name: str) -> None:
+        target = self.targets.get(name)
+        if target is None:
+            raise FrameGraphError(f"draw into unknown render target '{name}'")
+        clear = target.clear_color is not None and name not in self.cleared
+        color = {"view": target.color_view, "load_op": "clear" if clear else "load",
+                 "store_op": "store"}
+        if clear:
+            color["clear_value"] = target.clear_color
+        depth = None
+        if target.depth_view is not None:
+            depth = {"view": target.depth_view, "depth_load_op": "clear" if clear else "load",
+                     "depth_store_op": "store", "depth_clear_value": 1.0}
+        self.render = self.encoder.begin_render_pass(
+            label=f"emberfx:{name}", color_attachments=[color], depth_stencil_attachment=depth)
+        self.render_target = name
+        self.cleared.add(name)
+
+    def _end_compute(self) -> None:
+        if self.compute is not None:
+            self.compute.end()
+            self.compute = None
+
+    def _end_render(self) -> None:
+        if self.render is not None:
+            self.render.end()
+            self.render = None
+            self.render_target = None
+
+    def close(self) -> None:
+        self._end_compute()
+        self._end_render()

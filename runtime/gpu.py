@@ -1,0 +1,128 @@
+"""The GPU context: which adapter, the device with the adapter's own limits, and shader modules.
+
+Adapter preference: a discrete or integrated GPU, then lavapipe (Vulkan on the CPU), then OpenGL
+(llvmpipe: compute works, but it cannot present to a window). ``EMBERFX_ADAPTER`` picks by a
+substring of the adapter's name, backend or type instead.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from emberfx.errors import DeviceLimitError, NoAdapterError
+
+INSTALL_HINT = (
+    "install a Vulkan driver; with no GPU, the software one: "
+    "`apt-get install mesa-vulkan-drivers` (Debian/Ubuntu)"
+)
+
+_TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3, "Unknown": 4}
+_BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 0, "OpenGL": 2}
+
+
+def _adapter_label(info) -> str:
+    return f"{info['device']} ({info['backend_type']}, {info['adapter_type']})"
+
+
+def _rank(adapter) -> tuple[int, int]:
+    info = adapter.info
+    return (_TYPE_RANK.get(info["adapter_type"], 4), _BACKEND_RANK.get(info["backend_type"], 1))
+
+
+def _quiet_wsi() -> None:
+    # Mesa's window-system code complains on stderr when XDG_RUNTIME_DIR is unset (headless
+    # machines, CI); a private runtime dir keeps `emberfx` output clean.
+    if not os.environ.get("XDG_RUNTIME_DIR"):
+        import tempfile
+
+        path = os.path.join(tempfile.gettempdir(), f"emberfx-runtime-{os.getuid()}")
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        os.environ["XDG_RUNTIME_DIR"] = path
+
+
+def _enumerate():
+    _quiet_wsi()
+    import wgpu
+
+    try:
+        return list(wgpu.gpu.enumerate_adapters_sync())
+    except Exception as exc:  # a broken or missing loader shows up here, not as "no adapters"
+        raise NoAdapterError(f"no GPU adapter could be enumerated ({exc}); {INSTALL_HINT}") from None
+
+
+def choose_adapter(adapters=None):
+    """The best adapter, or the one ``EMBERFX_ADAPTER`` names."""
+    adapters = _enumerate() if adapters is None else adapters
+    if not adapters:
+        raise NoAdapterError(f"no GPU adapter found; {INSTALL_HINT}")
+    wanted = os.environ.get("EMBERFX_ADAPTER", "").strip().lower()
+    if wanted:
+        matches = [a for a in adapters if wanted in _adapter_label(a.info).lower()
+                   or wanted in a.info.get("description", "").lower()]
+        if not matches:
+            found = "; ".join(_adapter_label(a.info) for a in adapters)
+            raise NoAdapterError(f"EMBERFX_ADAPTER={wanted!r} matches no adapter; found: {found}")
+        adapters = matches
+    return min(adapters, key=_rank)
+
+
+@dataclass
+class GpuContext:
+    """One adapter and device, shared by every Engine in the process."""
+
+    adapter: object
+    device: object
+    limits: dict = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return _adapter_label(self.adapter.info)
+
+    @property
+    def is_software(self) -> bool:
+        return self.adapter.info["adapter_type"] == "CPU" or "llvmpipe" in self.label
+
+    def check_buffer_size(self, nbytes: int, what: str, *, storage: bool = True) -> None:
+        """Refuse a buffer the device cannot hold, with the numbers, before wgpu panics on it."""
+        limit = self.limits["max-buffer-size"]
+        if storage:
+            limit = min(limit, self.limits["max-storage-buffer-binding-size"])
+        if nbytes > limit:
+            raise DeviceLimitError(
+                f"{what} needs {nbytes:,} bytes but this device ({self.label}) allows "
+                f"{limit:,} bytes per storage buffer")
+
+    def check_dispatch(self, groups: int, what: str) -> None:
+        limit = self.limits["max-compute-workgroups-per-dimension"]
+        if groups > limit:
+            raise DeviceLimitError(f"{what} needs {groups:,} workgroups in one dimension but this "
+                                   f"device ({self.label}) allows {limit:,}")
+
+
+_CONTEXT: GpuContext | None = None
+
+
+def get_context() -> GpuContext:
+    """The process-wide context (created on first use)."""
+    global _CONTEXT
+    if _CONTEXT is None:
+        adapter = choose_adapter()
+        limits = dict(adapter.limits)
+        wanted = [f for f in ("timestamp-query", "indirect-first-instance") if f in adapter.features]
+        device = adapter.request_device_sync(label="emberfx", required_limits=limits,
+                                             required_features=wanted)
+        _CONTEXT = GpuContext(adapter, device, limits)
+    return _CONTEXT
+
+
+def describe_adapters() -> dict:
+    """For ``emberfx info``: the chosen adapter, its limits, and every adapter found."""
+    adapters = _enumerate()
+    chosen = choose_adapter(adapters)
+    return {
+        "adapter": dict(chosen.info),
+        "features": sorted(chosen.features),
+        "limits": dict(chosen.limits),
+        "adapters": [dict(a.info) for a in adapters],
+    }

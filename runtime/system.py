@@ -1,0 +1,126 @@
+"""What a system is: the bridge from one component family to GPU resources and passes.
+
+The Engine owns one system object per component family present in a scene. It tells the system
+when an entity with that component appears (``add``), changes a reload-class field (``rebuild``)
+or goes away (``remove``); before each simulation step and each drawn frame it lets the system
+write its uniforms; and it asks for the system's passes whenever the set of entities changes.
+A system never encodes commands itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+import wgpu
+
+from emberfx.frame_graph import Pass
+from emberfx.gpu import GpuContext
+
+SCENE_FORMAT = "rgba16float"   # linear HDR colour: additive particles may exceed 1 before present
+DEPTH_FORMAT = "depth32float"
+
+
+@dataclass(frozen=True)
+class EntityRef:
+    name: str    # unique in the scene; prefixes the entity's passes and resources
+    index: int   # position in the scene file (seeds randomness, orders passes)
+    eid: int     # esper entity id
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    frame: int       # steps taken before this one
+    dt: float        # fixed_dt, seconds
+    seed: int        # scene seed
+
+
+@dataclass
+class SharedResources:
+    """Resources owned by the Engine that every system may bind."""
+    frame_uniform: object      # GPUBuffer holding common/frame.wgsl's Frame
+    scene_format: str = SCENE_FORMAT
+    depth_format: str = DEPTH_FORMAT
+
+
+@dataclass(frozen=True)
+class Readback:
+    """A region of a GPU buffer the engine copies back each step (1-2 frames late, no stall)."""
+    entity: str
+    system: str
+    buffer: object
+    offset: int
+    size: int
+
+
+class System:
+    key: str = ""
+
+    def __init__(self, gpu: GpuContext, shared: SharedResources):
+        self.gpu = gpu
+        self.device = gpu.device
+        self.shared = shared
+
+    # lifecycle -------------------------------------------------------------------------------
+    def add(self, entity: EntityRef, component) -> None:
+        raise NotImplementedError
+
+    def remove(self, entity: EntityRef) -> None:
+        raise NotImplementedError
+
+    def rebuild(self, entity: EntityRef, component) -> None:
+        self.remove(entity)
+        self.add(entity, component)
+
+    # per frame -------------------------------------------------------------------------------
+    def passes(self) -> list[Pass]:
+        return []
+
+    def uploaded(self) -> set[str]:
+        """Resources with contents before any pass runs (created with data or written each step)."""
+        return set()
+
+    def before_step(self, step: StepInfo) -> None:
+        """Write this step's uniforms (queue.write_buffer)."""
+
+    def readbacks(self) -> list[Readback]:
+        return []
+
+    # inspection ------------------------------------------------------------------------------
+    def state(self, entity: EntityRef) -> dict[str, np.ndarray]:
+        return {}
+
+    def stats(self, entity: EntityRef, readback: dict[str, bytes]) -> dict:
+        return {}
+
+    # helpers for subclasses ------------------------------------------------------------------
+    def storage_buffer(self, label: str, size: int, *, extra_usage=0, what: str | None = None):
+        self.gpu.check_buffer_size(size, what or label)
+        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+        return self.device.create_buffer(label=label, size=max(size, 16), usage=usage | extra_usage)
+
+    def uniform_buffer(self, label: str, size: int):
+        return self.device.create_buffer(
+            label=label, size=size, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
+
+    def compute_pipeline(self, label: str, shader: str, constants: dict | None = None):
+        from emberfx import wgsl
+
+        module = wgsl.create_module(self.device, shader)
+        return self.device.create_compute_pipeline(
+            label=label, layout="auto",
+            compute={"module": module, "entry_point": "main", "constants": constants or {}})
+
+    def bind_group(self, label: str, pipeline, index: int, buffers: list) -> object:
+        """Bind group ``index`` of ``pipeline`` with ``buffers`` at bindings 0, 1, 2, ..."""
+        entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
+                   for i, b in enumerate(buffers)]
+        return self.device.create_bind_group(
+            label=label, layout=pipeline.get_bind_group_layout(index), entries=entries)
+
+
+def snapshot(component) -> tuple:
+    """A cheap value copy of a component's fields, to notice edits between steps."""
+    return tuple(getattr(component, f.name) if not isinstance(getattr(component, f.name), list)
+                 else tuple(getattr(component, f.name)) for f in dataclasses.fields(component))

@@ -1,0 +1,261 @@
+"""The Emitter system (seed 002): a fixed-capacity particle pool with no free list.
+
+Per step, for each emitter entity (all in one compute pass):
+  CLEAR     <e>:emitter:clear      zero the alive / ticket / born counters (clear_buffer)
+  SIMULATE  <e>:emitter:update     age + integrate; dead slots: free mask, or atomic budget/ticket
+            <e>:emitter:allocate   (ordered) prefix sum of free slots per 256-slot block
+            <e>:emitter:spawn      (ordered) births to the lowest free slots; count + list alive
+  PREPARE   <e>:emitter:prepare    drawIndirect args: instance count = alive count
+  RENDER    <e>:emitter:draw       camera-facing billboards through the alive list
+  READBACK  <e>:emitter:readback   counters -> the engine's staging ring (read 1-2 frames later)
+
+Allocation modes (the ``allocation`` field):
+  "ordered" (default): the k-th free slot in slot order is born when k < budget. The born set is a
+      function of the state alone, so runs replay byte for byte.
+  "atomic": seed 002 as written: each free slot takes a unit with atomicSub and undoes an underflow.
+  "ticket": seed 002's variant: a monotonic atomicAdd ticket, born while ticket < budget.
+  The atomic modes give exact counts but which free slots win depends on scheduling, so states
+  are reproducible only when the budget covers every free slot.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import wgpu
+
+from emberfx.colors import linear_color
+from emberfx.frame_graph import ClearBuffer, CopyBuffer, Dispatch, Draw, Pass, Phase
+from emberfx.layout import struct_dtype
+from emberfx.readback import read_array, read_buffer
+from emberfx.registry import set_system
+from emberfx.system import EntityRef, Readback, StepInfo, System
+from emberfx.systems.emitter_component import Emitter, as_range
+
+BLOCK = 256                      # slots per update/spawn workgroup = one free-mask block
+ALLOCATION_MODES = {"ordered": 0, "atomic": 1, "ticket": 2}
+PARTICLE = struct_dtype("emitter/types.wgsl", "Particle")
+PARAMS = struct_dtype("emitter/types.wgsl", "EmitterParams")
+COUNTERS = struct_dtype("emitter/types.wgsl", "Counters")
+
+
+def grid_for(groups: int, max_per_dimension: int) -> tuple[int, int, int]:
+    """Fold a 1-D workgroup count into (x, y, 1) when it exceeds the per-dimension limit."""
+    if groups <= max_per_dimension:
+        return (max(groups, 1), 1, 1)
+    y = math.ceil(groups / max_per_dimension)
+    return (math.ceil(groups / y), y, 1)
+
+
+@dataclass
+class _Pool:
+    """The GPU side of one emitter entity."""
+    entity: EntityRef
+    component: Emitter
+    buffers: dict[str, object]
+    passes: list[Pass]
+    carry: float = 0.0           # fractional births carried to the next step
+    last_budget: int = 0
+    param_record: np.ndarray = field(default_factory=lambda: np.zeros((), PARAMS))
+
+
+class EmitterSystem(System):
+    key = "emitter"
+
+    def __init__(self, gpu, shared):
+        super().__init__(gpu, shared)
+        self.pools: dict[str, _Pool] = {}
+        self._pipelines: dict[tuple, object] = {}
+
+    # pipelines are shared by every emitter entity ---------------------------------------------
+    def _compute(self, shader: str, **constants):
+        key = (shader, tuple(sorted(constants.items())))
+        if key not in self._pipelines:
+            self._pipelines[key] = self.compute_pipeline(f"emitter:{shader}", f"emitter/{shader}.wgsl",
+                                                         constants)
+        return self._pipelines[key]
+
+    def _draw_pipeline(self, blend: str):
+        key = ("draw", blend)
+        if key in self._pipelines:
+            return self._pipelines[key]
+        from emberfx import wgsl
+
+        module = wgsl.create_module(self.device, "emitter/draw.wgsl")
+        blending = {
+            "additive": {"color": {"src_factor": "one", "dst_factor": "one", "operation": "add"},
+                         "alpha": {"src_factor": "zero", "dst_factor": "one", "operation": "add"}},
+            "alpha": {"color": {"src_factor": "one", "dst_factor": "one-minus-src-alpha",
+                                "operation": "add"},
+                      "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha",
+                                "operation": "add"}},
+            "opaque": None,
+        }[blend]
+        target = {"format": self.shared.scene_format}
+        if blending is not None:
+            target["blend"] = blending
+        pipeline = self.device.create_render_pipeline(
+            label=f"emitter:draw:{blend}", layout="auto",
+            vertex={"module": module, "entry_point": "vs_main"},
+            primitive={"topology": "triangle-list"},
+            depth_stencil={"format": self.shared.depth_format,
+                           "depth_write_enabled": blend == "opaque", "depth_compare": "less"},
+            fragment={"module": module, "entry_point": f"fs_{blend}", "targets": [target]})
+        self._pipelines[key] = pipeline
+        return pipeline
+
+    # lifecycle ---------------------------------------------------------------------------------
+    def add(self, entity: EntityRef, component: Emitter) -> None:
+        n = component.capacity
+        name = entity.name
+        blocks = math.ceil(n / BLOCK)
+        self.gpu.check_buffer_size(n * PARTICLE.itemsize,
+                                   f"entity '{name}': emitter.capacity = {n:,} ({PARTICLE.itemsize} bytes per particle)")
+        mode = ALLOCATION_MODES[component.allocation]
+        buffers = {
+            "params": self.uniform_buffer(f"{name}/params", PARAMS.itemsize),
+            "particles": self.storage_buffer(f"{name}/particles", n * PARTICLE.itemsize),
+            "counters": self.storage_buffer(f"{name}/counters", COUNTERS.itemsize),
+            "alive_list": self.storage_buffer(f"{name}/alive_list", n * 4),
+            "free_mask": self.storage_buffer(f"{name}/free_mask", blocks * 8 * 4),
+            "block_offset": self.storage_buffer(f"{name}/block_offset", blocks * 4),
+            "draw_args": self.storage_buffer(f"{name}/draw_args", 16,
+                                             extra_usage=wgpu.BufferUsage.INDIRECT),
+        }
+        b = buffers
+        r = {k: f"{name}/{k}" for k in buffers}   # resource names for the frame graph
+        grid = grid_for(blocks, self.gpu.limits["max-compute-workgroups-per-dimension"])
+        prefix = f"{name}:emitter"
+
+        update = self._compute("update", ALLOCATION=mode)
+        passes = [
+            Pass(f"{prefix}:clear", Phase.CLEAR, ClearBuffer(b["counters"], 4, COUNTERS.itemsize - 4),
+                 writes=(r["counters"],)),
+            Pass(f"{prefix}:update", Phase.SIMULATE,
+                 Dispatch(update, (self.bind_group(f"{prefix}:update", update, 0,
+                          [b["params"], b["particles"], b["counters"], b["alive_list"], b["free_mask"]]),),
+                          grid),
+                 reads=(r["params"], r["particles"], r["counters"]),
+                 writes=(r["particles"], r["counters"], r["alive_list"], r["free_mask"])),
+        ]
+        if component.allocation == "ordered":
+            allocate, spawn = self._compute("allocate"), self._compute("spawn")
+            passes += [
+                Pass(f"{prefix}:allocate", Phase.SIMULATE,
+                     Dispatch(allocate, (self.bind_group(f"{prefix}:allocate", allocate, 0,
+                              [b["params"], b["free_mask"], b["block_offset"]]),)),
+                     reads=(r["params"], r["free_mask"]), writes=(r["block_offset"],)),
+                Pass(f"{prefix}:spawn", Phase.SIMULATE,
+                     Dispatch(spawn, (self.bind_group(f"{prefix}:spawn", spawn, 0,
+                              [b["params"], b["particles"], b["counters"], b["alive_list"],
+                               b["free_mask"], b["block_offset"]]),), grid),
+                     reads=(r["params"], r["particles"], r["counters"], r["free_mask"],
+                            r["block_offset"]),
+                     writes=(r["particles"], r["counters"], r["alive_list"])),
+            ]
+        prepare = self._compute("prepare")
+        draw = self._draw_pipeline(component.blend)
+        passes += [
+            Pass(f"{prefix}:prepare", Phase.PREPARE,
+                 Dispatch(prepare, (self.bind_group(f"{prefix}:prepare", prepare, 0, [b["counters"]]),
+                                    self.bind_group(f"{prefix}:args", prepare, 1, [b["draw_args"]]))),
+                 reads=(r["counters"],), writes=(r["draw_args"],)),
+            Pass(f"{prefix}:draw", Phase.RENDER,
+                 Draw(draw, (self.bind_group(f"{prefix}:draw", draw, 0,
+                             [self.shared.frame_uniform, b["params"], b["particles"], b["alive_list"]]),),
+                      target="scene", indirect=(b["draw_args"], 0)),
+                 reads=("frame", r["params"], r["particles"], r["alive_list"], r["draw_args"]),
+                 writes=("scene/color",)),
+        ]
+        pool = _Pool(entity, component, buffers, passes)
+        self.pools[name] = pool
+        self._write_params(pool, StepInfo(frame=0, dt=0.0, seed=0), budget=0)
+
+    def remove(self, entity: EntityRef) -> None:
+        pool = self.pools.pop(entity.name)
+        for buffer in pool.buffers.values():
+            buffer.destroy()
+
+    # per frame ---------------------------------------------------------------------------------
+    def passes(self) -> list[Pass]:
+        return [p for pool in self.pools.values() for p in pool.passes]
+
+    def uploaded(self) -> set[str]:
+        # params are written every step; particles start zeroed (= all dead); the budget word of
+        # counters is written every step (the rest is cleared by the clear pass)
+        return {f"{n}/{k}" for n in self.pools for k in ("params", "particles", "counters")}
+
+    def readbacks(self) -> list[Readback]:
+        return [Readback(n, "emitter", pool.buffers["counters"], 0, COUNTERS.itemsize)
+                for n, pool in self.pools.items()]
+
+    def before_step(self, step: StepInfo) -> None:
+        for pool in self.pools.values():
+            pool.carry += pool.component.rate * step.dt
+            budget = int(math.floor(pool.carry))
+            pool.carry -= budget
+            pool.last_budget = budget
+            self._write_params(pool, step, budget)
+            self.device.queue.write_buffer(pool.buffers["counters"], 0,
+                                           np.array([budget], np.uint32).tobytes())
+
+    def _write_params(self, pool: _Pool, step: StepInfo, budget: int) -> None:
+        c, rec = pool.component, pool.param_record
+        axis = np.asarray(c.direction, np.float64)
+        axis /= np.linalg.norm(axis)
+        rec["origin"] = (*c.position, 0.0)
+        rec["direction"] = (*axis, math.cos(math.radians(c.spread_deg)))
+        rec["gravity"] = (*c.gravity, c.drag)
+        rec["speed_range"] = as_range(c.speed)
+        rec["lifetime_range"] = as_range(c.lifetime)
+        rec["capacity"] = c.capacity
+        rec["budget"] = budget
+        rec["frame"] = step.frame
+        rec["seed"] = step.seed
+        rec["entity"] = pool.entity.index
+        rec["block_count"] = math.ceil(c.capacity / BLOCK)
+        rec["h"] = step.dt
+        rec["size"] = c.size
+        stops = c.color_stops()
+        rec["color_count"] = len(stops)
+        colors = np.zeros((8, 4), np.float32)
+        colors[:len(stops)] = [linear_color(s) for s in stops]
+        rec["colors"] = colors
+        self.device.queue.write_buffer(pool.buffers["params"], 0, rec.tobytes())
+
+    # inspection --------------------------------------------------------------------------------
+    def state(self, entity: EntityRef) -> dict[str, np.ndarray]:
+        pool = self.pools[entity.name]
+        rows = read_array(self.device, pool.buffers["particles"], PARTICLE, pool.component.capacity)
+        return {
+            "position": np.ascontiguousarray(rows["position"]),
+            "velocity": np.ascontiguousarray(rows["velocity"]),
+            "age": np.ascontiguousarray(rows["age"]),
+            "lifetime": np.ascontiguousarray(rows["lifetime"]),
+            "alive": rows["age"] < rows["lifetime"],
+        }
+
+    def counters(self, entity: EntityRef) -> dict[str, int]:
+        """Blocking read of the counters and draw args (tests and debugging)."""
+        pool = self.pools[entity.name]
+        counters = np.frombuffer(read_buffer(self.device, pool.buffers["counters"],
+                                             COUNTERS.itemsize), COUNTERS)[0]
+        args = np.frombuffer(read_buffer(self.device, pool.buffers["draw_args"], 16), np.uint32)
+        out = {name: int(counters[name]) for name in COUNTERS.names}
+        out["draw_vertices"], out["draw_instances"] = int(args[0]), int(args[1])
+        out["step_budget"] = pool.last_budget
+        return out
+
+    def stats(self, entity: EntityRef, readback: dict[str, bytes]) -> dict:
+        data = readback.get(entity.name)
+        pool = self.pools[entity.name]
+        out = {"capacity": pool.component.capacity}
+        if data is not None:
+            counters = np.frombuffer(data, COUNTERS)[0]
+            out.update(alive=int(counters["alive"]), born=int(counters["born"]))
+        return out
+
+
+set_system("emitter", EmitterSystem)

@@ -40,7 +40,7 @@ class Camera:
             raise ValueError(f"expected far > near, found near={self.near} far={self.far}")
         if self.kind == "perspective":
             if np.allclose(np.subtract(self.target, self.position), 0.0):
-                raise ValueError("expected target != position")
+                raise ValueError(f"target: expected a point other than position, found {list(self.target)}")
 
     def view_matrix(self) -> np.ndarray:
         if self.kind == "orthographic":

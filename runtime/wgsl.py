@@ -51,14 +51,16 @@ def load(name: str) -> ShaderSource:
     seen: set[str] = set()
 
     def expand(file: str, chain: tuple[str, ...]) -> None:
-        if file in chain:
-            raise ShaderError(f"shaders/{file}: include cycle {' -> '.join(chain + (file,))}")
         seen.add(file)
         for number, text in enumerate(read_text(file).splitlines(), start=1):
             m = _INCLUDE.match(text)
             if m:
-                if m.group(1) not in seen:
-                    expand(m.group(1), chain + (file,))
+                target = m.group(1)
+                if target in chain + (file,):
+                    raise ShaderError(f"shaders/{file}:{number}: include cycle "
+                                      f"{' -> '.join(chain + (file, target))}")
+                if target not in seen:
+                    expand(target, chain + (file,))
                 continue
             lines.append(text)
             origins.append((file, number))

@@ -74,7 +74,10 @@ class Emitter:
         if not 1 <= len(stops) <= 8:
             raise ValueError(f"color: expected 1 to 8 colour stops, found {len(stops)}")
         for stop in stops:
-            parse_color(stop)
+            try:
+                parse_color(stop)
+            except ValueError as exc:
+                raise ValueError(f"color: {exc}") from None
 
     def color_stops(self) -> list[str]:
         return [self.color] if isinstance(self.color, str) else list(self.color)

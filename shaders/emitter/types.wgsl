@@ -1,7 +1,9 @@
 // emitter/types.wgsl: the emitter's shared structs and birth function (no pass of its own).
 //
 // Included by every emitter pass. Python reads these struct declarations (emberfx.layout) to size
-// and pack buffers, so they are the only description of the layout. Needs common/random.wgsl.
+// and pack buffers, so they are the only description of the layout.
+
+//! include common/random.wgsl
 
 struct Particle {
     position: vec3f,   // world units

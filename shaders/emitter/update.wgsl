@@ -24,13 +24,17 @@ override ALLOCATION: u32 = 0u;
 @group(0) @binding(4) var<storage, read_write> free_mask: array<u32>;
 
 var<workgroup> block_mask: array<atomic<u32>, 8>;
+var<workgroup> group_alive: atomic<u32>;   // alive slots in this workgroup
+var<workgroup> group_base: u32;            // where they go in the alive list
 
 fn take_budget() -> bool {
     if (ALLOCATION == 1u) {
         let before = atomicSub(&counters.budget, 1u);
-        if (before == 0u) {
-            // The counter wrapped below zero: give the unit back. Anyone reading it meanwhile sees
-            // an absurd value as its "before" only if it also subtracted from zero, so it undoes too.
+        // Valid only if a unit was there: 1 <= before <= budget. Once some invocation has taken
+        // the counter below zero it wraps to ~4e9 until that invocation's undo lands, and anyone
+        // subtracting meanwhile sees such a value, so "before == 0" alone (seed 002's test) would
+        // let them through; the upper bound catches it, and they undo too.
+        if (before == 0u || before > params.budget) {
             atomicAdd(&counters.budget, 1u);
             return false;
         }
@@ -46,7 +50,11 @@ fn main(@builtin(local_invocation_index) lid: u32,
         @builtin(num_workgroups) groups: vec3u) {
     let block = wid.y * groups.x + wid.x;
     if (lid < 8u) { atomicStore(&block_mask[lid], 0u); }
+    if (lid == 0u) { atomicStore(&group_alive, 0u); }
     workgroupBarrier();
+
+    var rank = 0u;      // this slot's place among the workgroup's alive slots
+    var listed = false;
 
     let i = block * 256u + lid;
     if (i < params.capacity) {
@@ -70,11 +78,18 @@ fn main(@builtin(local_invocation_index) lid: u32,
             }
         }
         if (alive && ALLOCATION != 0u) {
-            alive_list[atomicAdd(&counters.alive, 1u)] = i;
+            rank = atomicAdd(&group_alive, 1u);
+            listed = true;
         }
     }
 
+    // One global atomic per workgroup reserves the list range (not one per particle).
     workgroupBarrier();
+    if (ALLOCATION != 0u && lid == 0u) {
+        group_base = atomicAdd(&counters.alive, atomicLoad(&group_alive));
+    }
+    workgroupBarrier();
+    if (listed) { alive_list[group_base + rank] = i; }
     if (ALLOCATION == 0u && lid < 8u && block < params.block_count) {
         free_mask[block * 8u + lid] = atomicLoad(&block_mask[lid]);
     }

@@ -1,0 +1,178 @@
+"""``emberfx bench``: measured speed, always beside a baseline measured in the same run.
+
+Each benchmark returns rows of {"name", "value", "unit", ...}. Absolute numbers mean something only
+on a real GPU; the ratios (against the device's own buffer-copy bandwidth and against numpy on
+this CPU) are what compare across machines.
+
+GPU time is wall-clock time around many iterations encoded into one command buffer, closed by a
+blocking read of a tiny buffer, so per-submit overhead is amortised the way a frame amortises it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import numpy as np
+
+from emberfx.errors import EmberError
+
+EMITTER_SIZES = (1 << 20, 1 << 24)   # 1M and 16M particles
+
+
+def _sync(device) -> None:
+    import wgpu
+
+    probe = device.create_buffer(size=4, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+    encoder = device.create_command_encoder()
+    device.queue.submit([encoder.finish()])
+    probe.map_sync("READ")
+    probe.unmap()
+    probe.destroy()
+
+
+def _timed(device, encode, iterations: int) -> float:
+    """Seconds per iteration of ``encode(encoder)``, all iterations in one submission."""
+    encoder = device.create_command_encoder()
+    encode(encoder)                        # warm-up: pipelines, first-touch of memory
+    device.queue.submit([encoder.finish()])
+    _sync(device)
+    encoder = device.create_command_encoder()
+    for _ in range(iterations):
+        encode(encoder)
+    start = time.perf_counter()
+    device.queue.submit([encoder.finish()])
+    _sync(device)
+    return (time.perf_counter() - start) / iterations
+
+
+def copy_bandwidth(device, nbytes: int) -> float:
+    """Device-to-device copy, bytes read + written per second (the roofline for a streaming pass)."""
+    import wgpu
+
+    usage = wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.STORAGE
+    a = device.create_buffer(size=nbytes, usage=usage)
+    b = device.create_buffer(size=nbytes, usage=usage)
+    seconds = _timed(device, lambda enc: enc.copy_buffer_to_buffer(a, 0, b, 0, nbytes), 10)
+    a.destroy()
+    b.destroy()
+    return 2 * nbytes / seconds
+
+
+def numpy_particle_steps(n: int, steps: int = 5) -> float:
+    """The same semi-implicit Euler update in numpy (float32), particle-steps per second."""
+    rng = np.random.default_rng(0)
+    pos = rng.random((n, 3), dtype=np.float32)
+    vel = rng.random((n, 3), dtype=np.float32)
+    age = np.zeros(n, np.float32)
+    life = np.full(n, 1e9, np.float32)
+    g = np.array([0, -9.81, 0], np.float32)
+    h, drag = np.float32(1 / 60), np.float32(0.2)
+    start = time.perf_counter()
+    for _ in range(steps):
+        alive = age < life
+        vel += (g - drag * vel) * h * alive[:, None]
+        pos += vel * h * alive[:, None]
+        age += h * alive
+    return n * steps / (time.perf_counter() - start)
+
+
+def _emitter_scene(capacity: int, allocation: str):
+    from emberfx.scene import loads_scene
+
+    # Steady state ~90% full: rate * mean lifetime = 0.9 capacity.
+    return loads_scene(f"""
+[scene]
+name = "bench"
+size = [256, 256]
+[[entity]]
+name = "bench"
+[entity.emitter]
+capacity = {capacity}
+rate = {0.9 * capacity / 2.0}
+lifetime = [1.0, 3.0]
+speed = [2.0, 5.0]
+allocation = "{allocation}"
+""", path="<bench>")
+
+
+def bench_emitter() -> list[dict]:
+    from emberfx.engine import Engine
+    from emberfx.frame_graph import SIMULATION_PHASES, Phase
+    from emberfx.gpu import get_context
+
+    ctx = get_context()
+    rows = []
+    bandwidth = copy_bandwidth(ctx.device, 64 << 20)
+    rows.append({"name": "copy bandwidth (64 MiB buffer)", "value": bandwidth / 1e9, "unit": "GB/s"})
+    numpy_rate = numpy_particle_steps(1 << 20)
+    rows.append({"name": "numpy update, 1M particles (this CPU)", "value": numpy_rate / 1e6,
+                 "unit": "M particle-steps/s"})
+    for capacity in EMITTER_SIZES:
+        label = f"{capacity / (1 << 20):.0f}M"
+        for allocation in ("ordered", "atomic"):
+            try:
+                engine = Engine(_emitter_scene(capacity, allocation), size=(256, 256))
+            except EmberError as exc:   # beyond this device's limits: say so, keep going
+                rows.append({"name": f"emitter update {label} ({allocation})", "value": None,
+                             "unit": "skipped", "note": str(exc)})
+                continue
+            engine.step(150)            # fill the pool towards steady state
+            graph = engine._graph("rgba8unorm-srgb")
+            iterations = 20 if ctx.is_software else 200
+            seconds = _timed(ctx.device, lambda enc: graph.encode(enc, {}, phases=SIMULATION_PHASES),
+                             iterations)
+            rate = capacity / seconds
+            # bytes the update must move at least: read + write each 32-byte particle
+            effective = 64 * capacity / seconds
+            rows.append({"name": f"emitter update {label} ({allocation})", "value": rate / 1e9,
+                         "unit": "G particle-steps/s",
+                         "ms_per_step": seconds * 1e3,
+                         "fraction_of_copy_bandwidth": effective / bandwidth,
+                         "vs_numpy": rate / numpy_rate})
+            # CPU time to encode one whole frame (all phases) in Python
+            n = 200
+            encoder = ctx.device.create_command_encoder()
+            start = time.perf_counter()
+            for _ in range(n):
+                graph.encode(encoder, {}, phases=SIMULATION_PHASES)
+            cpu = (time.perf_counter() - start) / n
+            encoder.finish()
+            start = time.perf_counter()
+            for _ in range(20):
+                engine.step(1)
+            step_wall = (time.perf_counter() - start) / 20
+            rows.append({"name": f"CPU encode, one step ({label}, {allocation})",
+                         "value": cpu * 1e6, "unit": "us",
+                         "passes": len([p for p in graph.order if p.phase != Phase.RENDER])})
+            rows.append({"name": f"Engine.step wall time ({label}, {allocation})",
+                         "value": step_wall * 1e3, "unit": "ms"})
+            engine.close()
+    return rows
+
+
+BENCHMARKS = {"emitter": bench_emitter}
+NAMES = list(BENCHMARKS)
+
+
+def main(names: list[str], as_json: bool = False) -> int:
+    from emberfx.gpu import get_context
+
+    ctx = get_context()
+    results = {"adapter": ctx.label, "benchmarks": {}}
+    for name in names or NAMES:
+        print(f"[bench] {name} on {ctx.label} ...", file=sys.stderr)
+        results["benchmarks"][name] = BENCHMARKS[name]()
+    if as_json:
+        print(json.dumps(results, indent=2))
+        return 0
+    print(f"adapter: {ctx.label}")
+    for name, rows in results["benchmarks"].items():
+        print(f"\n{name}")
+        for row in rows:
+            value = "-" if row["value"] is None else f"{row['value']:.3f}"
+            extra = "  ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
+                              for k, v in row.items() if k not in ("name", "value", "unit"))
+            print(f"  {row['name']:<44} {value:>12} {row['unit']:<20} {extra}")
+    return 0

@@ -1,0 +1,34 @@
+"""Shared fixtures. GPU tests run for real on whatever adapter emberfx picks (lavapipe in CI).
+
+With EMBERFX_REQUIRE_GPU=1 (CI sets it) a missing adapter fails the GPU tests instead of skipping
+them, so a broken driver install cannot turn CI green by skipping everything.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENES = ROOT / "scenes"
+
+
+@pytest.fixture(scope="session")
+def gpu():
+    """The shared GPU context; skips (or fails under EMBERFX_REQUIRE_GPU=1) without an adapter."""
+    from emberfx.errors import NoAdapterError
+    from emberfx.gpu import get_context
+
+    try:
+        return get_context()
+    except NoAdapterError as exc:
+        if os.environ.get("EMBERFX_REQUIRE_GPU") == "1":
+            pytest.fail(f"EMBERFX_REQUIRE_GPU=1 but no adapter: {exc}")
+        pytest.skip(f"no GPU adapter: {exc}")
+
+
+@pytest.fixture
+def scenes_dir() -> Path:
+    return SCENES

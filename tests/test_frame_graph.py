@@ -1,0 +1,126 @@
+"""Frame graph: ordering, validation, and how it encodes (one compute pass for consecutive work)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import wgpu
+
+from emberfx.errors import FrameGraphError
+from emberfx.frame_graph import (ClearBuffer, CopyBuffer, Dispatch, Draw, FrameGraph, Pass, Phase,
+                                 RenderTarget)
+
+
+def p(name, phase, reads=(), writes=(), op=None):
+    return Pass(name, phase, op or Dispatch(pipeline=None), tuple(reads), tuple(writes))
+
+
+def test_phase_order_then_read_after_write_then_declaration_order():
+    passes = [
+        p("a:draw", Phase.RENDER, reads=["a/args"], writes=["scene/color"]),
+        p("a:use", Phase.SIMULATE, reads=["a/grid"], writes=["a/out"]),
+        p("a:prepare", Phase.PREPARE, reads=["a/out"], writes=["a/args"]),
+        p("a:build", Phase.SIMULATE, writes=["a/grid"]),
+        p("b:step", Phase.SIMULATE, reads=["b/x"], writes=["b/x"]),
+        p("a:clear", Phase.CLEAR, writes=["a/counters"]),
+    ]
+    graph = FrameGraph(passes, uploaded={"b/x"})
+    assert graph.names() == ["a:clear", "a:build", "a:use", "b:step", "a:prepare", "a:draw"]
+
+
+def test_read_modify_write_passes_keep_declaration_order():
+    passes = [p("x:second", Phase.SIMULATE, reads=["s"], writes=["s"]),
+              p("x:first", Phase.SIMULATE, reads=["s"], writes=["s"])]
+    assert FrameGraph(passes, uploaded={"s"}).names() == ["x:second", "x:first"]
+
+
+def test_a_read_without_an_earlier_writer_is_an_error():
+    passes = [p("a:prepare", Phase.PREPARE, reads=["a/counters"], writes=["a/args"]),
+              p("a:update", Phase.READBACK, writes=["a/counters"])]
+    with pytest.raises(FrameGraphError, match="'a:prepare' reads 'a/counters'"):
+        FrameGraph(passes)
+    # the same graph is fine once the counters are declared uploaded
+    FrameGraph(passes, uploaded={"a/counters"})
+
+
+def test_cycles_and_duplicate_names_are_errors():
+    cycle = [p("a:one", Phase.SIMULATE, reads=["y"], writes=["x"]),
+             p("a:two", Phase.SIMULATE, reads=["x"], writes=["y"])]
+    with pytest.raises(FrameGraphError, match="cycle"):
+        FrameGraph(cycle, uploaded={"x", "y"})
+    with pytest.raises(FrameGraphError, match="unique"):
+        FrameGraph([p("a:x", Phase.CLEAR), p("a:x", Phase.SIMULATE)])
+
+
+class Recorder:
+    """Stands in for a GPUCommandEncoder and records what the graph asks of it."""
+
+    def __init__(self):
+        self.log = []
+
+    def __getattr__(self, name):
+        def call(*args, **kwargs):
+            self.log.append(name)
+            if name in ("begin_compute_pass", "begin_render_pass"):
+                return self
+            return None
+        return call
+
+
+def test_consecutive_compute_work_shares_one_compute_pass():
+    passes = [
+        Pass("a:clear", Phase.CLEAR, ClearBuffer(None), writes=("c",)),
+        p("a:update", Phase.SIMULATE, reads=["c"], writes=["c"]),
+        p("b:update", Phase.SIMULATE, writes=["d"]),
+        p("a:prepare", Phase.PREPARE, reads=["c"], writes=["args"]),
+        Pass("a:draw", Phase.RENDER, Draw(None, indirect=(None, 0)), reads=("args",), writes=("img",)),
+        Pass("a:readback", Phase.READBACK, CopyBuffer(None, None, 16), reads=("c",), writes=("g",)),
+    ]
+    graph = FrameGraph(passes)
+    rec = Recorder()
+    graph.encode(rec, {"scene": RenderTarget(None, (0, 0, 0, 1))})
+    assert rec.log.count("begin_compute_pass") == 1 == graph.compute_pass_count()
+    assert rec.log.count("dispatch_workgroups") == 3
+    assert rec.log.count("begin_render_pass") == 1 and rec.log.count("draw_indirect") == 1
+    assert rec.log.index("clear_buffer") < rec.log.index("begin_compute_pass")
+    assert rec.log.index("copy_buffer_to_buffer") > rec.log.index("draw_indirect")
+    assert rec.log.count("push_debug_group") == len(passes)
+
+
+def test_debug_groups_carry_pass_names_on_a_real_gpu(gpu):
+    """The graph's encoding runs on the device: a clear, two dispatches in one compute pass and a
+    copy, checked against the numbers the shader must produce."""
+    device = gpu.device
+    code = """
+    @group(0) @binding(0) var<storage, read_write> data: array<u32>;
+    override ADD: u32 = 1u;
+    @compute @workgroup_size(64)
+    fn main(@builtin(global_invocation_id) gid: vec3u) {
+        if (gid.x < arrayLength(&data)) { data[gid.x] = data[gid.x] * 2u + ADD; }
+    }"""
+    module = device.create_shader_module(code=code)
+    usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+    n = 1000                                      # not a multiple of the workgroup size
+    data = device.create_buffer_with_data(data=np.arange(n, dtype=np.uint32), usage=usage)
+    out = device.create_buffer(size=4 * n, usage=usage)
+
+    def step(add):
+        pipe = device.create_compute_pipeline(
+            layout="auto", compute={"module": module, "entry_point": "main",
+                                    "constants": {"ADD": add}})
+        group = device.create_bind_group(layout=pipe.get_bind_group_layout(0), entries=[
+            {"binding": 0, "resource": {"buffer": data, "offset": 0, "size": 4 * n}}])
+        return Dispatch(pipe, (group,), ((n + 63) // 64, 1, 1))
+
+    passes = [Pass("t:clear", Phase.CLEAR, ClearBuffer(data, 0, 400), writes=("data",)),
+              Pass("t:one", Phase.SIMULATE, step(1), reads=("data",), writes=("data",)),
+              Pass("t:two", Phase.SIMULATE, step(5), reads=("data",), writes=("data",)),
+              Pass("t:copy", Phase.READBACK, CopyBuffer(data, out, 4 * n), reads=("data",),
+                   writes=("out",))]
+    encoder = device.create_command_encoder()
+    FrameGraph(passes).encode(encoder, {})
+    device.queue.submit([encoder.finish()])
+    result = np.frombuffer(device.queue.read_buffer(out), np.uint32)
+    start = np.arange(n, dtype=np.uint32)
+    start[:100] = 0
+    np.testing.assert_array_equal(result, (start * 2 + 1) * 2 + 5)

@@ -22,29 +22,59 @@ EMITTER_SIZES = (1 << 20, 1 << 24)   # 1M and 16M particles
 
 
 def _sync(device) -> None:
+    """Wait until all submitted work is done: map a buffer that a new submission writes.
+
+    Mapping waits for the last submission that used the buffer, and one queue completes its
+    submissions in order. (A buffer no submission touched would map at once.)"""
     import wgpu
 
-    probe = device.create_buffer(size=4, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+    usage = wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST
+    probe = device.create_buffer(size=4, usage=usage)
+    source = device.create_buffer(size=4, usage=wgpu.BufferUsage.COPY_SRC)
     encoder = device.create_command_encoder()
+    encoder.copy_buffer_to_buffer(source, 0, probe, 0, 4)
     device.queue.submit([encoder.finish()])
     probe.map_sync("READ")
     probe.unmap()
     probe.destroy()
+    source.destroy()
 
 
 def _timed(device, encode, iterations: int) -> float:
-    """Seconds per iteration of ``encode(encoder)``, all iterations in one submission."""
+    """Seconds per iteration of ``encode(encoder)``, all iterations in one submission.
+
+    GPU time comes from timestamp queries written by two empty compute passes around the work
+    (when the device has timestamp-query); otherwise wall time around submit + completion."""
+    import wgpu
+
     encoder = device.create_command_encoder()
     encode(encoder)                        # warm-up: pipelines, first-touch of memory
     device.queue.submit([encoder.finish()])
     _sync(device)
+    stamps = None
+    if "timestamp-query" in device.features:
+        stamps = device.create_query_set(type="timestamp", count=2)
+        resolved = device.create_buffer(
+            size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
     encoder = device.create_command_encoder()
+    if stamps is not None:
+        encoder.begin_compute_pass(timestamp_writes={
+            "query_set": stamps, "end_of_pass_write_index": 0}).end()
     for _ in range(iterations):
         encode(encoder)
+    if stamps is not None:
+        encoder.begin_compute_pass(timestamp_writes={
+            "query_set": stamps, "beginning_of_pass_write_index": 1}).end()
+        encoder.resolve_query_set(stamps, 0, 2, resolved, 0)
     start = time.perf_counter()
     device.queue.submit([encoder.finish()])
     _sync(device)
-    return (time.perf_counter() - start) / iterations
+    wall = (time.perf_counter() - start) / iterations
+    if stamps is None:
+        return wall
+    t0, t1 = np.frombuffer(device.queue.read_buffer(resolved), np.uint64)
+    gpu = float(t1 - t0) * 1e-9 / iterations
+    return gpu if gpu > 0 else wall
 
 
 def copy_bandwidth(device, nbytes: int) -> float:
@@ -54,7 +84,7 @@ def copy_bandwidth(device, nbytes: int) -> float:
     usage = wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.STORAGE
     a = device.create_buffer(size=nbytes, usage=usage)
     b = device.create_buffer(size=nbytes, usage=usage)
-    seconds = _timed(device, lambda enc: enc.copy_buffer_to_buffer(a, 0, b, 0, nbytes), 10)
+    seconds = _timed(device, lambda enc: enc.copy_buffer_to_buffer(a, 0, b, 0, nbytes), 20)
     a.destroy()
     b.destroy()
     return 2 * nbytes / seconds
@@ -104,8 +134,10 @@ def bench_emitter() -> list[dict]:
 
     ctx = get_context()
     rows = []
-    bandwidth = copy_bandwidth(ctx.device, 64 << 20)
-    rows.append({"name": "copy bandwidth (64 MiB buffer)", "value": bandwidth / 1e9, "unit": "GB/s"})
+    copy_size = min(256 << 20, ctx.limits["max-buffer-size"] // 4)
+    bandwidth = copy_bandwidth(ctx.device, copy_size)
+    rows.append({"name": f"copy bandwidth ({copy_size >> 20} MiB buffer)", "value": bandwidth / 1e9,
+                 "unit": "GB/s"})
     numpy_rate = numpy_particle_steps(1 << 20)
     rows.append({"name": "numpy update, 1M particles (this CPU)", "value": numpy_rate / 1e6,
                  "unit": "M particle-steps/s"})
@@ -139,9 +171,11 @@ def bench_emitter() -> list[dict]:
                 graph.encode(encoder, {}, phases=SIMULATION_PHASES)
             cpu = (time.perf_counter() - start) / n
             encoder.finish()
+            _sync(ctx.device)
             start = time.perf_counter()
             for _ in range(20):
                 engine.step(1)
+            _sync(ctx.device)
             step_wall = (time.perf_counter() - start) / 20
             rows.append({"name": f"CPU encode, one step ({label}, {allocation})",
                          "value": cpu * 1e6, "unit": "us",

@@ -1,0 +1,8 @@
+"""``python -m emberfx ...`` is the same as the ``emberfx`` console script."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,304 @@
+"""The ``emberfx`` command line: a thin face over load_scene, Engine, output and window.
+
+Exit status: 0 ok, 1 an EmberError (a user mistake or environment problem, printed as one line
+``emberfx: error: ...``), 2 a usage error (the usage line, then the message), 130 Ctrl-C.
+Anything else is a bug and keeps its traceback.
+
+Heavy modules (wgpu, the engine, imageio) are imported inside the commands, so ``validate`` and
+``--help`` work on a machine without a GPU and start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+from .errors import EmberError, UsageError
+
+PROG = "emberfx"
+DEFAULT_RUN_FRAMES = 300  # headless fallback of `run` when --frames is not given
+PASSES_SIZE = (64, 36)  # `passes` only needs the pass list, not a full-size target
+
+# Limits `info` prints, in this order.
+INFO_LIMITS = (
+    "max_storage_buffer_binding_size",
+    "max_buffer_size",
+    "max_compute_workgroups_per_dimension",
+    "max_compute_invocations_per_workgroup",
+    "max_texture_dimension_2d",
+)
+
+
+# ---------------------------------------------------------------------------- argument types
+
+def parse_size(text: str) -> tuple[int, int]:
+    """'640x360' -> (640, 360). Strict: digits, 'x', digits, both positive."""
+    m = re.fullmatch(r"([0-9]+)[xX]([0-9]+)", text.strip())
+    if not m or int(m[1]) < 1 or int(m[2]) < 1:
+        raise argparse.ArgumentTypeError(f"expected WxH with positive integers (e.g. 640x360), "
+                                         f"got '{text}'")
+    return int(m[1]), int(m[2])
+
+
+def positive_int(text: str) -> int:
+    if not re.fullmatch(r"\+?[0-9]+", text.strip()) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got '{text}'")
+    return int(text)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("emberfx")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser that prints the program name as 'emberfx: error:' like our own errors."""
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{PROG}: error: {message}\n")
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    p = _Parser(prog=PROG, description="GPU particle and simulation runtime (wgpu).")
+    p.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    subs: dict[str, argparse.ArgumentParser] = {}
+
+    def add(name, help_):
+        subs[name] = sub.add_parser(name, help=help_, description=help_)
+        return subs[name]
+
+    s = add("run", "open SCENE in a window (headless render when there is no display)")
+    s.add_argument("scene", metavar="SCENE", help="scene .toml file (or a bundled scene name)")
+    s.add_argument("--frames", type=positive_int, metavar="N",
+                   help=f"exit after N frames (headless default: {DEFAULT_RUN_FRAMES})")
+    s.add_argument("--screenshot", type=Path, metavar="FILE", help="write the last frame as PNG")
+
+    s = add("render", "render SCENE headless to a PNG (last frame), GIF or MP4")
+    s.add_argument("scene", metavar="SCENE")
+    s.add_argument("--frames", type=positive_int, required=True, metavar="N",
+                   help="simulation steps to render, one per output frame")
+    s.add_argument("--out", type=Path, required=True, metavar="FILE",
+                   help="output file: .png, .gif or .mp4")
+    s.add_argument("--size", type=parse_size, metavar="WxH", help="image size (default: scene's)")
+
+    s = add("validate", "check SCENE without a GPU and describe it")
+    s.add_argument("scene", metavar="SCENE")
+
+    s = add("passes", "print SCENE's GPU passes in execution order")
+    s.add_argument("scene", metavar="SCENE")
+
+    add("info", "show the GPU adapter, backend and limits")
+
+    s = add("bench", "run benchmarks (all when no NAME is given)")
+    s.add_argument("names", nargs="*", metavar="NAME")
+    s.add_argument("--json", action="store_true", help="print results as JSON")
+    return p, subs
+
+
+# ---------------------------------------------------------------------------- helpers
+
+def resolve_scene_path(text: str) -> Path:
+    """A scene argument: a file path, or the name of a scene bundled with emberfx ('fountain')."""
+    path = Path(text)
+    if path.is_file():
+        return path
+    if path.exists():
+        raise EmberError(f"{path}: not a scene file")
+    if path.suffix == "" and path.parent == Path("."):
+        from importlib import resources
+
+        try:
+            bundled = resources.files("emberfx.scenes") / f"{text}.toml"
+            if bundled.is_file():
+                return Path(str(bundled))
+        except (ModuleNotFoundError, TypeError):
+            pass
+    raise EmberError(f"{path}: no such scene file")
+
+
+def _load(text: str):
+    path = resolve_scene_path(text)  # first: a missing file is an error even without scene.py
+    from .scene import load_scene
+
+    return load_scene(path)
+
+
+def _check_out(path: Path, flag: str, allowed: tuple[str, ...]) -> None:
+    """Reject a bad output extension before minutes of rendering, not after."""
+    if path.suffix.lower() not in allowed:
+        raise UsageError(f"{flag} {path}: the file must end in {', '.join(allowed)}")
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return "; ".join(lines) or type(exc).__name__
+
+
+def _engine(scene, size=None):
+    from .engine import Engine
+
+    return Engine(scene, size=size)
+
+
+def _render(scene, frames: int, out: Path, size=None, engine=None) -> int:
+    from .output import render_to_file
+
+    engine = engine or _engine(scene, size)
+    try:
+        render_to_file(engine, frames, out, progress=True)
+    finally:
+        engine.close()
+    print(f"wrote {out} ({frames} frame{'s' if frames != 1 else ''}, "
+          f"{engine.size[0]}x{engine.size[1]})")
+    return 0
+
+
+# ---------------------------------------------------------------------------- commands
+
+def cmd_validate(args) -> int:
+    scene = _load(args.scene)
+    from .scene import describe
+
+    print(describe(scene))
+    print("ok")
+    return 0
+
+
+def cmd_render(args) -> int:
+    _check_out(args.out, "--out", (".png", ".gif", ".mp4"))
+    return _render(_load(args.scene), args.frames, args.out, args.size)
+
+
+def cmd_run(args) -> int:
+    from . import window
+
+    if args.screenshot is not None:
+        _check_out(args.screenshot, "--screenshot", (".png",))
+    scene = _load(args.scene)
+    frames = args.frames or DEFAULT_RUN_FRAMES
+    stem = Path(getattr(scene, "path", None) or args.scene).stem
+    out = args.screenshot or Path(stem + ".mp4")
+    headless = f"rendering {frames} frames headless to {out}"
+    if not window.has_display():
+        print(f"{PROG}: no display (DISPLAY/WAYLAND_DISPLAY unset or glfw cannot start); "
+              f"{headless}", file=sys.stderr)
+        return _render(scene, frames, out)
+    engine = _engine(scene)
+    if not window.can_present(engine.adapter):
+        print(f"{PROG}: the OpenGL adapter cannot show a window ({window.NO_PRESENT_HINT}); "
+              f"{headless}", file=sys.stderr)
+        return _render(scene, frames, out, engine=engine)
+    try:
+        window.run_window(engine, frames=args.frames, screenshot=args.screenshot)
+    finally:
+        engine.close()
+    if args.screenshot is not None and args.screenshot.exists():
+        print(f"wrote {args.screenshot}")
+    return 0
+
+
+def cmd_passes(args) -> int:
+    engine = _engine(_load(args.scene), PASSES_SIZE)
+    try:
+        names = engine.passes()
+    finally:
+        engine.close()
+    width = len(str(len(names)))
+    for i, name in enumerate(names, 1):
+        print(f"{i:>{width}}  {name}")
+    return 0
+
+
+def _limit(limits: dict, name: str):
+    # wgpu-py spells limit keys with hyphens; accept both spellings.
+    return limits.get(name, limits.get(name.replace("_", "-")))
+
+
+def _fmt_bytes(n) -> str:
+    if not isinstance(n, int) or n < 1024 * 1024:
+        return str(n)
+    return f"{n} ({n / 2**20:.0f} MiB)" if n < 2**30 else f"{n} ({n / 2**30:.1f} GiB)"
+
+
+def _adapter_line(info: dict) -> str:
+    name = info.get("device") or info.get("description") or info.get("name") or "?"
+    return f"{name} ({info.get('backend_type', '?')}, {info.get('adapter_type', '?')})"
+
+
+def cmd_info(args) -> int:
+    from .gpu import describe_adapters
+
+    d = describe_adapters()
+    info, limits = dict(d["adapter"]), dict(d.get("limits", {}))
+    print(f"adapter:  {info.get('device') or info.get('description') or '?'}")
+    if info.get("description") and info.get("description") != info.get("device"):
+        print(f"driver:   {info['description']}")
+    print(f"backend:  {info.get('backend_type', '?')}")
+    print(f"type:     {info.get('adapter_type', '?')}")
+    if d.get("features"):
+        print(textwrap.fill(", ".join(d["features"]), width=100, initial_indent="features: ",
+                            subsequent_indent=" " * 10))
+    print("limits:")
+    for name in INFO_LIMITS:
+        value = _limit(limits, name)
+        shown = _fmt_bytes(value) if name.endswith("size") else value
+        print(f"  {name:<40} {shown if value is not None else '?'}")
+    others = [dict(a) for a in d.get("adapters", []) if dict(a) != info]
+    print("other adapters:" if others else "other adapters: none")
+    for a in others:
+        print(f"  - {_adapter_line(a)}")
+    if os.environ.get("EMBERFX_ADAPTER"):
+        print(f"(chosen by EMBERFX_ADAPTER={os.environ['EMBERFX_ADAPTER']!r})")
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from . import bench
+
+    unknown = [n for n in args.names if n not in bench.NAMES]
+    if unknown:
+        raise UsageError(f"unknown benchmark {', '.join(map(repr, unknown))}; "
+                         f"known: {', '.join(bench.NAMES)}")
+    return int(bench.main(list(args.names), bool(args.json)) or 0)
+
+
+COMMANDS = {"run": cmd_run, "render": cmd_render, "validate": cmd_validate,
+            "passes": cmd_passes, "info": cmd_info, "bench": cmd_bench}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, subs = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: usage errors (2), --help/--version (0)
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    try:
+        return COMMANDS[args.command](args)
+    except UsageError as exc:
+        subs[args.command].print_usage(sys.stderr)
+        print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except EmberError as exc:
+        print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `emberfx passes ... | head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,261 @@
+"""Headless capture: numpy frames -> PNG, GIF or MP4 on disk.
+
+Every writer here is atomic: frames go to a hidden temporary file in the destination folder (same
+folder, so the final ``os.replace`` is a rename on one filesystem and never a copy) and only a clean
+finish renames it over the requested path. An exception, Ctrl-C included, deletes the temporary
+file, so a crashed or interrupted render never leaves a truncated video that looks like a result.
+
+This module imports no GPU code: it works on any ``(h, w, 4)`` uint8 arrays, and ``render_to_file``
+only needs an object with ``.size``, ``.scene``, ``.step()`` and ``.render()``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .errors import EmberError, UsageError
+
+#: Extensions FrameWriter understands, with what each one keeps.
+FORMATS = {".png": "final frame", ".gif": "every frame", ".mp4": "every frame (H.264)"}
+
+
+def _supported() -> str:
+    return ", ".join(FORMATS)
+
+
+def _as_rgba(frame: np.ndarray, size: tuple[int, int] | None = None) -> np.ndarray:
+    """Check a frame and return it as a C-contiguous (h, w, 4) uint8 array.
+
+    A wrong shape is a programming error (the engine renders at its own size), so it raises
+    ValueError rather than an EmberError.
+    """
+    a = np.asarray(frame)
+    if a.dtype != np.uint8 or a.ndim != 3 or a.shape[2] not in (3, 4):
+        raise ValueError(f"expected an (h, w, 4) uint8 frame, got {a.shape} {a.dtype}")
+    if a.shape[2] == 3:  # accept RGB too: add an opaque alpha channel
+        a = np.concatenate([a, np.full(a.shape[:2] + (1,), 255, np.uint8)], axis=2)
+    if size is not None and (a.shape[1], a.shape[0]) != tuple(size):
+        raise ValueError(f"frame is {a.shape[1]}x{a.shape[0]}, the writer expects {size[0]}x{size[1]}")
+    return np.ascontiguousarray(a)
+
+
+def _temp_path(path: Path) -> Path:
+    """Create (exclusively) and return a hidden temp file next to ``path`` with its extension.
+
+    Same extension, because ffmpeg and imageio choose the container from it. Created with mode
+    0o666 minus the umask, so the renamed result has ordinary permissions (mkstemp would give 0o600).
+    """
+    folder = path.parent
+    if not folder.is_dir():
+        raise EmberError(f"cannot write {path}: folder {folder} does not exist")
+    if path.is_dir():
+        raise EmberError(f"cannot write {path}: it is a folder")
+    for _ in range(100):
+        tmp = folder / f".{path.stem}.{secrets.token_hex(4)}.tmp{path.suffix}"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise EmberError(f"cannot write {path}: {exc.strerror or exc}") from None
+        os.close(fd)
+        return tmp
+    raise EmberError(f"cannot write {path}: no free temporary name in {folder}")
+
+
+def _remove(path: Path | None) -> None:
+    if path is not None:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
+def write_png(path: str | os.PathLike, rgba: np.ndarray) -> Path:
+    """Write one RGBA image as a PNG, atomically. Returns the path."""
+    from PIL import Image
+
+    path = Path(path)
+    if path.suffix.lower() != ".png":
+        raise UsageError(f"a screenshot must be a .png file, not '{path.suffix or path.name}'")
+    rgba = _as_rgba(rgba)
+    tmp = _temp_path(path)
+    try:
+        Image.fromarray(rgba, "RGBA").save(tmp, format="PNG")
+        os.replace(tmp, path)
+    except OSError as exc:
+        _remove(tmp)
+        raise EmberError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except BaseException:
+        _remove(tmp)
+        raise
+    return path
+
+
+def write_gif(path: str | os.PathLike, frames: list[np.ndarray], duration_ms: int) -> None:
+    """Write RGB(A) frames as a looping GIF, one GIF frame per input frame, not atomically.
+
+    Why not ``imageio.v3.imwrite`` / ``Image.save(save_all=True)``: Pillow merges consecutive
+    identical frames into one longer frame, and cannot be told not to, so ``render --frames 3``
+    of a scene whose first steps look the same would give a 2-frame GIF. Pillow's public GIF
+    helpers ``getheader``/``getdata`` encode frame by frame instead: each frame is quantised to its
+    own adaptive palette (as ``save`` does) and written with it as a local colour table.
+    """
+    from PIL import GifImagePlugin, Image
+
+    with open(path, "wb") as fp:
+        for i, frame in enumerate(frames):
+            im = Image.fromarray(np.ascontiguousarray(frame[:, :, :3]), "RGB")
+            im = im.convert("P", palette=Image.Palette.ADAPTIVE, colors=256)
+            if i == 0:  # screen descriptor, first palette as the global one, loop forever
+                header, _ = GifImagePlugin.getheader(im, info={"loop": 0})
+                fp.writelines(header)
+            fp.writelines(GifImagePlugin.getdata(im, duration=duration_ms,
+                                                 include_color_table=True))
+        fp.write(b";")  # GIF trailer
+
+
+class FrameWriter:
+    """Collect frames into ``path`` (.png: only the final frame; .gif; .mp4).
+
+    ``with FrameWriter("out.mp4", size=(w, h), fps=60) as w: w.add(frame)``
+
+    - MP4 frames stream into ffmpeg (libx264, yuv420p) as they arrive; nothing is buffered. yuv420p
+      needs even sizes, so an odd width or height is padded by one black column/row.
+    - GIF frames are buffered in memory (fine for short clips) and every one is kept, identical
+      neighbours included (see ``write_gif``). GIF stores delays in 1/100 s and browsers slow down
+      delays under 20 ms, so the delay is rounded to 10 ms steps, at least 20 ms.
+    - PNG keeps the last frame added and writes it at the end.
+    """
+
+    def __init__(self, path: str | os.PathLike, size: tuple[int, int], fps: float = 60.0):
+        self.path = Path(path)
+        self.kind = self.path.suffix.lower()
+        if self.kind not in FORMATS:
+            raise UsageError(
+                f"cannot write '{self.path.suffix or self.path.name}' files: "
+                f"the output must end in one of {_supported()}"
+            )
+        self.size = (int(size[0]), int(size[1]))
+        if fps <= 0:
+            raise ValueError(f"fps must be positive, got {fps}")
+        self.fps = float(fps)
+        self.count = 0
+        self._tmp: Path | None = None
+        self._frames: list[np.ndarray] = []  # gif: all frames; png: the last one
+        self._ffmpeg = None  # mp4: the imageio-ffmpeg generator
+
+    # PNG keeps only the final frame, so callers may skip rendering the others.
+    @property
+    def wants_every_frame(self) -> bool:
+        return self.kind != ".png"
+
+    def __enter__(self) -> FrameWriter:
+        self._tmp = _temp_path(self.path)
+        if self.kind == ".mp4":
+            self._start_ffmpeg()
+        return self
+
+    def _start_ffmpeg(self) -> None:
+        import imageio_ffmpeg
+
+        w, h = self.size
+        extra = []
+        if w % 2 or h % 2:  # libx264 + yuv420p rejects odd sizes: pad, never crop
+            extra = ["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"]
+        self._ffmpeg = imageio_ffmpeg.write_frames(
+            str(self._tmp), (w, h), fps=self.fps, pix_fmt_in="rgba", codec="libx264",
+            macro_block_size=1, output_params=extra or None, ffmpeg_log_level="error",
+        )
+        self._ffmpeg.send(None)  # start the generator: this launches ffmpeg
+
+    def add(self, frame: np.ndarray) -> None:
+        if self._tmp is None:
+            raise RuntimeError("FrameWriter.add() outside its 'with' block")
+        frame = _as_rgba(frame, self.size)
+        if self.kind == ".mp4":
+            self._ffmpeg.send(frame)
+        elif self.kind == ".gif":
+            # GIF has only 1-bit transparency: drop alpha so soft particle edges don't punch holes.
+            self._frames.append(frame[:, :, :3].copy())
+        else:
+            self._frames = [frame.copy()]
+        self.count += 1
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        tmp, self._tmp = self._tmp, None
+        if exc_type is not None:  # any failure, KeyboardInterrupt included: leave nothing behind
+            self._abort(tmp)
+            return
+        try:
+            self._finish(tmp)
+            os.replace(tmp, self.path)
+        except OSError as exc2:
+            self._abort(tmp)
+            raise EmberError(f"cannot write {self.path}: {exc2.strerror or exc2}") from None
+        except BaseException:
+            self._abort(tmp)
+            raise
+        finally:
+            self._frames = []
+
+    def _finish(self, tmp: Path) -> None:
+        if self.count == 0:
+            raise EmberError(f"cannot write {self.path}: no frames were rendered")
+        if self.kind == ".mp4":
+            gen, self._ffmpeg = self._ffmpeg, None
+            gen.close()  # flushes and waits for ffmpeg; raises if ffmpeg failed
+        elif self.kind == ".gif":
+            write_gif(tmp, self._frames, duration_ms=max(20, round(100.0 / self.fps) * 10))
+        else:
+            from PIL import Image
+
+            Image.fromarray(self._frames[-1], "RGBA").save(tmp, format="PNG")
+
+    def _abort(self, tmp: Path | None) -> None:
+        gen, self._ffmpeg = self._ffmpeg, None
+        if gen is not None:
+            try:
+                gen.close()  # stop ffmpeg before deleting its output
+            except Exception:
+                pass
+        self._frames = []
+        _remove(tmp)
+
+
+def default_fps(scene) -> float:
+    """Play back at simulation speed: one video frame per fixed step."""
+    dt = float(scene.settings.fixed_dt)
+    return float(max(1, round(1.0 / dt))) if dt > 0 else 60.0
+
+
+def render_to_file(engine, frames: int, out: str | os.PathLike, fps: float | None = None,
+                   progress: bool = True) -> Path:
+    """Step ``engine`` ``frames`` times, one fixed step per frame, and write the result to ``out``.
+
+    The progress bar goes to stderr and only appears on a terminal. For a .png only the final
+    frame is rendered: rendering never changes the simulation, and reading back frames that the
+    writer would drop is the slow part of a headless run.
+    """
+    from tqdm import tqdm
+
+    if frames < 1:
+        raise UsageError(f"--frames must be at least 1, got {frames}")
+    out = Path(out)
+    fps = default_fps(engine.scene) if fps is None else fps
+    show = progress and sys.stderr.isatty()
+    with FrameWriter(out, size=tuple(engine.size), fps=fps) as writer:
+        every = writer.wants_every_frame
+        with tqdm(total=frames, desc=out.name, unit="frame", file=sys.stderr,
+                  disable=not show, leave=False) as bar:
+            for i in range(frames):
+                engine.step(1)
+                if every or i == frames - 1:
+                    writer.add(engine.render())
+                bar.update(1)
+    return out

@@ -1,0 +1,440 @@
+"""The emberfx command line, in-process through cli.main() and as `python -m emberfx`.
+
+GPU tests use the `gpu` fixture: they run on lavapipe in CI and skip (or, with
+EMBERFX_REQUIRE_GPU=1, fail) without an adapter. The window test starts its own Xvfb.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from emberfx import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+FOUNTAIN = ROOT / "scenes" / "fountain.toml"
+REQUIRE_GPU = os.environ.get("EMBERFX_REQUIRE_GPU") == "1"
+
+
+def run_cli(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_module(*argv, cwd=None, env=None, timeout=300):
+    """`python -m emberfx ...` in a fresh interpreter: proves what a user's terminal shows."""
+    return subprocess.run([sys.executable, "-m", "emberfx", *map(str, argv)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def error_lines(err: str) -> list[str]:
+    return [ln for ln in err.splitlines() if ln.startswith("emberfx: error:")]
+
+
+def assert_nonuniform_png(path: Path, size=None):
+    img = np.asarray(Image.open(path).convert("RGBA"))
+    if size is not None:
+        assert (img.shape[1], img.shape[0]) == size
+    assert img[..., :3].std() > 0, f"{path} is a single colour"
+
+
+# ---------------------------------------------------------------------------- usage errors (exit 2)
+
+@pytest.mark.parametrize("argv, needle", [
+    ([], "required"),
+    (["frob"], "invalid choice"),
+    (["render", FOUNTAIN, "--frames", "3"], "--out"),
+    (["render", FOUNTAIN, "--frames", "3", "--out", "x.png", "--size", "12by4"], "12by4"),
+    (["render", FOUNTAIN, "--frames", "3", "--out", "x.png", "--size", "0x10"], "0x10"),
+    (["render", FOUNTAIN, "--frames", "0", "--out", "x.png"], "'0'"),
+    (["render", FOUNTAIN, "--frames", "-2", "--out", "x.png"], "-2"),
+    (["run", FOUNTAIN, "--frames", "1.5"], "1.5"),
+    (["render", FOUNTAIN, "--frames", "3", "--out", "x.avi"], ".avi"),
+    (["run", FOUNTAIN, "--screenshot", "shot.jpg"], "shot.jpg"),
+])
+def test_usage_errors_exit_2(capsys, tmp_path, monkeypatch, argv, needle):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2
+    assert err.startswith("usage: emberfx")
+    assert len(error_lines(err)) == 1 and needle in error_lines(err)[0]
+    assert "Traceback" not in err and out == ""
+    assert os.listdir(tmp_path) == []
+
+
+def test_parse_size_is_strict():
+    assert cli.parse_size("640x360") == (640, 360)
+    for bad in ["640", "640x", "x360", "640x360x2", "6.4x3", "-640x360", "640*360", ""]:
+        with pytest.raises(Exception):
+            cli.parse_size(bad)
+
+
+def test_help_exits_0(capsys):
+    code, out, _ = run_cli(capsys, "--help")
+    assert code == 0
+    for command in ("run", "render", "validate", "passes", "info", "bench"):
+        assert command in out
+
+
+def test_usage_error_as_subprocess_has_no_traceback(tmp_path):
+    r = run_module("render", FOUNTAIN, "--frames", "0", "--out", "x.png", cwd=tmp_path)
+    assert r.returncode == 2
+    assert "usage: emberfx render" in r.stderr and "Traceback" not in r.stderr
+    r = run_module(cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+# ---------------------------------------------------------------------------- validate (no GPU)
+
+def test_validate_missing_file_is_one_line(capsys, tmp_path):
+    missing = tmp_path / "nope.toml"
+    code, out, err = run_cli(capsys, "validate", missing)
+    assert code == 1 and out == ""
+    assert err.splitlines() == error_lines(err) and len(error_lines(err)) == 1
+    assert str(missing) in err
+
+
+def test_validate_missing_file_as_subprocess(tmp_path):
+    r = run_module("validate", "nope.toml", cwd=tmp_path)
+    assert r.returncode == 1
+    assert r.stderr.strip().startswith("emberfx: error:") and "nope.toml" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_validate_fountain(capsys):
+    code, out, err = run_cli(capsys, "validate", FOUNTAIN)
+    assert code == 0, err
+    assert "fountain" in out
+    assert out.strip().splitlines()[-1] == "ok"
+
+
+def test_validate_bad_scene_is_one_line(capsys, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(FOUNTAIN.read_text().replace("capacity = 120000", 'capacity = "lots"'))
+    code, out, err = run_cli(capsys, "validate", bad)
+    assert code == 1 and "Traceback" not in err
+    assert len(error_lines(err)) == 1 and "bad.toml" in err and "capacity" in err
+
+
+# ---------------------------------------------------------------------------- plumbing, faked engine
+
+class FakeEngine:
+    """The Engine surface the CLI uses, without a GPU: a picture that changes every step."""
+
+    def __init__(self, scene, size=None):
+        self.scene, self.size = scene, tuple(size or scene.settings.size)
+        self.steps, self.closed = 0, False
+        self.adapter = SimpleNamespace(info={"backend_type": "OpenGL", "adapter_type": "CPU"})
+
+    def step(self, frames=1):
+        self.steps += frames
+
+    def render(self):
+        h, w = self.size[1], self.size[0]
+        img = np.zeros((h, w, 4), np.uint8)
+        img[..., 0] = (np.arange(w) * 7 + self.steps * 40) % 256
+        img[..., 3] = 255
+        return img
+
+    def passes(self):
+        return [f"fountain:emitter:{p}" for p in ("clear", "update", "compact", "draw")]
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.fixture
+def fake_stack(monkeypatch):
+    """Stand-ins for emberfx.scene / emberfx.engine / emberfx.bench, to test the CLI's wiring."""
+    import types
+
+    scene_mod = types.ModuleType("emberfx.scene")
+
+    class Scene:
+        def __init__(self, path):
+            self.path = Path(path)
+            self.settings = SimpleNamespace(name="Fountain", size=(96, 54), fixed_dt=1 / 60)
+
+    scene_mod.Scene = Scene
+    scene_mod.load_scene = Scene
+    scene_mod.describe = lambda scene: f"scene {scene.settings.name}\n  entity fountain"
+    engine_mod = types.ModuleType("emberfx.engine")
+    engine_mod.Engine = FakeEngine
+    bench_mod = types.ModuleType("emberfx.bench")
+    bench_mod.NAMES = ["life", "emitter"]
+    bench_mod.calls = []
+    bench_mod.main = lambda names, as_json: bench_mod.calls.append((names, as_json)) or 0
+    import emberfx
+
+    for name, mod in (("scene", scene_mod), ("engine", engine_mod), ("bench", bench_mod)):
+        monkeypatch.setitem(sys.modules, f"emberfx.{name}", mod)
+        monkeypatch.setattr(emberfx, name, mod, raising=False)
+    return bench_mod
+
+
+@pytest.mark.parametrize("ext", ["png", "gif", "mp4"])
+def test_render_wiring(capsys, tmp_path, fake_stack, ext):
+    out = tmp_path / f"x.{ext}"
+    code, stdout, err = run_cli(capsys, "render", FOUNTAIN, "--frames", 3, "--out", out,
+                                "--size", "50x30")
+    assert code == 0, err
+    assert f"wrote {out} (3 frames, 50x30)" in stdout
+    assert os.listdir(tmp_path) == [out.name]
+
+
+def test_validate_and_passes_wiring(capsys, fake_stack):
+    code, out, _ = run_cli(capsys, "validate", FOUNTAIN)
+    assert code == 0 and out.splitlines() == ["scene Fountain", "  entity fountain", "ok"]
+    code, out, _ = run_cli(capsys, "passes", FOUNTAIN)
+    assert code == 0
+    assert out.splitlines()[0] == "1  fountain:emitter:clear" and len(out.splitlines()) == 4
+
+
+def test_run_headless_wiring(capsys, tmp_path, monkeypatch, fake_stack):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, "run", FOUNTAIN, "--frames", 2)
+    assert code == 0, err
+    assert len([ln for ln in err.splitlines() if "no display" in ln]) == 1
+    assert os.listdir(tmp_path) == ["fountain.mp4"]
+
+
+def test_run_on_opengl_adapter_renders_headless(capsys, tmp_path, monkeypatch, fake_stack):
+    """wgpu aborts the process when a GL adapter configures a window surface: never try."""
+    from emberfx import window
+
+    monkeypatch.setattr(window, "has_display", lambda: True)
+    monkeypatch.setattr(window, "run_window", lambda *a, **k: pytest.fail("opened a window"))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, "run", FOUNTAIN, "--frames", 2, "--screenshot", "s.png")
+    assert code == 0, err
+    assert "OpenGL adapter cannot show a window" in err
+    assert os.listdir(tmp_path) == ["s.png"]
+
+
+def test_bench_wiring(capsys, fake_stack):
+    assert run_cli(capsys, "bench", "life", "--json")[0] == 0
+    assert fake_stack.calls == [(["life"], True)]
+    code, _, err = run_cli(capsys, "bench", "nope")
+    assert code == 2 and err.startswith("usage: emberfx bench") and "'nope'" in err
+    assert "life, emitter" in err
+
+
+# ---------------------------------------------------------------------------- GPU commands
+
+@pytest.mark.parametrize("ext", ["png", "gif", "mp4"])
+def test_render_writes_file(capsys, tmp_path, gpu, ext):
+    import imageio.v3 as iio
+    import imageio_ffmpeg
+
+    out = tmp_path / f"x.{ext}"
+    code, stdout, err = run_cli(capsys, "render", FOUNTAIN, "--frames", 3, "--out", out,
+                                "--size", "160x90")
+    assert code == 0, err
+    assert str(out) in stdout and "3 frames" in stdout
+    assert os.listdir(tmp_path) == [out.name]  # no temp files left
+    if ext == "png":
+        assert_nonuniform_png(out, size=(160, 90))
+    elif ext == "gif":
+        assert iio.improps(out, index=None).shape[:3] == (3, 90, 160)
+    else:
+        assert imageio_ffmpeg.count_frames_and_secs(str(out))[0] == 3
+
+
+def test_passes_lists_emitter_passes(capsys, gpu):
+    code, out, err = run_cli(capsys, "passes", FOUNTAIN)
+    assert code == 0, err
+    lines = out.strip().splitlines()
+    assert lines and lines[0].split()[0] == "1"
+    assert any("fountain:emitter:" in ln for ln in lines)
+    numbers = [int(ln.split()[0]) for ln in lines]
+    assert numbers == list(range(1, len(lines) + 1))
+
+
+def test_info_mentions_backend(capsys, gpu):
+    code, out, err = run_cli(capsys, "info")
+    assert code == 0, err
+    assert "backend:" in out
+    assert any(b in out for b in ("Vulkan", "Metal", "D3D12", "OpenGL"))
+    assert "max_storage_buffer_binding_size" in out
+
+
+def test_run_without_display_renders_headless(capsys, tmp_path, monkeypatch, gpu):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, "run", FOUNTAIN, "--frames", 3, "--screenshot", "shot.png")
+    assert code == 0, err
+    assert "no display" in err
+    assert_nonuniform_png(tmp_path / "shot.png")
+    # Without --screenshot it records <scene-stem>.mp4 in the current folder.
+    code, out, err = run_cli(capsys, "run", FOUNTAIN, "--frames", 2)
+    assert code == 0, err
+    assert (tmp_path / "fountain.mp4").is_file()
+
+
+@pytest.fixture(scope="module")
+def xvfb():
+    """A private X display: Xvfb picks a free number itself (-displayfd, so no race for one)."""
+    if shutil.which("Xvfb") is None:
+        if REQUIRE_GPU:
+            pytest.fail("EMBERFX_REQUIRE_GPU=1 but the Xvfb binary is missing")
+        pytest.skip("Xvfb not installed")
+    rfd, wfd = os.pipe()
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(wfd), "-screen", "0", "1280x720x24",
+                             "-nolisten", "tcp"], pass_fds=(wfd,),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(wfd)
+    try:
+        ready, _, _ = select.select([rfd], [], [], 20)
+        number = os.read(rfd, 64).decode().strip() if ready else ""
+    finally:
+        os.close(rfd)
+    try:
+        if not number.isdigit():
+            pytest.fail("Xvfb did not start")
+        yield f":{number}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def display_env(display: str) -> dict:
+    env = {**os.environ, "DISPLAY": display}
+    env.pop("WAYLAND_DISPLAY", None)
+    return env
+
+
+def test_run_window_under_xvfb(tmp_path, gpu, xvfb):
+    r = run_module("run", FOUNTAIN, "--frames", 5, "--screenshot", "shot.png",
+                   cwd=tmp_path, env=display_env(xvfb))
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    assert "no display" not in r.stderr  # it really used the window
+    assert_nonuniform_png(tmp_path / "shot.png")
+
+
+CLEAR_ENGINE = """
+import sys
+from types import SimpleNamespace
+import numpy as np
+from emberfx.gpu import get_context
+from emberfx.window import run_window
+
+class ClearEngine:
+    # Just the Engine surface run_window uses; draws by clearing the window's texture.
+    def __init__(self):
+        ctx = get_context()
+        self.device, self.adapter, self.size = ctx.device, ctx.adapter, (160, 90)
+        self.scene = SimpleNamespace(settings=SimpleNamespace(name="clear", fixed_dt=1 / 60))
+        self.dts, self.formats = [], set()
+
+    def advance(self, dt):
+        self.dts.append(dt)
+        return 1
+
+    def draw_to(self, texture):
+        self.formats.add(texture.format)
+        enc = self.device.create_command_encoder()
+        enc.begin_render_pass(color_attachments=[{
+            "view": texture.create_view(), "load_op": "clear", "store_op": "store",
+            "clear_value": (0.2, 0.5, 0.8, 1.0)}]).end()
+        self.device.queue.submit([enc.finish()])
+        if sys.argv[2] == "fail":
+            raise ZeroDivisionError("draw failed")
+
+    def render(self):
+        img = np.zeros((90, 160, 4), np.uint8)
+        img[:, :80] = 255
+        return img
+
+engine = ClearEngine()
+run_window(engine, frames=7, screenshot=sys.argv[1])
+print("drawn", len(engine.dts), "formats", sorted(engine.formats))
+"""
+
+
+@pytest.mark.parametrize("mode", ["ok", "fail"])
+def test_window_presents_to_a_real_surface(tmp_path, gpu, xvfb, mode):
+    """run_window itself, without the scene engine: surface setup, frame count, screenshot, errors."""
+    script = tmp_path / "clear_engine.py"
+    script.write_text(CLEAR_ENGINE)
+    r = subprocess.run([sys.executable, str(script), "shot.png", mode], cwd=tmp_path,
+                       env=display_env(xvfb), capture_output=True, text=True, timeout=120)
+    if mode == "ok":
+        assert r.returncode == 0, r.stderr
+        assert "drawn 7" in r.stdout
+        assert_nonuniform_png(tmp_path / "shot.png", size=(160, 90))
+    else:  # the first draw error stops the window and comes out of run_window, once
+        assert r.returncode == 1 and r.stderr.count("ZeroDivisionError: draw failed") == 1
+        assert not (tmp_path / "shot.png").exists()
+
+
+# ---------------------------------------------------------------------------- window logic, no window
+
+class _Fake:
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, name):
+        return lambda *a, **k: self.calls.append((name, a))
+
+
+def _runner(frames=None, screenshot=None):
+    from emberfx.window import _Runner
+
+    engine = SimpleNamespace(dts=[], drawn=[],
+                             render=lambda: np.full((9, 11, 4), 7, np.uint8))
+    engine.advance = lambda dt: engine.dts.append(dt) or 1
+    engine.draw_to = engine.drawn.append
+    ctx = SimpleNamespace(get_current_texture=lambda: "texture")
+    canvas, loop = _Fake(), _Fake()
+    return _Runner(engine, canvas, ctx, loop, frames, screenshot, "emberfx - t"), engine, loop
+
+
+def test_window_stops_after_frames_and_writes_screenshot(tmp_path):
+    runner, engine, loop = _runner(frames=3, screenshot=tmp_path / "s.png")
+    for _ in range(5):
+        runner.draw()
+    assert len(engine.drawn) == 3 and engine.dts[0] == 0.0
+    assert [c[0] for c in loop.calls] == ["call_soon"]  # close scheduled once
+    assert np.asarray(Image.open(tmp_path / "s.png")).shape == (9, 11, 4)
+    assert runner.error is None
+
+
+def test_window_keys_pause_and_escape():
+    runner, engine, loop = _runner()
+    runner.draw()
+    runner.on_key({"event_type": "key_down", "key": " "})
+    runner.draw()
+    runner.draw()
+    assert engine.dts[1:] == [0.0, 0.0] and runner.paused
+    runner.on_key({"event_type": "key_down", "key": "Escape"})
+    assert [c[0] for c in loop.calls] == ["call_soon"]
+
+
+def test_window_draw_error_is_kept_not_repeated():
+    runner, engine, loop = _runner()
+
+    def broken(dt):
+        raise RuntimeError("shader exploded")
+
+    engine.advance = broken
+    runner.draw()
+    runner.draw()
+    assert isinstance(runner.error, RuntimeError) and len(loop.calls) == 1

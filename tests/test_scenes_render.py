@@ -1,0 +1,30 @@
+"""Every scene shipped in scenes/ loads, simulates and renders a non-blank picture."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from emberfx.engine import Engine
+from emberfx.scene import load_scene
+
+SCENES = sorted((Path(__file__).resolve().parent.parent / "scenes").glob("*.toml"))
+
+
+def test_there_are_scenes():
+    assert any(p.name == "fountain.toml" for p in SCENES)
+
+
+@pytest.mark.parametrize("path", SCENES, ids=[p.stem for p in SCENES])
+def test_scene_renders_a_few_frames(gpu, path):
+    engine = Engine(load_scene(path), size=(96, 54))
+    background = engine.render()
+    assert (background == background[0, 0]).all()      # nothing alive yet: only the background
+    engine.step(20)
+    image = engine.render()
+    assert image.shape == (54, 96, 4) and image.dtype == np.uint8
+    assert image[..., :3].std() > 1.0                   # something was drawn over the background
+    assert engine.passes()[-1].endswith(":readback") or "scene:frame:present" in engine.passes()
+    engine.close()

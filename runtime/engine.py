@@ -88,7 +88,11 @@ class Engine:
         self._present: dict[str, tuple] = {}
         self._encode_seconds = 0.0
         self._make_targets()
-        self._build_world()
+        try:
+            self._build_world()
+        except Exception:
+            self.close()   # release what was built and the esper world before reporting
+            raise
 
     # construction ------------------------------------------------------------------------------
     def _checked_size(self, size) -> tuple[int, int]:
@@ -121,6 +125,7 @@ class Engine:
         self._components: dict[str, dict[str, object]] = {}
         types = registry.component_types()
         self._systems = {}
+        self._added: list[tuple[str, str]] = []   # (component key, entity) with GPU resources
         for index, spec in enumerate(self.scene.entities):
             components = {k: copy.deepcopy(c) for k, c in spec.components.items()}
             eid = esper.create_entity(Name(spec.name), *components.values())
@@ -134,6 +139,7 @@ class Engine:
                 if key not in self._systems:
                     self._systems[key] = system_cls(self.gpu, self._shared)
                 self._systems[key].add(self._entities[name], component)
+                self._added.append((key, name))
         self._snapshots = {(n, k): snapshot(c) for n, comps in self._components.items()
                            for k, c in comps.items()}
         self._setup_readback()
@@ -161,7 +167,7 @@ class Engine:
             for r, offset in self._readback_layout:
                 passes.append(Pass(f"{r.entity}:{r.system}:readback", Phase.READBACK,
                                    CopyBuffer(r.buffer, self._gather, r.size, r.offset, offset),
-                                   reads=(f"{r.entity}/counters",), writes=("readback/gather",)))
+                                   reads=(r.resource,), writes=("readback/gather",)))
             pipeline, bind_group = self._present_pipeline(output_format)
             passes.append(Pass("scene:frame:present", Phase.POST,
                                Draw(pipeline, (bind_group,), target="output", vertices=3),
@@ -241,8 +247,18 @@ class Engine:
                 changed = {f for f, a, b in zip(fields, before, now) if a != b}
                 system = self._systems.get(key) if types[key].system else None
                 if system is not None and changed & set(reload):
-                    system.rebuild(self._entities[name], component)
-                    self._setup_readback()
+                    try:
+                        system.rebuild(self._entities[name], component)
+                    except EmberError:
+                        # e.g. a capacity beyond the device: keep the last good component
+                        for f, value in zip(fields, before):
+                            setattr(component, f, list(value) if isinstance(value, tuple)
+                                    and isinstance(getattr(component, f), list) else value)
+                        self._snapshots[(name, key)] = before
+                        system.add(self._entities[name], component)  # rebuild removed it
+                        raise
+                    finally:
+                        self._setup_readback()
 
     # drawing -----------------------------------------------------------------------------------
     def _write_frame_uniform(self) -> None:
@@ -347,13 +363,12 @@ class Engine:
         }
 
     def close(self) -> None:
-        if self._ring is not None:
+        if getattr(self, "_ring", None) is not None:
             self._ring.drain()
-        for key, system in self._systems.items():
-            for name, components in self._components.items():
-                if key in components:
-                    system.remove(self._entities[name])
-        self._systems.clear()
+        for key, name in reversed(getattr(self, "_added", [])):
+            self._systems[key].remove(self._entities[name])
+        self._added = []
+        self._systems = {}
         try:
             esper.switch_world("default")
             esper.delete_world(self._world)

@@ -113,10 +113,3 @@ def struct_dtype(shader: str, name: str) -> np.dtype:
         raise ValueError(f"shaders/{shader} declares no struct {name}")
     return _struct_from_body(name, structs, shader)
 
-
-def pack(dtype: np.dtype, **values) -> bytes:
-    """One struct's bytes: fields not given are zero."""
-    record = np.zeros((), dtype)
-    for key, value in values.items():
-        record[key] = value
-    return record.tobytes()

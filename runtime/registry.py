@@ -57,9 +57,3 @@ def component_types() -> dict[str, ComponentType]:
     load_builtin_systems()
     return dict(_TYPES)
 
-
-def key_of(component_obj: object) -> str:
-    for ct in component_types().values():
-        if type(component_obj) is ct.cls:
-            return ct.key
-    raise KeyError(type(component_obj).__name__)

@@ -49,6 +49,7 @@ class Readback:
     """A region of a GPU buffer the engine copies back each step (1-2 frames late, no stall)."""
     entity: str
     system: str
+    resource: str    # the frame-graph name of the buffer, e.g. "fountain/counters"
     buffer: object
     offset: int
     size: int

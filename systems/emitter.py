@@ -188,7 +188,7 @@ class EmitterSystem(System):
         return {f"{n}/{k}" for n in self.pools for k in ("params", "particles", "counters")}
 
     def readbacks(self) -> list[Readback]:
-        return [Readback(n, "emitter", pool.buffers["counters"], 0, COUNTERS.itemsize)
+        return [Readback(n, "emitter", f"{n}/counters", pool.buffers["counters"], 0, COUNTERS.itemsize)
                 for n, pool in self.pools.items()]
 
     def before_step(self, step: StepInfo) -> None:

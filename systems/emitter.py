@@ -229,12 +229,14 @@ class EmitterSystem(System):
     def state(self, entity: EntityRef) -> dict[str, np.ndarray]:
         pool = self.pools[entity.name]
         rows = read_array(self.device, pool.buffers["particles"], PARTICLE, pool.component.capacity)
+        position_age, velocity_lifetime = rows["position_age"], rows["velocity_lifetime"]
+        age, lifetime = position_age[:, 3].copy(), velocity_lifetime[:, 3].copy()
         return {
-            "position": np.ascontiguousarray(rows["position"]),
-            "velocity": np.ascontiguousarray(rows["velocity"]),
-            "age": np.ascontiguousarray(rows["age"]),
-            "lifetime": np.ascontiguousarray(rows["lifetime"]),
-            "alive": rows["age"] < rows["lifetime"],
+            "position": np.ascontiguousarray(position_age[:, :3]),
+            "velocity": np.ascontiguousarray(velocity_lifetime[:, :3]),
+            "age": age,
+            "lifetime": lifetime,
+            "alive": age < lifetime,
         }
 
     def counters(self, entity: EntityRef) -> dict[str, int]:

@@ -91,6 +91,7 @@ def test_layout_follows_wgsl_alignment_rules(fake_shaders):
 
 def test_layout_matches_what_the_gpu_writes(gpu, fake_shaders):
     """A shader fills the emitter's Particle struct; the WGSL-derived dtype reads it back."""
+    assert layout.struct_dtype("emitter/types.wgsl", "Particle").itemsize == 32
     device = gpu.device
     fake_shaders["t/fill.wgsl"] = """// test
 //! include common/random.wgsl
@@ -99,7 +100,7 @@ def test_layout_matches_what_the_gpu_writes(gpu, fake_shaders):
 @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
     if (g.x >= arrayLength(&out)) { return; }
     let f = f32(g.x);
-    out[g.x] = Particle(vec3f(f, f + 0.5, -f), 2.0 * f, vec3f(1.0, 2.0, 3.0) * f, f + 0.25);
+    out[g.x] = Particle(vec4f(f, f + 0.5, -f, 2.0 * f), vec4f(vec3f(1.0, 2.0, 3.0) * f, f + 0.25));
 }"""
     module = wgsl.create_module(device, "t/fill.wgsl")
     pipe = device.create_compute_pipeline(layout="auto",
@@ -119,7 +120,7 @@ def test_layout_matches_what_the_gpu_writes(gpu, fake_shaders):
     device.queue.submit([enc.finish()])
     rows = np.frombuffer(device.queue.read_buffer(buf), particle)
     f = np.arange(n, dtype=np.float32)
-    np.testing.assert_array_equal(rows["position"], np.stack([f, f + 0.5, -f], axis=1))
-    np.testing.assert_array_equal(rows["age"], 2 * f)
-    np.testing.assert_array_equal(rows["velocity"], f[:, None] * np.float32([1, 2, 3]))
-    np.testing.assert_array_equal(rows["lifetime"], f + 0.25)
+    np.testing.assert_array_equal(rows["position_age"], np.stack([f, f + 0.5, -f, 2 * f], axis=1))
+    np.testing.assert_array_equal(rows["velocity_lifetime"][:, :3],
+                                  f[:, None] * np.float32([1, 2, 3]))
+    np.testing.assert_array_equal(rows["velocity_lifetime"][:, 3], f + 0.25)

@@ -37,11 +37,11 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
     let p = particles[alive_list[instance]];
     let c = corners[vertex];
     let half = params.size * 0.5;
-    let world = p.position + (frame.camera_right.xyz * c.x + frame.camera_up.xyz * c.y) * half;
+    let world = p.position_age.xyz + (frame.camera_right.xyz * c.x + frame.camera_up.xyz * c.y) * half;
     var out: VertexOut;
     out.clip = frame.view_proj * vec4f(world, 1.0);
     out.corner = c;
-    out.color = gradient(p.age / max(p.lifetime, 1e-6));
+    out.color = gradient(p.position_age.w / max(p.velocity_lifetime.w, 1e-6));
     return out;
 }
 

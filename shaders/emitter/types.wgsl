@@ -5,12 +5,11 @@
 
 //! include common/random.wgsl
 
+// Two vec4s rather than vec3 + f32 pairs: each half is one 16-byte load/store.
 struct Particle {
-    position: vec3f,   // world units
-    age: f32,          // seconds since birth; the slot is alive while age < lifetime
-    velocity: vec3f,   // world units per second
-    lifetime: f32,     // seconds; 0 in a never-used slot
-};
+    position_age: vec4f,       // xyz: world units; w: seconds since birth
+    velocity_lifetime: vec4f,  // xyz: world units per second; w: lifetime, seconds (0 if unused)
+};                             // the slot is alive while age < lifetime
 
 struct EmitterParams {
     origin: vec4f,           // xyz: where particles are born
@@ -51,10 +50,6 @@ fn spawn_particle(params: EmitterParams, slot: u32) -> Particle {
     let bitangent = cross(axis, tangent);
     let dir = (tangent * cos(phi) + bitangent * sin(phi)) * sin_theta + axis * cos_theta;
     let speed = mix(params.speed_range.x, params.speed_range.y, random01(key, 2u));
-    var p: Particle;
-    p.position = params.origin.xyz;
-    p.velocity = dir * speed;
-    p.age = 0.0;
-    p.lifetime = mix(params.lifetime_range.x, params.lifetime_range.y, random01(key, 3u));
-    return p;
+    let lifetime = mix(params.lifetime_range.x, params.lifetime_range.y, random01(key, 3u));
+    return Particle(vec4f(params.origin.xyz, 0.0), vec4f(dir * speed, lifetime));
 }

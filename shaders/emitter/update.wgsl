@@ -58,15 +58,17 @@ fn main(@builtin(local_invocation_index) lid: u32,
 
     let i = block * 256u + lid;
     if (i < params.capacity) {
-        var p = particles[i];
-        var alive = p.age < p.lifetime;
+        let p = particles[i];
+        let lifetime = p.velocity_lifetime.w;
+        var alive = p.position_age.w < lifetime;
         if (alive) {
             let drag = params.gravity.w;
-            p.velocity = p.velocity + (params.gravity.xyz - drag * p.velocity) * params.h;
-            p.position = p.position + p.velocity * params.h;
-            p.age = p.age + params.h;
-            alive = p.age < p.lifetime;
-            particles[i] = p;
+            let v = p.velocity_lifetime.xyz;
+            let velocity = v + (params.gravity.xyz - drag * v) * params.h;
+            let age = p.position_age.w + params.h;
+            particles[i] = Particle(vec4f(p.position_age.xyz + velocity * params.h, age),
+                                    vec4f(velocity, lifetime));
+            alive = age < lifetime;
         }
         if (!alive) {
             if (ALLOCATION == 0u) {

@@ -185,6 +185,14 @@ def _check_reads(order: list[Pass], uploaded: set[str]) -> None:
         written.update(p.writes)
 
 
+def _bind(pass_encoder, name: str, op) -> None:
+    """Open the pass's debug group and set its pipeline and bind groups."""
+    pass_encoder.push_debug_group(name)
+    pass_encoder.set_pipeline(op.pipeline)
+    for index, group in enumerate(op.bind_groups):
+        pass_encoder.set_bind_group(index, group)
+
+
 class _Encoding:
     """Tracks the open compute or render pass while recording, so consecutive work shares it."""
 
@@ -202,10 +210,7 @@ class _Encoding:
             self._end_render()
             if self.compute is None:
                 self.compute = self.encoder.begin_compute_pass(label="emberfx:compute")
-            self.compute.push_debug_group(p.name)
-            self.compute.set_pipeline(op.pipeline)
-            for index, group in enumerate(op.bind_groups):
-                self.compute.set_bind_group(index, group)
+            _bind(self.compute, p.name, op)
             if op.indirect is not None:
                 self.compute.dispatch_workgroups_indirect(*op.indirect)
             else:
@@ -216,10 +221,7 @@ class _Encoding:
             if self.render is None or self.render_target != op.target:
                 self._end_render()
                 self._begin_render(op.target)
-            self.render.push_debug_group(p.name)
-            self.render.set_pipeline(op.pipeline)
-            for index, group in enumerate(op.bind_groups):
-                self.render.set_bind_group(index, group)
+            _bind(self.render, p.name, op)
             if op.indirect is not None:
                 self.render.draw_indirect(*op.indirect)
             else:

@@ -286,11 +286,15 @@ class Engine:
             self._make_targets()
         self._write_frame_uniform()
         encoder = self.device.create_command_encoder(label="emberfx:draw")
+        self.encode(encoder, texture, DRAWING_PHASES)
+        self.device.queue.submit([encoder.finish()])
+
+    def encode(self, encoder, texture, phases=None) -> None:
+        """Record this frame's passes of ``phases`` (default: all) with ``texture`` as output."""
         targets = {"scene": self._scene_target,
                    "output": RenderTarget(texture.create_view(), (0.0, 0.0, 0.0, 1.0))}
-        self._graph(texture.format).encode(encoder, targets, phases=DRAWING_PHASES,
+        self._graph(texture.format).encode(encoder, targets, phases=phases,
                                            clear_targets=("scene",))
-        self.device.queue.submit([encoder.finish()])
 
     def render(self) -> np.ndarray:
         """The current state as an (h, w, 4) uint8 RGBA image (sRGB)."""

@@ -95,7 +95,6 @@ def compute_copy_bandwidth(ctx, nbytes: int) -> float:
     import wgpu
 
     from emberfx import wgsl
-    from emberfx.systems.emitter import grid_for
 
     device = ctx.device
     usage = wgpu.BufferUsage.STORAGE
@@ -107,7 +106,7 @@ def compute_copy_bandwidth(ctx, nbytes: int) -> float:
     group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=[
         {"binding": 0, "resource": {"buffer": a, "offset": 0, "size": nbytes}},
         {"binding": 1, "resource": {"buffer": b, "offset": 0, "size": nbytes}}])
-    grid = grid_for((nbytes // 16 + 255) // 256, ctx.limits["max-compute-workgroups-per-dimension"])
+    grid = ctx.grid((nbytes // 16 + 255) // 256)
 
     def encode(encoder):
         cp = encoder.begin_compute_pass(label="bench:copy")

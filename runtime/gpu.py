@@ -100,6 +100,49 @@ class GpuContext:
                                    f"device ({self.label}) allows {limit:,}")
 
 
+    # building blocks shared by systems and runtime passes -----------------------------------
+    def grid(self, groups: int) -> tuple[int, int, int]:
+        """A 1-D workgroup count as (x, y, 1), folded when it exceeds the per-dimension limit.
+        Shaders recover the linear index as workgroup_id.y * num_workgroups.x + workgroup_id.x."""
+        limit = self.limits["max-compute-workgroups-per-dimension"]
+        if groups <= limit:
+            return (max(groups, 1), 1, 1)
+        y = -(-groups // limit)
+        if y > limit:
+            raise DeviceLimitError(f"{groups:,} workgroups exceed {limit:,} x {limit:,} on this "
+                                   f"device ({self.label})")
+        return (-(-groups // y), y, 1)
+
+    def compute_pipeline(self, shader: str, constants: dict | None = None, label: str | None = None):
+        """A compute pipeline for shaders/``shader`` (entry point ``main``), cached."""
+        from emberfx import wgsl
+
+        key = (shader, tuple(sorted((constants or {}).items())))
+        cache = self.__dict__.setdefault("_pipelines", {})
+        if key not in cache:
+            cache[key] = self.device.create_compute_pipeline(
+                label=label or shader, layout="auto",
+                compute={"module": wgsl.create_module(self.device, shader), "entry_point": "main",
+                         "constants": dict(constants or {})})
+        return cache[key]
+
+    def bind_group(self, label: str, pipeline, index: int, buffers: list):
+        """Bind group ``index`` of ``pipeline`` with ``buffers`` at bindings 0, 1, 2, ..."""
+        entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
+                   for i, b in enumerate(buffers)]
+        return self.device.create_bind_group(
+            label=label, layout=pipeline.get_bind_group_layout(index), entries=entries)
+
+    def buffer(self, label: str, size: int, usage: int, *, what: str | None = None):
+        """A buffer of at least 16 bytes; storage buffers are checked against the device limits."""
+        import wgpu
+
+        if usage & wgpu.BufferUsage.STORAGE:
+            self.check_buffer_size(size, what or label)
+        return self.device.create_buffer(label=label, size=max(16, (size + 3) // 4 * 4),
+                                         usage=usage)
+
+
 _CONTEXT: GpuContext | None = None
 
 

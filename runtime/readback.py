@@ -81,6 +81,8 @@ class ReadbackRing:
 def read_buffer(device, buffer, size: int | None = None, offset: int = 0) -> bytes:
     """Blocking copy of a buffer's bytes to the CPU (tests, state(); not for the frame loop)."""
     size = buffer.size - offset if size is None else size
+    if size == 0:
+        return b""
     padded = (size + COPY_ALIGN - 1) // COPY_ALIGN * COPY_ALIGN
     staging = device.create_buffer(size=padded,
                                    usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)

@@ -97,28 +97,11 @@ class System:
 
     # helpers for subclasses ------------------------------------------------------------------
     def storage_buffer(self, label: str, size: int, *, extra_usage=0, what: str | None = None):
-        self.gpu.check_buffer_size(size, what or label)
         usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
-        return self.device.create_buffer(label=label, size=max(size, 16), usage=usage | extra_usage)
+        return self.gpu.buffer(label, size, usage | extra_usage, what=what)
 
     def uniform_buffer(self, label: str, size: int):
-        return self.device.create_buffer(
-            label=label, size=size, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
-
-    def compute_pipeline(self, label: str, shader: str, constants: dict | None = None):
-        from emberfx import wgsl
-
-        module = wgsl.create_module(self.device, shader)
-        return self.device.create_compute_pipeline(
-            label=label, layout="auto",
-            compute={"module": module, "entry_point": "main", "constants": constants or {}})
-
-    def bind_group(self, label: str, pipeline, index: int, buffers: list) -> object:
-        """Bind group ``index`` of ``pipeline`` with ``buffers`` at bindings 0, 1, 2, ..."""
-        entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
-                   for i, b in enumerate(buffers)]
-        return self.device.create_bind_group(
-            label=label, layout=pipeline.get_bind_group_layout(index), entries=entries)
+        return self.gpu.buffer(label, size, wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
 
 
 def snapshot(component) -> tuple:

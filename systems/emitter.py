@@ -1,13 +1,19 @@
 """The Emitter system (seed 002): a fixed-capacity particle pool with no free list.
 
 Per step, for each emitter entity (all in one compute pass):
-  CLEAR     <e>:emitter:clear      zero the alive / ticket / born counters (clear_buffer)
-  SIMULATE  <e>:emitter:update     age + integrate; dead slots: free mask, or atomic budget/ticket
-            <e>:emitter:allocate   (ordered) prefix sum of free slots per 256-slot block
-            <e>:emitter:spawn      (ordered) births to the lowest free slots; count + list alive
-  PREPARE   <e>:emitter:prepare    drawIndirect args: instance count = alive count
-  RENDER    <e>:emitter:draw       camera-facing billboards through the alive list
-  READBACK  <e>:emitter:readback   counters -> the engine's staging ring (read 1-2 frames later)
+  CLEAR     <e>:emitter:clear          zero the ticket / born / alive counters (clear_buffer)
+  SIMULATE  <e>:emitter:update         age + integrate; dead slots: free mask, or atomic budget
+            <e>:emitter:free:scan:*    (ordered) prefix sum of free slots per 256-slot block
+            <e>:emitter:spawn          (ordered) births to the lowest free slots
+            <e>:emitter:alive:scan:*   prefix sum of alive slots per block; total = alive count
+            <e>:emitter:compact        alive slots, in slot order, into the dense alive list
+  PREPARE   <e>:emitter:prepare        drawIndirect args: instance count = alive count
+  RENDER    <e>:emitter:draw           camera-facing billboards through the alive list
+  READBACK  <e>:emitter:readback       counters -> the engine's staging ring (read 1-2 steps later)
+
+Free and alive slots are kept as bit masks (one bit per slot, 8 words per 256-slot block) plus a
+count per block; a slot's rank is its block's scanned offset (emberfx.scan, shared) plus the set
+bits before it in its block (countOneBits), so ranking costs 1/32 of a word per slot.
 
 Allocation modes (the ``allocation`` field):
   "ordered" (default): the k-th free slot in slot order is born when k < budget. The born set is a
@@ -27,26 +33,19 @@ import numpy as np
 import wgpu
 
 from emberfx.colors import linear_color
-from emberfx.frame_graph import ClearBuffer, CopyBuffer, Dispatch, Draw, Pass, Phase
+from emberfx.frame_graph import ClearBuffer, Dispatch, Draw, Pass, Phase
 from emberfx.layout import struct_dtype
 from emberfx.readback import read_array, read_buffer
 from emberfx.registry import set_system
+from emberfx.scan import PrefixScan
 from emberfx.system import EntityRef, Readback, StepInfo, System
 from emberfx.systems.emitter_component import Emitter, as_range
 
-BLOCK = 256                      # slots per update/spawn workgroup = one free-mask block
+BLOCK = 256                      # slots per workgroup = one mask block of 8 words
 ALLOCATION_MODES = {"ordered": 0, "atomic": 1, "ticket": 2}
 PARTICLE = struct_dtype("emitter/types.wgsl", "Particle")
 PARAMS = struct_dtype("emitter/types.wgsl", "EmitterParams")
 COUNTERS = struct_dtype("emitter/types.wgsl", "Counters")
-
-
-def grid_for(groups: int, max_per_dimension: int) -> tuple[int, int, int]:
-    """Fold a 1-D workgroup count into (x, y, 1) when it exceeds the per-dimension limit."""
-    if groups <= max_per_dimension:
-        return (max(groups, 1), 1, 1)
-    y = math.ceil(groups / max_per_dimension)
-    return (math.ceil(groups / y), y, 1)
 
 
 @dataclass
@@ -56,6 +55,7 @@ class _Pool:
     component: Emitter
     buffers: dict[str, object]
     passes: list[Pass]
+    scans: dict[str, PrefixScan] = field(default_factory=dict)
     carry: float = 0.0           # fractional births carried to the next step
     last_budget: int = 0
     param_record: np.ndarray = field(default_factory=lambda: np.zeros((), PARAMS))
@@ -67,15 +67,7 @@ class EmitterSystem(System):
     def __init__(self, gpu, shared):
         super().__init__(gpu, shared)
         self.pools: dict[str, _Pool] = {}
-        self._pipelines: dict[tuple, object] = {}
-
-    # pipelines are shared by every emitter entity ---------------------------------------------
-    def _compute(self, shader: str, **constants):
-        key = (shader, tuple(sorted(constants.items())))
-        if key not in self._pipelines:
-            self._pipelines[key] = self.compute_pipeline(f"emitter:{shader}", f"emitter/{shader}.wgsl",
-                                                         constants)
-        return self._pipelines[key]
+        self._pipelines: dict[tuple, object] = {}   # render pipelines by blend mode
 
     def _draw_pipeline(self, blend: str):
         key = ("draw", blend)
@@ -113,63 +105,78 @@ class EmitterSystem(System):
         blocks = math.ceil(n / BLOCK)
         self.gpu.check_buffer_size(n * PARTICLE.itemsize,
                                    f"entity '{name}': emitter.capacity = {n:,} ({PARTICLE.itemsize} bytes per particle)")
-        mode = ALLOCATION_MODES[component.allocation]
+        ordered = component.allocation == "ordered"
         buffers = {
             "params": self.uniform_buffer(f"{name}/params", PARAMS.itemsize),
             "particles": self.storage_buffer(f"{name}/particles", n * PARTICLE.itemsize),
             "counters": self.storage_buffer(f"{name}/counters", COUNTERS.itemsize),
+            "alive_mask": self.storage_buffer(f"{name}/alive_mask", blocks * 8 * 4),
+            "block_alive": self.storage_buffer(f"{name}/block_alive", blocks * 4),
             "alive_list": self.storage_buffer(f"{name}/alive_list", n * 4),
-            "free_mask": self.storage_buffer(f"{name}/free_mask", blocks * 8 * 4),
-            "block_offset": self.storage_buffer(f"{name}/block_offset", blocks * 4),
             "draw_args": self.storage_buffer(f"{name}/draw_args", 16,
                                              extra_usage=wgpu.BufferUsage.INDIRECT),
         }
+        if ordered:
+            buffers["free_mask"] = self.storage_buffer(f"{name}/free_mask", blocks * 8 * 4)
+            buffers["block_free"] = self.storage_buffer(f"{name}/block_free", blocks * 4)
         b = buffers
         r = {k: f"{name}/{k}" for k in buffers}   # resource names for the frame graph
-        grid = grid_for(blocks, self.gpu.limits["max-compute-workgroups-per-dimension"])
+        grid = self.gpu.grid(blocks)
         prefix = f"{name}:emitter"
+        gpu = self.gpu
+        scans = {"alive": PrefixScan(gpu, f"{prefix}:alive", b["block_alive"], r["block_alive"], blocks)}
 
-        update = self._compute("update", ALLOCATION=mode)
+        def dispatch(shader, groups_, buffers_, **constants):
+            pipeline = gpu.compute_pipeline(f"emitter/{shader}.wgsl", constants)
+            return Dispatch(pipeline, (gpu.bind_group(f"{prefix}:{shader}", pipeline, 0, buffers_),),
+                            groups_)
+
+        # the update marks free slots (ordered: births come in spawn) or, having spawned itself
+        # (atomic, ticket), the final alive slots
+        marks = ("free_mask", "block_free") if ordered else ("alive_mask", "block_alive")
         passes = [
             Pass(f"{prefix}:clear", Phase.CLEAR, ClearBuffer(b["counters"], 4, COUNTERS.itemsize - 4),
                  writes=(r["counters"],)),
             Pass(f"{prefix}:update", Phase.SIMULATE,
-                 Dispatch(update, (self.bind_group(f"{prefix}:update", update, 0,
-                          [b["params"], b["particles"], b["counters"], b["alive_list"], b["free_mask"]]),),
-                          grid),
+                 dispatch("update", grid, [b["params"], b["particles"], b["counters"],
+                                          b[marks[0]], b[marks[1]]],
+                          ALLOCATION=ALLOCATION_MODES[component.allocation]),
                  reads=(r["params"], r["particles"], r["counters"]),
-                 writes=(r["particles"], r["counters"], r["alive_list"], r["free_mask"])),
+                 writes=(r["particles"], r["counters"], r[marks[0]], r[marks[1]])),
         ]
-        if component.allocation == "ordered":
-            allocate, spawn = self._compute("allocate"), self._compute("spawn")
-            passes += [
-                Pass(f"{prefix}:allocate", Phase.SIMULATE,
-                     Dispatch(allocate, (self.bind_group(f"{prefix}:allocate", allocate, 0,
-                              [b["params"], b["free_mask"], b["block_offset"]]),)),
-                     reads=(r["params"], r["free_mask"]), writes=(r["block_offset"],)),
-                Pass(f"{prefix}:spawn", Phase.SIMULATE,
-                     Dispatch(spawn, (self.bind_group(f"{prefix}:spawn", spawn, 0,
-                              [b["params"], b["particles"], b["counters"], b["alive_list"],
-                               b["free_mask"], b["block_offset"]]),), grid),
-                     reads=(r["params"], r["particles"], r["counters"], r["free_mask"],
-                            r["block_offset"]),
-                     writes=(r["particles"], r["counters"], r["alive_list"])),
-            ]
-        prepare = self._compute("prepare")
+        if ordered:
+            scans["free"] = PrefixScan(gpu, f"{prefix}:free", b["block_free"], r["block_free"], blocks)
+            passes += scans["free"].passes()
+            passes.append(Pass(
+                f"{prefix}:spawn", Phase.SIMULATE,
+                dispatch("spawn", grid, [b["params"], b["particles"], b["counters"], b["free_mask"],
+                                         b["block_free"], b["alive_mask"], b["block_alive"]]),
+                reads=(r["params"], r["particles"], r["counters"], r["free_mask"], r["block_free"]),
+                writes=(r["particles"], r["counters"], r["alive_mask"], r["block_alive"])))
+        alive_scan = scans["alive"]
+        passes += alive_scan.passes()
+        passes.append(Pass(
+            f"{prefix}:compact", Phase.SIMULATE,
+            dispatch("compact", grid, [b["params"], b["alive_mask"], b["block_alive"], b["alive_list"]]),
+            reads=(r["params"], r["alive_mask"], r["block_alive"]), writes=(r["alive_list"],)))
+        prepare = gpu.compute_pipeline("emitter/prepare.wgsl")
         draw = self._draw_pipeline(component.blend)
+        total_buffer, _ = alive_scan.total
         passes += [
             Pass(f"{prefix}:prepare", Phase.PREPARE,
-                 Dispatch(prepare, (self.bind_group(f"{prefix}:prepare", prepare, 0, [b["counters"]]),
-                                    self.bind_group(f"{prefix}:args", prepare, 1, [b["draw_args"]]))),
-                 reads=(r["counters"],), writes=(r["draw_args"],)),
+                 Dispatch(prepare, (gpu.bind_group(f"{prefix}:prepare", prepare, 0,
+                                                   [b["counters"], total_buffer]),
+                                    gpu.bind_group(f"{prefix}:args", prepare, 1, [b["draw_args"]]))),
+                 reads=(r["counters"], alive_scan.total_resource),
+                 writes=(r["counters"], r["draw_args"])),
             Pass(f"{prefix}:draw", Phase.RENDER,
-                 Draw(draw, (self.bind_group(f"{prefix}:draw", draw, 0,
+                 Draw(draw, (gpu.bind_group(f"{prefix}:draw", draw, 0,
                              [self.shared.frame_uniform, b["params"], b["particles"], b["alive_list"]]),),
                       target="scene", indirect=(b["draw_args"], 0)),
                  reads=("frame", r["params"], r["particles"], r["alive_list"], r["draw_args"]),
                  writes=("scene/color",)),
         ]
-        pool = _Pool(entity, component, buffers, passes)
+        pool = _Pool(entity, component, buffers, passes, scans=scans)
         self.pools[name] = pool
         self._write_params(pool, StepInfo(frame=0, dt=0.0, seed=0), budget=0)
 
@@ -177,6 +184,8 @@ class EmitterSystem(System):
         pool = self.pools.pop(entity.name)
         for buffer in pool.buffers.values():
             buffer.destroy()
+        for scan in pool.scans.values():
+            scan.destroy()
 
     # per frame ---------------------------------------------------------------------------------
     def passes(self) -> list[Pass]:
@@ -185,7 +194,11 @@ class EmitterSystem(System):
     def uploaded(self) -> set[str]:
         # params are written every step; particles start zeroed (= all dead); the budget word of
         # counters is written every step (the rest is cleared by the clear pass)
-        return {f"{n}/{k}" for n in self.pools for k in ("params", "particles", "counters")}
+        names = {f"{n}/{k}" for n in self.pools for k in ("params", "particles", "counters")}
+        for pool in self.pools.values():
+            for scan in pool.scans.values():
+                names |= scan.uploaded()
+        return names
 
     def readbacks(self) -> list[Readback]:
         return [Readback(n, "emitter", f"{n}/counters", pool.buffers["counters"], 0, COUNTERS.itemsize)
@@ -249,6 +262,12 @@ class EmitterSystem(System):
         out["draw_vertices"], out["draw_instances"] = int(args[0]), int(args[1])
         out["step_budget"] = pool.last_budget
         return out
+
+    def alive_list(self, entity: EntityRef) -> np.ndarray:
+        """Blocking read of the compacted alive list (the draw's instances), alive-count long."""
+        pool = self.pools[entity.name]
+        count = self.counters(entity)["alive"]
+        return read_array(self.device, pool.buffers["alive_list"], np.uint32, count)
 
     def stats(self, entity: EntityRef, readback: dict[str, bytes]) -> dict:
         data = readback.get(entity.name)

@@ -114,13 +114,19 @@ def test_fractional_rate_carries_across_steps(gpu):
     assert expected[-1] == int(rate * 200 * DT)
 
 
-def test_instance_count_written_by_prepare_equals_alive_count(gpu):
-    engine = make(gpu, capacity=513, rate=3000.0, lifetime="[0.2, 0.9]")
+@pytest.mark.parametrize("mode", MODES)
+def test_compaction_lists_exactly_the_alive_slots_in_order(gpu, mode):
+    """The scan-based compaction: the draw's instance count is the alive count and the alive list
+    is exactly the alive slots, in slot order (so it is the same on every run, in every mode)."""
+    engine = make(gpu, capacity=1313, rate=3000.0, lifetime="[0.2, 0.9]", allocation=mode)
+    system, ref = engine.system_of("jet", "emitter"), engine._ref("jet")
     for _ in range(30):
         engine.step()
         c = counters(engine)
+        alive = engine.state("jet")["alive"]
         assert c["draw_vertices"] == 6
-        assert c["draw_instances"] == c["alive"] == int(engine.state("jet")["alive"].sum())
+        assert c["draw_instances"] == c["alive"] == int(alive.sum())
+        np.testing.assert_array_equal(system.alive_list(ref), np.flatnonzero(alive))
 
 
 def test_births_and_integration_match_numpy_model(gpu):

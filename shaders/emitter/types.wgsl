@@ -22,7 +22,7 @@ struct EmitterParams {
     frame: u32,              // simulation step index (seeds births)
     seed: u32,               // scene seed
     entity: u32,             // entity index in the scene (seeds births)
-    block_count: u32,        // ceil(capacity / 256): one free-mask block per update workgroup
+    block_count: u32,        // ceil(capacity / 256): one mask block (8 words) per workgroup
     h: f32,                  // seconds per step
     size: f32,               // billboard edge, world units
     color_count: u32,        // stops used in colors
@@ -30,10 +30,10 @@ struct EmitterParams {
 };
 
 struct Counters {
-    budget: atomic<u32>,   // atomic/ticket modes: births left this step (written by the host)
-    alive: atomic<u32>,    // alive after this step = instance count of the draw
+    budget: atomic<u32>,   // atomic mode: births left this step (written by the host)
     tickets: atomic<u32>,  // ticket mode: births asked for this step
     born: atomic<u32>,     // births this step
+    alive: atomic<u32>,    // alive after this step (copied from the compaction scan's total)
 };
 
 // A new particle for pool slot `slot`, from (seed, entity, slot, frame) only: never from the order

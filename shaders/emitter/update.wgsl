@@ -2,15 +2,18 @@
 //
 // Ages and integrates every alive particle (semi-implicit Euler: v += (g - drag v) h; x += v h).
 // Dead slots are then handled by ALLOCATION:
-//   0 ordered: record the slot in the free mask (one bit per slot); emitter/spawn.wgsl births later
+//   0 ordered: set the slot's bit in free_mask and count the block's free slots in block_free;
+//              common/scan_*.wgsl ranks them and emitter/spawn.wgsl gives births to the lowest
 //   1 atomic:  take one unit of the step's budget with atomicSub, undoing an underflow (seed 002)
 //   2 ticket:  take a monotonic ticket with atomicAdd; born while ticket < budget (seed 002)
-// In modes 1 and 2 this pass also counts the alive slots and appends them to the alive list.
+// In modes 1 and 2 the births happen here, so this pass also writes the alive mask and the
+// block's alive count that the compaction (scan + emitter/compact.wgsl) reads.
 //
-// Workgroup size 256 (one free-mask block of 8 words); dispatch ceil(capacity / 256) workgroups,
-// folded into (x, y) when that exceeds the per-dimension limit (slot = (y * nx + x) * 256 + lid).
+// Workgroup size 256 = one block of 8 mask words; dispatch ceil(capacity / 256) workgroups,
+// folded into (x, y) past the per-dimension limit (block = y * nx + x, slot = block * 256 + lid).
 // Bindings (group 0): 0 params (uniform EmitterParams), 1 particles (rw), 2 counters (rw),
-//                     3 alive_list (rw), 4 free_mask (rw, 8 words per workgroup)
+//                     3 mask (rw: free bits in mode 0, alive bits otherwise; 8 words per block),
+//                     4 block_count (rw: free or alive slots per block)
 
 //! include common/random.wgsl
 //! include emitter/types.wgsl
@@ -20,12 +23,10 @@ override ALLOCATION: u32 = 0u;
 @group(0) @binding(0) var<uniform> params: EmitterParams;
 @group(0) @binding(1) var<storage, read_write> particles: array<Particle>;
 @group(0) @binding(2) var<storage, read_write> counters: Counters;
-@group(0) @binding(3) var<storage, read_write> alive_list: array<u32>;
-@group(0) @binding(4) var<storage, read_write> free_mask: array<u32>;
+@group(0) @binding(3) var<storage, read_write> mask: array<u32>;
+@group(0) @binding(4) var<storage, read_write> block_count: array<u32>;
 
 var<workgroup> block_mask: array<atomic<u32>, 8>;
-var<workgroup> group_alive: atomic<u32>;   // alive slots in this workgroup
-var<workgroup> group_base: u32;            // where they go in the alive list
 
 fn take_budget() -> bool {
     if (ALLOCATION == 1u) {
@@ -50,11 +51,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
         @builtin(num_workgroups) groups: vec3u) {
     let block = wid.y * groups.x + wid.x;
     if (lid < 8u) { atomicStore(&block_mask[lid], 0u); }
-    if (lid == 0u) { atomicStore(&group_alive, 0u); }
     workgroupBarrier();
-
-    var rank = 0u;      // this slot's place among the workgroup's alive slots
-    var listed = false;
 
     let i = block * 256u + lid;
     if (i < params.capacity) {
@@ -70,29 +67,24 @@ fn main(@builtin(local_invocation_index) lid: u32,
                                     vec4f(velocity, lifetime));
             alive = age < lifetime;
         }
-        if (!alive) {
-            if (ALLOCATION == 0u) {
-                atomicOr(&block_mask[lid / 32u], 1u << (lid % 32u));
-            } else if (take_budget()) {
-                particles[i] = spawn_particle(params, i);
-                atomicAdd(&counters.born, 1u);
-                alive = true;
-            }
+        if (!alive && ALLOCATION != 0u && take_budget()) {
+            particles[i] = spawn_particle(params, i);
+            atomicAdd(&counters.born, 1u);
+            alive = true;
         }
-        if (alive && ALLOCATION != 0u) {
-            rank = atomicAdd(&group_alive, 1u);
-            listed = true;
+        // mode 0 marks free slots (births come later); modes 1, 2 mark the final alive slots
+        if (alive == (ALLOCATION != 0u)) {
+            atomicOr(&block_mask[lid / 32u], 1u << (lid % 32u));
         }
     }
 
-    // One global atomic per workgroup reserves the list range (not one per particle).
     workgroupBarrier();
-    if (ALLOCATION != 0u && lid == 0u) {
-        group_base = atomicAdd(&counters.alive, atomicLoad(&group_alive));
-    }
-    workgroupBarrier();
-    if (listed) { alive_list[group_base + rank] = i; }
-    if (ALLOCATION == 0u && lid < 8u && block < params.block_count) {
-        free_mask[block * 8u + lid] = atomicLoad(&block_mask[lid]);
+    if (block < params.block_count) {
+        if (lid < 8u) { mask[block * 8u + lid] = atomicLoad(&block_mask[lid]); }
+        if (lid == 0u) {
+            var n = 0u;
+            for (var k = 0u; k < 8u; k++) { n += countOneBits(atomicLoad(&block_mask[k])); }
+            block_count[block] = n;
+        }
     }
 }

@@ -203,7 +203,7 @@ def bench_emitter() -> list[dict]:
             n = 200
             output = engine._output_texture
             _sync(ctx.device)               # the GPU thread would compete for this CPU
-            for _ in range(20):             # warm-up: first encodes allocate and cache
+            for _ in range(20):             # warm-up: the first encodes create views and caches
                 engine.encode(ctx.device.create_command_encoder(), output)
             start = time.perf_counter()
             for _ in range(n):

@@ -32,7 +32,7 @@ from emberfx.frame_graph import (DRAWING_PHASES, SIMULATION_PHASES, CopyBuffer, 
 from emberfx.gpu import get_context
 from emberfx.layout import struct_dtype
 from emberfx.readback import ReadbackRing
-from emberfx.system import EntityRef, SharedResources, StepInfo, snapshot
+from emberfx.system import EntityRef, SharedResources, StepInfo, WorldView, snapshot
 
 FRAME = struct_dtype("common/frame.wgsl", "Frame")
 OUTPUT_FORMAT = "rgba8unorm-srgb"   # what render() returns: sRGB-encoded RGBA bytes
@@ -131,6 +131,7 @@ class Engine:
             eid = esper.create_entity(Name(spec.name), *components.values())
             self._entities[spec.name] = EntityRef(spec.name, index, eid)
             self._components[spec.name] = components
+        self._shared.world = WorldView(self._entities, self._components)
         for name, components in self._components.items():
             for key, component in components.items():
                 system_cls = types[key].system

@@ -176,8 +176,28 @@ class _Loader:
         settings = self.convert(SceneSettings, self.table(doc, "scene"), "scene")
         camera = self.convert(Camera, self.table(doc, "camera"), "camera")
         entities = self.entities(doc.get("entity", []))
+        self.references(entities)
         return Scene(settings, camera, entities,
                      Path(os.path.abspath(self.path)) if self.path is not None else None)
+
+    def references(self, entities: list[EntitySpec]) -> None:
+        """Fields that name other entities (a component's ``REFERENCES = {field: (keys...)}``)
+        must name an entity that has one of those components."""
+        kinds = {e.name: set(e.components) for e in entities}
+        for spec in entities:
+            for key, comp in spec.components.items():
+                for field_name, wanted in getattr(type(comp), "REFERENCES", {}).items():
+                    for index, target in enumerate(getattr(comp, field_name) or ()):
+                        where = f"{key}.{field_name}[{index}]"
+                        if target not in kinds:
+                            raise self.error(f"no entity named '{target}'; "
+                                             + _suggest(target, kinds, "entity names"),
+                                             field=where, entity=spec.name)
+                        if not kinds[target] & set(wanted):
+                            raise self.error(
+                                f"expected an entity with {' or '.join(wanted)}, found "
+                                f"'{target}' with {', '.join(sorted(kinds[target])) or 'no components'}",
+                                field=where, entity=spec.name)
 
     def table(self, doc: dict, key: str) -> dict:
         value = doc.get(key, {})

@@ -40,8 +40,22 @@ class StepInfo:
 class SharedResources:
     """Resources owned by the Engine that every system may bind."""
     frame_uniform: object      # GPUBuffer holding common/frame.wgsl's Frame
+    world: object = None       # WorldView: other entities' components (read-only use)
     scene_format: str = SCENE_FORMAT
     depth_format: str = DEPTH_FORMAT
+
+
+class WorldView:
+    """What a system may see of the scene beyond its own components (e.g. an emitter the forces
+    acting on it): ``components("attractor") -> [(EntityRef, component), ...]`` in scene order."""
+
+    def __init__(self, entities: dict[str, EntityRef], components: dict[str, dict[str, object]]):
+        self._entities = entities
+        self._components = components
+
+    def components(self, *keys: str) -> list[tuple[EntityRef, object]]:
+        return [(self._entities[name], comp) for name, comps in self._components.items()
+                for key, comp in comps.items() if key in keys]
 
 
 @dataclass(frozen=True)

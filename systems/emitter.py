@@ -40,6 +40,7 @@ from emberfx.registry import set_system
 from emberfx.scan import PrefixScan
 from emberfx.system import EntityRef, Readback, StepInfo, System
 from emberfx.systems.emitter_component import Emitter, as_range
+from emberfx.systems.forces import FORCE, FORCE_KEYS, pack_forces
 
 BLOCK = 256                      # slots per workgroup = one mask block of 8 words
 ALLOCATION_MODES = {"ordered": 0, "atomic": 1, "ticket": 2}
@@ -115,6 +116,9 @@ class EmitterSystem(System):
             "alive_list": self.storage_buffer(f"{name}/alive_list", n * 4),
             "draw_args": self.storage_buffer(f"{name}/draw_args", 16,
                                              extra_usage=wgpu.BufferUsage.INDIRECT),
+            "forces": self.storage_buffer(
+                f"{name}/forces",
+                max(1, len(self.shared.world.components(*FORCE_KEYS))) * FORCE.itemsize),
         }
         if ordered:
             buffers["free_mask"] = self.storage_buffer(f"{name}/free_mask", blocks * 8 * 4)
@@ -139,9 +143,9 @@ class EmitterSystem(System):
                  writes=(r["counters"],)),
             Pass(f"{prefix}:update", Phase.SIMULATE,
                  dispatch("update", grid, [b["params"], b["particles"], b["counters"],
-                                          b[marks[0]], b[marks[1]]],
+                                          b[marks[0]], b[marks[1]], b["forces"]],
                           ALLOCATION=ALLOCATION_MODES[component.allocation]),
-                 reads=(r["params"], r["particles"], r["counters"]),
+                 reads=(r["params"], r["particles"], r["counters"], r["forces"]),
                  writes=(r["particles"], r["counters"], r[marks[0]], r[marks[1]])),
         ]
         if ordered:
@@ -194,7 +198,8 @@ class EmitterSystem(System):
     def uploaded(self) -> set[str]:
         # params are written every step; particles start zeroed (= all dead); the budget word of
         # counters is written every step (the rest is cleared by the clear pass)
-        names = {f"{n}/{k}" for n in self.pools for k in ("params", "particles", "counters")}
+        names = {f"{n}/{k}" for n in self.pools
+                 for k in ("params", "particles", "counters", "forces")}
         for pool in self.pools.values():
             for scan in pool.scans.values():
                 names |= scan.uploaded()
@@ -210,11 +215,19 @@ class EmitterSystem(System):
             budget = int(math.floor(pool.carry))
             pool.carry -= budget
             pool.last_budget = budget
-            self._write_params(pool, step, budget)
+            forces = self.forces_on(pool)
+            self.device.queue.write_buffer(pool.buffers["forces"], 0, pack_forces(forces).tobytes())
+            self._write_params(pool, step, budget, len(forces))
             self.device.queue.write_buffer(pool.buffers["counters"], 0,
                                            np.array([budget], np.uint32).tobytes())
 
-    def _write_params(self, pool: _Pool, step: StepInfo, budget: int) -> None:
+    def forces_on(self, pool: _Pool) -> list:
+        """The force components acting on this emitter, in scene order."""
+        wanted = pool.component.affected_by
+        return [comp for ref, comp in self.shared.world.components(*FORCE_KEYS)
+                if wanted is None or ref.name in wanted]
+
+    def _write_params(self, pool: _Pool, step: StepInfo, budget: int, force_count: int = 0) -> None:
         c, rec = pool.component, pool.param_record
         axis = np.asarray(c.direction, np.float64)
         axis /= np.linalg.norm(axis)
@@ -233,6 +246,8 @@ class EmitterSystem(System):
         rec["size"] = c.size
         stops = c.color_stops()
         rec["color_count"] = len(stops)
+        rec["substeps"] = c.substeps
+        rec["force_count"] = force_count
         colors = np.zeros((8, 4), np.float32)
         colors[:len(stops)] = [linear_color(s) for s in stops]
         rec["colors"] = colors

@@ -56,8 +56,13 @@ class Emitter:
     blend: Literal["additive", "alpha", "opaque"] = "additive"
     allocation: Literal["ordered", "atomic", "ticket"] = "ordered"
     """how dead slots share a step's emission budget (reload); see docs in the README"""
+    substeps: Annotated[int, msgspec.Meta(ge=1, le=64)] = 1
+    """integration substeps per fixed step (h = fixed_dt / substeps)"""
+    affected_by: list[str] | None = None
+    """names of the attractor / force_field / kill_zone entities acting on it; None = all"""
 
     RELOAD_FIELDS = ("capacity", "allocation")
+    REFERENCES = {"affected_by": ("attractor", "force_field", "kill_zone")}
 
     def __post_init__(self):
         for name in ("lifetime", "speed"):

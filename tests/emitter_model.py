@@ -70,3 +70,84 @@ def budgets(rate: float, dt: float, steps: int) -> list[int]:
         carry -= b
         out.append(b)
     return out
+
+
+# ----------------------------------------------------------------------------------- forces
+
+def hashed_unit(key):
+    u = (pcg_hash(key) >> 8).astype(np.float64) / 16777216.0
+    v = (pcg_hash(np.uint32(key) ^ np.uint32(0x9E3779B9)) >> 8).astype(np.float64) / 16777216.0
+    z = 1.0 - 2.0 * u
+    r = np.sqrt(max(0.0, 1.0 - z * z))
+    phi = 2.0 * math.pi * v
+    return np.array([r * math.cos(phi), r * math.sin(phi), z])
+
+
+def turbulence(x, frequency, strength, octaves):
+    """Curl of a sum of sine-wave vector potentials (see shaders/common/forces.wgsl)."""
+    acc = np.zeros_like(x)
+    f, amp = frequency, strength
+    for o in range(octaves):
+        for k in range(3):
+            key = o * 3 + k
+            w = hashed_unit(key * 2 + 1) * f
+            d = hashed_unit(key * 2 + 2)
+            phase = 2.0 * math.pi * float(pcg_hash(key + 77) >> 8) / 16777216.0
+            acc += amp * np.cos(x @ w + phase)[:, None] * np.cross(w, d) / f
+        f *= 2.0
+        amp *= 0.5
+    return acc
+
+
+def acceleration(x, v, forces):
+    """Sum of force components (systems/forces.py) at positions x with velocities v."""
+    a = np.zeros_like(x)
+    for f in forces:
+        name = type(f).__name__
+        if name == "Attractor":
+            r = np.asarray(f.position) - x
+            d2 = (r * r).sum(axis=1)
+            s = d2 + f.softening ** 2
+            pull = f.strength * r / (s * np.sqrt(s))[:, None]
+            if f.radius > 0:
+                pull[d2 > f.radius ** 2] = 0.0
+            a += pull
+        elif name == "KillZone":
+            continue
+        elif f.kind == "gravity":
+            a += np.asarray(f.acceleration)
+        elif f.kind == "drag":
+            a -= f.coefficient * v
+        elif f.kind == "vortex":
+            axis = np.asarray(f.axis) / np.linalg.norm(f.axis)
+            a += f.strength * np.cross(axis, x - np.asarray(f.center))
+        elif f.kind == "turbulence":
+            a += turbulence(x, f.frequency, f.strength, f.octaves)
+    return a
+
+
+def kills(x, forces):
+    dead = np.zeros(len(x), bool)
+    for f in forces:
+        name = type(f).__name__
+        if name == "Attractor" and f.kill_radius > 0:
+            dead |= ((np.asarray(f.position) - x) ** 2).sum(axis=1) < f.kill_radius ** 2
+        elif name == "KillZone" and f.shape == "sphere":
+            dead |= ((x - np.asarray(f.center)) ** 2).sum(axis=1) < f.radius ** 2
+        elif name == "KillZone":
+            dead |= (np.abs(x - np.asarray(f.center)) < np.asarray(f.half_size)).all(axis=1)
+    return dead
+
+
+def integrate_with_forces(position, velocity, dt, substeps, gravity, drag, forces):
+    """Semi-implicit Euler with substeps; returns (position, velocity, killed)."""
+    h = dt / substeps
+    x, v = position.copy(), velocity.copy()
+    killed = np.zeros(len(x), bool)
+    for _ in range(substeps):
+        live = ~killed
+        a = np.asarray(gravity) - drag * v[live] + acceleration(x[live], v[live], forces)
+        v[live] = v[live] + a * h
+        x[live] = x[live] + v[live] * h
+        killed[live] |= kills(x[live], forces)
+    return x, v, killed

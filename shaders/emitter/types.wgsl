@@ -26,6 +26,8 @@ struct EmitterParams {
     h: f32,                  // seconds per step
     size: f32,               // billboard edge, world units
     color_count: u32,        // stops used in colors
+    substeps: u32,           // integration substeps per step
+    force_count: u32,        // records in the forces array
     colors: array<vec4f, 8>, // linear rgb + alpha, evenly spaced over life
 };
 

@@ -1,6 +1,8 @@
 // emitter/update.wgsl  --  pass `<entity>:emitter:update`
 //
-// Ages and integrates every alive particle (semi-implicit Euler: v += (g - drag v) h; x += v h).
+// Ages and integrates every alive particle: per substep h = fixed_dt / substeps,
+// a = gravity - drag v + sum of the forces (attractors, fields); v += a h; x += v h
+// (semi-implicit Euler, seed 004). A particle in a kill zone or an attractor's kill radius dies.
 // Dead slots are then handled by ALLOCATION:
 //   0 ordered: set the slot's bit in free_mask and count the block's free slots in block_free;
 //              common/scan_*.wgsl ranks them and emitter/spawn.wgsl gives births to the lowest
@@ -13,9 +15,11 @@
 // folded into (x, y) past the per-dimension limit (block = y * nx + x, slot = block * 256 + lid).
 // Bindings (group 0): 0 params (uniform EmitterParams), 1 particles (rw), 2 counters (rw),
 //                     3 mask (rw: free bits in mode 0, alive bits otherwise; 8 words per block),
-//                     4 block_count (rw: free or alive slots per block)
+//                     4 block_count (rw: free or alive slots per block),
+//                     5 forces (read: Force records, common/forces.wgsl)
 
 //! include common/random.wgsl
+//! include common/forces.wgsl
 //! include emitter/types.wgsl
 
 override ALLOCATION: u32 = 0u;
@@ -25,6 +29,7 @@ override ALLOCATION: u32 = 0u;
 @group(0) @binding(2) var<storage, read_write> counters: Counters;
 @group(0) @binding(3) var<storage, read_write> mask: array<u32>;
 @group(0) @binding(4) var<storage, read_write> block_count: array<u32>;
+@group(0) @binding(5) var<storage, read> forces: array<Force>;
 
 var<workgroup> block_mask: array<atomic<u32>, 8>;
 
@@ -60,12 +65,26 @@ fn main(@builtin(local_invocation_index) lid: u32,
         var alive = p.position_age.w < lifetime;
         if (alive) {
             let drag = params.gravity.w;
-            let v = p.velocity_lifetime.xyz;
-            let velocity = v + (params.gravity.xyz - drag * v) * params.h;
+            let h = params.h / f32(params.substeps);
+            var x = p.position_age.xyz;
+            var v = p.velocity_lifetime.xyz;
+            var killed = false;
+            for (var s = 0u; s < params.substeps && !killed; s++) {
+                var a = params.gravity.xyz - drag * v;
+                for (var k = 0u; k < params.force_count; k++) {
+                    a += force_acceleration(forces[k], x, v);
+                }
+                v += a * h;
+                x += v * h;
+                for (var k = 0u; k < params.force_count; k++) {
+                    killed = killed || force_kills(forces[k], x);
+                }
+            }
             let age = p.position_age.w + params.h;
-            particles[i] = Particle(vec4f(p.position_age.xyz + velocity * params.h, age),
-                                    vec4f(velocity, lifetime));
-            alive = age < lifetime;
+            var life = lifetime;
+            if (killed) { life = min(life, age); }   // dead from now on: age >= lifetime
+            particles[i] = Particle(vec4f(x, age), vec4f(v, life));
+            alive = age < life;
         }
         if (!alive && ALLOCATION != 0u && take_budget()) {
             particles[i] = spawn_particle(params, i);

@@ -1,0 +1,81 @@
+// common/forces.wgsl: forces acting on particles (no pass of its own; systems/forces.py packs
+// the records, Python reads this struct through emberfx.layout).
+//
+//! include common/random.wgsl
+
+// kind  a                                   b
+// 0 attractor   position xyz, G             softening^2, radius (0: everywhere), kill radius
+// 1 gravity     acceleration xyz
+// 2 drag        coefficient (1/s)
+// 3 vortex      centre xyz, strength        unit axis xyz
+// 4 turbulence  frequency, strength, octaves
+// 5 kill sphere centre xyz, radius
+// 6 kill box    centre xyz                  half size xyz
+
+struct Force {
+    a: vec4f,
+    b: vec4f,
+    kind: u32,
+};
+
+// Seed 004's softened inverse-square pull: G r / (|r|^2 + eps^2)^(3/2), r = attractor - x.
+fn attractor_acceleration(f: Force, x: vec3f) -> vec3f {
+    let r = f.a.xyz - x;
+    let d2 = dot(r, r);
+    if (f.b.y > 0.0 && d2 > f.b.y * f.b.y) { return vec3f(0.0); }
+    let s = d2 + f.b.x;
+    return f.a.w * r / (s * sqrt(s));
+}
+
+// Curl noise: the curl of a vector potential made of sine waves, sum_k d_k sin(w_k . x + phi_k),
+// is sum_k cos(w_k . x + phi_k) (w_k x d_k): divergence-free by construction, so particles swirl
+// without bunching. Three waves per octave with hashed directions; each octave doubles the
+// frequency and halves the strength.
+fn hashed_unit(key: u32) -> vec3f {
+    let u = f32(pcg_hash(key) >> 8u) * (1.0 / 16777216.0);
+    let v = f32(pcg_hash(key ^ 0x9e3779b9u) >> 8u) * (1.0 / 16777216.0);
+    let z = 1.0 - 2.0 * u;
+    let r = sqrt(max(0.0, 1.0 - z * z));
+    let phi = 6.2831853 * v;
+    return vec3f(r * cos(phi), r * sin(phi), z);
+}
+
+fn turbulence_acceleration(f: Force, x: vec3f) -> vec3f {
+    var acc = vec3f(0.0);
+    var frequency = f.a.x;
+    var amplitude = f.a.y;
+    let octaves = u32(f.a.z);
+    for (var o = 0u; o < octaves; o++) {
+        for (var k = 0u; k < 3u; k++) {
+            let key = o * 3u + k;
+            let w = hashed_unit(key * 2u + 1u) * frequency;
+            let d = hashed_unit(key * 2u + 2u);
+            let phase = 6.2831853 * f32(pcg_hash(key + 77u) >> 8u) * (1.0 / 16777216.0);
+            acc += amplitude * cos(dot(w, x) + phase) * cross(w, d) / frequency;
+        }
+        frequency *= 2.0;
+        amplitude *= 0.5;
+    }
+    return acc;
+}
+
+fn force_acceleration(f: Force, x: vec3f, v: vec3f) -> vec3f {
+    switch f.kind {
+        case 0u: { return attractor_acceleration(f, x); }
+        case 1u: { return f.a.xyz; }
+        case 2u: { return -f.a.x * v; }
+        case 3u: { return f.a.w * cross(f.b.xyz, x - f.a.xyz); }
+        case 4u: { return turbulence_acceleration(f, x); }
+        default: { return vec3f(0.0); }
+    }
+}
+
+// Whether a particle at x dies: inside a kill zone or an attractor's kill radius.
+fn force_kills(f: Force, x: vec3f) -> bool {
+    switch f.kind {
+        case 0u: { let r = f.a.xyz - x; return f.b.z > 0.0 && dot(r, r) < f.b.z * f.b.z; }
+        case 5u: { let r = x - f.a.xyz; return dot(r, r) < f.a.w * f.a.w; }
+        case 6u: { return all(abs(x - f.a.xyz) < f.b.xyz); }
+        default: { return false; }
+    }
+}

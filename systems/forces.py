@@ -1,0 +1,130 @@
+"""Forces as components: ``attractor``, ``force_field`` and ``kill_zone`` (seed 004).
+
+They own no GPU resources of their own: every emitter packs the forces that act on it (all of
+them, or those its ``affected_by`` names) into one storage array per step, laid out as
+``Force`` in shaders/common/forces.wgsl, and its update pass sums them per substep:
+a = sum(attractors) + gravity - drag v + fields; v += a h; x += v h (semi-implicit Euler).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+import msgspec
+import numpy as np
+
+from emberfx.layout import struct_dtype
+from emberfx.registry import component
+
+Vec3 = tuple[float, float, float]
+Positive = Annotated[float, msgspec.Meta(gt=0.0)]
+NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
+
+FORCE = struct_dtype("common/forces.wgsl", "Force")
+KINDS = {"attractor": 0, "gravity": 1, "drag": 2, "vortex": 3, "turbulence": 4,
+         "kill_sphere": 5, "kill_box": 6}
+FORCE_KEYS = ("attractor", "force_field", "kill_zone")
+
+
+def _finite(obj, *names: str) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        values = value if isinstance(value, tuple) else (value,)
+        if not all(math.isfinite(v) for v in values):
+            raise ValueError(f"{name}: expected finite numbers, found {list(values)}")
+
+
+def _unit(v: Vec3, name: str) -> np.ndarray:
+    a = np.asarray(v, np.float64)
+    n = np.linalg.norm(a)
+    if n == 0.0:
+        raise ValueError(f"{name}: expected a non-zero vector, found [0, 0, 0]")
+    return a / n
+
+
+@component("attractor")
+@dataclass(slots=True)
+class Attractor:
+    position: Vec3 = (0.0, 0.0, 0.0)
+    """world units"""
+    strength: float = 1.0
+    """G in a = G r / (|r|^2 + softening^2)^(3/2), r = position - x; negative repels"""
+    softening: Positive = 0.1
+    """eps, world units: keeps the pull finite at the centre"""
+    radius: NonNegative = 0.0
+    """acts only within this distance; 0 = everywhere"""
+    kill_radius: NonNegative = 0.0
+    """particles closer than this die; 0 = never"""
+
+    def __post_init__(self):
+        _finite(self, "position", "strength", "softening", "radius", "kill_radius")
+
+    def pack(self, record) -> None:
+        record["kind"] = KINDS["attractor"]
+        record["a"] = (*self.position, self.strength)
+        record["b"] = (self.softening ** 2, self.radius, self.kill_radius, 0.0)
+
+
+@component("force_field")
+@dataclass(slots=True)
+class ForceField:
+    kind: Literal["gravity", "drag", "vortex", "turbulence"] = "gravity"
+    acceleration: Vec3 = (0.0, -9.81, 0.0)
+    """gravity: m/s^2"""
+    coefficient: NonNegative = 0.1
+    """drag: 1/s (a = -coefficient v)"""
+    center: Vec3 = (0.0, 0.0, 0.0)
+    """vortex: a point on the axis"""
+    axis: Vec3 = (0.0, 1.0, 0.0)
+    """vortex: rotation axis (right-handed)"""
+    strength: float = 1.0
+    """vortex: 1/s^2 (a = strength axis x (x - center)); turbulence: m/s^2"""
+    frequency: Positive = 1.0
+    """turbulence: spatial frequency of the first octave, 1/m"""
+    octaves: Annotated[int, msgspec.Meta(ge=1, le=8)] = 3
+
+    def __post_init__(self):
+        _finite(self, "acceleration", "coefficient", "center", "axis", "strength", "frequency")
+        if self.kind == "vortex":
+            _unit(self.axis, "axis")
+
+    def pack(self, record) -> None:
+        record["kind"] = KINDS[self.kind]
+        if self.kind == "gravity":
+            record["a"] = (*self.acceleration, 0.0)
+        elif self.kind == "drag":
+            record["a"] = (self.coefficient, 0.0, 0.0, 0.0)
+        elif self.kind == "vortex":
+            record["a"] = (*self.center, self.strength)
+            record["b"] = (*_unit(self.axis, "axis"), 0.0)
+        else:
+            record["a"] = (self.frequency, self.strength, float(self.octaves), 0.0)
+
+
+@component("kill_zone")
+@dataclass(slots=True)
+class KillZone:
+    shape: Literal["sphere", "box"] = "sphere"
+    center: Vec3 = (0.0, 0.0, 0.0)
+    radius: Positive = 1.0
+    """sphere: world units"""
+    half_size: tuple[Positive, Positive, Positive] = (1.0, 1.0, 1.0)
+    """box: half extents along x, y, z"""
+
+    def __post_init__(self):
+        _finite(self, "center", "radius", "half_size")
+
+    def pack(self, record) -> None:
+        record["kind"] = KINDS["kill_" + self.shape]
+        record["a"] = (*self.center, self.radius)
+        record["b"] = (*self.half_size, 0.0)
+
+
+def pack_forces(forces: list) -> np.ndarray:
+    """The Force records (shaders/common/forces.wgsl) for these components, in order."""
+    records = np.zeros(max(1, len(forces)), FORCE)
+    for record, force in zip(records, forces):
+        force.pack(record)
+    return records

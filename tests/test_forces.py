@@ -1,0 +1,187 @@
+"""Attractors, force fields and kill zones acting on emitters, against the numpy model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from emberfx.engine import Engine
+from emberfx.errors import SceneError
+from emberfx.scene import loads_scene
+
+import emitter_model as model
+
+DT = 1.0 / 60.0
+
+HEAD = f"""
+[scene]
+name = "forces"
+seed = 11
+fixed_dt = {DT!r}
+size = [32, 32]
+[camera]
+kind = "orthographic"
+height = 8.0
+"""
+
+
+def emitter(name="jet", capacity=500, rate=1200.0, extra=""):
+    return f"""
+[[entity]]
+name = "{name}"
+[entity.emitter]
+capacity = {capacity}
+rate = {rate}
+lifetime = [2.0, 3.0]
+speed = [1.0, 2.5]
+position = [-1.0, 0.0, 0.2]
+direction = [1.0, 0.6, 0.0]
+spread_deg = 30.0
+gravity = [0.0, -2.0, 0.0]
+drag = 0.2
+{extra}
+"""
+
+
+TWO_ATTRACTORS = """
+[[entity]]
+name = "well"
+[entity.attractor]
+position = [1.0, 1.0, 0.0]
+strength = 4.0
+softening = 0.5
+[[entity]]
+name = "pusher"
+[entity.attractor]
+position = [-0.5, 2.0, 0.5]
+strength = -1.5
+softening = 0.4
+radius = 3.0
+"""
+
+
+def run_against_model(text: str, steps: int, entity: str = "jet", tol: float = 2e-4):
+    """Step the GPU and the numpy model side by side (births are copied from the GPU state, the
+    motion of every particle alive before the step is predicted by the model)."""
+    engine = Engine(loads_scene(HEAD + text), size=(32, 32))
+    comp = engine.entity(entity).emitter
+    system = engine.system_of(entity, "emitter")
+    forces = system.forces_on(system.pools[entity])
+    checked = 0
+    engine.kills = 0       # particles the model saw killed by a zone or kill radius
+    for _ in range(steps):
+        before = engine.state(entity)
+        engine.step()
+        after = engine.state(entity)
+        alive = before["alive"]
+        x, v, killed = model.integrate_with_forces(
+            before["position"][alive].astype(np.float64), before["velocity"][alive].astype(np.float64),
+            DT, comp.substeps, comp.gravity, comp.drag, forces)
+        aged = before["age"][alive] + np.float32(DT)
+        still = ~killed & (aged < before["lifetime"][alive])
+        # a slot that died this step may be born again in the same step (age 0), never survive
+        reborn = after["alive"][alive] & (after["age"][alive] == 0.0)
+        np.testing.assert_array_equal(after["alive"][alive] & ~reborn, still)
+        np.testing.assert_allclose(after["velocity"][alive][still], v[still], rtol=tol, atol=tol)
+        np.testing.assert_allclose(after["position"][alive][still], x[still], rtol=tol, atol=tol)
+        checked += int(still.sum())
+        engine.kills += int(killed.sum())
+    assert checked > 10 * steps          # the comparison covered real particles
+    return engine
+
+
+def test_two_attractors_gravity_and_drag_match_numpy(gpu):
+    """Tolerance: 2e-4 absolute + relative per step (float32 GPU against a float64 model)."""
+    run_against_model(emitter(extra="substeps = 3") + TWO_ATTRACTORS, steps=25)
+
+
+def test_fields_vortex_drag_gravity_turbulence_match_numpy(gpu):
+    fields = """
+[[entity]]
+name = "spin"
+[entity.force_field]
+kind = "vortex"
+center = [0.0, 0.0, 0.0]
+axis = [0.2, 1.0, 0.1]
+strength = 1.5
+[[entity]]
+name = "air"
+[entity.force_field]
+kind = "drag"
+coefficient = 0.4
+[[entity]]
+name = "down"
+[entity.force_field]
+kind = "gravity"
+acceleration = [0.5, -1.0, 0.0]
+[[entity]]
+name = "wind"
+[entity.force_field]
+kind = "turbulence"
+frequency = 1.3
+strength = 2.0
+octaves = 3
+"""
+    run_against_model(emitter(extra="substeps = 2") + fields, steps=20, tol=5e-4)
+
+
+def test_turbulence_is_divergence_free():
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-3, 3, size=(200, 3))
+    e = 1e-4
+    div = np.zeros(200)
+    for k in range(3):
+        d = np.zeros(3)
+        d[k] = e
+        div += (model.turbulence(x + d, 1.3, 2.0, 3)[:, k]
+                - model.turbulence(x - d, 1.3, 2.0, 3)[:, k]) / (2 * e)
+    magnitude = np.abs(model.turbulence(x, 1.3, 2.0, 3)).mean()
+    assert magnitude > 0.1 and np.abs(div).max() < 1e-5
+
+
+def test_affected_by_limits_the_forces(gpu):
+    text = (emitter("jet", extra='affected_by = ["well"]') + emitter("free", extra="affected_by = []")
+            + TWO_ATTRACTORS)
+    engine = run_against_model(text, steps=10, entity="jet")
+    system = engine.system_of("jet", "emitter")
+    assert [type(f).__name__ for f in system.forces_on(system.pools["jet"])] == ["Attractor"]
+    assert system.forces_on(system.pools["free"]) == []
+    run_against_model(text, steps=5, entity="free")
+
+
+@pytest.mark.parametrize("zone", [
+    '[entity.kill_zone]\nshape = "sphere"\ncenter = [0.3, 0.6, 0.2]\nradius = 0.5',
+    '[entity.kill_zone]\nshape = "box"\ncenter = [0.4, 0.5, 0.2]\nhalf_size = [0.3, 0.6, 0.8]',
+    '[entity.attractor]\nposition = [0.3, 0.6, 0.2]\nstrength = 0.5\nkill_radius = 0.4',
+])
+def test_kill_zones_leave_no_live_particle_inside(gpu, zone):
+    text = emitter(extra="substeps = 2") + f'[[entity]]\nname = "zone"\n{zone}\n'
+    engine = run_against_model(text, steps=40)
+    zone_component = next(iter(engine.entity("zone")._components.values()))
+    state = engine.state("jet")
+    inside = model.kills(state["position"].astype(np.float64), [zone_component])
+    assert not (inside & state["alive"]).any()
+    assert engine.kills > 10                       # the zone did kill something
+
+
+@pytest.mark.parametrize("text,pieces", [
+    ('[[entity]]\nname = "w"\n[entity.attractor]\nsoftening = 0.0\n',
+     ["entity 'w'", "attractor.softening", "expected float > 0.0", "found 0.0"]),
+    ('[[entity]]\nname = "w"\n[entity.attractor]\nstrength = nan\n',
+     ["entity 'w'", "attractor.strength", "finite", "nan"]),
+    ('[[entity]]\nname = "w"\n[entity.force_field]\nkind = "vortx"\n',
+     ["entity 'w'", "force_field.kind", "vortex"]),
+    ('[[entity]]\nname = "w"\n[entity.kill_zone]\nshape = "cube"\n',
+     ["entity 'w'", "kill_zone.shape", "sphere", "box"]),
+    (emitter(extra='affected_by = ["wel"]') + '[[entity]]\nname = "well"\n[entity.attractor]\n',
+     ["entity 'jet'", "emitter.affected_by[0]", "no entity named 'wel'", "did you mean 'well'"]),
+    (emitter(extra='affected_by = ["other"]') + emitter("other"),
+     ["emitter.affected_by[0]", "expected an entity with attractor or force_field or kill_zone"]),
+])
+def test_bad_force_input_is_one_line(text, pieces):
+    with pytest.raises(SceneError) as info:
+        loads_scene(HEAD + text, path="forces.toml")
+    message = str(info.value)
+    assert "\n" not in message
+    for piece in pieces:
+        assert piece in message, (piece, message)

@@ -82,7 +82,8 @@ class Engine:
         self._frame_uniform = self.device.create_buffer(
             label="frame", size=FRAME.itemsize,
             usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
-        self._shared = SharedResources(frame_uniform=self._frame_uniform)
+        self._shared = SharedResources(frame_uniform=self._frame_uniform,
+                                       fixed_dt=scene.settings.fixed_dt, seed=scene.settings.seed)
         self._background = linear_color(scene.settings.background)
         self._graphs: dict[str, FrameGraph] = {}
         self._present: dict[str, tuple] = {}

@@ -41,6 +41,8 @@ class SharedResources:
     """Resources owned by the Engine that every system may bind."""
     frame_uniform: object      # GPUBuffer holding common/frame.wgsl's Frame
     world: object = None       # WorldView: other entities' components (read-only use)
+    fixed_dt: float = 1.0 / 60.0
+    seed: int = 0
     scene_format: str = SCENE_FORMAT
     depth_format: str = DEPTH_FORMAT
 

@@ -32,20 +32,21 @@ from dataclasses import dataclass, field
 import numpy as np
 import wgpu
 
-from emberfx.colors import linear_color
-from emberfx.frame_graph import ClearBuffer, Dispatch, Draw, Pass, Phase
+from emberfx.frame_graph import (SIMULATION_PHASES, ClearBuffer, Dispatch, Draw, FrameGraph, Pass,
+                                 Phase)
 from emberfx.layout import struct_dtype
 from emberfx.readback import read_array, read_buffer
 from emberfx.registry import set_system
 from emberfx.scan import PrefixScan
 from emberfx.system import EntityRef, Readback, StepInfo, System
-from emberfx.systems.emitter_component import Emitter, as_range
+from emberfx.systems.emitter_component import Emitter
+from emberfx.systems.emitter_params import (BLOCK, LOOKS, PARAMS, Births, bake_looks,
+                                            pack_params)
 from emberfx.systems.forces import FORCE, FORCE_KEYS, pack_forces
 
-BLOCK = 256                      # slots per workgroup = one mask block of 8 words
 ALLOCATION_MODES = {"ordered": 0, "atomic": 1, "ticket": 2}
+PREWARM_FRAMES = 1 << 31         # birth-seed frames used while prewarming
 PARTICLE = struct_dtype("emitter/types.wgsl", "Particle")
-PARAMS = struct_dtype("emitter/types.wgsl", "EmitterParams")
 COUNTERS = struct_dtype("emitter/types.wgsl", "Counters")
 
 
@@ -57,8 +58,7 @@ class _Pool:
     buffers: dict[str, object]
     passes: list[Pass]
     scans: dict[str, PrefixScan] = field(default_factory=dict)
-    carry: float = 0.0           # fractional births carried to the next step
-    last_budget: int = 0
+    births: Births = field(default_factory=Births)
     param_record: np.ndarray = field(default_factory=lambda: np.zeros((), PARAMS))
 
 
@@ -116,6 +116,7 @@ class EmitterSystem(System):
             "alive_list": self.storage_buffer(f"{name}/alive_list", n * 4),
             "draw_args": self.storage_buffer(f"{name}/draw_args", 16,
                                              extra_usage=wgpu.BufferUsage.INDIRECT),
+            "looks": self.storage_buffer(f"{name}/looks", LOOKS.itemsize),
             "forces": self.storage_buffer(
                 f"{name}/forces",
                 max(1, len(self.shared.world.components(*FORCE_KEYS))) * FORCE.itemsize),
@@ -175,14 +176,38 @@ class EmitterSystem(System):
                  writes=(r["counters"], r["draw_args"])),
             Pass(f"{prefix}:draw", Phase.RENDER,
                  Draw(draw, (gpu.bind_group(f"{prefix}:draw", draw, 0,
-                             [self.shared.frame_uniform, b["params"], b["particles"], b["alive_list"]]),),
+                             [self.shared.frame_uniform, b["params"], b["particles"],
+                              b["alive_list"], b["looks"]]),),
                       target="scene", indirect=(b["draw_args"], 0)),
-                 reads=("frame", r["params"], r["particles"], r["alive_list"], r["draw_args"]),
+                 reads=("frame", r["params"], r["particles"], r["alive_list"], r["looks"],
+                        r["draw_args"]),
                  writes=("scene/color",)),
         ]
         pool = _Pool(entity, component, buffers, passes, scans=scans)
         self.pools[name] = pool
-        self._write_params(pool, StepInfo(frame=0, dt=0.0, seed=0), budget=0)
+        queue = self.device.queue
+        queue.write_buffer(b["params"], 0, pack_params(
+            pool.param_record, component, entity=entity.index, frame=0, seed=0, dt=0.0, budget=0,
+            force_count=0))
+        queue.write_buffer(b["looks"], 0, bake_looks(component))
+        if component.prewarm > 0.0:
+            self._prewarm(pool)
+
+    def _prewarm(self, pool: _Pool) -> None:
+        """Run the emitter alone for `prewarm` seconds before the scene's first step. Those steps
+        lie before t = 0 (so bursts do not fire) and seed births with frames from 2**31 up, apart
+        from the scene's own frames."""
+        dt, seed = self.shared.fixed_dt, self.shared.seed
+        steps = round(pool.component.prewarm / dt)
+        graph = FrameGraph([p for p in pool.passes if p.phase in SIMULATION_PHASES
+                            and p.phase != Phase.READBACK], self.uploaded())
+        for k in range(steps):
+            self._upload_step(pool, StepInfo(frame=PREWARM_FRAMES + k, dt=dt, seed=seed),
+                              start=(k - steps) * dt)
+            encoder = self.device.create_command_encoder(label=f"{pool.entity.name}:emitter:prewarm")
+            graph.encode(encoder, {})
+            self.device.queue.submit([encoder.finish()])
+        pool.births.last_position = None
 
     def remove(self, entity: EntityRef) -> None:
         pool = self.pools.pop(entity.name)
@@ -199,7 +224,7 @@ class EmitterSystem(System):
         # params are written every step; particles start zeroed (= all dead); the budget word of
         # counters is written every step (the rest is cleared by the clear pass)
         names = {f"{n}/{k}" for n in self.pools
-                 for k in ("params", "particles", "counters", "forces")}
+                 for k in ("params", "particles", "counters", "forces", "looks")}
         for pool in self.pools.values():
             for scan in pool.scans.values():
                 names |= scan.uploaded()
@@ -211,47 +236,26 @@ class EmitterSystem(System):
 
     def before_step(self, step: StepInfo) -> None:
         for pool in self.pools.values():
-            pool.carry += pool.component.rate * step.dt
-            budget = int(math.floor(pool.carry))
-            pool.carry -= budget
-            pool.last_budget = budget
-            forces = self.forces_on(pool)
-            self.device.queue.write_buffer(pool.buffers["forces"], 0, pack_forces(forces).tobytes())
-            self._write_params(pool, step, budget, len(forces))
-            self.device.queue.write_buffer(pool.buffers["counters"], 0,
-                                           np.array([budget], np.uint32).tobytes())
+            self._upload_step(pool, step)
+
+    def _upload_step(self, pool: _Pool, step: StepInfo, start: float | None = None) -> None:
+        c = pool.component
+        start = step.frame * step.dt if start is None else start
+        budget, velocity = pool.births.step(c, start, step.dt)
+        forces = self.forces_on(pool)
+        queue = self.device.queue
+        queue.write_buffer(pool.buffers["forces"], 0, pack_forces(forces).tobytes())
+        queue.write_buffer(pool.buffers["params"], 0, pack_params(
+            pool.param_record, c, entity=pool.entity.index, frame=step.frame, seed=step.seed,
+            dt=step.dt, budget=budget, force_count=len(forces), velocity=velocity))
+        queue.write_buffer(pool.buffers["looks"], 0, bake_looks(c))
+        queue.write_buffer(pool.buffers["counters"], 0, np.array([budget], np.uint32).tobytes())
 
     def forces_on(self, pool: _Pool) -> list:
         """The force components acting on this emitter, in scene order."""
         wanted = pool.component.affected_by
         return [comp for ref, comp in self.shared.world.components(*FORCE_KEYS)
                 if wanted is None or ref.name in wanted]
-
-    def _write_params(self, pool: _Pool, step: StepInfo, budget: int, force_count: int = 0) -> None:
-        c, rec = pool.component, pool.param_record
-        axis = np.asarray(c.direction, np.float64)
-        axis /= np.linalg.norm(axis)
-        rec["origin"] = (*c.position, 0.0)
-        rec["direction"] = (*axis, math.cos(math.radians(c.spread_deg)))
-        rec["gravity"] = (*c.gravity, c.drag)
-        rec["speed_range"] = as_range(c.speed)
-        rec["lifetime_range"] = as_range(c.lifetime)
-        rec["capacity"] = c.capacity
-        rec["budget"] = budget
-        rec["frame"] = step.frame
-        rec["seed"] = step.seed
-        rec["entity"] = pool.entity.index
-        rec["block_count"] = math.ceil(c.capacity / BLOCK)
-        rec["h"] = step.dt
-        rec["size"] = c.size
-        stops = c.color_stops()
-        rec["color_count"] = len(stops)
-        rec["substeps"] = c.substeps
-        rec["force_count"] = force_count
-        colors = np.zeros((8, 4), np.float32)
-        colors[:len(stops)] = [linear_color(s) for s in stops]
-        rec["colors"] = colors
-        self.device.queue.write_buffer(pool.buffers["params"], 0, rec.tobytes())
 
     # inspection --------------------------------------------------------------------------------
     def state(self, entity: EntityRef) -> dict[str, np.ndarray]:
@@ -275,7 +279,7 @@ class EmitterSystem(System):
         args = np.frombuffer(read_buffer(self.device, pool.buffers["draw_args"], 16), np.uint32)
         out = {name: int(counters[name]) for name in COUNTERS.names}
         out["draw_vertices"], out["draw_instances"] = int(args[0]), int(args[1])
-        out["step_budget"] = pool.last_budget
+        out["step_budget"] = pool.births.last_budget
         return out
 
     def alive_list(self, entity: EntityRef) -> np.ndarray:

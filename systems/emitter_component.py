@@ -5,6 +5,7 @@ Kept apart from the system (systems/emitter.py) so that validating a scene needs
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
@@ -16,6 +17,8 @@ from emberfx.registry import component
 MAX_CAPACITY = 1 << 28  # 268M slots; the device's buffer limit usually refuses less
 
 NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
+Positive = Annotated[float, msgspec.Meta(gt=0.0)]
+Fraction = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 # msgspec cannot decode a union of a constrained scalar and a tuple: signs are checked below
 Range = float | tuple[float, float]
 Vec3 = tuple[float, float, float]
@@ -28,6 +31,67 @@ def as_range(value: float | tuple[float, float]) -> tuple[float, float]:
     return (value, value)
 
 
+def _check_finite(name: str, values) -> None:
+    flat = []
+    for v in values if isinstance(values, (tuple, list)) else (values,):
+        flat.extend(v if isinstance(v, (tuple, list)) else (v,))
+    if not all(math.isfinite(v) for v in flat):
+        raise ValueError(f"{name}: expected finite numbers, found {values}")
+
+
+@dataclass(slots=True)
+class Shape:
+    """Where on the emitter particles are born (centred on ``position``, oriented by
+    ``direction`` for disk, cone and ring)."""
+    kind: Literal["point", "sphere", "box", "disk", "cone", "ring"] = "point"
+    radius: NonNegative = 0.5
+    """sphere, disk, cone (base), ring: world units"""
+    size: tuple[NonNegative, NonNegative, NonNegative] = (1.0, 1.0, 1.0)
+    """box: full extents along x, y, z"""
+    thickness: NonNegative = 0.1
+    """ring: radial width (the ring spans radius - thickness .. radius)"""
+    angle_deg: Annotated[float, msgspec.Meta(ge=0.0, lt=90.0)] = 25.0
+    """cone: half-angle of the velocity directions at the base's rim"""
+    surface: bool = False
+    """true: on the shape's surface (sphere shell, box faces, disk/cone rim, ring circle)"""
+
+    def __post_init__(self):
+        if self.kind == "ring" and self.thickness > self.radius:
+            raise ValueError(f"shape.thickness: expected <= radius ({self.radius}), "
+                             f"found {self.thickness}")
+
+
+@dataclass(slots=True)
+class Burst:
+    """``count`` particles at ``time`` seconds, then every ``repeat`` seconds, ``cycles`` times."""
+    time: NonNegative = 0.0
+    count: Annotated[int, msgspec.Meta(ge=1)] = 100
+    repeat: NonNegative = 0.0
+    """seconds between cycles; 0 fires once"""
+    cycles: Annotated[int, msgspec.Meta(ge=0)] = 1
+    """how many times it fires; 0 = forever (needs repeat > 0)"""
+
+    def times(self, start: float, end: float) -> int:
+        """How many firings fall in the step interval [start, end) (seconds)."""
+        if end <= self.time:
+            return 0
+        if self.repeat <= 0.0:
+            return int(start <= self.time < end)
+        first = max(0, math.ceil((start - self.time) / self.repeat))
+        last = math.ceil((end - self.time) / self.repeat) - 1
+        if self.cycles:
+            last = min(last, self.cycles - 1)
+        return max(0, last - first + 1)
+
+
+@dataclass(slots=True)
+class ColorStop:
+    t: Fraction
+    """position over life, 0 = birth, 1 = death"""
+    color: str
+    """'#rrggbb' or '#rrggbbaa'"""
+
+
 @component("emitter")
 @dataclass(slots=True)
 class Emitter:
@@ -35,25 +99,45 @@ class Emitter:
     """slots in the pool (reload: changing it rebuilds the pool)"""
     rate: NonNegative = 1000.0
     """particles per second; the fractional part carries across steps"""
+    rate_over_distance: NonNegative = 0.0
+    """extra particles per world unit the emitter's position moves"""
+    bursts: list[Burst] = field(default_factory=list)
     lifetime: Range = (1.0, 2.0)
     """seconds: a number or [min, max]"""
     speed: Range = (1.0, 2.0)
     """initial speed, m/s: a number or [min, max]"""
     position: Vec3 = (0.0, 0.0, 0.0)
-    """where particles are born, world units"""
+    """the emitter's centre, world units (edit it live to move the emitter)"""
+    shape: Shape = field(default_factory=Shape)
     direction: Vec3 = (0.0, 1.0, 0.0)
-    """axis of the emission cone"""
+    """axis of the emission cone (and of disk, cone and ring shapes)"""
     spread_deg: Annotated[float, msgspec.Meta(ge=0.0, le=180.0)] = 15.0
-    """cone half-angle, degrees"""
+    """cone half-angle of initial directions around `direction`, degrees"""
+    velocity: Literal["direction", "radial"] = "direction"
+    """initial direction: around `direction`, or outward from the shape's centre"""
+    inherit_velocity: Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)] = 0.0
+    """share of the emitter's own velocity (from its moving position) given to new particles"""
+    prewarm: Annotated[float, msgspec.Meta(ge=0.0, le=60.0)] = 0.0
+    """seconds simulated when the emitter is created, so it starts in its steady state"""
     gravity: Vec3 = (0.0, -9.81, 0.0)
     """m/s^2"""
     drag: NonNegative = 0.0
     """linear drag, 1/s"""
     size: Annotated[float, msgspec.Meta(gt=0.0)] = 0.03
-    """billboard edge length, world units"""
-    color: str | list[str] = field(default_factory=lambda: ["#ffd27f", "#ff6a00"])
-    """'#rrggbb[aa]' or a list of stops over life (evenly spaced, at most 8)"""
+    """billboard edge: world units, or pixels with size_unit = "pixels\""""
+    size_unit: Literal["world", "pixels"] = "world"
+    size_curve: list[NonNegative] = field(default_factory=lambda: [1.0])
+    """size multipliers over life, evenly spaced"""
+    size_variation: Fraction = 0.0
+    """per-particle random size factor in [1 - v, 1 + v]"""
+    color: str | list[str | ColorStop] = field(default_factory=lambda: ["#ffd27f", "#ff6a00"])
+    """a colour, a list of colours evenly spaced over life, or stops [{t, color}, ...]"""
+    alpha_curve: list[Fraction] = field(default_factory=lambda: [1.0])
+    """opacity multipliers over life, evenly spaced (e.g. [1, 1, 0] fades out at the end)"""
+    color_variation: Fraction = 0.0
+    """per-particle random brightness factor in [1 - v, 1 + v]"""
     blend: Literal["additive", "alpha", "opaque"] = "additive"
+    """alpha: premultiplied, drawn back to front (sorted on the GPU)"""
     allocation: Literal["ordered", "atomic", "ticket"] = "ordered"
     """how dead slots share a step's emission budget (reload); see docs in the README"""
     substeps: Annotated[int, msgspec.Meta(ge=1, le=64)] = 1
@@ -61,28 +145,54 @@ class Emitter:
     affected_by: list[str] | None = None
     """names of the attractor / force_field / kill_zone entities acting on it; None = all"""
 
-    RELOAD_FIELDS = ("capacity", "allocation")
+    RELOAD_FIELDS = ("capacity", "allocation", "blend", "prewarm")
     REFERENCES = {"affected_by": ("attractor", "force_field", "kill_zone")}
 
     def __post_init__(self):
         for name in ("lifetime", "speed"):
             lo, hi = as_range(getattr(self, name))
+            _check_finite(name, (lo, hi))
             if lo < 0.0:
                 raise ValueError(f"{name}: expected values >= 0, found {getattr(self, name)}")
             if hi < lo:
                 raise ValueError(f"{name}: expected [min, max] with min <= max, found [{lo}, {hi}]")
         if as_range(self.lifetime)[1] <= 0.0:
             raise ValueError(f"lifetime: expected a positive maximum, found {self.lifetime}")
+        for name in ("position", "direction", "gravity", "rate", "drag", "size"):
+            _check_finite(name, getattr(self, name))
         if sum(c * c for c in self.direction) == 0.0:
             raise ValueError("direction: expected a non-zero vector, found [0, 0, 0]")
-        stops = [self.color] if isinstance(self.color, str) else self.color
-        if not 1 <= len(stops) <= 8:
-            raise ValueError(f"color: expected 1 to 8 colour stops, found {len(stops)}")
-        for stop in stops:
+        if not self.size_curve:
+            raise ValueError("size_curve: expected at least one value, found []")
+        if not self.alpha_curve:
+            raise ValueError("alpha_curve: expected at least one value, found []")
+        self.color_stops()   # validates
+        for index, burst in enumerate(self.bursts):
+            if burst.count > self.capacity:
+                raise ValueError(f"bursts[{index}].count: expected at most capacity "
+                                 f"({self.capacity}), found {burst.count}")
+            if burst.cycles == 0 and burst.repeat <= 0.0:
+                raise ValueError(f"bursts[{index}].cycles: 0 (forever) needs repeat > 0")
+
+    def color_stops(self) -> list[tuple[float, str]]:
+        """(t, '#rrggbb') stops sorted by t; evenly spaced when given as plain colours."""
+        items = [self.color] if isinstance(self.color, str) else list(self.color)
+        if not items:
+            raise ValueError("color: expected at least one colour stop, found []")
+        stops_given = [isinstance(i, ColorStop) for i in items]
+        if any(stops_given) and not all(stops_given):
+            raise ValueError("color: expected all plain colours or all {t, color} stops, found a mix")
+        if all(stops_given):
+            stops = [(s.t, s.color) for s in items]
+            ts = [t for t, _ in stops]
+            if ts != sorted(ts):
+                raise ValueError(f"color: expected stops sorted by t, found t = {ts}")
+        else:
+            n = len(items)
+            stops = [(i / (n - 1) if n > 1 else 0.0, c) for i, c in enumerate(items)]
+        for _, c in stops:
             try:
-                parse_color(stop)
+                parse_color(c)
             except ValueError as exc:
                 raise ValueError(f"color: {exc}") from None
-
-    def color_stops(self) -> list[str]:
-        return [self.color] if isinstance(self.color, str) else list(self.color)
+        return stops

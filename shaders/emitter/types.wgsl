@@ -12,9 +12,12 @@ struct Particle {
 };                             // the slot is alive while age < lifetime
 
 struct EmitterParams {
-    origin: vec4f,           // xyz: where particles are born
-    direction: vec4f,        // xyz: unit cone axis; w: cos(spread half-angle)
+    origin: vec4f,           // xyz: the emitter's centre
+    direction: vec4f,        // xyz: unit cone axis (and shape axis); w: cos(spread half-angle)
     gravity: vec4f,          // xyz: m/s^2; w: linear drag, 1/s
+    inherit: vec4f,          // xyz: velocity added to every birth (share of the emitter's own)
+    shape_size: vec4f,       // xyz: box half extents; w: ring inner radius
+    shape: vec4f,            // x: radius; y: tan(cone angle); z: size variation; w: colour variation
     speed_range: vec2f,      // m/s
     lifetime_range: vec2f,   // s
     capacity: u32,           // slots in the pool
@@ -24,11 +27,22 @@ struct EmitterParams {
     entity: u32,             // entity index in the scene (seeds births)
     block_count: u32,        // ceil(capacity / 256): one mask block (8 words) per workgroup
     h: f32,                  // seconds per step
-    size: f32,               // billboard edge, world units
-    color_count: u32,        // stops used in colors
+    size: f32,               // billboard edge: world units, or pixels when size_in_pixels = 1
+    shape_kind: u32,         // 0 point, 1 sphere, 2 box, 3 disk, 4 cone, 5 ring
+    shape_surface: u32,      // 1: on the surface only
+    radial: u32,             // 1: initial direction outward from the shape
+    size_in_pixels: u32,
     substeps: u32,           // integration substeps per step
     force_count: u32,        // records in the forces array
-    colors: array<vec4f, 8>, // linear rgb + alpha, evenly spaced over life
+};
+
+// Appearance over life, baked by the host (systems/emitter.py) into LOOK_SAMPLES evenly spaced
+// samples: linear rgb + alpha, and the size multiplier (4 per vec4).
+const LOOK_SAMPLES: u32 = 128u;
+
+struct Looks {
+    color: array<vec4f, 128>,
+    size: array<vec4f, 32>,
 };
 
 struct Counters {
@@ -38,20 +52,88 @@ struct Counters {
     alive: atomic<u32>,    // alive after this step (copied from the compaction scan's total)
 };
 
-// A new particle for pool slot `slot`, from (seed, entity, slot, frame) only: never from the order
-// in which invocations won the budget, so a run replays exactly.
-fn spawn_particle(params: EmitterParams, slot: u32) -> Particle {
-    let key = birth_key(params.seed, params.entity, slot, params.frame);
-    let cos_theta = 1.0 - random01(key, 0u) * (1.0 - params.direction.w);
+// A unit vector within a cone of half-angle acos(cos_spread) around `axis`, from two uniforms.
+fn cone_direction(axis: vec3f, cos_spread: f32, u: f32, v: f32) -> vec3f {
+    let cos_theta = 1.0 - u * (1.0 - cos_spread);
     let sin_theta = sqrt(max(0.0, 1.0 - cos_theta * cos_theta));
-    let phi = 6.2831853 * random01(key, 1u);
-    let axis = params.direction.xyz;
+    let phi = 6.2831853 * v;
     var helper = vec3f(0.0, 1.0, 0.0);
     if (abs(axis.y) > 0.999) { helper = vec3f(1.0, 0.0, 0.0); }
     let tangent = normalize(cross(helper, axis));
     let bitangent = cross(axis, tangent);
-    let dir = (tangent * cos(phi) + bitangent * sin(phi)) * sin_theta + axis * cos_theta;
+    return (tangent * cos(phi) + bitangent * sin(phi)) * sin_theta + axis * cos_theta;
+}
+
+struct ShapeSample {
+    offset: vec3f,    // from the emitter's centre
+    outward: vec3f,   // unit direction for radial velocity (the cone's own direction for cones)
+};
+
+// A birth position on (surface) or in the emitter's shape, from the key's draws 4..8.
+fn sample_shape(params: EmitterParams, key: u32) -> ShapeSample {
+    let axis = params.direction.xyz;
+    let sphere_dir = cone_direction(vec3f(0.0, 0.0, 1.0), -1.0, random01(key, 4u), random01(key, 5u));
+    let surface = params.shape_surface == 1u;
+    let radius = params.shape.x;
+    var out: ShapeSample;
+    switch params.shape_kind {
+        case 1u: {   // sphere: uniform in the ball (cube-root radius) or on the shell
+            var r = radius;
+            if (!surface) { r = radius * pow(random01(key, 6u), 1.0 / 3.0); }
+            out.offset = sphere_dir * r;
+            out.outward = sphere_dir;
+        }
+        case 2u: {   // box: uniform in the volume, or on a face chosen by its area
+            let half = params.shape_size.xyz;
+            var p = (vec3f(random01(key, 4u), random01(key, 5u), random01(key, 6u)) * 2.0 - 1.0) * half;
+            if (surface) {
+                let areas = vec3f(half.y * half.z, half.x * half.z, half.x * half.y);
+                let pick = random01(key, 7u) * (areas.x + areas.y + areas.z);
+                let side = select(-1.0, 1.0, random01(key, 8u) < 0.5);
+                if (pick < areas.x) { p.x = side * half.x; }
+                else if (pick < areas.x + areas.y) { p.y = side * half.y; }
+                else { p.z = side * half.z; }
+            }
+            out.offset = p;
+            out.outward = select(sphere_dir, normalize(p), dot(p, p) > 0.0);
+        }
+        case 3u, 4u, 5u: {   // disk, cone (base disk), ring: in the plane across the axis
+            var helper = vec3f(0.0, 1.0, 0.0);
+            if (abs(axis.y) > 0.999) { helper = vec3f(1.0, 0.0, 0.0); }
+            let tangent = normalize(cross(helper, axis));
+            let bitangent = cross(axis, tangent);
+            let phi = 6.2831853 * random01(key, 5u);
+            let radial = tangent * cos(phi) + bitangent * sin(phi);
+            var rho = radius;
+            if (!surface) {
+                let inner = select(0.0, params.shape_size.w, params.shape_kind == 5u);
+                rho = sqrt(mix(inner * inner, radius * radius, random01(key, 4u)));
+            }
+            out.offset = radial * rho;
+            out.outward = radial;
+            if (params.shape_kind == 4u) {   // cone: directions open up towards the rim
+                let spread = params.shape.y * select(0.0, rho / radius, radius > 0.0);
+                out.outward = normalize(axis + radial * spread);
+            }
+        }
+        default: {   // point
+            out.offset = vec3f(0.0);
+            out.outward = sphere_dir;
+        }
+    }
+    return out;
+}
+
+// A new particle for pool slot `slot`, from (seed, entity, slot, frame) only: never from the order
+// in which invocations won the budget, so a run replays exactly.
+fn spawn_particle(params: EmitterParams, slot: u32) -> Particle {
+    let key = birth_key(params.seed, params.entity, slot, params.frame);
+    let where_ = sample_shape(params, key);
+    var axis = params.direction.xyz;
+    if (params.radial == 1u || params.shape_kind == 4u) { axis = where_.outward; }
+    let dir = cone_direction(axis, params.direction.w, random01(key, 0u), random01(key, 1u));
     let speed = mix(params.speed_range.x, params.speed_range.y, random01(key, 2u));
     let lifetime = mix(params.lifetime_range.x, params.lifetime_range.y, random01(key, 3u));
-    return Particle(vec4f(params.origin.xyz, 0.0), vec4f(dir * speed, lifetime));
+    return Particle(vec4f(params.origin.xyz + where_.offset, 0.0),
+                    vec4f(dir * speed + params.inherit.xyz, lifetime));
 }

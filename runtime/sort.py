@@ -5,15 +5,23 @@
     passes += sort.passes(Phase.PREPARE)
     # afterwards keys[:count] is ascending and values[i] is still the value of keys[i]
 
-A bitonic sorting network over the capacity rounded up to a power of two, in its "flip" form
-(every compare-exchange puts the smaller key at the lower index), so positions >= count behave as
-+infinity that never moves: comparisons that reach them are skipped and they are never touched.
-That is why ``count`` can be read on the GPU while the passes (and their sizes) stay static.
-Stages whose compare distance fits in a tile of 1024 pairs run in workgroup memory
-(shaders/common/sort_local.wgsl): one dispatch sorts every tile, and after the global stages of
-each larger block size (shaders/common/sort_global.wgsl, one dispatch per distance >= 1024) one
-more dispatch finishes that block size's small distances. Not stable. Every pass is one dispatch
-inside the frame's compute pass.
+A bitonic sorting network over the capacity rounded up to a power of two, ordering pairs by
+(key, value): not stable, but deterministic (equal keys come out in value order, so equal depths
+cannot flicker). Positions >= count act as padding (0xFFFFFFFF, 0xFFFFFFFF) that is held in
+registers where a stage needs it but is never read or written: the first count pairs come out
+sorted and the rest of the buffers are left exactly as they were. That is why ``count`` can be read
+on the GPU while the passes (and their sizes) stay static.
+
+  * ``local`` (shaders/common/sort_local.wgsl) sorts every tile of 1024 positions ascending;
+  * then for each block size k = 2048, 4096, ... up to the padded capacity: the stages with compare
+    distance >= 1024 run in ``k<k>:j<j>`` dispatches (shaders/common/sort_global.wgsl), up to four
+    stages each (an invocation holds the 16 positions those stages connect), and ``merge<k>``
+    (sort_local.wgsl again) runs the distances 512 ... 1 inside each tile.
+
+Barriers and memory round trips are what cost on software Vulkan, so an invocation of
+sort_local.wgsl holds 16 pairs in registers and goes through workgroup memory (one barrier) only
+when the next distance leaves them, and sort_global.wgsl reads and writes memory once per up to
+four stages. Every pass is one dispatch inside the frame's compute pass.
 """
 
 from __future__ import annotations
@@ -25,33 +33,38 @@ from emberfx.frame_graph import Dispatch, Pass, Phase
 from emberfx.gpu import GpuContext
 from emberfx.layout import struct_dtype
 
-TILE = 1024          # pairs per workgroup in sort_local.wgsl
-GROUP = 256          # invocations per workgroup (sort_global.wgsl: one compare-exchange each)
+TILE = 1024          # positions per workgroup in sort_local.wgsl
+GROUP = 64           # invocations per workgroup in sort_global.wgsl
+MAX_STAGES = 4       # global stages per dispatch (each invocation holds 2^stages pairs)
 PARAMS = struct_dtype("common/sort_global.wgsl", "SortParams")
 
 
-def stage_plan(n: int) -> list[tuple[str, int, int, int]]:
-    """The dispatches for capacity ``n``, in order: (step, k, j, k_last); j == 0 marks a
-    workgroup-memory dispatch covering block sizes k..k_last, else a global stage (k, j)."""
+def stage_plan(n: int) -> list[tuple[str, int, int, int, int]]:
+    """The dispatches for capacity ``n``, in order: (step, k, j, k_last, stages). j == 0 marks an
+    in-tile dispatch covering block sizes k..k_last, else ``stages`` global stages of block size k
+    with distances j, j/2, ..."""
     if n == 0:
         return []
     padded = 1 << (n - 1).bit_length()          # the network sorts a power of two
-    plan = [("local", 2, 0, min(TILE, padded))]
+    plan = [("local", 2, 0, min(TILE, padded), 0)]
     k = 2 * TILE
     while k <= padded:
         j = k // 2
         while j >= TILE:
-            plan.append((f"k{k}:j{j}", k, j, 0))
-            j //= 2
-        plan.append((f"merge{k}", k, 0, k))
+            stages = min(MAX_STAGES, (j // TILE).bit_length())
+            plan.append((f"k{k}:j{j}", k, j, 0, stages))
+            j >>= stages
+        plan.append((f"merge{k}", k, 0, k, 0))
         k *= 2
     return plan
 
 
-def _pairs_below(n: int, j: int) -> int:
-    """Compare-exchanges of a distance-j stage whose lower index is < n (the rest do nothing)."""
-    blocks, rest = divmod(n, 2 * j)
-    return blocks * j + min(rest, j)
+def _global_invocations(n: int, j: int, stages: int) -> int:
+    """Invocations of a global dispatch whose smallest position is < n (the rest do nothing):
+    invocation i starts at i with ``stages`` zero bits inserted at the smallest distance's bit."""
+    low = j.bit_length() - stages          # log2 of the smallest distance
+    blocks, rest = divmod(n, 1 << (low + stages))
+    return blocks * (1 << low) + min(rest, 1 << low)
 
 
 class KeySort:
@@ -59,8 +72,9 @@ class KeySort:
                  resource_values: str, n: int, count: tuple[object, int] | None = None,
                  count_resource: str | None = None):
         """Sort the first ``count`` (default: all n) (keys[i], values[i]) pairs ascending by key,
-        in place. ``count`` is (buffer, byte offset) of a u32 read on the GPU (clamped to n); its
-        buffer must be neither ``keys`` nor ``values``. ``name`` prefixes the passes
+        in place. ``count`` is (buffer, byte offset) of a u32 read on the GPU when the passes run
+        (clamped to n); that buffer needs STORAGE usage and must be neither ``keys`` nor
+        ``values`` (it is bound read-only next to them). ``name`` prefixes the passes
         (``<name>:sort:local`` ...) and the resources this sort owns."""
         if (count is None) != (count_resource is None):
             raise ValueError("count and count_resource go together")
@@ -79,12 +93,15 @@ class KeySort:
         else:
             self._uploaded = set()
         self.count_buffer, offset = count
-        if offset % 4:
-            raise ValueError(f"count offset {offset} is not a multiple of 4")
+        if offset % 4 or offset + 4 > self.count_buffer.size:
+            raise ValueError(f"count offset {offset} is not a u32 inside its buffer")
+        for buffer, what in ((keys, "keys"), (values, "values")):
+            if buffer.size < 4 * n:
+                raise ValueError(f"{what} buffer holds {buffer.size} bytes, fewer than n = {n} u32")
         self.count_resource = count_resource
         self.plan = stage_plan(n)
         self.params = []
-        for step, k, j, k_last in self.plan:
+        for step, k, j, k_last, _ in self.plan:
             buffer = gpu.buffer(f"{name}/sort_params:{step}", PARAMS.itemsize,
                                 wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
             record = np.zeros((), PARAMS)
@@ -99,13 +116,16 @@ class KeySort:
         return len(self.plan)
 
     def passes(self, phase: Phase = Phase.SIMULATE) -> list[Pass]:
-        local = self.gpu.compute_pipeline("common/sort_local.wgsl")
-        stage = self.gpu.compute_pipeline("common/sort_global.wgsl")
         tiles = -(-self.n // TILE)
         out = []
-        for (step, k, j, k_last), params in zip(self.plan, self.params):
-            pipeline = local if j == 0 else stage
-            groups = tiles if j == 0 else -(-_pairs_below(self.n, j) // GROUP)
+        for (step, k, j, k_last, stages), params in zip(self.plan, self.params):
+            if j == 0:
+                pipeline = self.gpu.compute_pipeline("common/sort_local.wgsl")
+                groups = tiles
+            else:
+                pipeline = self.gpu.compute_pipeline("common/sort_global.wgsl",
+                                                     {"STAGES": stages})
+                groups = -(-_global_invocations(self.n, j, stages) // GROUP)
             label = f"{self.name}:sort:{step}"
             group = self.gpu.bind_group(label, pipeline, 0,
                                         [params, self.keys, self.values, self.count_buffer])

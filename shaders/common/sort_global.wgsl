@@ -1,14 +1,19 @@
 // common/sort_global.wgsl  --  pass `<owner>:sort:k<k>:j<j>` (shared by every system)
 //
-// One global stage of the bitonic sort (see common/sort_local.wgsl for the network): block size k,
-// compare distance j >= 1024 (smaller distances run in workgroup memory). Invocation p handles
-// the p-th compare-exchange: lower index i (p with a 0 bit inserted at log2(j)), upper index
-// i ^ (k - 1) on the first stage of a block (j == k / 2), else i + j; the smaller key goes to i.
-// Pairs whose upper index is >= count are skipped: those positions are +infinity padding.
+// Global stages of the bitonic sort that runtime/sort.py drives, for one block size k > 1024:
+// the distances j, j/2, ... (STAGES of them, all >= 1024; smaller ones run in
+// common/sort_local.wgsl). The network here is the "flip" form: the first stage of a block
+// (j == k / 2) pairs position i with i ^ (k - 1), later stages pair i with i + j, and the smaller
+// pair always goes to the smaller position, so positions >= count act as padding
+// (0xFFFFFFFF, 0xFFFFFFFF) that is held in registers but never read or written. Pairs are ordered
+// by (key, value).
+// Each invocation holds the 2^STAGES positions that these stages connect: its smallest position
+// with any combination of the stage vectors (k - 1 or j, then j/2, j/4, ...) xor-ed in, so all
+// STAGES stages run in registers and memory is read and written once per dispatch.
 //
-// Workgroup size 256 (one compare-exchange each); dispatch ceil(pairs / 256) workgroups, where
-// pairs counts the compare-exchanges with i < n, folded into (x, y) past the per-dimension limit
-// (p = (y * nx + x) * 256 + local index).
+// Override STAGES (1 ... 4). Workgroup size 64; dispatch one invocation per group of 2^STAGES
+// positions whose smallest position is < n, in workgroups folded into (x, y) past the
+// per-dimension limit (invocation = (y * nx + x) * 64 + local index).
 // Bindings (group 0): 0 params (uniform SortParams), 1 keys (rw, n words), 2 values (rw, n words),
 //   3 counts (read; count = min(n, counts[params.count_word]))
 
@@ -16,7 +21,7 @@ struct SortParams {
     n: u32,           // capacity: keys and values hold n words
     count_word: u32,  // index into counts of the number of pairs to sort
     k: u32,           // (first) bitonic block size of this dispatch
-    j: u32,           // compare distance (global stages only)
+    j: u32,           // first compare distance (global stages only)
     k_last: u32,      // last block size of this dispatch (local stages only)
 };
 
@@ -25,22 +30,57 @@ struct SortParams {
 @group(0) @binding(2) var<storage, read_write> values: array<u32>;
 @group(0) @binding(3) var<storage, read> counts: array<u32>;
 
-@compute @workgroup_size(256)
+override STAGES: u32 = 1u;
+const PAD: u32 = 0xFFFFFFFFu;
+
+var<private> held_keys: array<u32, 16>;
+var<private> held_values: array<u32, 16>;
+var<private> held_at: array<u32, 16>;   // the position each held pair came from
+
+@compute @workgroup_size(64)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let p = (wid.y * groups.x + wid.x) * 256u + lid;
-    let k = params.k;
+    let invocation = (wid.y * groups.x + wid.x) * 64u + lid;
+    let count = min(params.n, counts[params.count_word]);
     let j = params.j;
-    let i = ((p & ~(j - 1u)) << 1u) | (p & (j - 1u));
-    let partner = select(i + j, i ^ (k - 1u), j == k >> 1u);
-    if (partner >= min(params.n, counts[params.count_word])) { return; }
-    let a = keys[i];
-    let b = keys[partner];
-    if (b < a) {
-        keys[i] = b;
-        keys[partner] = a;
-        let v = values[i];
-        values[i] = values[partner];
-        values[partner] = v;
+    let low = firstTrailingBit(j) + 1u - STAGES;   // the smallest distance is 2^low
+    // smallest held position: the invocation index with STAGES zero bits inserted at bit low
+    let first = ((invocation >> low) << (low + STAGES)) | (invocation & ((1u << low) - 1u));
+    if (first >= count) { return; }
+    let first_vector = select(j, params.k - 1u, j == params.k >> 1u);
+    let held = 1u << STAGES;
+    for (var m = 0u; m < held; m++) {
+        var at = first ^ select(0u, first_vector, (m & 1u) != 0u);
+        for (var s = 1u; s < STAGES; s++) {
+            at ^= select(0u, j >> s, ((m >> s) & 1u) != 0u);
+        }
+        held_at[m] = at;
+        let inside = at < count;
+        held_keys[m] = select(PAD, keys[min(at, count - 1u)], inside);
+        held_values[m] = select(PAD, values[min(at, count - 1u)], inside);
+    }
+    for (var s = 0u; s < STAGES; s++) {
+        for (var pair = 0u; pair < held / 2u; pair++) {
+            let a = ((pair >> s) << (s + 1u)) | (pair & ((1u << s) - 1u));
+            let b = a | (1u << s);
+            let ka = held_keys[a];
+            let kb = held_keys[b];
+            let va = held_values[a];
+            let vb = held_values[b];
+            let a_after_b = ka > kb || (ka == kb && va > vb);
+            // the smaller pair belongs at the smaller position
+            let swap = a_after_b == (held_at[a] < held_at[b]);
+            held_keys[a] = select(ka, kb, swap);
+            held_keys[b] = select(kb, ka, swap);
+            held_values[a] = select(va, vb, swap);
+            held_values[b] = select(vb, va, swap);
+        }
+    }
+    for (var m = 0u; m < held; m++) {
+        let at = held_at[m];
+        if (at < count) {
+            keys[at] = held_keys[m];
+            values[at] = held_values[m];
+        }
     }
 }

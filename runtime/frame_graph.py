@@ -121,7 +121,7 @@ class FrameGraph:
         for p in self.order:
             if phases is not None and p.phase not in phases:
                 continue
-            if pending_clears and p.phase >= Phase.RENDER:
+            if pending_clears and p.phase >= Phase.RENDER and isinstance(p.op, Draw):
                 for name in pending_clears:
                     encoding.begin_target(name)
                 pending_clears = []
@@ -144,18 +144,26 @@ class FrameGraph:
 
 def _sort(passes: list[Pass]) -> list[Pass]:
     """Phase first; inside a phase, a pass that only reads a resource runs after every pass of
-    that phase that writes it; otherwise declaration order (Kahn's algorithm, smallest index first)."""
+    that phase that writes it, and one that modifies it after the writers declared before it;
+    otherwise declaration order (Kahn's algorithm, smallest index first).
+    When two passes each read what the other writes (a read-before-write hazard, e.g. computing
+    sort keys from a list that the sort then rewrites), the one declared first runs first."""
     ordered: list[Pass] = []
     for phase in sorted({p.phase for p in passes}):
         group = [p for p in passes if p.phase == phase]
         after: dict[int, set[int]] = {i: set() for i in range(len(group))}
         for i, reader in enumerate(group):
             for res in reader.reads:
-                if res in reader.writes:
-                    continue  # read-modify-write passes keep declaration order among themselves
+                # a read-modify-write pass follows only the writers declared before it, so that
+                # chains of them keep declaration order; a pure reader follows every writer
+                modifies = res in reader.writes
                 for j, writer in enumerate(group):
-                    if j != i and res in writer.writes:
+                    if j != i and res in writer.writes and not (modifies and j > i):
                         after[i].add(j)
+        for i in after:
+            for j in list(after[i]):
+                if i in after[j] and j > i:   # mutual: declaration order decides
+                    after[i].discard(j)
         pending = {i: len(deps) for i, deps in after.items()}
         users = {i: [k for k, deps in after.items() if i in deps] for i in after}
         ready = [i for i, n in pending.items() if n == 0]

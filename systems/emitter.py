@@ -38,6 +38,7 @@ from emberfx.layout import struct_dtype
 from emberfx.readback import read_array, read_buffer
 from emberfx.registry import set_system
 from emberfx.scan import PrefixScan
+from emberfx.sort import KeySort
 from emberfx.system import EntityRef, Readback, StepInfo, System
 from emberfx.systems.emitter_component import Emitter
 from emberfx.systems.emitter_params import (BLOCK, LOOKS, PARAMS, Births, bake_looks,
@@ -57,7 +58,7 @@ class _Pool:
     component: Emitter
     buffers: dict[str, object]
     passes: list[Pass]
-    scans: dict[str, PrefixScan] = field(default_factory=dict)
+    scans: dict[str, object] = field(default_factory=dict)   # PrefixScan / KeySort helpers
     births: Births = field(default_factory=Births)
     param_record: np.ndarray = field(default_factory=lambda: np.zeros((), PARAMS))
 
@@ -121,6 +122,8 @@ class EmitterSystem(System):
                 f"{name}/forces",
                 max(1, len(self.shared.world.components(*FORCE_KEYS))) * FORCE.itemsize),
         }
+        if component.blend == "alpha":
+            buffers["sort_keys"] = self.storage_buffer(f"{name}/sort_keys", n * 4)
         if ordered:
             buffers["free_mask"] = self.storage_buffer(f"{name}/free_mask", blocks * 8 * 4)
             buffers["block_free"] = self.storage_buffer(f"{name}/block_free", blocks * 4)
@@ -164,6 +167,17 @@ class EmitterSystem(System):
             f"{prefix}:compact", Phase.SIMULATE,
             dispatch("compact", grid, [b["params"], b["alive_mask"], b["block_alive"], b["alive_list"]]),
             reads=(r["params"], r["alive_mask"], r["block_alive"]), writes=(r["alive_list"],)))
+        if component.blend == "alpha":   # back to front, by this frame's camera
+            passes.append(Pass(
+                f"{prefix}:depth", Phase.RENDER,
+                dispatch("depth", grid, [self.shared.frame_uniform, b["particles"], b["alive_list"],
+                                         alive_scan.total[0], b["sort_keys"]]),
+                reads=("frame", r["particles"], r["alive_list"], alive_scan.total_resource),
+                writes=(r["sort_keys"],)))
+            scans["sort"] = KeySort(gpu, prefix, b["sort_keys"], b["alive_list"], r["sort_keys"],
+                                    r["alive_list"], n, count=alive_scan.total,
+                                    count_resource=alive_scan.total_resource)
+            passes += scans["sort"].passes(Phase.RENDER)
         prepare = gpu.compute_pipeline("emitter/prepare.wgsl")
         draw = self._draw_pipeline(component.blend)
         total_buffer, _ = alive_scan.total

@@ -235,3 +235,32 @@ def test_bad_emission_input_is_one_line(fields, pieces):
     assert "\n" not in message and "entity 'e'" in message
     for piece in pieces:
         assert piece in message, (piece, message)
+
+
+def test_alpha_emitters_draw_back_to_front(gpu):
+    text = HEAD.replace('kind = "orthographic"\nheight = 6.0',
+                        'kind = "perspective"\nposition = [1.0, 2.0, 6.0]\ntarget = [0.0, 0.5, 0.0]') + """
+[[entity]]
+name = "e"
+[entity.emitter]
+capacity = 3001
+rate = 6000.0
+lifetime = [0.5, 2.0]
+speed = [1.0, 3.0]
+spread_deg = 60.0
+shape = { kind = "box", size = [3.0, 1.0, 3.0] }
+blend = "alpha"
+"""
+    engine = Engine(loads_scene(text), size=(48, 32))
+    system, ref = engine.system_of("e", "emitter"), engine._ref("e")
+    camera = engine.scene.camera
+    forward = np.subtract(camera.target, camera.position)
+    forward /= np.linalg.norm(forward)
+    for _ in range(3):
+        engine.step(12)
+        engine.render()                       # the sort runs with the frame's camera
+        state = engine.state("e")
+        order = system.alive_list(ref)
+        assert sorted(order) == list(np.flatnonzero(state["alive"]))
+        depth = (state["position"][order] - np.asarray(camera.position)) @ forward
+        assert len(order) > 500 and (np.diff(depth) <= 1e-5).all()   # non-increasing

@@ -44,10 +44,11 @@ def test_a_read_without_an_earlier_writer_is_an_error():
 
 
 def test_cycles_and_duplicate_names_are_errors():
-    cycle = [p("a:one", Phase.SIMULATE, reads=["y"], writes=["x"]),
-             p("a:two", Phase.SIMULATE, reads=["x"], writes=["y"])]
+    cycle = [p("a:one", Phase.SIMULATE, reads=["z"], writes=["x"]),
+             p("a:two", Phase.SIMULATE, reads=["x"], writes=["y"]),
+             p("a:three", Phase.SIMULATE, reads=["y"], writes=["z"])]
     with pytest.raises(FrameGraphError, match="cycle"):
-        FrameGraph(cycle, uploaded={"x", "y"})
+        FrameGraph(cycle, uploaded={"x", "y", "z"})
     with pytest.raises(FrameGraphError, match="unique"):
         FrameGraph([p("a:x", Phase.CLEAR), p("a:x", Phase.SIMULATE)])
 
@@ -124,3 +125,11 @@ def test_debug_groups_carry_pass_names_on_a_real_gpu(gpu):
     start = np.arange(n, dtype=np.uint32)
     start[:100] = 0
     np.testing.assert_array_equal(result, (start * 2 + 1) * 2 + 5)
+
+
+def test_mutual_read_write_hazards_follow_declaration_order():
+    """Sort keys computed from a list that the sort then rewrites: keys first, as declared."""
+    passes = [p("s:depth", Phase.RENDER, reads=["list"], writes=["keys"]),
+              p("s:sort", Phase.RENDER, reads=["keys", "list"], writes=["keys", "list"]),
+              p("s:draw", Phase.RENDER, reads=["list"], writes=["img"])]
+    assert FrameGraph(passes, uploaded={"list"}).names() == ["s:depth", "s:sort", "s:draw"]

@@ -2,18 +2,21 @@
 
 Per step, for each emitter entity (all in one compute pass):
   CLEAR     <e>:emitter:clear          zero the ticket / born / alive counters (clear_buffer)
-  SIMULATE  <e>:emitter:update         age + integrate; dead slots: free mask, or atomic budget
-            <e>:emitter:free:scan:*    (ordered) prefix sum of free slots per 256-slot block
-            <e>:emitter:spawn          (ordered) births to the lowest free slots
-            <e>:emitter:alive:scan:*   prefix sum of alive slots per block; total = alive count
-            <e>:emitter:compact        alive slots, in slot order, into the dense alive list
+  SIMULATE  <e>:emitter:update         forces + semi-implicit Euler; dead slots: free mask and
+                                       per-block free counts (ordered), or atomic budget/ticket
+            <e>:emitter:free:scan:*    (ordered) prefix sum of the per-block free counts
+            <e>:emitter:count          (ordered) per-block alive counts after births, by arithmetic
+            <e>:emitter:alive:scan:*   prefix sum of per-block alive counts; total = alive count
+            <e>:emitter:spawn          (ordered) births to the lowest free ranks + the alive list
+            <e>:emitter:compact        (atomic, ticket) the alive list from the alive mask
   PREPARE   <e>:emitter:prepare        drawIndirect args: instance count = alive count
-  RENDER    <e>:emitter:draw           camera-facing billboards through the alive list
+  RENDER    <e>:emitter:depth, :sort:* (alpha) alive list sorted back to front for this camera
+            <e>:emitter:draw           camera-facing billboards through the alive list
   READBACK  <e>:emitter:readback       counters -> the engine's staging ring (read 1-2 steps later)
 
-Free and alive slots are kept as bit masks (one bit per slot, 8 words per 256-slot block) plus a
-count per block; a slot's rank is its block's scanned offset (emberfx.scan, shared) plus the set
-bits before it in its block (countOneBits), so ranking costs 1/32 of a word per slot.
+Free slots are kept as a bit mask (one bit per slot, 8 words per 256-slot block) plus a count per
+block; a slot's rank is its block's scanned offset (emberfx.scan, shared) plus the set bits before
+it in its block (countOneBits). The alive list is dense and in slot order in every mode.
 
 Allocation modes (the ``allocation`` field):
   "ordered" (default): the k-th free slot in slot order is born when k < budget. The born set is a
@@ -112,7 +115,6 @@ class EmitterSystem(System):
             "params": self.uniform_buffer(f"{name}/params", PARAMS.itemsize),
             "particles": self.storage_buffer(f"{name}/particles", n * PARTICLE.itemsize),
             "counters": self.storage_buffer(f"{name}/counters", COUNTERS.itemsize),
-            "alive_mask": self.storage_buffer(f"{name}/alive_mask", blocks * 8 * 4),
             "block_alive": self.storage_buffer(f"{name}/block_alive", blocks * 4),
             "alive_list": self.storage_buffer(f"{name}/alive_list", n * 4),
             "draw_args": self.storage_buffer(f"{name}/draw_args", 16,
@@ -127,6 +129,8 @@ class EmitterSystem(System):
         if ordered:
             buffers["free_mask"] = self.storage_buffer(f"{name}/free_mask", blocks * 8 * 4)
             buffers["block_free"] = self.storage_buffer(f"{name}/block_free", blocks * 4)
+        else:
+            buffers["alive_mask"] = self.storage_buffer(f"{name}/alive_mask", blocks * 8 * 4)
         b = buffers
         r = {k: f"{name}/{k}" for k in buffers}   # resource names for the frame graph
         grid = self.gpu.grid(blocks)
@@ -148,25 +152,40 @@ class EmitterSystem(System):
             Pass(f"{prefix}:update", Phase.SIMULATE,
                  dispatch("update", grid, [b["params"], b["particles"], b["counters"],
                                           b[marks[0]], b[marks[1]], b["forces"]],
-                          ALLOCATION=ALLOCATION_MODES[component.allocation]),
+                          ALLOCATION=ALLOCATION_MODES[component.allocation],
+                          HAS_FORCES=bool(self.shared.world.components(*FORCE_KEYS))),
                  reads=(r["params"], r["particles"], r["counters"], r["forces"]),
                  writes=(r["particles"], r["counters"], r[marks[0]], r[marks[1]])),
         ]
+        alive_scan = scans["alive"]
         if ordered:
-            scans["free"] = PrefixScan(gpu, f"{prefix}:free", b["block_free"], r["block_free"], blocks)
-            passes += scans["free"].passes()
+            # free ranks -> alive counts per block -> alive ranks; then one pass gives births and
+            # writes the alive list (emitter/count.wgsl and spawn.wgsl explain the arithmetic)
+            free_scan = scans["free"] = PrefixScan(gpu, f"{prefix}:free", b["block_free"],
+                                                   r["block_free"], blocks)
+            passes += free_scan.passes()
+            passes.append(Pass(
+                f"{prefix}:count", Phase.SIMULATE,
+                dispatch("count", (math.ceil(blocks / 256), 1, 1),
+                         [b["params"], b["block_free"], free_scan.total[0], b["block_alive"],
+                          b["counters"]]),
+                reads=(r["params"], r["block_free"], free_scan.total_resource, r["counters"]),
+                writes=(r["block_alive"], r["counters"])))
+            passes += alive_scan.passes()
             passes.append(Pass(
                 f"{prefix}:spawn", Phase.SIMULATE,
-                dispatch("spawn", grid, [b["params"], b["particles"], b["counters"], b["free_mask"],
-                                         b["block_free"], b["alive_mask"], b["block_alive"]]),
-                reads=(r["params"], r["particles"], r["counters"], r["free_mask"], r["block_free"]),
-                writes=(r["particles"], r["counters"], r["alive_mask"], r["block_alive"])))
-        alive_scan = scans["alive"]
-        passes += alive_scan.passes()
-        passes.append(Pass(
-            f"{prefix}:compact", Phase.SIMULATE,
-            dispatch("compact", grid, [b["params"], b["alive_mask"], b["block_alive"], b["alive_list"]]),
-            reads=(r["params"], r["alive_mask"], r["block_alive"]), writes=(r["alive_list"],)))
+                dispatch("spawn", grid, [b["params"], b["particles"], b["free_mask"],
+                                         b["block_free"], b["block_alive"], b["alive_list"]]),
+                reads=(r["params"], r["particles"], r["free_mask"], r["block_free"],
+                       r["block_alive"]),
+                writes=(r["particles"], r["alive_list"])))
+        else:
+            passes += alive_scan.passes()
+            passes.append(Pass(
+                f"{prefix}:compact", Phase.SIMULATE,
+                dispatch("compact", grid, [b["params"], b["alive_mask"], b["block_alive"],
+                                           b["alive_list"]]),
+                reads=(r["params"], r["alive_mask"], r["block_alive"]), writes=(r["alive_list"],)))
         if component.blend == "alpha":   # back to front, by this frame's camera
             passes.append(Pass(
                 f"{prefix}:depth", Phase.RENDER,

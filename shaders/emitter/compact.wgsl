@@ -1,4 +1,4 @@
-// emitter/compact.wgsl  --  pass `<entity>:emitter:compact`
+// emitter/compact.wgsl  --  pass `<entity>:emitter:compact` (atomic and ticket allocation)
 //
 // Writes the alive slots, in slot order, into alive_list (the draw's instances):
 // alive_list[block_alive_offset[slot / 256] + alive bits before the slot in its block] = slot.
@@ -18,18 +18,14 @@
 @group(0) @binding(2) var<storage, read> block_alive_offset: array<u32>;
 @group(0) @binding(3) var<storage, read_write> alive_list: array<u32>;
 
-var<workgroup> bits_before_word: array<u32, 8>;   // alive bits in this block before word k
+var<workgroup> word_alive: array<u32, 8>;   // alive slots per mask word of this block
 
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
     let block = wid.y * groups.x + wid.x;
-    if (lid == 0u && block < params.block_count) {
-        var acc = 0u;
-        for (var k = 0u; k < 8u; k++) {
-            bits_before_word[k] = acc;
-            acc += countOneBits(alive_mask[block * 8u + k]);
-        }
+    if (lid < 8u && block < params.block_count) {
+        word_alive[lid] = countOneBits(alive_mask[block * 8u + lid]);
     }
     workgroupBarrier();
     let i = block * 256u + lid;
@@ -37,6 +33,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let word = alive_mask[i / 32u];
     let bit = 1u << (i % 32u);
     if ((word & bit) == 0u) { return; }
-    let rank = block_alive_offset[block] + bits_before_word[lid / 32u] + countOneBits(word & (bit - 1u));
+    var rank = block_alive_offset[block] + countOneBits(word & (bit - 1u));
+    for (var k = 0u; k < lid / 32u; k++) { rank += word_alive[k]; }
     alive_list[rank] = i;
 }

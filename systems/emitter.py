@@ -46,7 +46,7 @@ from emberfx.system import EntityRef, Readback, StepInfo, System
 from emberfx.systems.emitter_component import Emitter
 from emberfx.systems.emitter_params import (BLOCK, LOOKS, PARAMS, Births, bake_looks,
                                             pack_params)
-from emberfx.systems.forces import FORCE, FORCE_KEYS, pack_forces
+from emberfx.systems.forces import FORCE, FORCE_KEYS, arrange, pack_forces
 
 ALLOCATION_MODES = {"ordered": 0, "atomic": 1, "ticket": 2}
 PREWARM_FRAMES = 1 << 31         # birth-seed frames used while prewarming
@@ -275,12 +275,13 @@ class EmitterSystem(System):
         c = pool.component
         start = step.frame * step.dt if start is None else start
         budget, velocity = pool.births.step(c, start, step.dt)
-        forces = self.forces_on(pool)
+        forces, accelerate_end, kill_start = arrange(self.forces_on(pool))
         queue = self.device.queue
         queue.write_buffer(pool.buffers["forces"], 0, pack_forces(forces).tobytes())
         queue.write_buffer(pool.buffers["params"], 0, pack_params(
             pool.param_record, c, entity=pool.entity.index, frame=step.frame, seed=step.seed,
-            dt=step.dt, budget=budget, force_count=len(forces), velocity=velocity))
+            dt=step.dt, budget=budget, force_count=len(forces), velocity=velocity,
+            accelerate_end=accelerate_end, kill_start=kill_start))
         queue.write_buffer(pool.buffers["looks"], 0, bake_looks(c))
         queue.write_buffer(pool.buffers["counters"], 0, np.array([budget], np.uint32).tobytes())
 

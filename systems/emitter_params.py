@@ -43,7 +43,8 @@ class Births:
 
 
 def pack_params(record: np.ndarray, c: Emitter, *, entity: int, frame: int, seed: int, dt: float,
-                budget: int, force_count: int, velocity=(0.0, 0.0, 0.0)) -> bytes:
+                budget: int, force_count: int, velocity=(0.0, 0.0, 0.0),
+                accelerate_end: int | None = None, kill_start: int = 0) -> bytes:
     axis = np.asarray(c.direction, np.float64)
     axis /= np.linalg.norm(axis)
     s = c.shape
@@ -70,6 +71,8 @@ def pack_params(record: np.ndarray, c: Emitter, *, entity: int, frame: int, seed
     record["size_in_pixels"] = int(c.size_unit == "pixels")
     record["substeps"] = c.substeps
     record["force_count"] = force_count
+    record["accelerate_end"] = force_count if accelerate_end is None else accelerate_end
+    record["kill_start"] = kill_start
     return record.tobytes()
 
 

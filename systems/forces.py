@@ -122,6 +122,27 @@ class KillZone:
         record["b"] = (*self.half_size, 0.0)
 
 
+def kills(force) -> bool:
+    """Whether a force can kill particles (a kill zone, or an attractor with a kill radius)."""
+    return isinstance(force, KillZone) or (isinstance(force, Attractor) and force.kill_radius > 0)
+
+
+def accelerates(force) -> bool:
+    return not isinstance(force, KillZone)
+
+
+def arrange(forces: list) -> tuple[list, int, int]:
+    """Order forces so that the update's two loops touch only what they need: accelerating ones
+    first (those that also kill last among them), then pure kill zones. Returns (forces,
+    accelerate_end, kill_start): accelerations come from [0, accelerate_end), kills from
+    [kill_start, len)."""
+    plain = [f for f in forces if accelerates(f) and not kills(f)]
+    both = [f for f in forces if accelerates(f) and kills(f)]
+    zones = [f for f in forces if not accelerates(f)]
+    ordered = plain + both + zones
+    return ordered, len(plain) + len(both), len(plain)
+
+
 def pack_forces(forces: list) -> np.ndarray:
     """The Force records (shaders/common/forces.wgsl) for these components, in order."""
     records = np.zeros(max(1, len(forces)), FORCE)

@@ -185,3 +185,13 @@ def test_bad_force_input_is_one_line(text, pieces):
     assert "\n" not in message
     for piece in pieces:
         assert piece in message, (piece, message)
+
+
+def test_arrange_puts_accelerating_forces_first_and_kill_zones_last():
+    from emberfx.systems.forces import Attractor, ForceField, KillZone, arrange
+
+    well, killer = Attractor(), Attractor(kill_radius=0.2)
+    field, zone = ForceField(kind="drag"), KillZone()
+    ordered, accelerate_end, kill_start = arrange([zone, killer, field, well])
+    assert ordered == [field, well, killer, zone]
+    assert (accelerate_end, kill_start) == (3, 2)

@@ -34,6 +34,8 @@ struct EmitterParams {
     size_in_pixels: u32,
     substeps: u32,           // integration substeps per step
     force_count: u32,        // records in the forces array
+    accelerate_end: u32,     // forces[0 .. accelerate_end) accelerate particles
+    kill_start: u32,         // forces[kill_start .. force_count) can kill them
 };
 
 // Appearance over life, baked by the host (systems/emitter.py) into LOOK_SAMPLES evenly spaced

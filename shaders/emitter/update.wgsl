@@ -81,12 +81,12 @@ fn main(@builtin(local_invocation_index) lid: u32,
             } else {
                 for (var s = 0u; s < params.substeps && !killed; s++) {
                     var a = params.gravity.xyz - drag * v;
-                    for (var k = 0u; k < params.force_count; k++) {
+                    for (var k = 0u; k < params.accelerate_end; k++) {
                         a += force_acceleration(forces[k], x, v);
                     }
                     v += a * h;
                     x += v * h;
-                    for (var k = 0u; k < params.force_count; k++) {
+                    for (var k = params.kill_start; k < params.force_count; k++) {
                         killed = killed || force_kills(forces[k], x);
                     }
                 }

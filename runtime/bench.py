@@ -256,7 +256,65 @@ def _bench_emitter_case(ctx, capacity, allocation, attractors, bandwidth, numpy_
     return rows
 
 
-BENCHMARKS = {"emitter": bench_emitter}
+def numpy_life_rate(size: int = 2048, generations: int = 3) -> float:
+    """Cell updates per second of an np.roll Life step on this CPU (the usual numpy baseline)."""
+    rng = np.random.default_rng(1)
+    cells = rng.random((size, size)) < 0.3
+    start = time.perf_counter()
+    for _ in range(generations):
+        c = cells.astype(np.uint8)
+        n = sum(np.roll(np.roll(c, dy, 0), dx, 1) for dy in (-1, 0, 1) for dx in (-1, 0, 1)
+                if (dx, dy) != (0, 0))
+        cells = (n == 3) | (cells & (n == 2))
+    return size * size * generations / (time.perf_counter() - start)
+
+
+def bench_life() -> list[dict]:
+    from emberfx.camera import Camera
+    from emberfx.engine import Engine
+    from emberfx.frame_graph import FrameGraph, Phase
+    from emberfx.gpu import get_context
+    from emberfx.scene import EntitySpec, Scene, SceneSettings
+    from emberfx.systems.life_component import Life
+
+    ctx = get_context()
+    rows = []
+    numpy_rate = numpy_life_rate()
+    rows.append({"name": "numpy np.roll Life, 2048x2048 (this CPU)", "value": numpy_rate / 1e9,
+                 "unit": "Gcell/s"})
+    copy_size = min(256 << 20, ctx.limits["max-storage-buffer-binding-size"] // 16 * 16)
+    bandwidth = compute_copy_bandwidth(ctx, copy_size)
+    rows.append({"name": f"compute vec4 copy ({copy_size >> 20} MiB)", "value": bandwidth / 1e9,
+                 "unit": "GB/s"})
+    sizes = [(4096, 4096)] if ctx.is_software else [(4096, 4096), (16384, 16384), (65536, 32768)]
+    generations = 8 if ctx.is_software else 16
+    for width, height in sizes:
+        for memory in ("pingpong", "inplace"):
+            label = f"{width}x{height}, {memory}"
+            try:
+                scene = Scene(SceneSettings(seed=1), Camera(kind="orthographic"), [EntitySpec(
+                    "life", {"life": Life(size=(width, height), density=0.3, memory=memory,
+                                          steps_per_frame=generations)})])
+                engine = Engine(scene, size=(64, 64))
+            except EmberError as exc:
+                rows.append({"name": f"life step ({label})", "value": None, "unit": "skipped",
+                             "note": str(exc)})
+                continue
+            steps = [p for p in engine._graph("rgba8unorm-srgb").order if p.phase == Phase.SIMULATE]
+            graph = FrameGraph(steps, uploaded={r for p in steps for r in p.reads})
+            iterations = 3 if ctx.is_software else 20
+            seconds = _timed(ctx.device, lambda enc: graph.encode(enc, {}), iterations)
+            rate = width * height * generations / seconds
+            bytes_moved = 2 * (width + 31) // 32 * 4 * height * generations   # read + write a word
+            rows.append({"name": f"life step ({label})", "value": rate / 1e9, "unit": "Gcell/s",
+                         "ms_per_generation": seconds / generations * 1e3,
+                         "fraction_of_copy_bandwidth": bytes_moved / seconds / bandwidth,
+                         "vs_numpy": rate / numpy_rate})
+            engine.close()
+    return rows
+
+
+BENCHMARKS = {"emitter": bench_emitter, "life": bench_life}
 NAMES = list(BENCHMARKS)
 
 

@@ -100,6 +100,23 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
     add("info", "show the GPU adapter, backend and limits")
 
+    s = add("life", "run a Life pattern headless for N generations and print its population")
+    s.add_argument("pattern", metavar="PATTERN", help="pattern file: .rle or .cells")
+    s.add_argument("--gens", type=positive_int, required=True, metavar="N",
+                   help="generations to run")
+    s.add_argument("--size", type=parse_size, metavar="WxH",
+                   help=f"grid size in cells (default: the pattern's size times 2, at least "
+                        f"{LIFE_MIN_SIDE} per side); the pattern is centred")
+    s.add_argument("--rule", type=life_rule, metavar="R",
+                   help="Life-like rule, e.g. B3/S23, b36s23 or 23/3 (default: the RLE "
+                        "header's rule, else B3/S23)")
+    s.add_argument("--topology", choices=("torus", "dead"), default="torus",
+                   help="torus wraps the edges; dead: cells beyond them are dead (default: torus)")
+    s.add_argument("--memory", choices=("pingpong", "inplace"), default="pingpong",
+                   help="state buffers: two, or one with tiles and halos (default: pingpong)")
+    s.add_argument("--out", type=Path, metavar="FILE",
+                   help="write the final grid: .rle (cells) or .png (the rendered image)")
+
     s = add("bench", "run benchmarks (all when no NAME is given)")
     s.add_argument("names", nargs="*", metavar="NAME")
     s.add_argument("--json", action="store_true", help="print results as JSON")
@@ -263,6 +280,94 @@ def cmd_info(args) -> int:
     return 0
 
 
+LIFE_MIN_SIDE = 64      # `life`: smallest default grid side, in cells
+LIFE_MAX_RENDER = 1024  # `life`: largest render target side (the grid itself may be larger)
+LIFE_CHUNK = 64         # `life`: generations per Engine.step (Life's steps_per_frame)
+
+
+def life_rule(text: str) -> str:
+    """A Life-like rule ('B3/S23', 'b36s23', MCell '23/3'), kept as written."""
+    from emberfx.systems.life_rules import parse_rule
+
+    try:
+        parse_rule(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def cmd_life(args) -> int:
+    if args.out is not None:   # before the run, not after it
+        _check_out(args.out, "--out", (".rle", ".png"))
+        if not args.out.parent.is_dir():
+            raise EmberError(f"cannot write {args.out}: folder {args.out.parent} does not exist")
+        if args.out.is_dir():
+            raise EmberError(f"cannot write {args.out}: it is a folder")
+    from emberfx.systems.life_patterns import read_pattern, write_rle
+    from emberfx.systems.life_rules import parse_rule, rule_name
+
+    path = Path(args.pattern)
+    pattern = read_pattern(path)   # PatternError names the file, line and column
+    w, h = pattern.size
+    width, height = args.size or (max(LIFE_MIN_SIDE, 2 * w), max(LIFE_MIN_SIDE, 2 * h))
+    if w > width or h > height:
+        raise EmberError(f"{path}: the {w}x{h} pattern does not fit the {width}x{height} grid "
+                         f"(--size {width}x{height})")
+    rule = args.rule or pattern.rule or "B3/S23"
+    gens = args.gens
+    chunk = min(gens, LIFE_CHUNK)
+
+    from .camera import Camera
+    from .scene import EntitySpec, Scene, SceneSettings
+    from emberfx.systems.life_component import Life
+
+    try:
+        life = Life(size=(width, height), rule=rule, topology=args.topology, memory=args.memory,
+                    pattern=str(path.resolve()), offset=None, steps_per_frame=chunk)
+    except ValueError as exc:
+        raise EmberError(f"{path}: {exc}") from None
+    render_size = (min(width, LIFE_MAX_RENDER), min(height, LIFE_MAX_RENDER))
+    scene = Scene(SceneSettings(name=f"life {path.name}", size=render_size),
+                  Camera(kind="orthographic"), [EntitySpec("life", {"life": life})], path=None)
+    engine = _engine(scene, render_size)
+    try:
+        engine.step(gens // chunk)            # chunk generations per step
+        if gens % chunk:
+            engine.entity("life").life.steps_per_frame = gens % chunk   # a live field
+            engine.step(1)
+        cells = engine.state("life")["cells"]
+        if args.out is not None and args.out.suffix.lower() == ".png":
+            from .output import write_png
+
+            write_png(args.out, engine.render())
+            print(f"wrote {args.out} ({render_size[0]}x{render_size[1]})")
+    finally:
+        engine.close()
+    if args.out is not None and args.out.suffix.lower() == ".rle":
+        text = write_rle(cells, rule=rule_name(*parse_rule(rule)), name=pattern.name)
+        _write_text(args.out, text)
+        print(f"wrote {args.out} ({width}x{height} cells)")
+    print(f"population {int(cells.sum())}")
+    return 0
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write atomically: a temp file next to ``path``, then os.replace; one-line errors."""
+    from .output import _remove, _temp_path
+
+    tmp = _temp_path(path)   # EmberError for a missing folder or a folder in the way
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        _remove(tmp)
+        raise EmberError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
 def cmd_bench(args) -> int:
     from . import bench
 
@@ -274,7 +379,7 @@ def cmd_bench(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "render": cmd_render, "validate": cmd_validate,
-            "passes": cmd_passes, "info": cmd_info, "bench": cmd_bench}
+            "passes": cmd_passes, "info": cmd_info, "life": cmd_life, "bench": cmd_bench}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -83,7 +83,8 @@ class Engine:
             label="frame", size=FRAME.itemsize,
             usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
         self._shared = SharedResources(frame_uniform=self._frame_uniform,
-                                       fixed_dt=scene.settings.fixed_dt, seed=scene.settings.seed)
+                                       fixed_dt=scene.settings.fixed_dt, seed=scene.settings.seed,
+                                       resolve=scene.resolve)
         self._background = linear_color(scene.settings.background)
         self._graphs: dict[str, FrameGraph] = {}
         self._present: dict[str, tuple] = {}
@@ -244,6 +245,7 @@ class Engine:
                 except msgspec.ValidationError as exc:
                     raise EmberError(f"entity '{name}': {key}: {exc}") from None
                 self._snapshots[(name, key)] = now
+                self._graphs.clear()   # a live field may change the passes (e.g. Life's steps)
                 reload = getattr(component, "RELOAD_FIELDS", ())
                 fields = [f.name for f in dataclasses.fields(component)]
                 changed = {f for f, a, b in zip(fields, before, now) if a != b}

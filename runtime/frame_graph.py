@@ -78,6 +78,8 @@ class Pass:
     op: Operation
     reads: tuple[str, ...] = ()    # resource names, e.g. "fountain/particles"
     writes: tuple[str, ...] = ()
+    order: int = 0                 # within a phase, lower first where dependencies allow (like a
+                                   # render queue: backgrounds < 0 < transparent geometry)
 
     @property
     def kind(self) -> str:
@@ -166,15 +168,15 @@ def _sort(passes: list[Pass]) -> list[Pass]:
                     after[i].discard(j)
         pending = {i: len(deps) for i, deps in after.items()}
         users = {i: [k for k, deps in after.items() if i in deps] for i in after}
-        ready = [i for i, n in pending.items() if n == 0]
+        ready = [(group[i].order, i) for i, n in pending.items() if n == 0]
         heapq.heapify(ready)
         while ready:
-            i = heapq.heappop(ready)
+            _, i = heapq.heappop(ready)
             ordered.append(group[i])
             for k in users[i]:
                 pending[k] -= 1
                 if pending[k] == 0:
-                    heapq.heappush(ready, k)
+                    heapq.heappush(ready, (group[k].order, k))
         stuck = [group[i].name for i, n in pending.items() if n > 0]
         if stuck:
             raise FrameGraphError(f"passes in phase {phase.name} wait on each other in a cycle: "
@@ -194,11 +196,12 @@ def _check_reads(order: list[Pass], uploaded: set[str]) -> None:
 
 
 def _bind(pass_encoder, name: str, op) -> None:
-    """Open the pass's debug group and set its pipeline and bind groups."""
+    """Open the pass's debug group and set its pipeline and bind groups. A bind group may be given
+    as a function returning one, picked when the frame is encoded (ping-pong state buffers)."""
     pass_encoder.push_debug_group(name)
     pass_encoder.set_pipeline(op.pipeline)
     for index, group in enumerate(op.bind_groups):
-        pass_encoder.set_bind_group(index, group)
+        pass_encoder.set_bind_group(index, group() if callable(group) else group)
 
 
 class _Encoding:

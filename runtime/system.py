@@ -43,6 +43,7 @@ class SharedResources:
     world: object = None       # WorldView: other entities' components (read-only use)
     fixed_dt: float = 1.0 / 60.0
     seed: int = 0
+    resolve: object = None     # scene.resolve: a path written in the scene -> a real path
     scene_format: str = SCENE_FORMAT
     depth_format: str = DEPTH_FORMAT
 

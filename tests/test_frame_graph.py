@@ -133,3 +133,16 @@ def test_mutual_read_write_hazards_follow_declaration_order():
               p("s:sort", Phase.RENDER, reads=["keys", "list"], writes=["keys", "list"]),
               p("s:draw", Phase.RENDER, reads=["list"], writes=["img"])]
     assert FrameGraph(passes, uploaded={"list"}).names() == ["s:depth", "s:sort", "s:draw"]
+
+
+def test_order_hint_puts_backgrounds_first_and_callable_groups_are_resolved():
+    passes = [Pass("a:draw", Phase.RENDER, Draw(None), writes=("img",)),
+              Pass("bg:draw", Phase.RENDER, Draw(None), writes=("img",), order=-1),
+              Pass("c:draw", Phase.RENDER, Draw(None), writes=("img",), order=5)]
+    graph = FrameGraph(passes)
+    assert graph.names() == ["bg:draw", "a:draw", "c:draw"]
+    picked = []
+    op = Dispatch(pipeline=None, bind_groups=(lambda: picked.append(1) or "group",))
+    rec = Recorder()
+    FrameGraph([Pass("x:step", Phase.SIMULATE, op)]).encode(rec, {})
+    assert picked == [1]

@@ -1,0 +1,50 @@
+// life/draw.wgsl  --  pass `<entity>:life:draw` (render)
+//
+// Shows the display texture with nearest filtering: filling the view (aspect kept, centred) or as
+// a world quad in the x-y plane (quad_center, quad_size) seen through the scene camera.
+// Draw: 6 vertices, 1 instance. Bindings (group 0): 0 frame (uniform Frame),
+// 1 placement (uniform LifePlacement), 2 image (texture_2d<f32>), 3 nearest (sampler)
+
+//! include common/frame.wgsl
+
+struct LifePlacement {
+    center: vec4f,    // quad: world centre; w = 1 for a world quad, 0 to fill the view
+    size: vec4f,      // quad: world width, height; fill: grid width, height in cells
+};
+
+@group(0) @binding(0) var<uniform> frame: Frame;
+@group(0) @binding(1) var<uniform> placement: LifePlacement;
+@group(0) @binding(2) var image: texture_2d<f32>;
+@group(0) @binding(3) var nearest: sampler;
+
+struct VertexOut {
+    @builtin(position) clip: vec4f,
+    @location(0) uv: vec2f,
+};
+
+@vertex
+fn vs_main(@builtin(vertex_index) vertex: u32) -> VertexOut {
+    var corners = array<vec2f, 6>(vec2f(0.0, 0.0), vec2f(1.0, 0.0), vec2f(1.0, 1.0),
+                                  vec2f(0.0, 0.0), vec2f(1.0, 1.0), vec2f(0.0, 1.0));
+    let c = corners[vertex];
+    var out: VertexOut;
+    out.uv = vec2f(c.x, 1.0 - c.y);   // texture row 0 = the grid's top row
+    if (placement.center.w > 0.5) {
+        let world = placement.center.xyz + vec3f((c - 0.5) * placement.size.xy, 0.0);
+        out.clip = frame.view_proj * vec4f(world, 1.0);
+    } else {
+        // fit the grid's aspect into the viewport's
+        let grid_aspect = placement.size.x / placement.size.y;
+        let view_aspect = frame.viewport.x / frame.viewport.y;
+        var extent = vec2f(1.0, 1.0);
+        if (grid_aspect > view_aspect) { extent.y = view_aspect / grid_aspect; }
+        else { extent.x = grid_aspect / view_aspect; }
+        out.clip = vec4f((c * 2.0 - 1.0) * extent, 0.0, 1.0);
+    }
+    return out;
+}
+
+@fragment
+fn fs_main(in: VertexOut) -> @location(0) vec4f {
+    return textureSampleLevel(image, nearest, in.uv, 0.0);
+}

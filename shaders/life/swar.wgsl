@@ -1,0 +1,93 @@
+// life/swar.wgsl: bit-sliced Life arithmetic shared by the step passes (no pass of its own).
+//
+// A u32 holds 32 cells (bit j = cell word * 32 + j). A word's 8 neighbour counts are added as
+// bit-sliced numbers with carry-save adders (seed 001): four words sb0..sb3 hold bit 0..3 of all
+// 32 counts. Any Life-like rule then follows from which counts (0..8) give birth or survival:
+// BIRTH and SURVIVE are bit masks over the counts, set per pipeline as override constants, so the
+// loop over counts folds away at pipeline creation.
+
+override BIRTH: u32 = 8u;      // bit n: a dead cell with n live neighbours is born (B3)
+override SURVIVE: u32 = 12u;   // bit n: a live cell with n live neighbours stays (S23)
+
+struct LifeParams {
+    width: u32,    // cells per row
+    height: u32,   // rows
+    stride: u32,   // words per row = ceil(width / 32)
+    tiles_x: u32,  // in-place mode: tiles per row of tiles
+    torus: u32,    // 1: wrap both edges; 0: cells beyond the edges are dead
+};
+
+// One row of a word's neighbourhood: the word and its cells shifted to their west/east neighbour.
+struct Row {
+    cells: u32,
+    west: u32,   // bit j = the west neighbour of cell j
+    east: u32,   // bit j = the east neighbour of cell j
+};
+
+// `left` and `right` are the words before and after `mid` in its row (wrapped for a torus, 0 past
+// a dead edge). West neighbours come from mid << 1 with bit 0 from `left`, east neighbours from
+// mid >> 1 with bit 31 from `right`. On a torus whose last word is ragged (width % 32 = r > 0),
+// the wrap partner of cell 0 is bit r - 1 of the last word and that of the last cell is bit 0 of
+// the first word, so the shifts change instead of patching bits: left >> (r - 1) and
+// right << (r - 1). Padding bits are zero, so nothing else moves in. (Seed 001 instead patches
+// the two bits after the shifts; llvmpipe/LLVM 15 miscompiled that form once make_row was
+// inlined three times into the step, on Vulkan and GL alike, so this branch-free form is used.)
+fn make_row(mid: u32, left: u32, right: u32, word: u32, width: u32, torus: bool) -> Row {
+    let b = (width - 1u) % 32u;
+    let west_shift = select(31u, b, torus && word == 0u);
+    let east_shift = select(31u, b, torus && word == (width - 1u) / 32u);
+    return Row(mid, (mid << 1u) | (left >> west_shift), (mid >> 1u) | (right << east_shift));
+}
+
+struct Adder {
+    sum: u32,
+    carry: u32,
+};
+
+fn full_add(a: u32, b: u32, c: u32) -> Adder {
+    let t = a ^ b;
+    return Adder(t ^ c, (a & b) | (c & t));
+}
+
+fn half_add(a: u32, b: u32) -> Adder {
+    return Adder(a ^ b, a & b);
+}
+
+// The cells set where the count (sb3 sb2 sb1 sb0) equals n.
+fn count_is(n: u32, sb0: u32, sb1: u32, sb2: u32, sb3: u32) -> u32 {
+    let m0 = select(~sb0, sb0, (n & 1u) != 0u);
+    let m1 = select(~sb1, sb1, (n & 2u) != 0u);
+    let m2 = select(~sb2, sb2, (n & 4u) != 0u);
+    let m3 = select(~sb3, sb3, (n & 8u) != 0u);
+    return m0 & m1 & m2 & m3;
+}
+
+// The next generation of the word in row `mid`, given the rows above and below.
+fn next_word(up: Row, mid: Row, down: Row) -> u32 {
+    let a = full_add(up.west, up.cells, up.east);
+    let b = full_add(down.west, down.cells, down.east);
+    let c = half_add(mid.west, mid.east);
+    let d = full_add(a.sum, b.sum, c.sum);
+    let e = full_add(a.carry, b.carry, c.carry);
+    let f = half_add(e.sum, d.carry);
+    let sb0 = d.sum;
+    let sb1 = f.sum;
+    let sb2 = e.carry ^ f.carry;
+    let sb3 = e.carry & f.carry;
+    var born = 0u;
+    var stay = 0u;
+    for (var n = 0u; n <= 8u; n++) {
+        if ((((BIRTH | SURVIVE) >> n) & 1u) != 0u) {
+            let is_n = count_is(n, sb0, sb1, sb2, sb3);
+            if (((BIRTH >> n) & 1u) != 0u) { born |= is_n; }
+            if (((SURVIVE >> n) & 1u) != 0u) { stay |= is_n; }
+        }
+    }
+    return (~mid.cells & born) | (mid.cells & stay);
+}
+
+// Bits of real cells in a word (the last word of a ragged row keeps its padding bits zero).
+fn word_mask(word: u32, p: LifeParams) -> u32 {
+    let cells = min(p.width - word * 32u, 32u);
+    return select((1u << cells) - 1u, 0xffffffffu, cells == 32u);
+}

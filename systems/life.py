@@ -1,0 +1,318 @@
+"""The Life system (seeds 000 and 001): bit-packed Life-like automata on the GPU.
+
+Per simulation step, for each life entity:
+  CLEAR     <e>:life:clear        zero the population counter
+  SIMULATE  <e>:life:step<k>      steps_per_frame generations, all in the step's compute pass:
+                                  pingpong: state A -> B -> A ... (life/step.wgsl)
+                                  inplace:  one buffer, tile + halo + staging (step_inplace.wgsl)
+            <e>:life:commit<k>    (inplace) staged tile borders back into the state
+  PREPARE   <e>:life:population   live cells: workgroup atomics, one global atomic per workgroup
+  RENDER    <e>:life:display      cells -> an rgba8 storage texture (<= 4096 per side), trail
+            <e>:life:draw         the texture filling the view or as a world quad
+  READBACK  <e>:life:readback     population -> the staging ring (read 1-2 steps later)
+
+State: 32 cells per u32, rows padded to whole words, padding bits always zero; cell (x, y) is bit
+x % 32 of word y * stride + x / 32 (row 0 = the top row of a pattern).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import wgpu
+
+from emberfx.colors import linear_color
+from emberfx.errors import DeviceLimitError, EmberError
+from emberfx.frame_graph import ClearBuffer, Dispatch, Draw, Pass, Phase
+from emberfx.layout import struct_dtype
+from emberfx.readback import read_array
+from emberfx.registry import set_system
+from emberfx.system import EntityRef, Readback, StepInfo, System
+from emberfx.systems.life_component import Life
+from emberfx.systems.life_rules import parse_rule
+
+PARAMS = struct_dtype("life/swar.wgsl", "LifeParams")
+LOOK = struct_dtype("life/display.wgsl", "LifeLook")
+PLACEMENT = struct_dtype("life/draw.wgsl", "LifePlacement")
+COUNTERS = struct_dtype("life/population.wgsl", "LifeCounters")
+TILE_W, TILE_H, BORDER_SLOTS = 8, 32, 76          # life/tile.wgsl
+STEP_ROWS = 4                                      # rows per invocation in life/step.wgsl
+MAX_TEXTURE = 4096
+
+
+def pack_cells(cells: np.ndarray) -> np.ndarray:
+    """bool (H, W) -> u32 words (H * stride), bit x % 32 of word x / 32, padding bits zero."""
+    h, w = cells.shape
+    stride = (w + 31) // 32
+    padded = np.zeros((h, stride * 32), np.uint8)
+    padded[:, :w] = cells
+    return np.packbits(padded, axis=1, bitorder="little").view("<u4").reshape(-1).copy()
+
+
+def unpack_cells(words: np.ndarray, width: int, height: int) -> np.ndarray:
+    stride = (width + 31) // 32
+    bytes_ = words.astype("<u4").reshape(height, stride).view(np.uint8)
+    return np.unpackbits(bytes_, axis=1, bitorder="little")[:, :width].astype(bool)
+
+
+@dataclass
+class _Layer:
+    entity: EntityRef
+    component: Life
+    width: int
+    height: int
+    stride: int
+    buffers: dict
+    pipelines: dict
+    groups: dict = field(default_factory=dict)
+    parity: int = 0           # pingpong: which buffer holds the current generation
+    step_parity: int = 0      # the parity the step being encoded starts from
+    generation: int = 0
+    gens_this_step: int = 0
+
+
+class LifeSystem(System):
+    key = "life"
+
+    def __init__(self, gpu, shared):
+        super().__init__(gpu, shared)
+        self.layers: dict[str, _Layer] = {}
+        self._sampler = self.device.create_sampler(mag_filter="nearest", min_filter="nearest")
+
+    # lifecycle ---------------------------------------------------------------------------------
+    def add(self, entity: EntityRef, component: Life) -> None:
+        name = entity.name
+        width, height = component.size
+        stride = (width + 31) // 32
+        words = stride * height
+        what = f"entity '{name}': life.size = {width}x{height} ({words * 4:,} bytes of state)"
+        self.gpu.check_buffer_size(words * 4, what)
+        groups_y = math.ceil(height / STEP_ROWS)
+        if groups_y > self.gpu.limits["max-compute-workgroups-per-dimension"]:
+            raise DeviceLimitError(f"{what}: {height} rows need {groups_y:,} workgroups in y; "
+                                   f"this device allows {self.gpu.limits['max-compute-workgroups-per-dimension']:,}")
+        birth, survive = parse_rule(component.rule)
+        constants = {"BIRTH": birth, "SURVIVE": survive}
+        tiles_x = math.ceil(stride / TILE_W)
+        tiles = tiles_x * math.ceil(height / TILE_H)
+        tex = (min(width, MAX_TEXTURE), min(height, MAX_TEXTURE))
+        buffers = {
+            "params": self.uniform_buffer(f"{name}/params", PARAMS.itemsize),
+            "look": self.uniform_buffer(f"{name}/look", LOOK.itemsize),
+            "placement": self.uniform_buffer(f"{name}/placement", PLACEMENT.itemsize),
+            "counters": self.storage_buffer(f"{name}/counters", COUNTERS.itemsize),
+            "trail": self.storage_buffer(f"{name}/trail", tex[0] * tex[1] * 4),
+            "state0": self.storage_buffer(f"{name}/state0", words * 4, what=what),
+        }
+        if component.memory == "pingpong":
+            buffers["state1"] = self.storage_buffer(f"{name}/state1", words * 4, what=what)
+            step = self.gpu.compute_pipeline("life/step.wgsl", dict(constants, ROWS=STEP_ROWS))
+            pipelines = {"step": step}
+        else:
+            buffers["staging"] = self.storage_buffer(f"{name}/staging", tiles * BORDER_SLOTS * 4,
+                                                     what=what)
+            pipelines = {"step": self.gpu.compute_pipeline("life/step_inplace.wgsl", constants),
+                         "commit": self.gpu.compute_pipeline("life/tile_commit.wgsl", constants)}
+        pipelines["population"] = self.gpu.compute_pipeline("life/population.wgsl")
+        pipelines["display"] = self.gpu.compute_pipeline("life/display.wgsl")
+        texture = self.device.create_texture(
+            label=f"{name}/image", size=(tex[0], tex[1], 1), format="rgba8unorm",
+            usage=wgpu.TextureUsage.STORAGE_BINDING | wgpu.TextureUsage.TEXTURE_BINDING)
+        layer = _Layer(entity, component, width, height, stride, buffers, pipelines)
+        layer.texture, layer.texture_size, layer.tiles, layer.tiles_x = texture, tex, tiles, tiles_x
+        self._make_groups(layer)
+        record = np.zeros((), PARAMS)
+        record["width"], record["height"], record["stride"], record["tiles_x"] = (
+            width, height, stride, tiles_x)
+        record["torus"] = int(component.topology == "torus")
+        self.device.queue.write_buffer(buffers["params"], 0, record.tobytes())
+        self.device.queue.write_buffer(buffers["state0"], 0,
+                                       pack_cells(self._initial_cells(layer)).tobytes())
+        self.layers[name] = layer
+        self._write_look(layer)
+
+    def _initial_cells(self, layer: _Layer) -> np.ndarray:
+        from emberfx.systems.life_patterns import place, random_soup, read_pattern
+
+        c = layer.component
+        cells = np.zeros((layer.height, layer.width), bool)
+        if c.density > 0.0:
+            cells |= random_soup(layer.width, layer.height, c.density,
+                                 self.shared.seed ^ (layer.entity.index * 0x9E3779B9 & 0xFFFFFFFF),
+                                 c.soup)
+        if c.pattern is not None:
+            path = self.shared.resolve(c.pattern) if self.shared.resolve else c.pattern
+            pattern = read_pattern(path)
+            place(cells, pattern.cells, c.offset, source=str(c.pattern))
+        return cells
+
+    def _make_groups(self, layer: _Layer) -> None:
+        b, p, name, gpu = layer.buffers, layer.pipelines, layer.entity.name, self.gpu
+        if layer.component.memory == "pingpong":
+            layer.groups["step"] = [
+                gpu.bind_group(f"{name}:life:step", p["step"], 0,
+                               [b["params"], b[f"state{k}"], b[f"state{1 - k}"]]) for k in (0, 1)]
+        else:
+            layer.groups["step"] = [gpu.bind_group(f"{name}:life:step", p["step"], 0,
+                                                   [b["params"], b["state0"], b["staging"]])]
+            layer.groups["commit"] = gpu.bind_group(f"{name}:life:commit", p["commit"], 0,
+                                                    [b["params"], b["state0"], b["staging"]])
+        states = ("state0", "state1") if "state1" in b else ("state0",)
+        layer.groups["population"] = [
+            gpu.bind_group(f"{name}:life:population", p["population"], 0,
+                           [b["params"], b[s], b["counters"]]) for s in states]
+        display = p["display"]
+        layer.groups["display"] = [self.device.create_bind_group(
+            label=f"{name}:life:display", layout=display.get_bind_group_layout(0), entries=[
+                {"binding": 0, "resource": {"buffer": b["params"]}},
+                {"binding": 1, "resource": {"buffer": b["look"]}},
+                {"binding": 2, "resource": {"buffer": b[s]}},
+                {"binding": 3, "resource": {"buffer": b["trail"]}},
+                {"binding": 4, "resource": layer.texture.create_view()}]) for s in states]
+
+    def remove(self, entity: EntityRef) -> None:
+        layer = self.layers.pop(entity.name)
+        for buffer in layer.buffers.values():
+            buffer.destroy()
+        layer.texture.destroy()
+
+    # per frame ---------------------------------------------------------------------------------
+    def _draw_pipeline(self, mode: str):
+        key = ("draw", mode)
+        cache = self.__dict__.setdefault("_draw_pipelines", {})
+        if key not in cache:
+            from emberfx import wgsl
+
+            module = wgsl.create_module(self.device, "life/draw.wgsl")
+            cache[key] = self.device.create_render_pipeline(
+                label=f"life:draw:{mode}", layout="auto",
+                vertex={"module": module, "entry_point": "vs_main"},
+                primitive={"topology": "triangle-list"},
+                depth_stencil={"format": self.shared.depth_format,
+                               "depth_write_enabled": mode == "quad",
+                               "depth_compare": "less" if mode == "quad" else "always"},
+                fragment={"module": module, "entry_point": "fs_main",
+                          "targets": [{"format": self.shared.scene_format}]})
+        return cache[key]
+
+    def passes(self) -> list[Pass]:
+        out = []
+        for name, layer in self.layers.items():
+            out += self._layer_passes(name, layer)
+        return out
+
+    def _gens(self, layer: _Layer) -> int:
+        return 0 if layer.component.paused else layer.component.steps_per_frame
+
+    def _layer_passes(self, name: str, layer: _Layer) -> list[Pass]:
+        c, p, g = layer.component, layer.pipelines, layer.groups
+        state = f"{name}/state"
+        prefix = f"{name}:life"
+        out = [Pass(f"{prefix}:clear", Phase.CLEAR, ClearBuffer(layer.buffers["counters"]),
+                    writes=(f"{name}/counters",))]
+        if c.memory == "pingpong":
+            grid = (math.ceil(layer.stride / 64), math.ceil(layer.height / STEP_ROWS), 1)
+            for k in range(self._gens(layer)):
+                pick = (lambda k=k: g["step"][(layer.step_parity + k) % 2])
+                out.append(Pass(f"{prefix}:step{k}", Phase.SIMULATE,
+                                Dispatch(p["step"], (pick,), grid),
+                                reads=(f"{name}/params", state), writes=(state,)))
+        else:
+            grid = self.gpu.grid(layer.tiles)
+            for k in range(self._gens(layer)):
+                out.append(Pass(f"{prefix}:step{k}", Phase.SIMULATE,
+                                Dispatch(p["step"], (g["step"][0],), grid),
+                                reads=(f"{name}/params", state), writes=(state, f"{name}/staging")))
+                out.append(Pass(f"{prefix}:commit{k}", Phase.SIMULATE,
+                                Dispatch(p["commit"], (g["commit"],), grid),
+                                reads=(state, f"{name}/staging"), writes=(state,)))
+        current = (lambda key: (lambda: g[key][layer.parity % len(g[key])]))
+        words = layer.stride * layer.height
+        out.append(Pass(f"{prefix}:population", Phase.PREPARE,
+                        Dispatch(p["population"], (current("population"),),
+                                 self.gpu.grid(math.ceil(words / (256 * 16)))),
+                        reads=(state, f"{name}/counters"), writes=(f"{name}/counters",)))
+        tw, th = layer.texture_size
+        out.append(Pass(f"{prefix}:display", Phase.RENDER,
+                        Dispatch(p["display"], (current("display"),),
+                                 (math.ceil(tw / 16), math.ceil(th / 16), 1)),
+                        reads=(state, f"{name}/look", f"{name}/trail"),
+                        writes=(f"{name}/image", f"{name}/trail"), order=-100))
+        draw = self._draw_pipeline(c.display)
+        group = self.device.create_bind_group(
+            label=f"{prefix}:draw", layout=draw.get_bind_group_layout(0), entries=[
+                {"binding": 0, "resource": {"buffer": self.shared.frame_uniform}},
+                {"binding": 1, "resource": {"buffer": layer.buffers["placement"]}},
+                {"binding": 2, "resource": layer.texture.create_view()},
+                {"binding": 3, "resource": self._sampler}])
+        out.append(Pass(f"{prefix}:draw", Phase.RENDER,
+                        Draw(draw, (group,), target="scene", vertices=6),
+                        reads=("frame", f"{name}/placement", f"{name}/image"),
+                        writes=("scene/color",), order=-100 if c.display == "fill" else 0))
+        return out
+
+    def uploaded(self) -> set[str]:
+        return {f"{n}/{k}" for n in self.layers
+                for k in ("params", "state", "look", "placement", "trail", "counters")}
+
+    def readbacks(self) -> list[Readback]:
+        return [Readback(n, "life", f"{n}/counters", layer.buffers["counters"], 0,
+                         COUNTERS.itemsize) for n, layer in self.layers.items()]
+
+    def before_step(self, step: StepInfo) -> None:
+        for layer in self.layers.values():
+            gens = self._gens(layer)
+            layer.step_parity = layer.parity
+            if layer.component.memory == "pingpong":
+                layer.parity = (layer.parity + gens) % 2
+            layer.generation += gens
+            self._write_look(layer)
+
+    def _write_look(self, layer: _Layer) -> None:
+        c = layer.component
+        look = np.zeros((), LOOK)
+        look["alive"] = linear_color(c.alive_color)
+        look["dead"] = linear_color(c.dead_color)
+        if c.trail_color is not None:
+            look["trail"] = (*linear_color(c.trail_color)[:3], 1.0)
+        look["texture"] = layer.texture_size
+        look["trail_fade"] = c.trail_fade
+        self.device.queue.write_buffer(layer.buffers["look"], 0, look.tobytes())
+        placement = np.zeros((), PLACEMENT)
+        if c.display == "quad":
+            placement["center"] = (*c.quad_center, 1.0)
+            placement["size"] = (*c.quad_size, 0.0, 0.0)
+        else:
+            placement["size"] = (layer.width, layer.height, 0.0, 0.0)
+        self.device.queue.write_buffer(layer.buffers["placement"], 0, placement.tobytes())
+
+    # inspection --------------------------------------------------------------------------------
+    def current_buffer(self, layer: _Layer):
+        return layer.buffers[f"state{layer.parity}"]
+
+    def state(self, entity: EntityRef) -> dict[str, np.ndarray]:
+        layer = self.layers[entity.name]
+        words = read_array(self.device, self.current_buffer(layer), np.uint32,
+                           layer.stride * layer.height)
+        return {"cells": unpack_cells(words, layer.width, layer.height)}
+
+    def words(self, entity: EntityRef) -> np.ndarray:
+        """The packed state words (tests: padding bits must stay zero)."""
+        layer = self.layers[entity.name]
+        return read_array(self.device, self.current_buffer(layer), np.uint32,
+                          layer.stride * layer.height)
+
+    def stats(self, entity: EntityRef, readback: dict[str, bytes]) -> dict:
+        layer = self.layers[entity.name]
+        out = {"generation": layer.generation, "size": (layer.width, layer.height)}
+        data = readback.get(entity.name)
+        if data is not None:
+            out["population"] = int(np.frombuffer(data, COUNTERS)[0]["population"])
+        return out
+
+
+set_system("life", LifeSystem)
+
+__all__ = ["LifeSystem", "pack_cells", "unpack_cells", "EmberError"]

@@ -1,0 +1,376 @@
+"""Life patterns: RLE and plaintext (.cells) files in, RLE out, random soups, placement on a grid.
+
+Pure numpy, no GPU code: scene validation, the CLI and the tests use it without an adapter.
+
+Grid convention (DESIGN.md): ``cells[y, x]`` is column x of row y; row 0 is the top row of the
+file. Every mistake in a file raises a ``PatternError`` whose text is one line,
+``FILE:LINE:COL: what was expected, what was found`` (line and column 1-based, the column counted
+in characters of that line).
+
+RLE follows LifeWiki's description (https://conwaylife.com/wiki/Run_Length_Encoded):
+
+    #N Glider                      optional '#' lines before the header (#N names the pattern)
+    x = 3, y = 3, rule = B3/S23    the header; rule is optional
+    bob$2bo$3o!                    runs: [count] b (dead) | o (alive) | $ (end of row), ! ends
+
+Whitespace and line breaks may separate runs, but not a count from its tag; text after ``!`` is
+ignored. Only two-state patterns are read: any tag other than ``b``, ``o`` and ``$`` is an error.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from emberfx.errors import EmberError
+
+__all__ = ["PatternError", "Pattern", "parse_rle", "parse_cells", "read_pattern", "write_rle",
+           "random_soup", "place", "MAX_LINE", "MAX_CELLS"]
+
+MAX_LINE = 70   # longest line write_rle produces (the RLE convention)
+MAX_CELLS = 1 << 30   # largest x * y an RLE header may declare (the dense grid is 1 byte a cell)
+
+
+class PatternError(EmberError):
+    """A pattern file (or a placement) that cannot be used, explained in one line.
+
+    ``source:line:col: message`` when the mistake has a position in the text, else
+    ``source: message``.
+    """
+
+    def __init__(self, source, message: str, line: int | None = None, col: int | None = None):
+        self.source = str(source)
+        self.line = line
+        self.col = col
+        self.detail = " ".join(message.split("\n"))
+        where = self.source if line is None else f"{self.source}:{line}:{col}"
+        super().__init__(f"{where}: {self.detail}")
+
+
+@dataclass
+class Pattern:
+    cells: np.ndarray
+    """bool (h, w); row 0 is the top row"""
+    rule: str | None = None
+    """the rule in the RLE header, as written; None when the file has none"""
+    name: str | None = None
+    """from the first '#N' line (RLE) or '!Name:' line (plaintext)"""
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height)"""
+        return int(self.cells.shape[1]), int(self.cells.shape[0])
+
+
+def _found(ch: str) -> str:
+    if ch == "":
+        return "end of file"
+    if ch in "\r\n":
+        return "end of line"
+    return repr(ch)
+
+
+def _eof_position(text: str) -> tuple[int, int]:
+    """Just after the last non-whitespace character (1:1 for a blank text): where a missing '!'
+    would go, rather than on an empty line after the final newline."""
+    body = text.rstrip()
+    if not body:
+        return 1, 1
+    line = body.count("\n") + 1
+    col = len(body) - (body.rfind("\n") + 1) + 1
+    return line, col
+
+
+# ------------------------------------------------------------------------------------------ RLE
+
+_HEADER_PART = re.compile(r"\s*([A-Za-z]+)\s*=\s*")
+
+
+def _header(line_text: str, lineno: int, source: str) -> tuple[int, int, str | None]:
+    """Parse 'x = W, y = H[, rule = R]' (keys case-insensitive, whitespace free)."""
+    from emberfx.systems.life_rules import parse_rule
+
+    values: dict[str, tuple[str, int]] = {}   # key -> (value, 1-based column of the value)
+    pos = 0
+    for key in ("x", "y", "rule"):
+        rest = line_text[pos:]
+        if key == "rule" and not rest.strip():
+            break   # no rule (a trailing comma is tolerated)
+        m = _HEADER_PART.match(line_text, pos)
+        if m is None or m.group(1).lower() != key:
+            col = (m.start(1) if m else pos + len(rest) - len(rest.lstrip())) + 1
+            found = line_text[col - 1:].rstrip()
+            want = ("a header 'x = WIDTH, y = HEIGHT[, rule = RULE]'" if key == "x"
+                    else f"'{key} = ...' in the header")
+            raise PatternError(source, f"expected {want}, found "
+                                       f"{repr(found[:24]) if found else 'end of line'}",
+                               lineno, col)
+        start = m.end()
+        # the rule is the rest of the line; x and y end at the next comma
+        comma = -1 if key == "rule" else line_text.find(",", start)
+        end = len(line_text) if comma < 0 else comma
+        values[key] = (line_text[start:end].rstrip(), start + 1)
+        pos = end + 1 if comma >= 0 else end
+    size = []
+    for key in ("x", "y"):
+        value, col = values[key]
+        if not re.fullmatch(r"[0-9]+", value) or int(value) < 1:
+            raise PatternError(source, f"expected a positive whole number for {key}, found "
+                                       f"{repr(value) if value else 'nothing'}", lineno, col)
+        size.append(int(value))
+    if size[0] * size[1] > MAX_CELLS:
+        raise PatternError(source, f"expected a pattern of at most {MAX_CELLS} cells, found "
+                                   f"x = {size[0]}, y = {size[1]}", lineno, values["x"][1])
+    rule = None
+    if "rule" in values:
+        rule, col = values["rule"]
+        try:
+            parse_rule(rule)
+        except ValueError as exc:
+            raise PatternError(source, f"rule: {exc}", lineno, col) from None
+    return size[0], size[1], rule
+
+
+def parse_rle(text: str, source: str = "<rle>") -> Pattern:
+    """An RLE pattern; raises PatternError with the line and column of the first mistake."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    name = None
+    header_index = None
+    for index, raw in enumerate(lines):
+        stripped = raw.strip()
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            if stripped[1:2] == "N" and name is None:
+                name = stripped[2:].strip() or None
+            continue
+        header_index = index
+        break
+    if header_index is None:
+        line, col = _eof_position(text)
+        raise PatternError(source, "expected a header 'x = WIDTH, y = HEIGHT[, rule = RULE]', "
+                                   "found end of file", line, col)
+    width, height, rule = _header(lines[header_index].rstrip("\r"), header_index + 1, source)
+    cells = np.zeros((height, width), dtype=bool)
+
+    x = y = 0
+    count = ""
+    count_at = (0, 0)
+    lineno = header_index + 1
+    for lineno in range(header_index + 2, len(lines) + 1):
+        line_text = lines[lineno - 1]
+        for col0, ch in enumerate(line_text):
+            col = col0 + 1
+            if ch.isdigit() and ch.isascii():
+                if not count:
+                    count_at = (lineno, col)
+                count += ch
+                continue
+            if count and ch not in "bo$":
+                raise PatternError(source, f"expected 'b', 'o' or '$' after the count {count}, "
+                                           f"found {_found(ch)}", lineno, col)
+            if ch in " \t\r\f\v":
+                continue
+            if ch == "!":
+                return Pattern(cells, rule, name)
+            if ch not in "bo$":
+                raise PatternError(source, f"expected 'b', 'o', '$', '!' or a count, found "
+                                           f"{_found(ch)}", lineno, col)
+            n = int(count) if count else 1
+            if n < 1:
+                raise PatternError(source, f"expected a count >= 1, found {count}", *count_at)
+            count = ""
+            if ch == "$":
+                y += n
+                x = 0
+                continue
+            if y >= height:
+                raise PatternError(source, f"expected at most y = {height} rows, found a run in "
+                                           f"row {y + 1}", lineno, col)
+            if x + n > width:
+                raise PatternError(source, f"expected at most x = {width} cells in row {y + 1}, "
+                                           f"found {x + n}", lineno, col)
+            if ch == "o":
+                cells[y, x:x + n] = True
+            x += n
+        if count:   # a line break between a count and its tag
+            raise PatternError(source, f"expected 'b', 'o' or '$' after the count {count}, "
+                                       f"found end of line",
+                               lineno, len(line_text.rstrip("\r")) + 1)
+    line, col = _eof_position(text)
+    raise PatternError(source, "expected '!' at the end of the pattern, found end of file",
+                       line, col)
+
+
+# ------------------------------------------------------------------------------------ plaintext
+
+def parse_cells(text: str, source: str = "<cells>") -> Pattern:
+    """A plaintext pattern: '!' comment lines, '.' dead, 'O' or '*' alive; short lines are padded
+    with dead cells; blank lines are dead rows (trailing blank lines are dropped)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    name = None
+    rows: list[tuple[int, str]] = []
+    for lineno, raw in enumerate(text.split("\n"), 1):
+        line_text = raw.rstrip()
+        if line_text.startswith("!"):
+            m = re.match(r"!\s*Name:\s*(.*)$", line_text)
+            if m and name is None:
+                name = m.group(1).strip() or None
+            continue
+        for col, ch in enumerate(line_text, 1):
+            if ch not in ".O*":
+                raise PatternError(source, f"expected '.' (dead), 'O' or '*' (alive), "
+                                           f"found {_found(ch)}", lineno, col)
+        rows.append((lineno, line_text))
+    while rows and not rows[-1][1]:
+        rows.pop()
+    if not rows:
+        line, col = _eof_position(text)
+        raise PatternError(source, "expected at least one row of cells, found none", line, col)
+    width = max(len(r) for _, r in rows)
+    if width == 0:
+        raise PatternError(source, "expected at least one cell, found only blank lines",
+                           rows[0][0], 1)
+    cells = np.zeros((len(rows), width), dtype=bool)
+    for y, (_, row) in enumerate(rows):
+        alive = [x for x, ch in enumerate(row) if ch != "."]
+        cells[y, alive] = True
+    return Pattern(cells, None, name)
+
+
+# ------------------------------------------------------------------------------------------ files
+
+_READERS = {".rle": parse_rle, ".cells": parse_cells}
+
+
+def read_pattern(path) -> Pattern:
+    """A .rle or .cells file (extension case-insensitive); messages name the path as given."""
+    label = os.fspath(path)
+    suffix = Path(label).suffix.lower()
+    if suffix not in _READERS:
+        raise PatternError(label, f"expected a .rle or .cells pattern file, found "
+                                  f"'{Path(label).suffix or Path(label).name}'")
+    try:
+        data = Path(label).read_bytes()
+    except FileNotFoundError:
+        raise PatternError(label, f"expected an existing pattern file, found nothing at "
+                                  f"{os.path.abspath(label)}") from None
+    except IsADirectoryError:
+        raise PatternError(label, "expected a pattern file, found a directory") from None
+    except OSError as exc:
+        raise PatternError(label, f"expected a readable file, found: "
+                                  f"{exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise PatternError(label, f"expected UTF-8 text, found byte 0x{data[exc.start]:02x}",
+                           line, col) from None
+    return _READERS[suffix](text, label)
+
+
+# --------------------------------------------------------------------------------------- writing
+
+def _row_runs(row: np.ndarray) -> list[tuple[int, str]]:
+    """(count, tag) runs of one row, without its trailing dead cells."""
+    alive = np.flatnonzero(row)
+    if alive.size == 0:
+        return []
+    row = row[:alive[-1] + 1]
+    edges = np.flatnonzero(row[1:] != row[:-1]) + 1
+    starts = np.concatenate(([0], edges))
+    ends = np.concatenate((edges, [row.size]))
+    return [(int(e - s), "o" if row[s] else "b") for s, e in zip(starts, ends)]
+
+
+def write_rle(cells: np.ndarray, rule: str = "B3/S23", name: str | None = None) -> str:
+    """Standard RLE text for a bool (h, w) grid: '#N name' (if given), the header, runs with
+    counts, trailing dead cells of a row and trailing empty rows omitted, lines <= 70 characters,
+    '!' at the end, a final newline."""
+    from emberfx.systems.life_rules import parse_rule
+
+    cells = np.asarray(cells)
+    if cells.ndim != 2 or cells.shape[0] < 1 or cells.shape[1] < 1:
+        raise ValueError(f"expected a 2-D grid with at least one cell, found shape {cells.shape}")
+    cells = cells.astype(bool, copy=False)
+    parse_rule(rule)   # ValueError for a rule a reader could not use
+    if not rule or "\n" in rule or "," in rule:
+        raise ValueError(f"expected a one-line rule without commas, found {rule!r}")
+    h, w = cells.shape
+    tokens: list[str] = []
+    row = 0   # the row the runs written so far end on
+    for y in range(h):
+        runs = _row_runs(cells[y])
+        if not runs:
+            continue
+        if y > row:   # '$' ends a row; a count skips empty ones
+            tokens.append(f"{y - row}$" if y - row > 1 else "$")
+            row = y
+        tokens.extend(f"{n}{tag}" if n > 1 else tag for n, tag in runs)
+    tokens.append("!")
+    out_lines: list[str] = []
+    if name:
+        out_lines.append("#N " + " ".join(str(name).split()))
+    out_lines.append(f"x = {w}, y = {h}, rule = {rule.strip()}")
+    current = ""
+    for token in tokens:
+        if len(current) + len(token) > MAX_LINE:
+            out_lines.append(current)
+            current = ""
+        current += token
+    out_lines.append(current)
+    return "\n".join(out_lines) + "\n"
+
+
+# --------------------------------------------------------------------------------- soups, placing
+
+def random_soup(width: int, height: int, density: float, seed: int,
+                rect: tuple[int, int, int, int] | None = None) -> np.ndarray:
+    """A bool (height, width) grid, each cell alive with probability ``density``; only cells
+    inside ``rect`` = (x, y, w, h) when given. Deterministic: numpy's PCG64 seeded with ``seed``
+    draws one uniform per cell of the rectangle, row by row."""
+    width, height = int(width), int(height)
+    if width < 1 or height < 1:
+        raise PatternError("random_soup", f"expected a grid of at least 1x1, found "
+                                          f"{width}x{height}")
+    if not 0.0 <= float(density) <= 1.0:
+        raise PatternError("random_soup", f"expected a density in [0, 1], found {density}")
+    x, y, w, h = (0, 0, width, height) if rect is None else (int(v) for v in rect)
+    if w < 1 or h < 1 or x < 0 or y < 0 or x + w > width or y + h > height:
+        raise PatternError("random_soup", f"expected a rectangle (x, y, width, height) inside the "
+                                          f"{width}x{height} grid, found {list(rect)}")
+    rng = np.random.Generator(np.random.PCG64(int(seed)))
+    grid = np.zeros((height, width), dtype=bool)
+    grid[y:y + h, x:x + w] = rng.random((h, w)) < float(density)
+    return grid
+
+
+def place(grid: np.ndarray, pattern, offset: tuple[int, int] | None = None, *,
+          source: str = "pattern") -> None:
+    """OR ``pattern`` (a bool (h, w) array or a Pattern) into ``grid`` (H, W) with its top-left
+    cell at (x, y) = ``offset``; default: centred, ((W - w) // 2, (H - h) // 2). A pattern that
+    does not fit (no wrapping, even on a torus) raises PatternError."""
+    cells = pattern.cells if isinstance(pattern, Pattern) else np.asarray(pattern)
+    cells = cells.astype(bool, copy=False)
+    H, W = grid.shape
+    h, w = cells.shape
+    if w > W or h > H:
+        raise PatternError(source, f"expected a pattern that fits the {W}x{H} grid, found "
+                                   f"{w}x{h}" + (f" (offset {list(offset)})" if offset else ""))
+    if offset is None:
+        x, y = (W - w) // 2, (H - h) // 2
+    else:
+        x, y = (int(v) for v in offset)
+        if x < 0 or y < 0 or x + w > W or y + h > H:
+            raise PatternError(source, f"expected offset (x, y) with the {w}x{h} pattern inside "
+                                       f"the {W}x{H} grid (0 <= x <= {W - w}, 0 <= y <= {H - h}), "
+                                       f"found offset {[x, y]}")
+    grid[y:y + h, x:x + w] |= cells

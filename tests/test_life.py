@@ -1,0 +1,143 @@
+"""Life layers on the GPU against the numpy reference (np.roll neighbour count), exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from emberfx.camera import Camera
+from emberfx.engine import Engine
+from emberfx.errors import DeviceLimitError, SceneError
+from emberfx.scene import EntitySpec, Scene, SceneSettings, loads_scene
+from emberfx.systems.life import pack_cells, unpack_cells
+from emberfx.systems.life_component import Life
+
+import life_model
+
+SIZES = [(1, 1), (31, 7), (32, 32), (33, 65), (1000, 777), (4096, 64)]
+RULES = ["B3/S23", "B36/S23", "B3678/S34678"]
+GENERATIONS = 50
+
+
+def life_engine(size=(64, 48), seed=3, **fields) -> Engine:
+    comp = Life(size=size, **fields)
+    scene = Scene(SceneSettings(seed=seed), Camera(kind="orthographic"),
+                  [EntitySpec("life", {"life": comp})])
+    return Engine(scene, size=(64, 48))
+
+
+@pytest.fixture(scope="module")
+def references():
+    return {}
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("topology", ["torus", "dead"])
+@pytest.mark.parametrize("rule", RULES)
+def test_fifty_generations_equal_numpy_in_both_memory_modes(gpu, size, topology, rule):
+    start = None
+    results = {}
+    for memory in ("pingpong", "inplace"):
+        engine = life_engine(size, density=0.35, rule=rule, topology=topology, memory=memory,
+                             steps_per_frame=10)
+        first = engine.state("life")["cells"]
+        start = first if start is None else start
+        assert np.array_equal(first, start)           # same seed, same soup
+        engine.step(GENERATIONS // 10)
+        results[memory] = engine.state("life")["cells"]
+        words = engine.system_of("life", "life").words(engine._ref("life"))
+        width, height = size
+        stride = (width + 31) // 32
+        if width % 32:                                 # padding bits stay zero
+            last = words.reshape(height, stride)[:, -1]
+            assert not (last >> np.uint32(width % 32)).any()
+        engine.close()
+    expected = life_model.step(start, rule, topology == "torus", GENERATIONS)
+    assert start.sum() > 0 and start.shape == (size[1], size[0])
+    np.testing.assert_array_equal(results["pingpong"], expected)
+    np.testing.assert_array_equal(results["inplace"], expected)
+
+
+def test_pack_and_unpack_round_trip_with_ragged_rows():
+    rng = np.random.default_rng(0)
+    for w, h in [(1, 1), (31, 3), (32, 2), (33, 5), (95, 4)]:
+        cells = rng.random((h, w)) < 0.5
+        words = pack_cells(cells)
+        assert words.dtype == np.uint32 and len(words) == h * ((w + 31) // 32)
+        assert words[0] & 1 == cells[0, 0]
+        np.testing.assert_array_equal(unpack_cells(words, w, h), cells)
+
+
+def test_steps_per_frame_paused_and_population_readback(gpu):
+    engine = life_engine((70, 50), density=0.3, steps_per_frame=3)
+    start = engine.state("life")["cells"]
+    population = {}                                    # step index -> live cells after it
+    engine.step(2)
+    np.testing.assert_array_equal(engine.state("life")["cells"], life_model.step(start, generations=6))
+    population[1] = int(life_model.step(start, generations=6).sum())
+    engine.entity("life").life.paused = True
+    engine.step(3)
+    np.testing.assert_array_equal(engine.state("life")["cells"], life_model.step(start, generations=6))
+    engine.entity("life").life.paused = False
+    engine.entity("life").life.steps_per_frame = 4
+    for k in range(4):
+        engine.step(1)
+        population[5 + k] = int(life_model.step(start, generations=10 + 4 * k).sum())
+    np.testing.assert_array_equal(engine.state("life")["cells"],
+                                  life_model.step(start, generations=22))
+    stats = engine.stats()
+    assert stats["entities"]["life"]["generation"] == 22
+    frame = stats["readback_frame"]                    # read back 1-2 steps late, never a stall
+    if frame is not None and frame in population:
+        assert stats["entities"]["life"]["population"] == population[frame]
+    assert [p for p in engine.passes() if ":life:step" in p] == [f"life:life:step{k}" for k in range(4)]
+    assert stats["compute_passes_per_step"] == 1       # all generations in one compute pass
+
+
+def test_population_counts_the_live_cells_exactly(gpu):
+    engine = life_engine((1000, 333), density=0.4)
+    for _ in range(3):
+        engine.step(1)
+    cells = engine.state("life")["cells"]
+    from emberfx.readback import read_array
+    layer = engine.system_of("life", "life").layers["life"]
+    counted = int(read_array(engine.device, layer.buffers["counters"], np.uint32, 1)[0])
+    assert counted == int(cells.sum())
+
+
+def test_display_fills_the_view_with_the_palette(gpu):
+    engine = life_engine((8, 8), alive_color="#ffffff", dead_color="#000000")
+    system = engine.system_of("life", "life")
+    from emberfx.systems.life import pack_cells as pack
+    layer = system.layers["life"]
+    cells = np.zeros((8, 8), bool)
+    cells[0, 0] = True                                 # top-left cell alive
+    engine.device.queue.write_buffer(system.current_buffer(layer), 0, pack(cells).tobytes())
+    image = engine.render()                            # 64x48 view: the grid is 48x48, centred
+    assert image[0, 8, 0] == 255 and image[5, 13, 0] == 255     # top-left cell: 6x6 pixels
+    assert image[0, 14, 0] == 0 and image[47, 55, 0] == 0
+    background = image[20, 2, 0]                       # outside the grid: the scene background
+    assert background == 16 and image[20, 61, 0] == background
+
+
+def test_grid_beyond_the_device_is_refused_with_numbers(gpu):
+    with pytest.raises(DeviceLimitError) as info:
+        life_engine((1 << 20, 1 << 20))
+    assert "life.size = 1048576x1048576" in str(info.value) and "bytes" in str(info.value)
+
+
+@pytest.mark.parametrize("text,pieces", [
+    ('rule = "B9/S23"', ["life.rule", "B3/S23"]),
+    ('size = [0, 10]', ["life.size[0]", ">= 1"]),
+    ('topology = "klein"', ["life.topology", "torus"]),
+    ('memory = "shared"', ["life.memory", "pingpong"]),
+    ('soup = [10, 10, 100, 5]', ["life.soup", "inside the 64x48 grid"]),
+])
+def test_bad_life_fields_are_one_line_errors(text, pieces):
+    with pytest.raises(SceneError) as info:
+        base = "" if text.startswith("size") else "size = [64, 48]\n"
+        loads_scene(f'[[entity]]\nname = "life"\n[entity.life]\n{base}{text}\n', path="life.toml")
+    message = str(info.value)
+    assert "\n" not in message and "entity 'life'" in message
+    for piece in pieces:
+        assert piece in message, (piece, message)

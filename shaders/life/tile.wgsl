@@ -5,6 +5,8 @@
 // tiles read as their halo, so within the step dispatch they are not written to the state buffer
 // but to the tile's slots in a staging buffer; life/tile_commit.wgsl copies them back afterwards.
 
+//! include life/swar.wgsl
+
 const TILE_W: u32 = 8u;
 const TILE_H: u32 = 32u;
 const BORDER_SLOTS: u32 = 76u;   // 2 * TILE_W + 2 * (TILE_H - 2)

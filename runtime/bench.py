@@ -286,11 +286,18 @@ def bench_life() -> list[dict]:
     bandwidth = compute_copy_bandwidth(ctx, copy_size)
     rows.append({"name": f"compute vec4 copy ({copy_size >> 20} MiB)", "value": bandwidth / 1e9,
                  "unit": "GB/s"})
-    sizes = [(4096, 4096)] if ctx.is_software else [(4096, 4096), (16384, 16384), (65536, 32768)]
+    sizes = [(4096, 4096)] if ctx.is_software else [(16384, 16384), (65536, 32768)]
     generations = 8 if ctx.is_software else 16
+    from emberfx.systems import life as life_system
+
+    variants = [("pingpong", life_system.STEP_ROWS), ("inplace", None)]
+    if not ctx.is_software:   # how many rows one invocation slides its window over
+        variants += [("pingpong", w) for w in (8, 16, 32) if w != life_system.STEP_ROWS]
+    default_rows = life_system.STEP_ROWS
     for width, height in sizes:
-        for memory in ("pingpong", "inplace"):
-            label = f"{width}x{height}, {memory}"
+        for memory, window in variants:
+            label = f"{width}x{height}, {memory}" + (f", {window} rows/invocation" if window else "")
+            life_system.STEP_ROWS = window or default_rows
             try:
                 scene = Scene(SceneSettings(seed=1), Camera(kind="orthographic"), [EntitySpec(
                     "life", {"life": Life(size=(width, height), density=0.3, memory=memory,
@@ -311,6 +318,7 @@ def bench_life() -> list[dict]:
                          "fraction_of_copy_bandwidth": bytes_moved / seconds / bandwidth,
                          "vs_numpy": rate / numpy_rate})
             engine.close()
+    life_system.STEP_ROWS = default_rows
     return rows
 
 

@@ -53,13 +53,23 @@ fn half_add(a: u32, b: u32) -> Adder {
     return Adder(a ^ b, a & b);
 }
 
-// The cells set where the count (sb3 sb2 sb1 sb0) equals n.
-fn count_is(n: u32, sb0: u32, sb1: u32, sb2: u32, sb3: u32) -> u32 {
-    let m0 = select(~sb0, sb0, (n & 1u) != 0u);
-    let m1 = select(~sb1, sb1, (n & 2u) != 0u);
-    let m2 = select(~sb2, sb2, (n & 4u) != 0u);
-    let m3 = select(~sb3, sb3, (n & 8u) != 0u);
-    return m0 & m1 & m2 & m3;
+// All-ones when `rule` has count n, else zero: a constant once the override is known.
+fn has(rule: u32, n: u32) -> u32 {
+    return select(0u, 0xffffffffu, ((rule >> n) & 1u) != 0u);
+}
+
+// The cells whose count is in `rule`: a three-level multiplexer over sb0, sb1, sb2 picking the
+// rule's entries for counts 0..7, and sb3 (set only for a count of 8) choosing entry 8. With the
+// rule constant, each level folds to a few bit operations; no loop and no branch.
+fn in_rule(rule: u32, sb0: u32, sb1: u32, sb2: u32, sb3: u32) -> u32 {
+    let m01 = (sb0 & has(rule, 1u)) | (~sb0 & has(rule, 0u));
+    let m23 = (sb0 & has(rule, 3u)) | (~sb0 & has(rule, 2u));
+    let m45 = (sb0 & has(rule, 5u)) | (~sb0 & has(rule, 4u));
+    let m67 = (sb0 & has(rule, 7u)) | (~sb0 & has(rule, 6u));
+    let m03 = (sb1 & m23) | (~sb1 & m01);
+    let m47 = (sb1 & m67) | (~sb1 & m45);
+    let m07 = (sb2 & m47) | (~sb2 & m03);
+    return (~sb3 & m07) | (sb3 & has(rule, 8u));
 }
 
 // The next generation of the word in row `mid`, given the rows above and below.
@@ -74,15 +84,8 @@ fn next_word(up: Row, mid: Row, down: Row) -> u32 {
     let sb1 = f.sum;
     let sb2 = e.carry ^ f.carry;
     let sb3 = e.carry & f.carry;
-    var born = 0u;
-    var stay = 0u;
-    for (var n = 0u; n <= 8u; n++) {
-        if ((((BIRTH | SURVIVE) >> n) & 1u) != 0u) {
-            let is_n = count_is(n, sb0, sb1, sb2, sb3);
-            if (((BIRTH >> n) & 1u) != 0u) { born |= is_n; }
-            if (((SURVIVE >> n) & 1u) != 0u) { stay |= is_n; }
-        }
-    }
+    let born = in_rule(BIRTH, sb0, sb1, sb2, sb3);
+    let stay = in_rule(SURVIVE, sb0, sb1, sb2, sb3);
     return (~mid.cells & born) | (mid.cells & stay);
 }
 

@@ -290,14 +290,20 @@ def bench_life() -> list[dict]:
     generations = 8 if ctx.is_software else 16
     from emberfx.systems import life as life_system
 
-    variants = [("pingpong", life_system.STEP_ROWS), ("inplace", None)]
-    if not ctx.is_software:   # how many rows one invocation slides its window over
-        variants += [("pingpong", w) for w in (8, 16, 32) if w != life_system.STEP_ROWS]
-    default_rows = life_system.STEP_ROWS
+    # (memory, rows per invocation of the single-generation kernel, BLOCKED_GENERATIONS)
+    variants = [("pingpong", life_system.STEP_ROWS, "auto"), ("inplace", None, "auto")]
+    if not ctx.is_software:   # the single-generation kernel alone, for comparison
+        variants += [("pingpong", w, "never") for w in (life_system.STEP_ROWS, 16)]
+    default_rows, default_blocked = life_system.STEP_ROWS, life_system.BLOCKED_GENERATIONS
     for width, height in sizes:
-        for memory, window in variants:
-            label = f"{width}x{height}, {memory}" + (f", {window} rows/invocation" if window else "")
+        for memory, window, blocked in variants:
             life_system.STEP_ROWS = window or default_rows
+            life_system.BLOCKED_GENERATIONS = blocked
+            uses_blocks = memory == "pingpong" and (
+                blocked == "always" or (blocked == "auto" and not ctx.is_software))
+            label = f"{width}x{height}, {memory}" + (
+                f", {life_system.BLOCK_GENS} generations per dispatch" if uses_blocks else
+                f", {window} rows/invocation" if window else "")
             try:
                 scene = Scene(SceneSettings(seed=1), Camera(kind="orthographic"), [EntitySpec(
                     "life", {"life": Life(size=(width, height), density=0.3, memory=memory,
@@ -318,7 +324,7 @@ def bench_life() -> list[dict]:
                          "fraction_of_copy_bandwidth": bytes_moved / seconds / bandwidth,
                          "vs_numpy": rate / numpy_rate})
             engine.close()
-    life_system.STEP_ROWS = default_rows
+    life_system.STEP_ROWS, life_system.BLOCKED_GENERATIONS = default_rows, default_blocked
     return rows
 
 

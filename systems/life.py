@@ -39,6 +39,11 @@ PLACEMENT = struct_dtype("life/draw.wgsl", "LifePlacement")
 COUNTERS = struct_dtype("life/population.wgsl", "LifeCounters")
 TILE_W, TILE_H, BORDER_SLOTS = 8, 32, 76          # life/tile.wgsl
 STEP_ROWS = 4                                      # rows per invocation in life/step.wgsl
+BLOCK_GENS, BLOCK_W, BLOCK_H = 8, 32, 64           # life/step_blocked.wgsl
+BLOCK_SHARED_BYTES = 2 * (BLOCK_W + 4) * (BLOCK_H + 2 * BLOCK_GENS) * 4
+# Generations in workgroup memory pay off on GPUs; on CPU backends (lavapipe) the barriers cost
+# more than the memory traffic they save, so "auto" uses them only on hardware adapters.
+BLOCKED_GENERATIONS = "auto"   # "auto" | "always" | "never"
 MAX_TEXTURE = 4096
 
 
@@ -110,6 +115,14 @@ class LifeSystem(System):
             buffers["state1"] = self.storage_buffer(f"{name}/state1", words * 4, what=what)
             step = self.gpu.compute_pipeline("life/step.wgsl", dict(constants, ROWS=STEP_ROWS))
             pipelines = {"step": step}
+            # blocks need the workgroup memory, and (on a torus) more than one word per row when
+            # the row ends in a ragged word: see life/step_blocked.wgsl
+            single_ragged = component.topology == "torus" and width % 32 and stride == 1
+            wanted = BLOCKED_GENERATIONS == "always" or (
+                BLOCKED_GENERATIONS == "auto" and not self.gpu.is_software)
+            if (wanted and not single_ragged
+                    and self.gpu.limits["max-compute-workgroup-storage-size"] >= BLOCK_SHARED_BYTES):
+                pipelines["block"] = self.gpu.compute_pipeline("life/step_blocked.wgsl", constants)
         else:
             buffers["staging"] = self.storage_buffer(f"{name}/staging", tiles * BORDER_SLOTS * 4,
                                                      what=what)
@@ -151,9 +164,12 @@ class LifeSystem(System):
     def _make_groups(self, layer: _Layer) -> None:
         b, p, name, gpu = layer.buffers, layer.pipelines, layer.entity.name, self.gpu
         if layer.component.memory == "pingpong":
-            layer.groups["step"] = [
-                gpu.bind_group(f"{name}:life:step", p["step"], 0,
-                               [b["params"], b[f"state{k}"], b[f"state{1 - k}"]]) for k in (0, 1)]
+            for kind in ("step", "block"):
+                if kind in p:
+                    layer.groups[kind] = [
+                        gpu.bind_group(f"{name}:life:{kind}", p[kind], 0,
+                                       [b["params"], b[f"state{k}"], b[f"state{1 - k}"]])
+                        for k in (0, 1)]
         else:
             layer.groups["step"] = [gpu.bind_group(f"{name}:life:step", p["step"], 0,
                                                    [b["params"], b["state0"], b["staging"]])]
@@ -206,6 +222,13 @@ class LifeSystem(System):
     def _gens(self, layer: _Layer) -> int:
         return 0 if layer.component.paused else layer.component.steps_per_frame
 
+    def _plan(self, layer: _Layer) -> list[str]:
+        """The pingpong dispatches of one step: blocks of BLOCK_GENS generations computed in
+        workgroup memory where the device allows, then single generations for the rest."""
+        gens = self._gens(layer)
+        blocks = gens // BLOCK_GENS if "block" in layer.pipelines else 0
+        return ["block"] * blocks + ["step"] * (gens - blocks * BLOCK_GENS)
+
     def _layer_passes(self, name: str, layer: _Layer) -> list[Pass]:
         c, p, g = layer.component, layer.pipelines, layer.groups
         state = f"{name}/state"
@@ -213,11 +236,13 @@ class LifeSystem(System):
         out = [Pass(f"{prefix}:clear", Phase.CLEAR, ClearBuffer(layer.buffers["counters"]),
                     writes=(f"{name}/counters",))]
         if c.memory == "pingpong":
-            grid = (math.ceil(layer.stride / 64), math.ceil(layer.height / STEP_ROWS), 1)
-            for k in range(self._gens(layer)):
-                pick = (lambda k=k: g["step"][(layer.step_parity + k) % 2])
-                out.append(Pass(f"{prefix}:step{k}", Phase.SIMULATE,
-                                Dispatch(p["step"], (pick,), grid),
+            grids = {"step": (math.ceil(layer.stride / 64), math.ceil(layer.height / STEP_ROWS), 1),
+                     "block": self.gpu.grid(math.ceil(layer.stride / BLOCK_W)
+                                            * math.ceil(layer.height / BLOCK_H))}
+            for k, kind in enumerate(self._plan(layer)):
+                pick = (lambda k=k, kind=kind: g[kind][(layer.step_parity + k) % 2])
+                out.append(Pass(f"{prefix}:{kind}{k}", Phase.SIMULATE,
+                                Dispatch(p[kind], (pick,), grids[kind]),
                                 reads=(f"{name}/params", state), writes=(state,)))
         else:
             grid = self.gpu.grid(layer.tiles)
@@ -266,7 +291,7 @@ class LifeSystem(System):
             gens = self._gens(layer)
             layer.step_parity = layer.parity
             if layer.component.memory == "pingpong":
-                layer.parity = (layer.parity + gens) % 2
+                layer.parity = (layer.parity + len(self._plan(layer))) % 2
             layer.generation += gens
             self._write_look(layer)
 

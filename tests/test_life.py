@@ -34,7 +34,12 @@ def references():
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 @pytest.mark.parametrize("topology", ["torus", "dead"])
 @pytest.mark.parametrize("rule", RULES)
-def test_fifty_generations_equal_numpy_in_both_memory_modes(gpu, size, topology, rule):
+def test_fifty_generations_equal_numpy_in_both_memory_modes(gpu, size, topology, rule,
+                                                            monkeypatch):
+    import emberfx.systems.life as life_system
+
+    # 10 generations per step: a block of 8 in workgroup memory and 2 single ones (pingpong)
+    monkeypatch.setattr(life_system, "BLOCKED_GENERATIONS", "always")
     start = None
     results = {}
     for memory in ("pingpong", "inplace"):
@@ -141,3 +146,22 @@ def test_bad_life_fields_are_one_line_errors(text, pieces):
     assert "\n" not in message and "entity 'life'" in message
     for piece in pieces:
         assert piece in message, (piece, message)
+
+
+@pytest.mark.parametrize("size", [(33, 70), (34, 9), (48, 8), (100, 130), (1025, 67), (5, 3)],
+                         ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("topology", ["torus", "dead"])
+def test_generations_computed_in_workgroup_memory_stay_exact(gpu, size, topology, monkeypatch):
+    """steps_per_frame = 16: two blocks of 8 generations per dispatch (life/step_blocked.wgsl),
+    including ragged rows of two words, where the region's edge must not leak across a word."""
+    import emberfx.systems.life as life_system
+
+    monkeypatch.setattr(life_system, "BLOCKED_GENERATIONS", "always")   # also on lavapipe
+    engine = life_engine(size, density=0.4, topology=topology, steps_per_frame=16)
+    plan = engine.system_of("life", "life")._plan(engine.system_of("life", "life").layers["life"])
+    single_ragged = topology == "torus" and size[0] % 32 and size[0] <= 32
+    assert plan == (["step"] * 16 if single_ragged else ["block", "block"])
+    start = engine.state("life")["cells"]
+    engine.step(3)
+    np.testing.assert_array_equal(engine.state("life")["cells"],
+                                  life_model.step(start, "B3/S23", topology == "torus", 48))

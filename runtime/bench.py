@@ -291,22 +291,23 @@ def bench_life() -> list[dict]:
     from emberfx.systems import life as life_system
 
     # (memory, rows per invocation of the single-generation kernel, BLOCKED_GENERATIONS)
-    variants = [("pingpong", life_system.STEP_ROWS, "auto"), ("inplace", None, "auto")]
-    if not ctx.is_software:   # the single-generation kernel alone, for comparison
-        variants += [("pingpong", w, "never") for w in (life_system.STEP_ROWS, 16)]
+    variants = [("pingpong", life_system.STEP_ROWS, "never"), ("inplace", None, "never"),
+                ("pingpong", None, "always")]   # the last: generations in workgroup memory
+    if not ctx.is_software:
+        variants += [("pingpong", 16, "never")]
     default_rows, default_blocked = life_system.STEP_ROWS, life_system.BLOCKED_GENERATIONS
     for width, height in sizes:
         for memory, window, blocked in variants:
             life_system.STEP_ROWS = window or default_rows
             life_system.BLOCKED_GENERATIONS = blocked
-            uses_blocks = memory == "pingpong" and (
-                blocked == "always" or (blocked == "auto" and not ctx.is_software))
+            uses_blocks = memory == "pingpong" and blocked == "always"
             label = f"{width}x{height}, {memory}" + (
-                f", {life_system.BLOCK_GENS} generations per dispatch" if uses_blocks else
+                f", dead edges, {life_system.BLOCK_GENS} generations per dispatch" if uses_blocks else
                 f", {window} rows/invocation" if window else "")
             try:
                 scene = Scene(SceneSettings(seed=1), Camera(kind="orthographic"), [EntitySpec(
                     "life", {"life": Life(size=(width, height), density=0.3, memory=memory,
+                                          topology="dead" if uses_blocks else "torus",
                                           steps_per_frame=generations)})])
                 engine = Engine(scene, size=(64, 64))
             except EmberError as exc:

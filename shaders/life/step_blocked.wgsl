@@ -8,7 +8,8 @@
 // GENS <= 31 generations the tile itself is still exact. (Two words on each side because a row's
 // last word may hold as little as one cell; of two neighbouring words one is whole when the row
 // has two or more words. Rows of a single ragged word on a torus use life/step.wgsl instead.)
-// The state is read once and written once per GENS generations.
+// The state is read once and written once per GENS generations. Used only where verified exact
+// on both lavapipe and the H200 (systems/life.py: dead edges, opt-in).
 // Workgroup size 256; dispatch one workgroup per tile, tiles_x * tiles_y folded into (x, y) past
 // the per-dimension limit (tile = y * nx + x; ceil(stride / TILE_W) tiles per row of tiles).
 // Bindings (group 0): 0 params (uniform LifeParams), 1 state_in (read), 2 state_out (rw)

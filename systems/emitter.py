@@ -63,6 +63,7 @@ class _Pool:
     passes: list[Pass]
     scans: dict[str, object] = field(default_factory=dict)   # PrefixScan / KeySort helpers
     births: Births = field(default_factory=Births)
+    looks_key: tuple | None = None   # the curves last baked into the looks buffer
     param_record: np.ndarray = field(default_factory=lambda: np.zeros((), PARAMS))
 
 
@@ -282,7 +283,10 @@ class EmitterSystem(System):
             pool.param_record, c, entity=pool.entity.index, frame=step.frame, seed=step.seed,
             dt=step.dt, budget=budget, force_count=len(forces), velocity=velocity,
             accelerate_end=accelerate_end, kill_start=kill_start))
-        queue.write_buffer(pool.buffers["looks"], 0, bake_looks(c))
+        looks_key = (repr(c.color), tuple(c.alpha_curve), tuple(c.size_curve))
+        if looks_key != pool.looks_key:   # rebake only when the curves change (a live edit)
+            queue.write_buffer(pool.buffers["looks"], 0, bake_looks(c))
+            pool.looks_key = looks_key
         queue.write_buffer(pool.buffers["counters"], 0, np.array([budget], np.uint32).tobytes())
 
     def forces_on(self, pool: _Pool) -> list:

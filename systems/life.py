@@ -49,6 +49,8 @@ BLOCK_SHARED_BYTES = 2 * (BLOCK_W + 4) * (BLOCK_H + 2 * BLOCK_GENS) * 4
 # 2-3 words, whose copies repeat across the tile's region); that is an open bug.
 BLOCKED_GENERATIONS = "never"
 MAX_TEXTURE = 4096
+LOOK_FIELDS = ("alive_color", "dead_color", "trail_color", "trail_fade", "display", "quad_center",
+               "quad_size")
 
 
 def pack_cells(cells: np.ndarray) -> np.ndarray:
@@ -79,7 +81,7 @@ class _Layer:
     parity: int = 0           # pingpong: which buffer holds the current generation
     step_parity: int = 0      # the parity the step being encoded starts from
     generation: int = 0
-    gens_this_step: int = 0
+    look_key: tuple | None = None   # the colour and placement fields last uploaded
 
 
 class LifeSystem(System):
@@ -296,10 +298,13 @@ class LifeSystem(System):
             if layer.component.memory == "pingpong":
                 layer.parity = (layer.parity + len(self._plan(layer))) % 2
             layer.generation += gens
-            self._write_look(layer)
+            look_key = tuple(getattr(layer.component, f) for f in LOOK_FIELDS)
+            if look_key != layer.look_key:   # rewrite only after a live edit
+                self._write_look(layer)
 
     def _write_look(self, layer: _Layer) -> None:
         c = layer.component
+        layer.look_key = tuple(getattr(c, f) for f in LOOK_FIELDS)
         look = np.zeros((), LOOK)
         look["alive"] = linear_color(c.alive_color)
         look["dead"] = linear_color(c.dead_color)

@@ -353,19 +353,9 @@ def cmd_life(args) -> int:
 
 def _write_text(path: Path, text: str) -> None:
     """Write atomically: a temp file next to ``path``, then os.replace; one-line errors."""
-    from .output import _remove, _temp_path
+    from .output import write_atomically
 
-    tmp = _temp_path(path)   # EmberError for a missing folder or a folder in the way
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        _remove(tmp)
-        raise EmberError(f"cannot write {path}: {exc.strerror or exc}") from None
-    except BaseException:
-        _remove(tmp)
-        raise
+    write_atomically(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8", newline="\n"))
 
 
 def cmd_bench(args) -> int:

@@ -76,17 +76,13 @@ def _remove(path: Path | None) -> None:
             pass
 
 
-def write_png(path: str | os.PathLike, rgba: np.ndarray) -> Path:
-    """Write one RGBA image as a PNG, atomically. Returns the path."""
-    from PIL import Image
-
+def write_atomically(path: str | os.PathLike, write) -> Path:
+    """Call ``write(temp_path)`` on a temp file next to ``path``, then rename it into place. A
+    failure (Ctrl-C included) leaves no file; an OSError becomes a one-line EmberError."""
     path = Path(path)
-    if path.suffix.lower() != ".png":
-        raise UsageError(f"a screenshot must be a .png file, not '{path.suffix or path.name}'")
-    rgba = _as_rgba(rgba)
     tmp = _temp_path(path)
     try:
-        Image.fromarray(rgba, "RGBA").save(tmp, format="PNG")
+        write(tmp)
         os.replace(tmp, path)
     except OSError as exc:
         _remove(tmp)
@@ -95,6 +91,17 @@ def write_png(path: str | os.PathLike, rgba: np.ndarray) -> Path:
         _remove(tmp)
         raise
     return path
+
+
+def write_png(path: str | os.PathLike, rgba: np.ndarray) -> Path:
+    """Write one RGBA image as a PNG, atomically. Returns the path."""
+    from PIL import Image
+
+    path = Path(path)
+    if path.suffix.lower() != ".png":
+        raise UsageError(f"a screenshot must be a .png file, not '{path.suffix or path.name}'")
+    image = Image.fromarray(_as_rgba(rgba), "RGBA")
+    return write_atomically(path, lambda tmp: image.save(tmp, format="PNG"))
 
 
 def write_gif(path: str | os.PathLike, frames: list[np.ndarray], duration_ms: int) -> None:

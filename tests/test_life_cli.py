@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+import life_model
 from PIL import Image
 
 from emberfx import cli
@@ -34,16 +36,10 @@ def error_lines(err: str) -> list[str]:
     return [ln for ln in err.splitlines() if ln.startswith("emberfx: error:")]
 
 
-def life_step(g, torus=True, birth=(3,), survive=(2, 3)):
-    if torus:
-        n = sum(np.roll(g, (dy, dx), (0, 1)).astype(np.int8)
-                for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dy or dx)
-    else:
-        p = np.pad(g, 1).astype(np.int8)
-        h, w = g.shape
-        n = sum(p[1 + dy:1 + dy + h, 1 + dx:1 + dx + w]
-                for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dy or dx)
-    return np.where(g, np.isin(n, survive), np.isin(n, birth))
+def life_step(g: np.ndarray, torus: bool = True, birth=(3,), survive=(2, 3)) -> np.ndarray:
+    """One generation of the shared numpy reference (tests/life_model.py)."""
+    rule = "B" + "".join(map(str, birth)) + "/S" + "".join(map(str, survive))
+    return life_model.step(np.asarray(g, bool), rule, torus)
 
 
 def reference(pattern_path, gens, width, height, torus=True, **rule):

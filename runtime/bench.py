@@ -11,6 +11,7 @@ blocking read of a tiny buffer, so per-submit overhead is amortised the way a fr
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 
@@ -329,7 +330,51 @@ def bench_life() -> list[dict]:
     return rows
 
 
-BENCHMARKS = {"emitter": bench_emitter, "life": bench_life}
+def bench_particle_life() -> list[dict]:
+    """Steps per second of the grid (counting sort) and all-pairs neighbour searches, 2D, about
+    20 particles per r_max x r_max cell."""
+    from emberfx.camera import Camera
+    from emberfx.engine import Engine
+    from emberfx.frame_graph import FrameGraph, Phase
+    from emberfx.gpu import get_context
+    from emberfx.scene import EntitySpec, Scene, SceneSettings
+    from emberfx.systems.particle_life_component import ParticleLife
+
+    ctx = get_context()
+    rows = []
+    if ctx.is_software:
+        cases = [("grid", n) for n in (50_000, 200_000)] + [("all_pairs", n) for n in (1000, 4000)]
+        cases += [("grid", n) for n in (1000, 4000)]
+    else:
+        cases = [("grid", n) for n in (50_000, 1 << 20, 1 << 22)]
+        cases += [(m, n) for n in (4000, 16000, 64000) for m in ("grid", "all_pairs")]
+    r_max = 0.02
+    for mode, n in cases:
+        side = max(3.2 * r_max, math.sqrt(n / 20.0) * r_max)
+        label = f"{n:,} particles, {mode}"
+        try:
+            scene = Scene(SceneSettings(seed=2), Camera(kind="orthographic"), [EntitySpec(
+                "swarm", {"particle_life": ParticleLife(count=n, species=6, r_max=r_max,
+                                                        box=(side, side), neighbours=mode)})])
+            engine = Engine(scene, size=(64, 64))
+        except EmberError as exc:
+            rows.append({"name": f"particle life step ({label})", "value": None,
+                         "unit": "skipped", "note": str(exc)})
+            continue
+        engine.step(20)              # let clusters form: neighbour counts grow
+        steps = [p for p in engine._graph("rgba8unorm-srgb").order
+                 if p.phase in (Phase.CLEAR, Phase.SIMULATE)]
+        graph = FrameGraph(steps, uploaded={r for p in steps for r in p.reads})
+        iterations = 3 if ctx.is_software else 20
+        seconds = _timed(ctx.device, lambda enc: graph.encode(enc, {}), iterations)
+        rows.append({"name": f"particle life step ({label})", "value": 1.0 / seconds,
+                     "unit": "steps/s", "ms_per_step": seconds * 1e3,
+                     "particle_steps_per_s": n / seconds})
+        engine.close()
+    return rows
+
+
+BENCHMARKS = {"emitter": bench_emitter, "life": bench_life, "particle_life": bench_particle_life}
 NAMES = list(BENCHMARKS)
 
 

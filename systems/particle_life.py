@@ -1,0 +1,291 @@
+"""The particle-life system (seed 003): species attracting and repelling each other, with a
+uniform-grid neighbour search built by a counting sort each step.
+
+Per simulation step, for each particle_life entity (one compute pass):
+  CLEAR     <e>:particle_life:clear        zero the per-cell counts
+  SIMULATE  <e>:particle_life:assign       each particle's cell, and cell counts (atomics)
+            <e>:particle_life:cells:scan:* exclusive prefix sum of the counts = cell starts
+                                           (emberfx.scan, parallel, where the seed loops serially)
+            <e>:particle_life:cursor       copy the starts to the write cursors
+            <e>:particle_life:scatter      particle indices into their cell's slots (atomics)
+            <e>:particle_life:order        each cell's indices ascending (a deterministic sum order)
+            <e>:particle_life:forces       9 (2D) or 27 (3D) neighbouring cells, force law,
+                                           friction, Euler, wrap; every `reorder_every` steps the
+                                           output is written in cell order (neighbours adjacent)
+  RENDER    <e>:particle_life:draw         sprites coloured by species
+
+The particle buffers ping-pong between steps; an id buffer travels with the data, so state()
+returns rows in the original particle order whatever the reordering did.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from emberfx.colors import srgb_to_linear
+from emberfx.frame_graph import ClearBuffer, CopyBuffer, Dispatch, Draw, Pass, Phase
+from emberfx.layout import struct_dtype
+from emberfx.readback import read_array
+from emberfx.registry import set_system
+from emberfx.scan import PrefixScan
+from emberfx.system import EntityRef, StepInfo, System
+from emberfx.systems.particle_life_component import ParticleLife
+
+PARTICLE = struct_dtype("particle_life/types.wgsl", "LifeParticle")
+PARAMS = struct_dtype("particle_life/types.wgsl", "PLParams")
+LOOK = struct_dtype("particle_life/draw.wgsl", "PLLook")
+
+
+def grid_for(box: tuple[float, ...], r_max: float) -> tuple[int, int, int]:
+    """Cells per axis: as many as fit with a side >= r_max (z = 1 in 2D)."""
+    cells = [max(1, math.floor(side / r_max)) for side in box]
+    return (cells[0], cells[1], cells[2] if len(cells) == 3 else 1)
+
+
+def attraction_matrix(component: ParticleLife, seed: int, entity: int) -> np.ndarray:
+    if isinstance(component.matrix, list):
+        return np.asarray(component.matrix, np.float32)
+    rng = np.random.default_rng([seed, entity, 0x5EED])
+    return rng.uniform(-1.0, 1.0, (component.species, component.species)).astype(np.float32)
+
+
+def initial_particles(component: ParticleLife, seed: int, entity: int) -> np.ndarray:
+    """Positions uniform in the box, velocities zero, species uniform (from the scene seed)."""
+    rng = np.random.default_rng([seed, entity, 0x9A27])
+    n, box = component.count, np.asarray(component.box, np.float64)
+    rows = np.zeros(n, PARTICLE)
+    position = np.zeros((n, 4), np.float32)
+    inside = (rng.uniform(0.0, 1.0, (n, len(box))) * box).astype(np.float32)
+    position[:, :len(box)] = np.minimum(inside, np.nextafter(box.astype(np.float32), 0))
+    position[:, 3] = rng.integers(0, component.species, n)
+    rows["position"] = position
+    return rows
+
+
+@dataclass
+class _Swarm:
+    entity: EntityRef
+    component: ParticleLife
+    buffers: dict
+    passes: list
+    scan: PrefixScan
+    parity: int = 0           # which particle buffer holds the current state
+    step_parity: int = 0
+    steps: int = 0
+    groups: dict = field(default_factory=dict)
+
+
+class ParticleLifeSystem(System):
+    key = "particle_life"
+
+    def __init__(self, gpu, shared):
+        super().__init__(gpu, shared)
+        self.swarms: dict[str, _Swarm] = {}
+
+    def add(self, entity: EntityRef, component: ParticleLife) -> None:
+        name, n = entity.name, component.count
+        grid = grid_for(component.box, component.r_max)
+        cells = grid[0] * grid[1] * grid[2]
+        what = f"entity '{name}': particle_life.count = {n:,}"
+        self.gpu.check_buffer_size(n * PARTICLE.itemsize, what)
+        self.gpu.check_buffer_size(cells * 4, f"entity '{name}': particle_life grid of "
+                                              f"{cells:,} cells (box / r_max)")
+        b = {
+            "params": self.uniform_buffer(f"{name}/params", PARAMS.itemsize),
+            "look": self.uniform_buffer(f"{name}/look", LOOK.itemsize),
+            "particles0": self.storage_buffer(f"{name}/particles0", n * PARTICLE.itemsize, what=what),
+            "particles1": self.storage_buffer(f"{name}/particles1", n * PARTICLE.itemsize, what=what),
+            "ids0": self.storage_buffer(f"{name}/ids0", n * 4),
+            "ids1": self.storage_buffer(f"{name}/ids1", n * 4),
+            "matrix": self.storage_buffer(f"{name}/matrix", component.species ** 2 * 4),
+            "cell_of": self.storage_buffer(f"{name}/cell_of", n * 4),
+            "cell_count": self.storage_buffer(f"{name}/cell_count", cells * 4),
+            "cell_cursor": self.storage_buffer(f"{name}/cell_cursor", cells * 4),
+            "cell_particles": self.storage_buffer(f"{name}/cell_particles", n * 4),
+        }
+        queue = self.device.queue
+        seed = self.shared.seed
+        queue.write_buffer(b["particles0"], 0,
+                           initial_particles(component, seed, entity.index).tobytes())
+        queue.write_buffer(b["ids0"], 0, np.arange(n, dtype=np.uint32).tobytes())
+        queue.write_buffer(b["matrix"], 0,
+                           attraction_matrix(component, seed, entity.index).tobytes())
+        prefix = f"{name}:particle_life"
+        scan = PrefixScan(self.gpu, f"{prefix}:cells", b["cell_count"], f"{name}/cell_count", cells)
+        swarm = _Swarm(entity, component, b, [], scan)
+        swarm.grid, swarm.cells = grid, cells
+        self.swarms[name] = swarm
+        swarm.passes = self._passes(swarm)
+        self._write_params(swarm, StepInfo(frame=0, dt=self.shared.fixed_dt, seed=seed))
+
+    def _passes(self, swarm: _Swarm) -> list[Pass]:
+        gpu, b, c = self.gpu, swarm.buffers, swarm.component
+        name = swarm.entity.name
+        prefix = f"{name}:particle_life"
+        r = lambda key: f"{name}/{key}"  # noqa: E731
+        n_groups = gpu.grid(math.ceil(c.count / 256))
+        state = r("particles")
+
+        def group(shader, buffers):
+            pipeline = gpu.compute_pipeline(f"particle_life/{shader}.wgsl")
+            return pipeline, gpu.bind_group(f"{prefix}:{shader}", pipeline, 0, buffers)
+
+        # bind groups for both parities; the step picks by its starting parity
+        forces_shader = "forces" if c.neighbours == "grid" else "forces_all_pairs"
+        by_parity = {}
+        for p in (0, 1):
+            src, dst = f"particles{p}", f"particles{1 - p}"
+            ids_src, ids_dst = f"ids{p}", f"ids{1 - p}"
+            by_parity[("assign", p)] = group("assign", [b["params"], b[src], b["cell_of"],
+                                                        b["cell_count"]])
+            extra = [b["cell_count"], b["cell_particles"]] if c.neighbours == "grid" else []
+            by_parity[("forces", p)] = group(forces_shader, [b["params"], b[src], b[dst], b[ids_src],
+                                                             b[ids_dst], b["matrix"]] + extra)
+        pick = lambda key: (lambda: by_parity[(key, swarm.step_parity)][1])  # noqa: E731
+        pipeline = lambda key: by_parity[(key, 0)][0]  # noqa: E731
+        passes = []
+        if c.neighbours == "grid":
+            scatter = group("scatter", [b["params"], b["cell_of"], b["cell_cursor"],
+                                        b["cell_particles"]])
+            order = group("order_cells", [b["params"], b["cell_count"], b["cell_particles"]])
+            passes += [
+                Pass(f"{prefix}:clear", Phase.CLEAR, ClearBuffer(b["cell_count"]),
+                     writes=(r("cell_count"),)),
+                Pass(f"{prefix}:assign", Phase.SIMULATE,
+                     Dispatch(pipeline("assign"), (pick("assign"),), n_groups),
+                     reads=(r("params"), state, r("cell_count")),
+                     writes=(r("cell_of"), r("cell_count")))]
+            passes += swarm.scan.passes()
+            passes += [
+                Pass(f"{prefix}:cursor", Phase.SIMULATE,
+                     CopyBuffer(b["cell_count"], b["cell_cursor"], swarm.cells * 4),
+                     reads=(r("cell_count"),), writes=(r("cell_cursor"),)),
+                Pass(f"{prefix}:scatter", Phase.SIMULATE, Dispatch(scatter[0], (scatter[1],), n_groups),
+                     reads=(r("params"), r("cell_of"), r("cell_cursor")),
+                     writes=(r("cell_cursor"), r("cell_particles"))),
+                Pass(f"{prefix}:order", Phase.SIMULATE,
+                     Dispatch(order[0], (order[1],), gpu.grid(math.ceil(swarm.cells / 64))),
+                     reads=(r("params"), r("cell_count"), r("cell_particles")),
+                     writes=(r("cell_particles"),))]
+        passes.append(Pass(
+            f"{prefix}:forces", Phase.SIMULATE,
+            Dispatch(pipeline("forces"), (pick("forces"),), n_groups),
+            reads=(r("params"), state, r("ids"), r("matrix"))
+            + ((r("cell_count"), r("cell_particles")) if c.neighbours == "grid" else ()),
+            writes=(state, r("ids"))))
+        draw = self._draw_pipeline(c.blend)
+        draw_groups = [self.device.create_bind_group(
+            label=f"{prefix}:draw", layout=draw.get_bind_group_layout(0), entries=[
+                {"binding": 0, "resource": {"buffer": self.shared.frame_uniform}},
+                {"binding": 1, "resource": {"buffer": b["look"]}},
+                {"binding": 2, "resource": {"buffer": b[f"particles{p}"]}}]) for p in (0, 1)]
+        passes.append(Pass(
+            f"{prefix}:draw", Phase.RENDER,
+            Draw(draw, (lambda: draw_groups[swarm.parity],), target="scene", vertices=6,
+                 instances=c.count),
+            reads=("frame", r("look"), state), writes=("scene/color",),
+            order=100 if c.blend == "alpha" else 0))
+        return passes
+
+    def _draw_pipeline(self, blend: str):
+        cache = self.__dict__.setdefault("_draw_pipelines", {})
+        if blend not in cache:
+            from emberfx import wgsl
+
+            module = wgsl.create_module(self.device, "particle_life/draw.wgsl")
+            blending = {
+                "additive": {"color": {"src_factor": "one", "dst_factor": "one", "operation": "add"},
+                             "alpha": {"src_factor": "zero", "dst_factor": "one", "operation": "add"}},
+                "alpha": {"color": {"src_factor": "one", "dst_factor": "one-minus-src-alpha",
+                                    "operation": "add"},
+                          "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha",
+                                    "operation": "add"}},
+                "opaque": None}[blend]
+            target = {"format": self.shared.scene_format}
+            if blending:
+                target["blend"] = blending
+            cache[blend] = self.device.create_render_pipeline(
+                label=f"particle_life:draw:{blend}", layout="auto",
+                vertex={"module": module, "entry_point": "vs_main"},
+                primitive={"topology": "triangle-list"},
+                depth_stencil={"format": self.shared.depth_format,
+                               "depth_write_enabled": blend == "opaque", "depth_compare": "less"},
+                fragment={"module": module, "entry_point": f"fs_{blend}", "targets": [target]})
+        return cache[blend]
+
+    def remove(self, entity: EntityRef) -> None:
+        swarm = self.swarms.pop(entity.name)
+        for buffer in swarm.buffers.values():
+            buffer.destroy()
+        swarm.scan.destroy()
+
+    def passes(self) -> list[Pass]:
+        return [p for s in self.swarms.values() for p in s.passes]
+
+    def uploaded(self) -> set[str]:
+        names = set()
+        for n, s in self.swarms.items():
+            names |= {f"{n}/{k}" for k in ("params", "look", "particles", "ids", "matrix")}
+            names |= s.scan.uploaded()
+        return names
+
+    def before_step(self, step: StepInfo) -> None:
+        for swarm in self.swarms.values():
+            self._write_params(swarm, step)
+            swarm.step_parity = swarm.parity
+            swarm.parity = 1 - swarm.parity
+            swarm.steps += 1
+
+    def _write_params(self, swarm: _Swarm, step: StepInfo) -> None:
+        c = swarm.component
+        box = tuple(c.box) + (1.0,) * (3 - len(c.box))
+        grid = swarm.grid
+        rec = np.zeros((), PARAMS)
+        rec["box"] = (*box, step.dt)
+        rec["cell_size"] = (*(np.asarray(box) / np.asarray(grid)), 0.5 ** (step.dt / c.friction_half_life))
+        rec["grid"] = (*grid, swarm.cells)
+        rec["count"], rec["species"], rec["dims"] = c.count, c.species, c.dims
+        every = c.reorder_every
+        rec["reorder"] = int(every > 0 and c.neighbours == "grid" and step.frame % every == 0)
+        rec["r_max"], rec["beta"], rec["force"] = c.r_max, c.beta, c.force
+        self.device.queue.write_buffer(swarm.buffers["params"], 0, rec.tobytes())
+        look = np.zeros((), LOOK)
+        corner = np.asarray(c.center, np.float64) - 0.5 * np.asarray(box if c.dims == 3 else box[:2] + (0.0,))
+        look["origin"] = (*corner, c.size)
+        palette = np.zeros((16, 4), np.float32)
+        for s in range(c.species):
+            rgb = colorsys.hsv_to_rgb(s / c.species, 0.75, 1.0)
+            palette[s] = (*(srgb_to_linear(v) for v in rgb), 1.0)
+        look["palette"] = palette
+        self.device.queue.write_buffer(swarm.buffers["look"], 0, look.tobytes())
+
+    def state(self, entity: EntityRef) -> dict[str, np.ndarray]:
+        swarm = self.swarms[entity.name]
+        n, dims = swarm.component.count, swarm.component.dims
+        rows = read_array(self.device, swarm.buffers[f"particles{swarm.parity}"], PARTICLE, n)
+        ids = read_array(self.device, swarm.buffers[f"ids{swarm.parity}"], np.uint32, n)
+        order = np.argsort(ids)
+        return {"position": np.ascontiguousarray(rows["position"][order, :dims]),
+                "velocity": np.ascontiguousarray(rows["velocity"][order, :dims]),
+                "species": rows["position"][order, 3].astype(np.int32)}
+
+    def cells(self, entity: EntityRef) -> dict[str, np.ndarray]:
+        """The last step's counting sort (tests): cell of each particle, cell starts, sorted ids."""
+        swarm = self.swarms[entity.name]
+        n = swarm.component.count
+        return {"cell_of": read_array(self.device, swarm.buffers["cell_of"], np.uint32, n),
+                "cell_start": read_array(self.device, swarm.buffers["cell_count"], np.uint32,
+                                         swarm.cells),
+                "cell_particles": read_array(self.device, swarm.buffers["cell_particles"],
+                                             np.uint32, n)}
+
+    def stats(self, entity: EntityRef, readback: dict[str, bytes]) -> dict:
+        swarm = self.swarms[entity.name]
+        return {"count": swarm.component.count, "cells": swarm.cells, "steps": swarm.steps}
+
+
+set_system("particle_life", ParticleLifeSystem)

@@ -41,6 +41,7 @@ from emberfx.layout import struct_dtype
 from emberfx.readback import read_array, read_buffer
 from emberfx.registry import set_system
 from emberfx.scan import PrefixScan
+from emberfx.sprites import sprite_pipeline
 from emberfx.sort import KeySort
 from emberfx.system import EntityRef, Readback, StepInfo, System
 from emberfx.systems.emitter_component import Emitter
@@ -73,36 +74,10 @@ class EmitterSystem(System):
     def __init__(self, gpu, shared):
         super().__init__(gpu, shared)
         self.pools: dict[str, _Pool] = {}
-        self._pipelines: dict[tuple, object] = {}   # render pipelines by blend mode
 
     def _draw_pipeline(self, blend: str):
-        key = ("draw", blend)
-        if key in self._pipelines:
-            return self._pipelines[key]
-        from emberfx import wgsl
-
-        module = wgsl.create_module(self.device, "emitter/draw.wgsl")
-        blending = {
-            "additive": {"color": {"src_factor": "one", "dst_factor": "one", "operation": "add"},
-                         "alpha": {"src_factor": "zero", "dst_factor": "one", "operation": "add"}},
-            "alpha": {"color": {"src_factor": "one", "dst_factor": "one-minus-src-alpha",
-                                "operation": "add"},
-                      "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha",
-                                "operation": "add"}},
-            "opaque": None,
-        }[blend]
-        target = {"format": self.shared.scene_format}
-        if blending is not None:
-            target["blend"] = blending
-        pipeline = self.device.create_render_pipeline(
-            label=f"emitter:draw:{blend}", layout="auto",
-            vertex={"module": module, "entry_point": "vs_main"},
-            primitive={"topology": "triangle-list"},
-            depth_stencil={"format": self.shared.depth_format,
-                           "depth_write_enabled": blend == "opaque", "depth_compare": "less"},
-            fragment={"module": module, "entry_point": f"fs_{blend}", "targets": [target]})
-        self._pipelines[key] = pipeline
-        return pipeline
+        return sprite_pipeline(self.device, "emitter/draw.wgsl", blend, self.shared.scene_format,
+                               self.shared.depth_format)
 
     # lifecycle ---------------------------------------------------------------------------------
     def add(self, entity: EntityRef, component: Emitter) -> None:

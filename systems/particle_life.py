@@ -32,6 +32,7 @@ from emberfx.layout import struct_dtype
 from emberfx.readback import read_array
 from emberfx.registry import set_system
 from emberfx.scan import PrefixScan
+from emberfx.sprites import sprite_pipeline
 from emberfx.system import EntityRef, StepInfo, System
 from emberfx.systems.particle_life_component import ParticleLife
 
@@ -192,30 +193,8 @@ class ParticleLifeSystem(System):
         return passes
 
     def _draw_pipeline(self, blend: str):
-        cache = self.__dict__.setdefault("_draw_pipelines", {})
-        if blend not in cache:
-            from emberfx import wgsl
-
-            module = wgsl.create_module(self.device, "particle_life/draw.wgsl")
-            blending = {
-                "additive": {"color": {"src_factor": "one", "dst_factor": "one", "operation": "add"},
-                             "alpha": {"src_factor": "zero", "dst_factor": "one", "operation": "add"}},
-                "alpha": {"color": {"src_factor": "one", "dst_factor": "one-minus-src-alpha",
-                                    "operation": "add"},
-                          "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha",
-                                    "operation": "add"}},
-                "opaque": None}[blend]
-            target = {"format": self.shared.scene_format}
-            if blending:
-                target["blend"] = blending
-            cache[blend] = self.device.create_render_pipeline(
-                label=f"particle_life:draw:{blend}", layout="auto",
-                vertex={"module": module, "entry_point": "vs_main"},
-                primitive={"topology": "triangle-list"},
-                depth_stencil={"format": self.shared.depth_format,
-                               "depth_write_enabled": blend == "opaque", "depth_compare": "less"},
-                fragment={"module": module, "entry_point": f"fs_{blend}", "targets": [target]})
-        return cache[blend]
+        return sprite_pipeline(self.device, "particle_life/draw.wgsl", blend,
+                               self.shared.scene_format, self.shared.depth_format)
 
     def remove(self, entity: EntityRef) -> None:
         swarm = self.swarms.pop(entity.name)

@@ -3,26 +3,20 @@
 // Camera-facing billboards: instance k draws particle alive_list[k] as a quad of `size` world
 // units (or pixels), coloured, faded and scaled by the looks baked over life (linear light), with
 // a per-particle random variation of size and brightness and a soft round falloff.
-// Fragment entry points by blend mode: fs_additive (one + one), fs_alpha (premultiplied),
-// fs_opaque (round cutout, depth write).
+// Fragment entry points by blend mode come from common/sprite.wgsl.
 // Draw: 6 vertices x alive-count instances, indirect. Bindings (group 0): 0 frame (uniform Frame),
 // 1 params (uniform EmitterParams), 2 particles (read), 3 alive_list (read), 4 looks (read)
 
 //! include common/frame.wgsl
 //! include common/random.wgsl
 //! include emitter/types.wgsl
+//! include common/sprite.wgsl
 
 @group(0) @binding(0) var<uniform> frame: Frame;
 @group(0) @binding(1) var<uniform> params: EmitterParams;
 @group(0) @binding(2) var<storage, read> particles: array<Particle>;
 @group(0) @binding(3) var<storage, read> alive_list: array<u32>;
 @group(0) @binding(4) var<storage, read> looks: Looks;
-
-struct VertexOut {
-    @builtin(position) clip: vec4f,
-    @location(0) corner: vec2f,
-    @location(1) color: vec4f,
-};
 
 fn look_color(t: f32) -> vec4f {
     let x = clamp(t, 0.0, 1.0) * f32(LOOK_SAMPLES - 1u);
@@ -39,19 +33,17 @@ fn look_size(t: f32) -> f32 {
 }
 
 @vertex
-fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance: u32) -> VertexOut {
-    var corners = array<vec2f, 6>(vec2f(-1.0, -1.0), vec2f(1.0, -1.0), vec2f(1.0, 1.0),
-                                  vec2f(-1.0, -1.0), vec2f(1.0, 1.0), vec2f(-1.0, 1.0));
+fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance: u32) -> SpriteVertex {
     let slot = alive_list[instance];
     let p = particles[slot];
-    let c = corners[vertex];
+    let c = sprite_corner(vertex);
     let t = p.position_age.w / max(p.velocity_lifetime.w, 1e-6);
     // per-particle variation, stable over its life: keyed by slot and its (random) lifetime
     let key = pcg_hash(slot ^ bitcast<u32>(p.velocity_lifetime.w));
     let size_factor = 1.0 + params.shape.z * (2.0 * random01(key, 0u) - 1.0);
     let shade = 1.0 + params.shape.w * (2.0 * random01(key, 1u) - 1.0);
     let half = 0.5 * params.size * look_size(t) * size_factor;
-    var out: VertexOut;
+    var out: SpriteVertex;
     if (params.size_in_pixels == 1u) {
         let centre = frame.view_proj * vec4f(p.position_age.xyz, 1.0);
         out.clip = centre + vec4f(c * half * 2.0 / frame.viewport * centre.w, 0.0, 0.0);
@@ -66,27 +58,3 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
     return out;
 }
 
-fn falloff(corner: vec2f) -> f32 {
-    let r2 = dot(corner, corner);
-    if (r2 >= 1.0) { discard; }
-    let s = 1.0 - r2;
-    return s * s;
-}
-
-@fragment
-fn fs_additive(in: VertexOut) -> @location(0) vec4f {
-    let a = in.color.a * falloff(in.corner);
-    return vec4f(in.color.rgb * a, 0.0);
-}
-
-@fragment
-fn fs_alpha(in: VertexOut) -> @location(0) vec4f {
-    let a = in.color.a * falloff(in.corner);
-    return vec4f(in.color.rgb * a, a);
-}
-
-@fragment
-fn fs_opaque(in: VertexOut) -> @location(0) vec4f {
-    falloff(in.corner);
-    return vec4f(in.color.rgb, 1.0);
-}

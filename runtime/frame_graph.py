@@ -43,13 +43,15 @@ class Dispatch:
 
 @dataclass(frozen=True)
 class Draw:
-    """A draw into a named render target ("scene" or "output"); indirect when ``indirect`` is set."""
+    """A draw into a named render target ("scene" or "output"); indirect when ``indirect`` is set,
+    indexed when ``index`` = (index buffer, "uint32" | "uint16", index count) is."""
     pipeline: object
     bind_groups: tuple = ()
     target: str = "scene"
     vertices: int = 3
     instances: int = 1
     indirect: tuple[object, int] | None = None
+    index: tuple[object, str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -235,6 +237,10 @@ class _Encoding:
             _bind(self.render, p.name, op)
             if op.indirect is not None:
                 self.render.draw_indirect(*op.indirect)
+            elif op.index is not None:
+                buffer, index_format, count = op.index
+                self.render.set_index_buffer(buffer, index_format)
+                self.render.draw_indexed(count, op.instances)
             else:
                 self.render.draw(op.vertices, op.instances)
             self.render.pop_debug_group()

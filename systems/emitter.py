@@ -253,7 +253,8 @@ class EmitterSystem(System):
         budget, velocity = pool.births.step(c, start, step.dt)
         forces, accelerate_end, kill_start = arrange(self.forces_on(pool))
         queue = self.device.queue
-        queue.write_buffer(pool.buffers["forces"], 0, pack_forces(forces).tobytes())
+        queue.write_buffer(pool.buffers["forces"], 0,
+                           pack_forces(forces, step.frame * step.dt).tobytes())
         queue.write_buffer(pool.buffers["params"], 0, pack_params(
             pool.param_record, c, entity=pool.entity.index, frame=step.frame, seed=step.seed,
             dt=step.dt, budget=budget, force_count=len(forces), velocity=velocity,

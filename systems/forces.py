@@ -24,7 +24,7 @@ NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
 
 FORCE = struct_dtype("common/forces.wgsl", "Force")
 KINDS = {"attractor": 0, "gravity": 1, "drag": 2, "vortex": 3, "turbulence": 4,
-         "kill_sphere": 5, "kill_box": 6}
+         "kill_sphere": 5, "kill_box": 6, "wind": 7}
 FORCE_KEYS = ("attractor", "force_field", "kill_zone")
 
 
@@ -70,7 +70,7 @@ class Attractor:
 @component("force_field")
 @dataclass(slots=True)
 class ForceField:
-    kind: Literal["gravity", "drag", "vortex", "turbulence"] = "gravity"
+    kind: Literal["gravity", "drag", "vortex", "turbulence", "wind"] = "gravity"
     acceleration: Vec3 = (0.0, -9.81, 0.0)
     """gravity: m/s^2"""
     coefficient: NonNegative = 0.1
@@ -82,15 +82,28 @@ class ForceField:
     strength: float = 1.0
     """vortex: 1/s^2 (a = strength axis x (x - center)); turbulence: m/s^2"""
     frequency: Positive = 1.0
-    """turbulence: spatial frequency of the first octave, 1/m"""
+    """turbulence: spatial frequency of the first octave, 1/m; wind: gusts per second"""
     octaves: Annotated[int, msgspec.Meta(ge=1, le=8)] = 3
+    direction: Vec3 = (1.0, 0.0, 0.0)
+    """wind: the direction it blows (its speed is `strength`, m/s)"""
+    gust: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.0
+    """wind: gusts vary the speed by up to this fraction"""
 
     def __post_init__(self):
-        _finite(self, "acceleration", "coefficient", "center", "axis", "strength", "frequency")
+        _finite(self, "acceleration", "coefficient", "center", "axis", "strength", "frequency",
+                "direction")
         if self.kind == "vortex":
             _unit(self.axis, "axis")
+        if self.kind == "wind":
+            _unit(self.direction, "direction")
 
-    def pack(self, record) -> None:
+    def wind_velocity(self, time: float) -> np.ndarray:
+        """Wind: its velocity at a simulated time, gusting smoothly (a sum of incommensurate sines)."""
+        phase = 2.0 * math.pi * self.frequency * time
+        wave = 0.6 * math.sin(phase) + 0.3 * math.sin(2.7 * phase + 1.3) + 0.1 * math.sin(6.1 * phase)
+        return _unit(self.direction, "direction") * self.strength * (1.0 + self.gust * wave)
+
+    def pack(self, record, time: float = 0.0) -> None:
         record["kind"] = KINDS[self.kind]
         if self.kind == "gravity":
             record["a"] = (*self.acceleration, 0.0)
@@ -99,6 +112,8 @@ class ForceField:
         elif self.kind == "vortex":
             record["a"] = (*self.center, self.strength)
             record["b"] = (*_unit(self.axis, "axis"), 0.0)
+        elif self.kind == "wind":
+            record["a"] = (*self.wind_velocity(time), self.coefficient)
         else:
             record["a"] = (self.frequency, self.strength, float(self.octaves), 0.0)
 
@@ -143,9 +158,49 @@ def arrange(forces: list) -> tuple[list, int, int]:
     return ordered, len(plain) + len(both), len(plain)
 
 
-def pack_forces(forces: list) -> np.ndarray:
-    """The Force records (shaders/common/forces.wgsl) for these components, in order."""
+def pack_forces(forces: list, time: float = 0.0) -> np.ndarray:
+    """The Force records (shaders/common/forces.wgsl) for these components, in order, at a
+    simulated time (for gusting wind)."""
     records = np.zeros(max(1, len(forces)), FORCE)
     for record, force in zip(records, forces):
-        force.pack(record)
+        if isinstance(force, ForceField):
+            force.pack(record, time)
+        else:
+            force.pack(record)
+    return records
+
+
+@component("collider")
+@dataclass(slots=True)
+class Collider:
+    """A solid that cloth does not enter: a sphere (center, radius) or a plane (point, normal)."""
+    shape: Literal["sphere", "plane"] = "sphere"
+    center: Vec3 = (0.0, 0.0, 0.0)
+    radius: Positive = 1.0
+    point: Vec3 = (0.0, 0.0, 0.0)
+    normal: Vec3 = (0.0, 1.0, 0.0)
+    """plane: the side cloth stays on"""
+    friction: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.3
+    """share of the tangential velocity removed on contact"""
+
+    def __post_init__(self):
+        _finite(self, "center", "radius", "point", "normal", "friction")
+        if self.shape == "plane":
+            _unit(self.normal, "normal")
+
+
+COLLIDER = struct_dtype("common/colliders.wgsl", "Collider")
+
+
+def pack_colliders(colliders: list) -> np.ndarray:
+    records = np.zeros(max(1, len(colliders)), COLLIDER)
+    for record, c in zip(records, colliders):
+        if c.shape == "sphere":
+            record["shape"] = (*c.center, c.radius)
+            record["kind"] = 0
+        else:
+            n = _unit(c.normal, "normal")
+            record["shape"] = (*n, float(np.dot(n, c.point)))
+            record["kind"] = 1
+        record["friction"] = c.friction
     return records

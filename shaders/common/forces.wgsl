@@ -11,6 +11,8 @@
 // 4 turbulence  frequency, strength, octaves
 // 5 kill sphere centre xyz, radius
 // 6 kill box    centre xyz                  half size xyz
+// 7 wind        velocity xyz (gusts applied by the host), coefficient (1/s): particles are
+//               dragged towards the wind's velocity; cloth takes it through its normals
 
 struct Force {
     a: vec4f,
@@ -66,6 +68,7 @@ fn force_acceleration(f: Force, x: vec3f, v: vec3f) -> vec3f {
         case 2u: { return -f.a.x * v; }
         case 3u: { return f.a.w * cross(f.b.xyz, x - f.a.xyz); }
         case 4u: { return turbulence_acceleration(f, x); }
+        case 7u: { return f.a.w * (f.a.xyz - v); }
         default: { return vec3f(0.0); }
     }
 }

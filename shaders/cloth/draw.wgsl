@@ -1,0 +1,52 @@
+// cloth/draw.wgsl  --  pass `<entity>:cloth:draw` (render, indexed)
+//
+// The cloth as a lit, two-sided triangle mesh: two triangles per grid quad from an index buffer,
+// positions and normals read by vertex index, Lambert light from above plus ambient, the back
+// face lit with the flipped normal; a plain colour or a checker over the grid.
+// Draw: indexed, 6 (nx - 1)(ny - 1) indices, 1 instance. Bindings (group 0): 0 frame (uniform
+// Frame), 1 params (uniform ClothParams), 2 look (uniform ClothLook), 3 positions, 4 normals (read)
+
+//! include common/frame.wgsl
+//! include cloth/types.wgsl
+
+struct ClothLook {
+    color: vec4f,         // linear
+    checker: vec4f,       // linear; w = 1 when the checker is on
+    checker_cells: vec2f,
+};
+
+@group(0) @binding(0) var<uniform> frame: Frame;
+@group(0) @binding(1) var<uniform> params: ClothParams;
+@group(0) @binding(2) var<uniform> look: ClothLook;
+@group(0) @binding(3) var<storage, read> positions: array<vec4f>;
+@group(0) @binding(4) var<storage, read> normals: array<vec4f>;
+
+struct VertexOut {
+    @builtin(position) clip: vec4f,
+    @location(0) normal: vec3f,
+    @location(1) uv: vec2f,
+};
+
+@vertex
+fn vs_main(@builtin(vertex_index) vertex: u32) -> VertexOut {
+    var out: VertexOut;
+    out.clip = frame.view_proj * vec4f(positions[vertex].xyz, 1.0);
+    out.normal = normals[vertex].xyz;
+    out.uv = vec2f(f32(vertex % params.nx) / f32(params.nx - 1u),
+                   f32(vertex / params.nx) / f32(params.ny - 1u));
+    return out;
+}
+
+@fragment
+fn fs_main(in: VertexOut, @builtin(front_facing) front: bool) -> @location(0) vec4f {
+    var n = normalize(in.normal);
+    if (!front) { n = -n; }
+    let light = normalize(vec3f(0.35, 0.85, 0.45));
+    let lambert = max(dot(n, light), 0.0);
+    var base = look.color.rgb;
+    if (look.checker.w > 0.5) {
+        let cell = vec2i(floor(in.uv * look.checker_cells));
+        if (((cell.x + cell.y) & 1) == 1) { base = look.checker.rgb; }
+    }
+    return vec4f(base * (0.25 + 0.75 * lambert), 1.0);
+}

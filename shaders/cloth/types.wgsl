@@ -1,0 +1,23 @@
+// cloth/types.wgsl: the cloth passes' shared parameters and helpers (no pass of its own).
+// Python reads ClothParams through emberfx.layout.
+
+struct ClothParams {
+    gravity: vec4f,      // xyz: m/s^2; w: air drag, 1/s
+    pin_offset: vec4f,   // xyz: added to every pin's rest position
+    rest: vec4f,         // x: spacing along i; y: spacing along j; z: diagonal; w: area per vertex
+    nx: u32,
+    ny: u32,
+    h: f32,              // substep, seconds
+    stiffness: f32,      // N/m
+    damping: f32,        // N s/m along each spring
+    mass: f32,           // kg per vertex
+    force_count: u32,    // wind records in forces
+    collider_count: u32,
+};
+
+// Vertex (i, j) clamped to the grid.
+fn grid_at(i: i32, j: i32, p: ClothParams) -> u32 {
+    let ci = clamp(i, 0, i32(p.nx) - 1);
+    let cj = clamp(j, 0, i32(p.ny) - 1);
+    return u32(cj) * p.nx + u32(ci);
+}

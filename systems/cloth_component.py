@@ -1,0 +1,84 @@
+"""The ``cloth`` component: a mass-spring cloth patch (seed 004's cloth example).
+
+Kept apart from the system (systems/cloth.py) so that validating a scene needs no GPU code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+import msgspec
+
+from emberfx.colors import parse_color
+from emberfx.registry import component
+
+Positive = Annotated[float, msgspec.Meta(gt=0.0)]
+NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
+Vec3 = tuple[float, float, float]
+
+
+@component("cloth")
+@dataclass(slots=True)
+class Cloth:
+    resolution: tuple[Annotated[int, msgspec.Meta(ge=2, le=4096)],
+                      Annotated[int, msgspec.Meta(ge=2, le=4096)]] = (32, 24)
+    """vertices along x and y (reload)"""
+    size: tuple[Positive, Positive] = (2.0, 1.5)
+    """world units (reload)"""
+    position: Vec3 = (0.0, 0.0, 0.0)
+    """corner (0, 0) of the patch; the patch lies in the x-y plane, row ny - 1 on top (reload)"""
+    rotation_deg: Vec3 = (0.0, 0.0, 0.0)
+    """rotation about x, then y, then z around `position`, degrees (reload)"""
+    pins: Literal["top-edge", "top-corners", "none"] | list[tuple[int, int]] = "top-corners"
+    """grid coordinates [i, j] held in place, or a preset (reload)"""
+    pin_offset: Vec3 = (0.0, 0.0, 0.0)
+    """moves every pin by this much (live: animate it from a script)"""
+    stiffness: Positive = 2000.0
+    """N/m per spring"""
+    damping: NonNegative = 0.5
+    """spring damping, N s/m along each spring"""
+    drag: NonNegative = 0.0
+    """air drag, 1/s"""
+    mass: Positive = 0.01
+    """kg per vertex"""
+    gravity: Vec3 = (0.0, -9.81, 0.0)
+    substeps: Annotated[int, msgspec.Meta(ge=1, le=256)] = 16
+    """per fixed step, all in one compute pass"""
+    solver: Literal["explicit"] = "explicit"
+    """explicit mass-spring (semi-implicit Euler), as seed 004"""
+    color: str = "#d94f3d"
+    checker: str | None = "#f2e9dc"
+    """second colour of a checker pattern; None: plain"""
+    checker_cells: tuple[int, int] = (8, 6)
+    wireframe: bool = False
+    affected_by: list[str] | None = None
+    """force_field (wind) and collider entities acting on it; None = all"""
+
+    RELOAD_FIELDS = ("resolution", "size", "position", "rotation_deg", "pins")
+    REFERENCES = {"affected_by": ("force_field", "collider")}
+
+    def __post_init__(self):
+        nx, ny = self.resolution
+        if isinstance(self.pins, list):
+            for k, (i, j) in enumerate(self.pins):
+                if not (0 <= i < nx and 0 <= j < ny):
+                    raise ValueError(f"pins[{k}]: expected grid coordinates within "
+                                     f"[0, {nx - 1}] x [0, {ny - 1}], found [{i}, {j}]")
+        for name in ("color", "checker"):
+            value = getattr(self, name)
+            if value is not None:
+                try:
+                    parse_color(value)
+                except ValueError as exc:
+                    raise ValueError(f"{name}: {exc}") from None
+
+    def pin_list(self) -> list[tuple[int, int]]:
+        nx, ny = self.resolution
+        if self.pins == "top-edge":
+            return [(i, ny - 1) for i in range(nx)]
+        if self.pins == "top-corners":
+            return [(0, ny - 1), (nx - 1, ny - 1)]
+        if self.pins == "none":
+            return []
+        return [tuple(p) for p in self.pins]

@@ -374,7 +374,65 @@ def bench_particle_life() -> list[dict]:
     return rows
 
 
-BENCHMARKS = {"emitter": bench_emitter, "life": bench_life, "particle_life": bench_particle_life}
+def bench_cloth() -> list[dict]:
+    """Vertex-substeps per second of the explicit cloth step (12 springs per vertex, 16 substeps
+    per step, top edge pinned), beside the compute-copy roofline."""
+    from emberfx.camera import Camera
+    from emberfx.engine import Engine
+    from emberfx.frame_graph import FrameGraph, Phase
+    from emberfx.gpu import get_context
+    from emberfx.scene import EntitySpec, Scene, SceneSettings
+    from emberfx.systems.cloth_component import Cloth
+
+    ctx = get_context()
+    copy_size = min(256 << 20, ctx.limits["max-storage-buffer-binding-size"] // 16 * 16)
+    bandwidth = compute_copy_bandwidth(ctx, copy_size)
+    rows = [{"name": f"compute vec4 copy ({copy_size >> 20} MiB)", "value": bandwidth / 1e9,
+             "unit": "GB/s"}]
+    sizes = (64, 256) if ctx.is_software else (64, 256, 1024)
+    for side in sizes:
+        scene = Scene(SceneSettings(seed=1), Camera(kind="orthographic"), [EntitySpec(
+            "cloth", {"cloth": Cloth(resolution=(side, side), size=(2.0, 2.0), pins="top-edge",
+                                     substeps=16)})])
+        engine = Engine(scene, size=(64, 64))
+        engine.step(2)
+        steps = [p for p in engine._graph("rgba8unorm-srgb").order if p.phase == Phase.SIMULATE]
+        graph = FrameGraph(steps, uploaded={r for p in steps for r in p.reads})
+        iterations = 2 if ctx.is_software else 20
+        seconds = _timed(ctx.device, lambda enc: graph.encode(enc, {}), iterations)
+        rate = side * side * 16 / seconds
+        rows.append({"name": f"cloth {side}x{side}, 16 substeps", "value": rate / 1e6,
+                     "unit": "M vertex-substeps/s", "ms_per_step": seconds * 1e3,
+                     # a substep reads 2 x 16 B of its own state + neighbours (cached), writes 32 B
+                     "fraction_of_copy_bandwidth": 64 * side * side * 16 / seconds / bandwidth})
+        engine.close()
+        rows += _taichi_rows(side, rate)
+    return rows
+
+
+def _taichi_rows(side: int, emberfx_rate: float) -> list[dict]:
+    """The same model in Taichi, when Taichi is installed (it is not a dependency)."""
+    try:
+        import taichi  # noqa: F401
+    except ImportError:
+        return []
+    from emberfx.bench_taichi import taichi_cloth_rate
+
+    rows = []
+    for arch in ("cpu", "vulkan", "cuda"):
+        try:
+            rate = taichi_cloth_rate(side, arch)
+        except Exception as exc:   # that backend is not available here
+            rows.append({"name": f"  taichi {arch}, {side}x{side}", "value": None,
+                         "unit": "unavailable", "note": str(exc).splitlines()[0][:80]})
+            continue
+        rows.append({"name": f"  taichi {arch}, {side}x{side}", "value": rate / 1e6,
+                     "unit": "M vertex-substeps/s", "emberfx_vs_taichi": emberfx_rate / rate})
+    return rows
+
+
+BENCHMARKS = {"emitter": bench_emitter, "life": bench_life, "particle_life": bench_particle_life,
+              "cloth": bench_cloth}
 NAMES = list(BENCHMARKS)
 
 

@@ -412,9 +412,9 @@ def bench_cloth() -> list[dict]:
 
 def _taichi_rows(side: int, emberfx_rate: float) -> list[dict]:
     """The same model in Taichi, when Taichi is installed (it is not a dependency)."""
-    try:
-        import taichi  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("taichi") is None:
         return []
     from emberfx.bench_taichi import taichi_cloth_rate
 

@@ -284,6 +284,7 @@ class Engine:
     def draw_to(self, texture) -> None:
         """Render the current state into ``texture`` (any colour format; e.g. a window surface)."""
         esper.switch_world(self._world)
+        self._sync_components()   # edits made since the last step show in this frame
         w, h = texture.size[:2]
         if (w, h) != self.size:
             self.size = self._checked_size((w, h))

@@ -34,10 +34,11 @@ DRAWING_PHASES = frozenset({Phase.RENDER, Phase.POST})
 
 @dataclass(frozen=True)
 class Dispatch:
-    """A compute dispatch: fixed workgroup counts, or read from an indirect-args buffer."""
+    """A compute dispatch: fixed workgroup counts (or a function giving them when the frame is
+    encoded; (0, 0, 0) skips the work), or counts read from an indirect-args buffer."""
     pipeline: object
     bind_groups: tuple = ()
-    groups: tuple[int, int, int] = (1, 1, 1)
+    groups: tuple[int, int, int] | object = (1, 1, 1)
     indirect: tuple[object, int] | None = None  # (buffer, byte offset)
 
 
@@ -227,7 +228,9 @@ class _Encoding:
             if op.indirect is not None:
                 self.compute.dispatch_workgroups_indirect(*op.indirect)
             else:
-                self.compute.dispatch_workgroups(*op.groups)
+                groups = op.groups() if callable(op.groups) else op.groups
+                if all(groups):
+                    self.compute.dispatch_workgroups(*groups)
             self.compute.pop_debug_group()
         elif isinstance(op, Draw):
             self._end_compute()

@@ -1,5 +1,6 @@
-"""Render pipelines for camera-facing sprites (shaders/common/sprite.wgsl), shared by every
-system that draws particles: one pipeline per (draw shader, blend mode), cached per device."""
+"""Render pipelines shared by several systems, cached per device: camera-facing sprites
+(shaders/common/sprite.wgsl) for every particle draw, and computed textures shown filling the
+view or as a world quad (shaders/common/texture_quad.wgsl) for Life and fractal layers."""
 
 from __future__ import annotations
 
@@ -32,4 +33,21 @@ def sprite_pipeline(device, shader: str, blend: str, color_format: str, depth_fo
             depth_stencil={"format": depth_format, "depth_write_enabled": blend == "opaque",
                            "depth_compare": "less"},
             fragment={"module": module, "entry_point": f"fs_{blend}", "targets": [target]})
+    return _CACHE[key]
+
+
+def texture_quad_pipeline(device, mode: str, color_format: str, depth_format: str):
+    """common/texture_quad.wgsl: mode "fill" draws behind everything (depth always, no write),
+    "quad" is ordinary opaque geometry."""
+    key = (id(device), "texture_quad", mode, color_format, depth_format)
+    if key not in _CACHE:
+        module = wgsl.create_module(device, "common/texture_quad.wgsl")
+        _CACHE[key] = device.create_render_pipeline(
+            label=f"texture_quad:{mode}", layout="auto",
+            vertex={"module": module, "entry_point": "vs_main"},
+            primitive={"topology": "triangle-list"},
+            depth_stencil={"format": depth_format, "depth_write_enabled": mode == "quad",
+                           "depth_compare": "less" if mode == "quad" else "always"},
+            fragment={"module": module, "entry_point": "fs_main",
+                      "targets": [{"format": color_format}]})
     return _CACHE[key]

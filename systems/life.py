@@ -28,6 +28,7 @@ from emberfx.errors import DeviceLimitError, EmberError
 from emberfx.frame_graph import ClearBuffer, Dispatch, Draw, Pass, Phase
 from emberfx.layout import struct_dtype
 from emberfx.readback import read_array
+from emberfx.sprites import texture_quad_pipeline
 from emberfx.registry import set_system
 from emberfx.system import EntityRef, Readback, StepInfo, System
 from emberfx.systems.life_component import Life
@@ -35,7 +36,7 @@ from emberfx.systems.life_rules import parse_rule
 
 PARAMS = struct_dtype("life/swar.wgsl", "LifeParams")
 LOOK = struct_dtype("life/display.wgsl", "LifeLook")
-PLACEMENT = struct_dtype("life/draw.wgsl", "LifePlacement")
+PLACEMENT = struct_dtype("common/texture_quad.wgsl", "QuadPlacement")
 COUNTERS = struct_dtype("life/population.wgsl", "LifeCounters")
 TILE_W, TILE_H, BORDER_SLOTS = 8, 32, 76          # life/tile.wgsl
 STEP_ROWS = 4                                      # rows per invocation in life/step.wgsl
@@ -201,22 +202,8 @@ class LifeSystem(System):
 
     # per frame ---------------------------------------------------------------------------------
     def _draw_pipeline(self, mode: str):
-        key = ("draw", mode)
-        cache = self.__dict__.setdefault("_draw_pipelines", {})
-        if key not in cache:
-            from emberfx import wgsl
-
-            module = wgsl.create_module(self.device, "life/draw.wgsl")
-            cache[key] = self.device.create_render_pipeline(
-                label=f"life:draw:{mode}", layout="auto",
-                vertex={"module": module, "entry_point": "vs_main"},
-                primitive={"topology": "triangle-list"},
-                depth_stencil={"format": self.shared.depth_format,
-                               "depth_write_enabled": mode == "quad",
-                               "depth_compare": "less" if mode == "quad" else "always"},
-                fragment={"module": module, "entry_point": "fs_main",
-                          "targets": [{"format": self.shared.scene_format}]})
-        return cache[key]
+        return texture_quad_pipeline(self.device, mode, self.shared.scene_format,
+                                     self.shared.depth_format)
 
     def passes(self) -> list[Pass]:
         out = []

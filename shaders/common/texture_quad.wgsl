@@ -1,19 +1,19 @@
-// life/draw.wgsl  --  pass `<entity>:life:draw` (render)
+// common/texture_quad.wgsl  --  passes `<entity>:life:draw`, `<entity>:fractal:draw` (render)
 //
-// Shows the display texture with nearest filtering: filling the view (aspect kept, centred) or as
+// Shows a computed texture with nearest filtering: filling the view (aspect kept, centred) or as
 // a world quad in the x-y plane (quad_center, quad_size) seen through the scene camera.
 // Draw: 6 vertices, 1 instance. Bindings (group 0): 0 frame (uniform Frame),
-// 1 placement (uniform LifePlacement), 2 image (texture_2d<f32>), 3 nearest (sampler)
+// 1 placement (uniform QuadPlacement), 2 image (texture_2d<f32>), 3 nearest (sampler)
 
 //! include common/frame.wgsl
 
-struct LifePlacement {
+struct QuadPlacement {
     center: vec4f,    // quad: world centre; w = 1 for a world quad, 0 to fill the view
-    size: vec4f,      // quad: world width, height; fill: grid width, height in cells
+    size: vec4f,      // quad: world width, height; fill: texture width, height (its aspect)
 };
 
 @group(0) @binding(0) var<uniform> frame: Frame;
-@group(0) @binding(1) var<uniform> placement: LifePlacement;
+@group(0) @binding(1) var<uniform> placement: QuadPlacement;
 @group(0) @binding(2) var image: texture_2d<f32>;
 @group(0) @binding(3) var nearest: sampler;
 

@@ -1,0 +1,177 @@
+"""The fractal system (seed 004's Mandelbrot): escape-time sets computed into a texture.
+
+  RENDER  <e>:fractal:escape   counts and colours per texel (only after a parameter changed:
+                               otherwise the dispatch is skipped)
+          <e>:fractal:draw     the texture filling the view (a background) or as a world quad
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import wgpu
+
+from emberfx.colors import linear_color
+from emberfx.frame_graph import Dispatch, Draw, Pass, Phase
+from emberfx.layout import struct_dtype
+from emberfx.readback import read_array
+from emberfx.registry import set_system
+from emberfx.sprites import texture_quad_pipeline
+from emberfx.system import EntityRef, StepInfo, System
+from emberfx.systems.fractal_component import Fractal
+
+PARAMS = struct_dtype("fractal/escape.wgsl", "FractalParams")
+PLACEMENT = struct_dtype("common/texture_quad.wgsl", "QuadPlacement")
+VIEW_FIELDS = ("kind", "center", "zoom", "max_iterations", "julia_c", "palette", "palette_period",
+               "inside_color")
+
+
+@dataclass
+class _Layer:
+    entity: EntityRef
+    component: Fractal
+    buffers: dict
+    texture: object
+    passes: list
+    computed_key: tuple | None = None   # the view last computed; None: compute on the next frame
+
+
+class FractalSystem(System):
+    key = "fractal"
+
+    def __init__(self, gpu, shared):
+        super().__init__(gpu, shared)
+        self.layers: dict[str, _Layer] = {}
+        self._sampler = self.device.create_sampler(mag_filter="nearest", min_filter="nearest")
+
+    def add(self, entity: EntityRef, component: Fractal) -> None:
+        name = entity.name
+        w, h = component.resolution
+        limit = self.gpu.limits["max-texture-dimension-2d"]
+        if w > limit or h > limit:
+            from emberfx.errors import DeviceLimitError
+
+            raise DeviceLimitError(f"entity '{name}': fractal.resolution = {w}x{h} exceeds this "
+                                   f"device's {limit} texels per side ({self.gpu.label})")
+        b = {"params": self.uniform_buffer(f"{name}/params", PARAMS.itemsize),
+             "placement": self.uniform_buffer(f"{name}/placement", PLACEMENT.itemsize),
+             "iterations": self.storage_buffer(f"{name}/iterations", w * h * 4,
+                                               what=f"entity '{name}': fractal.resolution = {w}x{h}")}
+        texture = self.device.create_texture(
+            label=f"{name}/image", size=(w, h, 1), format="rgba8unorm",
+            usage=wgpu.TextureUsage.STORAGE_BINDING | wgpu.TextureUsage.TEXTURE_BINDING)
+        layer = _Layer(entity, component, b, texture, [])
+        self.layers[name] = layer
+        layer.passes = self._passes(layer)
+        self._write_uniforms(layer)
+
+    def _view_key(self, layer: _Layer) -> tuple:
+        return tuple(repr(getattr(layer.component, f)) for f in VIEW_FIELDS)
+
+    def _passes(self, layer: _Layer) -> list[Pass]:
+        gpu, b, c = self.gpu, layer.buffers, layer.component
+        name = layer.entity.name
+        prefix = f"{name}:fractal"
+        w, h = c.resolution
+        escape = gpu.compute_pipeline("fractal/escape.wgsl")
+        group = self.device.create_bind_group(
+            label=f"{prefix}:escape", layout=escape.get_bind_group_layout(0), entries=[
+                {"binding": 0, "resource": {"buffer": b["params"]}},
+                {"binding": 1, "resource": {"buffer": b["iterations"]}},
+                {"binding": 2, "resource": layer.texture.create_view()}])
+        grid = (math.ceil(w / 16), math.ceil(h / 16), 1)
+
+        def groups():   # work only when the view changed since the last computation
+            key = self._view_key(layer)
+            if key == layer.computed_key:
+                return (0, 0, 0)
+            self._write_uniforms(layer)   # queued writes land before this frame's submit
+            layer.computed_key = key
+            return grid
+
+        draw = texture_quad_pipeline(self.device, c.display, self.shared.scene_format,
+                                     self.shared.depth_format)
+        draw_group = self.device.create_bind_group(
+            label=f"{prefix}:draw", layout=draw.get_bind_group_layout(0), entries=[
+                {"binding": 0, "resource": {"buffer": self.shared.frame_uniform}},
+                {"binding": 1, "resource": {"buffer": b["placement"]}},
+                {"binding": 2, "resource": layer.texture.create_view()},
+                {"binding": 3, "resource": self._sampler}])
+        r = lambda k: f"{name}/{k}"  # noqa: E731
+        return [
+            Pass(f"{prefix}:escape", Phase.RENDER, Dispatch(escape, (group,), groups),
+                 reads=(r("params"),), writes=(r("image"), r("iterations")), order=-100),
+            Pass(f"{prefix}:draw", Phase.RENDER, Draw(draw, (draw_group,), target="scene", vertices=6),
+                 reads=("frame", r("placement"), r("image")), writes=("scene/color",),
+                 order=-100 if c.display == "fill" else 0),
+        ]
+
+    def remove(self, entity: EntityRef) -> None:
+        layer = self.layers.pop(entity.name)
+        for buffer in layer.buffers.values():
+            buffer.destroy()
+        layer.texture.destroy()
+
+    def passes(self) -> list[Pass]:
+        out = []
+        for layer in self.layers.values():
+            # called again after any edit: rebuild (the display mode may have changed) and upload
+            self._write_uniforms(layer)
+            layer.passes = self._passes(layer)
+            out += layer.passes
+        return out
+
+    def uploaded(self) -> set[str]:
+        return {f"{n}/{k}" for n in self.layers for k in ("params", "placement")}
+
+    def before_step(self, step: StepInfo) -> None:
+        for layer in self.layers.values():
+            self._write_uniforms(layer)
+
+    def _write_uniforms(self, layer: _Layer) -> None:
+        c = layer.component
+        w, h = c.resolution
+        rec = np.zeros((), PARAMS)
+        rec["view"] = (c.center[0], c.center[1], 3.0 / (c.zoom * h), float(c.kind == "julia"))
+        rec["julia_c"] = (*c.julia_c, 0.0, 0.0)
+        rec["inside"] = linear_color(c.inside_color)
+        palette = np.zeros((16, 4), np.float32)
+        colors = [linear_color(p) for p in c.palette[:16]]
+        palette[:len(colors)] = colors
+        rec["palette"] = palette
+        rec["size"] = (w, h)
+        rec["max_iterations"] = c.max_iterations
+        rec["palette_count"] = len(colors)
+        rec["palette_period"] = c.palette_period
+        self.device.queue.write_buffer(layer.buffers["params"], 0, rec.tobytes())
+        placement = np.zeros((), PLACEMENT)
+        if c.display == "quad":
+            placement["center"] = (*c.quad_center, 1.0)
+            placement["size"] = (*c.quad_size, 0.0, 0.0)
+        else:
+            placement["size"] = (w, h, 0.0, 0.0)
+        self.device.queue.write_buffer(layer.buffers["placement"], 0, placement.tobytes())
+
+    def state(self, entity: EntityRef) -> dict[str, np.ndarray]:
+        layer = self.layers[entity.name]
+        self._write_uniforms(layer)
+        if self._view_key(layer) != layer.computed_key:   # never drawn since the last change
+            encoder = self.device.create_command_encoder(label=f"{entity.name}:fractal:state")
+            escape = [p for p in layer.passes if p.name.endswith(":escape")][0]
+            from emberfx.frame_graph import FrameGraph
+
+            FrameGraph([escape], uploaded=set(escape.reads)).encode(encoder, {})
+            self.device.queue.submit([encoder.finish()])
+        w, h = layer.component.resolution
+        counts = read_array(self.device, layer.buffers["iterations"], np.uint32, w * h)
+        return {"iterations": counts.reshape(h, w).astype(np.int64)}
+
+    def stats(self, entity: EntityRef, readback: dict[str, bytes]) -> dict:
+        layer = self.layers[entity.name]
+        return {"resolution": layer.component.resolution,
+                "up_to_date": self._view_key(layer) == layer.computed_key}
+
+
+set_system("fractal", FractalSystem)

@@ -1,0 +1,51 @@
+"""The ``fractal`` component: a Mandelbrot or Julia set computed per pixel (seed 004).
+
+Kept apart from the system (systems/fractal.py) so that validating a scene needs no GPU code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+import msgspec
+
+from emberfx.colors import parse_color
+from emberfx.registry import component
+
+Side = Annotated[int, msgspec.Meta(ge=1, le=16384)]
+
+
+@component("fractal")
+@dataclass(slots=True)
+class Fractal:
+    kind: Literal["mandelbrot", "julia"] = "mandelbrot"
+    resolution: tuple[Side, Side] = (1024, 768)
+    """texels computed (w, h); state()["iterations"] has shape (h, w) (reload)"""
+    center: tuple[float, float] = (-0.5, 0.0)
+    zoom: Annotated[float, msgspec.Meta(gt=0.0)] = 1.0
+    """1.0 shows the height [-1.5, 1.5] around the centre"""
+    max_iterations: Annotated[int, msgspec.Meta(ge=1, le=1 << 20)] = 256
+    julia_c: tuple[float, float] = (-0.8, 0.156)
+    """julia: the constant c"""
+    palette: list[str] = field(default_factory=lambda: ["#000764", "#206bcb", "#edffff",
+                                                        "#ffaa00", "#000200"])
+    """colours cycled along the smooth escape count; points inside the set use inside_color"""
+    palette_period: Annotated[float, msgspec.Meta(gt=0.0)] = 64.0
+    """escape iterations per palette cycle"""
+    inside_color: str = "#000000"
+    display: Literal["fill", "quad"] = "fill"
+    quad_center: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    quad_size: tuple[float, float] = (4.0, 3.0)
+
+    RELOAD_FIELDS = ("resolution",)
+
+    def __post_init__(self):
+        if not self.palette:
+            raise ValueError("palette: expected at least one colour, found []")
+        for name, values in (("palette", self.palette), ("inside_color", [self.inside_color])):
+            for value in values:
+                try:
+                    parse_color(value)
+                except ValueError as exc:
+                    raise ValueError(f"{name}: {exc}") from None

@@ -25,6 +25,7 @@ def test_scene_renders_a_few_frames(gpu, path):
     image = engine.render()
     assert image.shape == (54, 96, 4) and image.dtype == np.uint8
     assert image[..., :3].std() > 1.0                   # something was drawn over the background
-    assert not np.array_equal(image, before)            # and the simulation moved it
+    static = all(set(e.components) <= {"fractal"} for e in engine.scene.entities)
+    assert static or not np.array_equal(image, before)  # the simulation moved it
     assert engine.passes()[-1].endswith(":readback") or "scene:frame:present" in engine.passes()
     engine.close()

@@ -40,7 +40,7 @@ def _sync(device) -> None:
     source.destroy()
 
 
-def _timed(device, encode, iterations: int) -> float:
+def _timed(device, encode, iterations: int, timestamps: bool = True) -> float:
     """Seconds per iteration of ``encode(encoder)``, all iterations in one submission.
 
     GPU time comes from timestamp queries written by two empty compute passes around the work
@@ -52,7 +52,7 @@ def _timed(device, encode, iterations: int) -> float:
     device.queue.submit([encoder.finish()])
     _sync(device)
     stamps = None
-    if "timestamp-query" in device.features:
+    if timestamps and "timestamp-query" in device.features:
         stamps = device.create_query_set(type="timestamp", count=2)
         resolved = device.create_buffer(
             size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
@@ -479,8 +479,67 @@ def bench_fractal() -> list[dict]:
     return rows
 
 
+def bench_post() -> list[dict]:
+    """Milliseconds per 1920x1080 frame for each post pass, alone (timestamps), and the naive
+    global-memory Sobel beside the tiled one."""
+    from emberfx.engine import OUTPUT_FORMAT, Engine
+    from emberfx.frame_graph import Dispatch, FrameGraph, Pass
+    from emberfx.gpu import get_context
+    from emberfx.scene import loads_scene
+
+    ctx = get_context()
+    scene = loads_scene("""
+[[entity]]
+name = "post"
+[entity.bloom]
+[entity.edge_detect]
+[entity.tonemap]
+""", path="<bench>")
+    engine = Engine(scene, size=(1920, 1080))
+    engine.render()
+    rows = []
+    iterations = 3 if ctx.is_software else 50
+    post = [p for p in engine._graph(OUTPUT_FORMAT).order if ":post:" in p.name]
+    for p in post:
+        graph = FrameGraph([p], uploaded=set(p.reads))
+        # wall clock around one submission of many: lavapipe's timestamps came back far too
+        # small around these texture passes (0.07 ms for what takes 30 ms)
+        seconds = _timed(ctx.device, lambda enc: graph.encode(enc, {}), iterations, timestamps=False)
+        rows.append({"name": f"post pass {p.name.split(':post:')[1]}, 1920x1080",
+                     "value": seconds * 1e3, "unit": "ms"})
+        if p.name.endswith(":post:edge_detect"):
+            naive = ctx.compute_pipeline("post/edge_detect_naive.wgsl")
+            group = ctx.device.create_bind_group(
+                layout=naive.get_bind_group_layout(0),
+                entries=[{"binding": e["binding"], "resource": e["resource"]}
+                         for e in _bind_entries_of(p, engine)])
+            alone = FrameGraph([Pass("bench:naive", p.phase, Dispatch(naive, (group,), p.op.groups),
+                                     p.reads, p.writes)], uploaded=set(p.reads))
+            seconds = _timed(ctx.device, lambda enc: alone.encode(enc, {}), iterations,
+                             timestamps=False)
+            rows.append({"name": "post pass edge_detect, naive global loads (reference)",
+                         "value": seconds * 1e3, "unit": "ms"})
+    engine.close()
+    return rows
+
+
+def _bind_entries_of(pass_, engine) -> list[dict]:
+    """The edge_detect pass's resources, rebound for the naive pipeline (same bindings)."""
+    import wgpu
+
+    from emberfx.systems.post import edge_settings
+
+    system = engine.system_of("post", "edge_detect")
+    edge = next(e for e in system.effects if e.key == "edge_detect")
+    settings = engine.device.create_buffer_with_data(
+        data=edge_settings(edge.component) + bytes(48), usage=wgpu.BufferUsage.UNIFORM)
+    return [{"binding": 0, "resource": {"buffer": settings}},
+            {"binding": 1, "resource": engine._scene_texture.create_view()},
+            {"binding": 2, "resource": system._scratch("temp", engine.size).create_view()}]
+
+
 BENCHMARKS = {"emitter": bench_emitter, "life": bench_life, "particle_life": bench_particle_life,
-              "cloth": bench_cloth, "fractal": bench_fractal}
+              "cloth": bench_cloth, "fractal": bench_fractal, "post": bench_post}
 NAMES = list(BENCHMARKS)
 
 

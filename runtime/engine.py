@@ -107,9 +107,11 @@ class Engine:
 
     def _make_targets(self) -> None:
         w, h = self.size
-        usage = wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.TEXTURE_BINDING
+        usage = (wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.TEXTURE_BINDING
+                 | wgpu.TextureUsage.COPY_DST)
         self._scene_texture = self.device.create_texture(
             label="scene/color", size=(w, h, 1), format=self._shared.scene_format, usage=usage)
+        self._shared.scene_texture = self._scene_texture
         self._depth_texture = self.device.create_texture(
             label="scene/depth", size=(w, h, 1), format=self._shared.depth_format,
             usage=wgpu.TextureUsage.RENDER_ATTACHMENT)
@@ -140,15 +142,21 @@ class Engine:
                 if system_cls is None:
                     continue
                 if key not in self._systems:
-                    self._systems[key] = system_cls(self.gpu, self._shared)
+                    # one object per system class: a system may own several component keys
+                    shared = next((s for s in self._systems.values() if type(s) is system_cls), None)
+                    self._systems[key] = shared or system_cls(self.gpu, self._shared)
                 self._systems[key].add(self._entities[name], component)
                 self._added.append((key, name))
         self._snapshots = {(n, k): snapshot(c) for n, comps in self._components.items()
                            for k, c in comps.items()}
         self._setup_readback()
 
+    def _system_objects(self) -> list:
+        """Each system object once (several component keys may share one)."""
+        return list({id(s): s for s in self._systems.values()}.values())
+
     def _setup_readback(self) -> None:
-        regions = [r for s in self._systems.values() for r in s.readbacks()]
+        regions = [r for s in self._system_objects() for r in s.readbacks()]
         self._readback_layout = []
         offset = 0
         for r in regions:
@@ -166,7 +174,7 @@ class Engine:
     def _graph(self, output_format: str) -> FrameGraph:
         graph = self._graphs.get(output_format)
         if graph is None:
-            passes = [p for s in self._systems.values() for p in s.passes()]
+            passes = [p for s in self._system_objects() for p in s.passes()]
             for r, offset in self._readback_layout:
                 passes.append(Pass(f"{r.entity}:{r.system}:readback", Phase.READBACK,
                                    CopyBuffer(r.buffer, self._gather, r.size, r.offset, offset),
@@ -176,7 +184,7 @@ class Engine:
                                Draw(pipeline, (bind_group,), target="output", vertices=3),
                                reads=("scene/color",), writes=("output",)))
             uploaded = {"frame", "scene/color"}  # the frame uniform; the cleared scene target
-            for s in self._systems.values():
+            for s in self._system_objects():
                 uploaded |= s.uploaded()
             graph = FrameGraph(passes, uploaded)
             self._graphs[output_format] = graph
@@ -217,7 +225,7 @@ class Engine:
     def _simulate_one(self) -> None:
         t0 = time.perf_counter()
         info = StepInfo(frame=self.clock.steps, dt=self.clock.fixed_dt, seed=self.scene.settings.seed)
-        for system in self._systems.values():
+        for system in self._system_objects():
             system.before_step(info)
         encoder = self.device.create_command_encoder(label=f"emberfx:step:{info.frame}")
         self._graph(OUTPUT_FORMAT).encode(encoder, {}, phases=SIMULATION_PHASES)

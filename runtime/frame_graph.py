@@ -71,7 +71,15 @@ class CopyBuffer:
     destination_offset: int = 0
 
 
-Operation = Union[Dispatch, Draw, ClearBuffer, CopyBuffer]
+@dataclass(frozen=True)
+class CopyTexture:
+    """A whole-texture copy (same size and format); either side may be a function returning the
+    texture when the frame is encoded (render targets are recreated on resize)."""
+    source: object
+    destination: object
+
+
+Operation = Union[Dispatch, Draw, ClearBuffer, CopyBuffer, CopyTexture]
 
 
 @dataclass(frozen=True)
@@ -87,7 +95,7 @@ class Pass:
     @property
     def kind(self) -> str:
         return {Dispatch: "compute", Draw: "render", ClearBuffer: "clear",
-                CopyBuffer: "copy"}[type(self.op)]
+                CopyBuffer: "copy", CopyTexture: "copy"}[type(self.op)]
 
 
 @dataclass(frozen=True)
@@ -253,6 +261,10 @@ class _Encoding:
             self.encoder.push_debug_group(p.name)
             if isinstance(op, ClearBuffer):
                 self.encoder.clear_buffer(op.buffer, op.offset, op.size)
+            elif isinstance(op, CopyTexture):
+                src = op.source() if callable(op.source) else op.source
+                dst = op.destination() if callable(op.destination) else op.destination
+                self.encoder.copy_texture_to_texture({"texture": src}, {"texture": dst}, src.size)
             else:
                 self.encoder.copy_buffer_to_buffer(op.source, op.source_offset, op.destination,
                                                    op.destination_offset, op.size)

@@ -44,6 +44,7 @@ class SharedResources:
     fixed_dt: float = 1.0 / 60.0
     seed: int = 0
     resolve: object = None     # scene.resolve: a path written in the scene -> a real path
+    scene_texture: object = None   # the HDR colour target (post passes read and replace it)
     scene_format: str = SCENE_FORMAT
     depth_format: str = DEPTH_FORMAT
 

@@ -1,0 +1,54 @@
+"""Post-processing components: ``edge_detect``, ``bloom`` and ``tonemap`` (seed 004's edge filter,
+plus the usual bloom and tone mapping). Put them on one or more entities; they run on the
+scene's HDR image in the order they are declared in the scene file (entity by entity, and in each
+entity table by table), before the image goes to the window or the capture.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+import msgspec
+
+from emberfx.colors import parse_color
+from emberfx.registry import component
+
+NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
+Positive = Annotated[float, msgspec.Meta(gt=0.0)]
+
+
+@component("edge_detect")
+@dataclass(slots=True)
+class EdgeDetect:
+    """Sobel edges of the luminance; each workgroup works on a tile + halo in workgroup memory."""
+    strength: NonNegative = 1.0
+    """scale of the gradient magnitude before it is mixed in"""
+    color: str = "#ffffff"
+    mode: Literal["overlay", "edges"] = "overlay"
+    """overlay: edges drawn over the image; edges: the edges alone"""
+
+    def __post_init__(self):
+        try:
+            parse_color(self.color)
+        except ValueError as exc:
+            raise ValueError(f"color: {exc}") from None
+
+
+@component("bloom")
+@dataclass(slots=True)
+class Bloom:
+    threshold: NonNegative = 1.0
+    """linear brightness above which light blooms"""
+    intensity: NonNegative = 0.6
+    radius: Annotated[int, msgspec.Meta(ge=1, le=32)] = 8
+    """blur radius in half-resolution pixels (Gaussian, sigma = radius / 2)"""
+
+
+@component("tonemap")
+@dataclass(slots=True)
+class Tonemap:
+    operator: Literal["aces", "reinhard"] = "aces"
+    exposure: Positive = 1.0
+    gamma: Positive = 1.0
+    """an extra power on the mapped value (1: none; the output's sRGB encoding still applies)"""

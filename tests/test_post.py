@@ -1,0 +1,131 @@
+"""Post passes against numpy: Sobel edges (tiled and naive), tone mapping, and the chain order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import wgpu
+
+from emberfx.engine import Engine
+from emberfx.errors import SceneError
+from emberfx.scene import loads_scene
+from emberfx.systems.post import TONEMAP, edge_settings
+from emberfx.systems.post_component import EdgeDetect
+
+
+def run_shader(gpu, shader: str, settings: bytes, image: np.ndarray) -> np.ndarray:
+    """Run one post shader on an (h, w, 4) float image; returns its float16 output as float32."""
+    device = gpu.device
+    h, w, _ = image.shape
+    usage = wgpu.TextureUsage
+    source = device.create_texture(size=(w, h, 1), format="rgba16float",
+                                   usage=usage.TEXTURE_BINDING | usage.COPY_DST)
+    target = device.create_texture(size=(w, h, 1), format="rgba16float",
+                                   usage=usage.STORAGE_BINDING | usage.COPY_SRC)
+    device.queue.write_texture({"texture": source}, image.astype(np.float16).tobytes(),
+                               {"bytes_per_row": w * 8, "rows_per_image": h}, (w, h, 1))
+    uniform = device.create_buffer_with_data(data=settings + bytes(64 - len(settings)),
+                                             usage=wgpu.BufferUsage.UNIFORM)
+    pipeline = gpu.compute_pipeline(shader)
+    group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=[
+        {"binding": 0, "resource": {"buffer": uniform}},
+        {"binding": 1, "resource": source.create_view()},
+        {"binding": 2, "resource": target.create_view()}])
+    encoder = device.create_command_encoder()
+    cp = encoder.begin_compute_pass()
+    cp.set_pipeline(pipeline)
+    cp.set_bind_group(0, group)
+    cp.dispatch_workgroups(-(-w // 16), -(-h // 16), 1)
+    cp.end()
+    device.queue.submit([encoder.finish()])
+    data = device.queue.read_texture({"texture": target}, {"bytes_per_row": w * 8, "rows_per_image": h},
+                                     (w, h, 1))
+    return np.frombuffer(data, np.float16).reshape(h, w, 4).astype(np.float32)
+
+
+def numpy_sobel(image: np.ndarray) -> np.ndarray:
+    lum = image[..., :3].astype(np.float64) @ [0.2126, 0.7152, 0.0722]
+    p = np.pad(lum, 1, mode="edge")                      # borders repeat the edge pixel
+    h, w = lum.shape
+    at = lambda dy, dx: p[1 + dy:1 + dy + h, 1 + dx:1 + dx + w]  # noqa: E731
+    gx = (at(-1, 1) + 2 * at(0, 1) + at(1, 1)) - (at(-1, -1) + 2 * at(0, -1) + at(1, -1))
+    gy = (at(1, -1) + 2 * at(1, 0) + at(1, 1)) - (at(-1, -1) + 2 * at(-1, 0) + at(-1, 1))
+    return np.sqrt(gx * gx + gy * gy)
+
+
+@pytest.mark.parametrize("size", [(37, 23), (16, 16), (1, 1), (64, 33)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_tiled_sobel_equals_numpy_and_the_naive_version(gpu, size):
+    """float16 image in and out: edges within 2e-3 of numpy (float16 rounding of the output)."""
+    w, h = size
+    rng = np.random.default_rng(w * h)
+    image = rng.random((h, w, 4)).astype(np.float16).astype(np.float32)
+    settings = edge_settings(EdgeDetect(strength=0.25, color="#ffffff", mode="edges"))
+    tiled = run_shader(gpu, "post/edge_detect.wgsl", settings, image)
+    naive = run_shader(gpu, "post/edge_detect_naive.wgsl", settings, image)
+    np.testing.assert_array_equal(tiled, naive)
+    expected = np.clip(0.25 * numpy_sobel(image), 0, 1)
+    np.testing.assert_allclose(tiled[..., 0], expected, atol=2e-3)
+    np.testing.assert_allclose(tiled[..., 3], image[..., 3], atol=1e-3)
+
+
+@pytest.mark.parametrize("operator", ["aces", "reinhard"])
+def test_tonemap_equals_its_formula(gpu, operator):
+    rng = np.random.default_rng(1)
+    image = (rng.random((19, 27, 4)) * 8).astype(np.float16).astype(np.float32)
+    rec = np.zeros((), TONEMAP)
+    rec["exposure"], rec["inverse_gamma"], rec["aces"] = 1.5, 1.0 / 1.2, int(operator == "aces")
+    out = run_shader(gpu, "post/tonemap.wgsl", rec.tobytes(), image)
+    c = image[..., :3].astype(np.float64) * 1.5
+    mapped = (np.clip((c * (2.51 * c + 0.03)) / (c * (2.43 * c + 0.59) + 0.14), 0, 1)
+              if operator == "aces" else c / (1 + c))
+    np.testing.assert_allclose(out[..., :3], mapped ** (1 / 1.2), atol=2e-3)
+
+
+POST_SCENE = """
+[camera]
+kind = "orthographic"
+[[entity]]
+name = "spark"
+[entity.emitter]
+capacity = 100
+rate = 600.0
+speed = 0.0
+gravity = [0.0, 0.0, 0.0]
+size = 0.5
+color = "#ffffff"
+[[entity]]
+name = "look"
+{first}
+{second}
+"""
+
+
+def test_the_chain_runs_in_declared_order_and_changes_the_image(gpu):
+    bloom, tone = "[entity.bloom]\nthreshold = 0.2\nintensity = 2.0", "[entity.tonemap]\nexposure = 0.5"
+    orders = {}
+    images = {}
+    for first, second in ((bloom, tone), (tone, bloom)):
+        engine = Engine(loads_scene(POST_SCENE.format(first=first, second=second)), size=(40, 30))
+        engine.step(3)
+        names = [p for p in engine.passes() if ":post:" in p]
+        orders[first] = names
+        images[first] = engine.render()
+        assert engine.passes()[-2] == "scene:frame:present"
+    assert orders[bloom][0] == "look:post:bloom_extract" and orders[bloom][-1] == "look:post:tonemap:copy"
+    assert orders[tone][0] == "look:post:tonemap" and orders[tone][-1] == "look:post:bloom:copy"
+    assert not np.array_equal(images[bloom], images[tone])
+
+
+@pytest.mark.parametrize("text,pieces", [
+    ("[entity.tonemap]\noperator = \"filmic\"", ["tonemap.operator", "aces"]),
+    ("[entity.bloom]\nradius = 0", ["bloom.radius", ">= 1"]),
+    ("[entity.blur]\nradius = 2", ["unknown component 'blur'"]),
+    ("[entity.edge_detect]\ncolor = \"white\"", ["edge_detect.color", "#rrggbb"]),
+])
+def test_bad_post_fields_are_one_line_errors(text, pieces):
+    with pytest.raises(SceneError) as info:
+        loads_scene(f'[[entity]]\nname = "look"\n{text}\n', path="post.toml")
+    message = str(info.value)
+    assert "\n" not in message
+    for piece in pieces:
+        assert piece in message, (piece, message)

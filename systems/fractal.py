@@ -24,8 +24,8 @@ from emberfx.systems.fractal_component import Fractal
 
 PARAMS = struct_dtype("fractal/escape.wgsl", "FractalParams")
 PLACEMENT = struct_dtype("common/texture_quad.wgsl", "QuadPlacement")
-VIEW_FIELDS = ("kind", "center", "zoom", "max_iterations", "julia_c", "palette", "palette_period",
-               "inside_color")
+VIEW_FIELDS = ("kind", "center", "zoom", "zoom_rate", "max_iterations", "julia_c", "palette",
+               "palette_period", "inside_color")
 
 
 @dataclass
@@ -36,6 +36,7 @@ class _Layer:
     texture: object
     passes: list
     computed_key: tuple | None = None   # the view last computed; None: compute on the next frame
+    time: float = 0.0                    # simulated seconds (for zoom_rate)
 
 
 class FractalSystem(System):
@@ -68,7 +69,12 @@ class FractalSystem(System):
         self._write_uniforms(layer)
 
     def _view_key(self, layer: _Layer) -> tuple:
-        return tuple(repr(getattr(layer.component, f)) for f in VIEW_FIELDS)
+        key = tuple(repr(getattr(layer.component, f)) for f in VIEW_FIELDS)
+        return key + ((layer.time,) if layer.component.zoom_rate else ())
+
+    @staticmethod
+    def zoom_at(layer: _Layer) -> float:
+        return layer.component.zoom * math.exp(layer.component.zoom_rate * layer.time)
 
     def _passes(self, layer: _Layer) -> list[Pass]:
         gpu, b, c = self.gpu, layer.buffers, layer.component
@@ -128,13 +134,15 @@ class FractalSystem(System):
 
     def before_step(self, step: StepInfo) -> None:
         for layer in self.layers.values():
+            layer.time = (step.frame + 1) * step.dt   # the state after this step
             self._write_uniforms(layer)
 
     def _write_uniforms(self, layer: _Layer) -> None:
         c = layer.component
         w, h = c.resolution
         rec = np.zeros((), PARAMS)
-        rec["view"] = (c.center[0], c.center[1], 3.0 / (c.zoom * h), float(c.kind == "julia"))
+        rec["view"] = (c.center[0], c.center[1], 3.0 / (self.zoom_at(layer) * h),
+                       float(c.kind == "julia"))
         rec["julia_c"] = (*c.julia_c, 0.0, 0.0)
         rec["inside"] = linear_color(c.inside_color)
         palette = np.zeros((16, 4), np.float32)

@@ -25,6 +25,9 @@ class Fractal:
     center: tuple[float, float] = (-0.5, 0.0)
     zoom: Annotated[float, msgspec.Meta(gt=0.0)] = 1.0
     """1.0 shows the height [-1.5, 1.5] around the centre"""
+    zoom_rate: float = 0.0
+    """animated zoom: the zoom grows by a factor e^(zoom_rate t) over simulated time t (per
+    second; 0: still). The set is then recomputed every drawn frame."""
     max_iterations: Annotated[int, msgspec.Meta(ge=1, le=1 << 20)] = 256
     julia_c: tuple[float, float] = (-0.8, 0.156)
     """julia: the constant c"""

@@ -101,3 +101,14 @@ def test_bad_fractal_fields_are_one_line_errors(text, pieces):
     assert "\n" not in message and "entity 'set'" in message
     for piece in pieces:
         assert piece in message, (piece, message)
+
+
+def test_zoom_rate_animates_the_zoom_with_simulated_time(gpu):
+    engine = fractal_engine(resolution=(40, 30), center=(-0.7453, 0.1127), max_iterations=80,
+                            zoom_rate=2.0)
+    before = engine.state("set")["iterations"]
+    engine.step(30)                                    # 0.5 s: zoom x e
+    after = engine.state("set")["iterations"]
+    expected = escape_counts(40, 30, (-0.7453, 0.1127), float(np.exp(2.0 * 30 / 60.0)), 80)
+    assert not np.array_equal(before, after)
+    assert (after != expected).mean() <= 0.02

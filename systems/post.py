@@ -21,9 +21,9 @@ from emberfx.registry import set_system
 from emberfx.system import EntityRef, System
 from emberfx.systems.post_component import Bloom, EdgeDetect, Tonemap
 
-EDGE = struct_dtype("post/edge_detect.wgsl", "EdgeSettings")
+EDGE = struct_dtype("post/edge_types.wgsl", "EdgeSettings")
 TONEMAP = struct_dtype("post/tonemap.wgsl", "TonemapSettings")
-BLOOM = struct_dtype("post/bloom_blur.wgsl", "BloomSettings")
+BLOOM = struct_dtype("post/bloom_types.wgsl", "BloomSettings")
 HDR = "rgba16float"
 CHAIN = ("scene/color", "post/scratch")
 

@@ -45,12 +45,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
                     let j = cell_particles[n];
                     if (j == i) { continue; }
                     let other = particles_in[j];
-                    let d = min_image(x, other.position.xyz, params);
-                    let dist = length(d);
-                    if (dist > 0.0 && dist < params.r_max) {
-                        let a = matrix[row + u32(other.position.w)];
-                        acc += pl_force(dist / params.r_max, a, params.beta) * d / dist;
-                    }
+                    acc += pair_term(x, other, matrix[row + u32(other.position.w)], params);
                 }
             }
         }

@@ -28,12 +28,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     for (var j = 0u; j < params.count; j++) {
         if (j == i) { continue; }
         let other = particles_in[j];
-        let d = min_image(x, other.position.xyz, params);
-        let dist = length(d);
-        if (dist > 0.0 && dist < params.r_max) {
-            acc += pl_force(dist / params.r_max, matrix[row + u32(other.position.w)], params.beta)
-                   * d / dist;
-        }
+        acc += pair_term(x, other, matrix[row + u32(other.position.w)], params);
     }
     particles_out[i] = pl_integrate(me, acc * params.r_max * params.force, params);
     ids_out[i] = ids_in[i];

@@ -45,6 +45,15 @@ fn pl_force(r: f32, a: f32, beta: f32) -> f32 {
     return 0.0;
 }
 
+// The acceleration (before the r_max * force scale) that `other` gives to a particle at x, with
+// attraction a = matrix[s_i][s_j]; zero beyond r_max and for coincident particles.
+fn pair_term(x: vec3f, other: LifeParticle, a: f32, params: PLParams) -> vec3f {
+    let d = min_image(x, other.position.xyz, params);
+    let dist = length(d);
+    if (dist <= 0.0 || dist >= params.r_max) { return vec3f(0.0); }
+    return pl_force(dist / params.r_max, a, params.beta) * d / dist;
+}
+
 // New velocity and position from the summed acceleration (v decays by the friction factor).
 fn pl_integrate(p: LifeParticle, acc: vec3f, params: PLParams) -> LifeParticle {
     let dt = params.box.w;

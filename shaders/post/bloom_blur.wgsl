@@ -6,12 +6,7 @@
 // Bindings (group 0): 0 settings (uniform BloomSettings), 1 source (texture_2d<f32>),
 //                     2 output_image (texture_storage_2d<rgba16float, write>)
 
-struct BloomSettings {
-    threshold: f32,
-    intensity: f32,
-    radius: u32,
-    horizontal: u32,
-};
+//! include post/bloom_types.wgsl
 
 @group(0) @binding(0) var<uniform> settings: BloomSettings;
 @group(0) @binding(1) var source: texture_2d<f32>;

@@ -6,12 +6,7 @@
 //   2 bloom (texture_2d<f32>, half size), 3 linear_sampler,
 //   4 output_image (texture_storage_2d<rgba16float, write>, full size)
 
-struct BloomSettings {
-    threshold: f32,
-    intensity: f32,
-    radius: u32,
-    horizontal: u32,
-};
+//! include post/bloom_types.wgsl
 
 @group(0) @binding(0) var<uniform> settings: BloomSettings;
 @group(0) @binding(1) var source: texture_2d<f32>;

@@ -8,11 +8,7 @@
 // Bindings (group 0): 0 settings (uniform EdgeSettings), 1 source (texture_2d<f32>),
 //                     2 output_image (texture_storage_2d<rgba16float, write>)
 
-struct EdgeSettings {
-    color: vec4f,     // linear edge colour
-    strength: f32,
-    edges_only: u32,
-};
+//! include post/edge_types.wgsl
 
 @group(0) @binding(0) var<uniform> settings: EdgeSettings;
 @group(0) @binding(1) var source: texture_2d<f32>;
@@ -23,7 +19,7 @@ var<workgroup> tile: array<f32, 324>;   // 18 x 18 luminances
 fn luminance_at(p: vec2i) -> f32 {
     let size = vec2i(textureDimensions(source));
     let c = textureLoad(source, clamp(p, vec2i(0), size - 1), 0).rgb;
-    return dot(c, vec3f(0.2126, 0.7152, 0.0722));
+    return luminance(c);
 }
 
 @compute @workgroup_size(16, 16)

@@ -5,11 +5,7 @@
 // Bindings (group 0): 0 settings (uniform EdgeSettings), 1 source (texture_2d<f32>),
 //                     2 output_image (texture_storage_2d<rgba16float, write>)
 
-struct EdgeSettings {
-    color: vec4f,
-    strength: f32,
-    edges_only: u32,
-};
+//! include post/edge_types.wgsl
 
 @group(0) @binding(0) var<uniform> settings: EdgeSettings;
 @group(0) @binding(1) var source: texture_2d<f32>;
@@ -17,8 +13,7 @@ struct EdgeSettings {
 
 fn lum(p: vec2i) -> f32 {
     let size = vec2i(textureDimensions(source));
-    return dot(textureLoad(source, clamp(p, vec2i(0), size - 1), 0).rgb,
-               vec3f(0.2126, 0.7152, 0.0722));
+    return luminance(textureLoad(source, clamp(p, vec2i(0), size - 1), 0).rgb);
 }
 
 @compute @workgroup_size(16, 16)

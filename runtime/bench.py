@@ -499,13 +499,14 @@ name = "post"
     engine.render()
     rows = []
     iterations = 3 if ctx.is_software else 50
-    post = [p for p in engine._graph(OUTPUT_FORMAT).order if ":post:" in p.name]
+    post = [p for p in engine._graph(OUTPUT_FORMAT).order
+            if ":post:" in p.name or p.name == "post:copy"]
     for p in post:
         graph = FrameGraph([p], uploaded=set(p.reads))
         # wall clock around one submission of many: lavapipe's timestamps came back far too
         # small around these texture passes (0.07 ms for what takes 30 ms)
         seconds = _timed(ctx.device, lambda enc: graph.encode(enc, {}), iterations, timestamps=False)
-        rows.append({"name": f"post pass {p.name.split(':post:')[1]}, 1920x1080",
+        rows.append({"name": f"post pass {p.name.split(':post:')[-1]}, 1920x1080",
                      "value": seconds * 1e3, "unit": "ms"})
         if p.name.endswith(":post:edge_detect"):
             naive = ctx.compute_pipeline("post/edge_detect_naive.wgsl")

@@ -108,7 +108,7 @@ class Engine:
     def _make_targets(self) -> None:
         w, h = self.size
         usage = (wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.TEXTURE_BINDING
-                 | wgpu.TextureUsage.COPY_DST)
+                 | wgpu.TextureUsage.COPY_DST | wgpu.TextureUsage.STORAGE_BINDING)
         self._scene_texture = self.device.create_texture(
             label="scene/color", size=(w, h, 1), format=self._shared.scene_format, usage=usage)
         self._shared.scene_texture = self._scene_texture

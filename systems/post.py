@@ -1,9 +1,10 @@
 """The post-processing system: edge_detect, bloom and tonemap passes on the scene's HDR image.
 
 Effects run in the order the scene declares them, in the POST phase after everything is drawn
-and before frame/present.wgsl writes the output. A storage texture of the HDR formats cannot be
-read and written in one pass, so each effect reads the scene image, writes a scratch texture and
-copies it back (`<e>:post:<effect>` then `<e>:post:<effect>:copy`).
+and before frame/present.wgsl writes the output. An HDR storage texture cannot be read and
+written in one pass, so the effects alternate between the scene image and a scratch image
+(scene -> scratch -> scene ...); after an odd number of effects one copy (`post:copy`) brings
+the result back into the scene image that the present pass reads.
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ class PostSystem(System):
         half_size = (max(1, w // 2), max(1, h // 2))
         half = (math.ceil(half_size[0] / 16), math.ceil(half_size[1] / 16), 1)
         temp = self._scratch("temp", (w, h))
+        source, target = scene, temp
         out = []
         for k, effect in enumerate(self.effects):
             prefix = f"{effect.entity.name}:post:{effect.key}"
@@ -101,16 +103,16 @@ class PostSystem(System):
             if effect.key == "edge_detect":
                 self.device.queue.write_buffer(uniform, 0, edge_settings(c))
                 pipeline = self.gpu.compute_pipeline("post/edge_detect.wgsl")
-                dispatches = [(prefix, pipeline, self._group(pipeline, [uniform, scene, temp], prefix),
-                               full)]
+                dispatches = [(prefix, pipeline,
+                               self._group(pipeline, [uniform, source, target], prefix), full)]
             elif effect.key == "tonemap":
                 rec = np.zeros((), TONEMAP)
                 rec["exposure"], rec["inverse_gamma"] = c.exposure, 1.0 / c.gamma
                 rec["aces"] = int(c.operator == "aces")
                 self.device.queue.write_buffer(uniform, 0, rec.tobytes())
                 pipeline = self.gpu.compute_pipeline("post/tonemap.wgsl")
-                dispatches = [(prefix, pipeline, self._group(pipeline, [uniform, scene, temp], prefix),
-                               full)]
+                dispatches = [(prefix, pipeline,
+                               self._group(pipeline, [uniform, source, target], prefix), full)]
             else:
                 a, b = self._scratch("bloom_a", half_size), self._scratch("bloom_b", half_size)
                 settings = []
@@ -126,18 +128,21 @@ class PostSystem(System):
                 combine = self.gpu.compute_pipeline("post/bloom_combine.wgsl")
                 dispatches = [
                     (f"{prefix}_extract", extract,
-                     self._group(extract, [settings[0], scene, a], prefix), half),
+                     self._group(extract, [settings[0], source, a], prefix), half),
                     (f"{prefix}_blur_x", blur, self._group(blur, [settings[0], a, b], prefix), half),
                     (f"{prefix}_blur_y", blur, self._group(blur, [settings[1], b, a], prefix), half),
                     (f"{prefix}_combine", combine,
-                     self._group(combine, [settings[0], scene, a, self._sampler, temp], prefix), full),
+                     self._group(combine, [settings[0], source, a, self._sampler, target], prefix),
+                     full),
                 ]
             for name, pipeline, group, grid in dispatches:
                 # every step of the chain reads and writes both images, so the frame graph keeps
                 # them in declaration order (and the present pass, a pure reader, after them)
                 out.append(Pass(name, Phase.POST, Dispatch(pipeline, (group,), grid),
                                 reads=CHAIN, writes=CHAIN))
-            out.append(Pass(f"{prefix}:copy", Phase.POST, CopyTexture(temp, scene),
+            source, target = target, source
+        if source is not scene:   # an odd number of effects: the result is in the scratch image
+            out.append(Pass("post:copy", Phase.POST, CopyTexture(temp, scene),
                             reads=CHAIN, writes=CHAIN))
         return out
 

@@ -111,8 +111,9 @@ def test_the_chain_runs_in_declared_order_and_changes_the_image(gpu):
         orders[first] = names
         images[first] = engine.render()
         assert engine.passes()[-2] == "scene:frame:present"
-    assert orders[bloom][0] == "look:post:bloom_extract" and orders[bloom][-1] == "look:post:tonemap:copy"
-    assert orders[tone][0] == "look:post:tonemap" and orders[tone][-1] == "look:post:bloom:copy"
+    assert orders[bloom] == ["look:post:bloom_extract", "look:post:bloom_blur_x",
+                             "look:post:bloom_blur_y", "look:post:bloom_combine", "look:post:tonemap"]
+    assert orders[tone][0] == "look:post:tonemap" and orders[tone][-1] == "look:post:bloom_combine"
     assert not np.array_equal(images[bloom], images[tone])
 
 
@@ -129,3 +130,14 @@ def test_bad_post_fields_are_one_line_errors(text, pieces):
     assert "\n" not in message
     for piece in pieces:
         assert piece in message, (piece, message)
+
+
+def test_an_odd_number_of_effects_ends_with_one_copy_back(gpu):
+    text = POST_SCENE.format(first="[entity.bloom]\n[entity.edge_detect]", second="[entity.tonemap]")
+    engine = Engine(loads_scene(text), size=(40, 30))
+    names = engine.passes()
+    post = [n for n in names if "post" in n]
+    assert post[-1] == "post:copy" and sum(n.endswith(":copy") for n in names) == 1
+    assert names.index("post:copy") < names.index("scene:frame:present")
+    engine.step(2)
+    assert engine.render()[..., :3].std() > 0

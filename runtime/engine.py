@@ -95,6 +95,9 @@ class Engine:
         except Exception:
             self.close()   # release what was built and the esper world before reporting
             raise
+        from emberfx.scripting import Scripts
+
+        self.scripts = Scripts(self)
 
     # construction ------------------------------------------------------------------------------
     def _checked_size(self, size) -> tuple[int, int]:
@@ -213,6 +216,7 @@ class Engine:
             raise EmberError(f"step(frames): expected a count >= 0, found {frames}")
         esper.switch_world(self._world)
         for _ in range(int(frames)):
+            self.scripts.update(self.clock.fixed_dt)   # their edits apply to this step
             self._sync_components()
             self._simulate_one()
 
@@ -271,6 +275,58 @@ class Engine:
                         raise
                     finally:
                         self._setup_readback()
+
+    # entities at run time ----------------------------------------------------------------------
+    def spawn(self, name: str, components: dict) -> EntityView:
+        """Add an entity now: ``{"emitter": Emitter(...) or {field: value}, ...}``."""
+        from emberfx.scene import validate_component
+
+        if name in self._entities:
+            raise EmberError(f"spawn: an entity named '{name}' exists already")
+        types = registry.component_types()
+        built = {}
+        for key, value in components.items():
+            if key not in types:
+                raise EmberError(f"spawn '{name}': unknown component '{key}'")
+            built[key] = value if isinstance(value, types[key].cls) else validate_component(
+                key, value, entity=name)
+        esper.switch_world(self._world)
+        eid = esper.create_entity(Name(name), *built.values())
+        ref = EntityRef(name, max((e.index for e in self._entities.values()), default=-1) + 1, eid)
+        self._entities[name] = ref
+        self._components[name] = built
+        for key, component in built.items():
+            system_cls = types[key].system
+            if system_cls is None:
+                continue
+            if key not in self._systems:
+                shared = next((s for s in self._systems.values() if type(s) is system_cls), None)
+                self._systems[key] = shared or system_cls(self.gpu, self._shared)
+            self._systems[key].add(ref, component)
+            self._added.append((key, name))
+        for key, component in built.items():
+            self._snapshots[(name, key)] = snapshot(component)
+        self._world_changed()
+        return self.entity(name)
+
+    def delete(self, name: str) -> None:
+        """Remove an entity and release its GPU resources."""
+        ref = self._ref(name)
+        for key, owner in list(self._added):
+            if owner == name:
+                self._systems[key].remove(ref)
+                self._added.remove((key, owner))
+        esper.switch_world(self._world)
+        esper.delete_entity(ref.eid, immediate=True)
+        for key in self._components.pop(name):
+            self._snapshots.pop((name, key), None)
+        del self._entities[name]
+        self._world_changed()
+
+    def _world_changed(self) -> None:
+        for system in self._system_objects():
+            system.world_changed()
+        self._setup_readback()
 
     # drawing -----------------------------------------------------------------------------------
     def _write_frame_uniform(self) -> None:

@@ -55,6 +55,8 @@ class SceneSettings:
     """default window / render size in pixels: (width, height)"""
     background: str = "#101014"
     """clear colour, '#rrggbb' or '#rrggbbaa'"""
+    script: str | None = None
+    """a Python file with scene-wide hooks (on_start, on_update, ...), relative to the scene"""
 
     def __post_init__(self):
         try:
@@ -147,6 +149,12 @@ def loads_scene(text: str, path: str | os.PathLike | None = None) -> Scene:
     return _Loader(path).scene(doc)
 
 
+def validate_component(key: str, table: dict, *, entity: str, path=None) -> object:
+    """A component from a dict of scene-file fields, validated like a scene file's table."""
+    loader = _Loader(path)
+    return loader.component(key, table, entity)
+
+
 def _syntax_error(path, exc: tomllib.TOMLDecodeError) -> SceneError:
     # Python 3.11's TOMLDecodeError has no lineno attribute: the position is in the message.
     message = str(exc)
@@ -177,6 +185,8 @@ class _Loader:
         camera = self.convert(Camera, self.table(doc, "camera"), "camera")
         entities = self.entities(doc.get("entity", []))
         self.references(entities)
+        if settings.script is not None:
+            self.path_value(settings.script, "scene.script", None)
         return Scene(settings, camera, entities,
                      Path(os.path.abspath(self.path)) if self.path is not None else None)
 

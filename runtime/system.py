@@ -92,6 +92,9 @@ class System:
         self.remove(entity)
         self.add(entity, component)
 
+    def world_changed(self) -> None:
+        """Entities were spawned or deleted (other systems' too): adapt, e.g. to new forces."""
+
     # per frame -------------------------------------------------------------------------------
     def passes(self) -> list[Pass]:
         return []

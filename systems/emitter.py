@@ -50,6 +50,7 @@ from emberfx.systems.emitter_params import (BLOCK, LOOKS, PARAMS, Births, bake_l
 from emberfx.systems.forces import FORCE, FORCE_KEYS, arrange, pack_forces
 
 ALLOCATION_MODES = {"ordered": 0, "atomic": 1, "ticket": 2}
+MAX_FORCES = 64                  # force records one emitter can take (attractors, fields, zones)
 PREWARM_FRAMES = 1 << 31         # birth-seed frames used while prewarming
 PARTICLE = struct_dtype("emitter/types.wgsl", "Particle")
 COUNTERS = struct_dtype("emitter/types.wgsl", "Counters")
@@ -96,9 +97,7 @@ class EmitterSystem(System):
             "draw_args": self.storage_buffer(f"{name}/draw_args", 16,
                                              extra_usage=wgpu.BufferUsage.INDIRECT),
             "looks": self.storage_buffer(f"{name}/looks", LOOKS.itemsize),
-            "forces": self.storage_buffer(
-                f"{name}/forces",
-                max(1, len(self.shared.world.components(*FORCE_KEYS))) * FORCE.itemsize),
+            "forces": self.storage_buffer(f"{name}/forces", MAX_FORCES * FORCE.itemsize),
         }
         if component.blend == "alpha":
             buffers["sort_keys"] = self.storage_buffer(f"{name}/sort_keys", n * 4)
@@ -119,19 +118,10 @@ class EmitterSystem(System):
             return Dispatch(pipeline, (gpu.bind_group(f"{prefix}:{shader}", pipeline, 0, buffers_),),
                             groups_)
 
-        # the update marks free slots (ordered: births come in spawn) or, having spawned itself
-        # (atomic, ticket), the final alive slots
-        marks = ("free_mask", "block_free") if ordered else ("alive_mask", "block_alive")
         passes = [
             Pass(f"{prefix}:clear", Phase.CLEAR, ClearBuffer(b["counters"], 4, COUNTERS.itemsize - 4),
                  writes=(r["counters"],)),
-            Pass(f"{prefix}:update", Phase.SIMULATE,
-                 dispatch("update", grid, [b["params"], b["particles"], b["counters"],
-                                          b[marks[0]], b[marks[1]], b["forces"]],
-                          ALLOCATION=ALLOCATION_MODES[component.allocation],
-                          HAS_FORCES=bool(self.shared.world.components(*FORCE_KEYS))),
-                 reads=(r["params"], r["particles"], r["counters"], r["forces"]),
-                 writes=(r["particles"], r["counters"], r[marks[0]], r[marks[1]])),
+            self._update_pass(name, component, buffers, bool(self.shared.world.components(*FORCE_KEYS))),
         ]
         alive_scan = scans["alive"]
         if ordered:
@@ -218,6 +208,38 @@ class EmitterSystem(System):
             self.device.queue.submit([encoder.finish()])
         pool.births.last_position = None
 
+    def _update_pass(self, name: str, component: Emitter, b: dict, has_forces: bool) -> Pass:
+        """The update marks free slots (ordered: births come in spawn) or, having spawned itself
+        (atomic, ticket), the final alive slots. Without forces in the scene the force loop is
+        compiled out (HAS_FORCES), much faster on CPU backends."""
+        ordered = component.allocation == "ordered"
+        marks = ("free_mask", "block_free") if ordered else ("alive_mask", "block_alive")
+        pipeline = self.gpu.compute_pipeline(
+            "emitter/update.wgsl", {"ALLOCATION": ALLOCATION_MODES[component.allocation],
+                                    "HAS_FORCES": has_forces})
+        group = self.gpu.bind_group(f"{name}:emitter:update", pipeline, 0,
+                                    [b["params"], b["particles"], b["counters"], b[marks[0]],
+                                     b[marks[1]], b["forces"]])
+        r = lambda k: f"{name}/{k}"  # noqa: E731
+        return Pass(f"{name}:emitter:update", Phase.SIMULATE,
+                    Dispatch(pipeline, (group,), self.gpu.grid(math.ceil(component.capacity / BLOCK))),
+                    reads=(r("params"), r("particles"), r("counters"), r("forces")),
+                    writes=(r("particles"), r("counters"), r(marks[0]), r(marks[1])))
+
+    def world_changed(self) -> None:
+        """Entities were spawned or deleted: recompile updates whose force loop is now wrong."""
+        has_forces = bool(self.shared.world.components(*FORCE_KEYS))
+        for name, pool in self.pools.items():
+            update = next(p for p in pool.passes if p.name == f"{name}:emitter:update")
+            if update.op.pipeline is not self._update_pass(name, pool.component, pool.buffers,
+                                                           has_forces).op.pipeline:
+                i = pool.passes.index(update)
+                pool.passes[i] = self._update_pass(name, pool.component, pool.buffers, has_forces)
+
+    def burst(self, entity: EntityRef, count: int) -> None:
+        """`count` extra births on the next step (scripts: ctx.burst)."""
+        self.pools[entity.name].births.extra += count
+
     def remove(self, entity: EntityRef) -> None:
         pool = self.pools.pop(entity.name)
         for buffer in pool.buffers.values():
@@ -251,7 +273,7 @@ class EmitterSystem(System):
         c = pool.component
         start = step.frame * step.dt if start is None else start
         budget, velocity = pool.births.step(c, start, step.dt)
-        forces, accelerate_end, kill_start = arrange(self.forces_on(pool))
+        forces, accelerate_end, kill_start = arrange(self.forces_on(pool)[:MAX_FORCES])
         queue = self.device.queue
         queue.write_buffer(pool.buffers["forces"], 0,
                            pack_forces(forces, step.frame * step.dt).tobytes())

@@ -27,6 +27,7 @@ class Births:
     carry: float = 0.0                   # fractional births carried to the next step
     last_position: tuple | None = None   # where the emitter was at the previous step
     last_budget: int = 0
+    extra: int = 0                       # one-off births asked for by a script (ctx.burst)
 
     def step(self, c: Emitter, start: float, dt: float) -> tuple[int, np.ndarray]:
         """The birth budget of the step covering [start, start + dt) seconds and the emitter's
@@ -37,7 +38,8 @@ class Births:
         self.carry += c.rate * dt + c.rate_over_distance * float(np.linalg.norm(moved))
         budget = int(math.floor(self.carry))
         self.carry -= budget
-        budget += sum(b.count * b.times(start, start + dt) for b in c.bursts)
+        budget += sum(b.count * b.times(start, start + dt) for b in c.bursts) + self.extra
+        self.extra = 0
         self.last_budget = budget
         return budget, moved / dt if dt > 0 else moved
 

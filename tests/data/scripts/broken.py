@@ -1,0 +1,2 @@
+"""Does not import."""
+import no_such_module_for_emberfx  # noqa: F401

@@ -1,0 +1,2 @@
+def on_update(ctx):
+    ctx.entity("jet").emitter.rate = 0.0

@@ -110,6 +110,20 @@ class _Runner:
             self.paused = not self.paused
             self.last = None  # don't count the paused time as one long frame on resume
             self.canvas.set_title(self.title + (" (paused)" if self.paused else ""))
+        scripts = getattr(self.engine, "scripts", None)
+        if scripts is not None and key:
+            scripts.input.keys.add(key)
+            scripts.key(key)   # on_key(ctx, key) hooks; a failing hook is reported, not raised
+
+    def on_key_up(self, event: dict) -> None:
+        scripts = getattr(self.engine, "scripts", None)
+        if scripts is not None:
+            scripts.input.keys.discard(event.get("key"))
+
+    def on_pointer(self, event: dict) -> None:
+        scripts = getattr(self.engine, "scripts", None)
+        if scripts is not None and "x" in event:
+            scripts.input.mouse = (event["x"], event["y"])
 
     def close(self) -> None:
         # Close after the current draw/event dispatch returns, not in the middle of it; when the
@@ -146,6 +160,8 @@ def run_window(engine, frames: int | None = None, screenshot: str | os.PathLike 
     ctx.configure(device=engine.device, format=ctx.get_preferred_format(engine.adapter))
     runner = _Runner(engine, canvas, ctx, loop, frames, screenshot, title)
     canvas.add_event_handler(runner.on_key, "key_down")
+    canvas.add_event_handler(runner.on_key_up, "key_up")
+    canvas.add_event_handler(runner.on_pointer, "pointer_move")
     canvas.request_draw(runner.draw)
     try:
         loop.run()

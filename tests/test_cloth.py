@@ -161,3 +161,11 @@ def test_bad_cloth_fields_are_one_line_errors(text, pieces):
     assert "\n" not in message and "entity 'flag'" in message
     for piece in pieces:
         assert piece in message, (piece, message)
+
+
+def test_too_few_substeps_for_the_stiffness_are_warned_about(gpu, capsys):
+    from emberfx.systems.cloth import stable_substeps
+
+    assert stable_substeps(Cloth(), DT) <= Cloth().substeps           # the defaults are stable
+    cloth_engine(resolution=(8, 6), mass=0.001, substeps=4)
+    assert "cloth.substeps = 4 is too few" in capsys.readouterr().err

@@ -1,0 +1,13 @@
+"""Sways the fountain's nozzle from side to side and fires a burst on the space bar."""
+import math
+
+
+def on_update(ctx, dt):
+    t = ctx.time
+    ctx.self.emitter.position = (0.8 * math.sin(0.7 * t), -1.0, 0.0)
+    ctx.self.emitter.direction = (0.25 * math.sin(1.3 * t), 1.0, 0.0)
+
+
+def on_key(ctx, key):
+    if key == " ":
+        ctx.burst(ctx.self.name if hasattr(ctx.self, "name") else "fountain", 3000)

@@ -139,20 +139,24 @@ class Engine:
             self._entities[spec.name] = EntityRef(spec.name, index, eid)
             self._components[spec.name] = components
         self._shared.world = WorldView(self._entities, self._components)
-        for name, components in self._components.items():
-            for key, component in components.items():
-                system_cls = types[key].system
-                if system_cls is None:
-                    continue
-                if key not in self._systems:
-                    # one object per system class: a system may own several component keys
-                    shared = next((s for s in self._systems.values() if type(s) is system_cls), None)
-                    self._systems[key] = shared or system_cls(self.gpu, self._shared)
-                self._systems[key].add(self._entities[name], component)
-                self._added.append((key, name))
-        self._snapshots = {(n, k): snapshot(c) for n, comps in self._components.items()
-                           for k, c in comps.items()}
+        self._snapshots = {}
+        for name in self._components:
+            self._attach(name, types)
         self._setup_readback()
+
+    def _attach(self, name: str, types) -> None:
+        """Give each of the entity's components to its system (GPU resources are made here)."""
+        for key, component in self._components[name].items():
+            self._snapshots[(name, key)] = snapshot(component)
+            system_cls = types[key].system
+            if system_cls is None:
+                continue
+            if key not in self._systems:
+                # one object per system class: a system may own several component keys
+                shared = next((s for s in self._systems.values() if type(s) is system_cls), None)
+                self._systems[key] = shared or system_cls(self.gpu, self._shared)
+            self._systems[key].add(self._entities[name], component)
+            self._added.append((key, name))
 
     def _system_objects(self) -> list:
         """Each system object once (several component keys may share one)."""
@@ -295,17 +299,7 @@ class Engine:
         ref = EntityRef(name, max((e.index for e in self._entities.values()), default=-1) + 1, eid)
         self._entities[name] = ref
         self._components[name] = built
-        for key, component in built.items():
-            system_cls = types[key].system
-            if system_cls is None:
-                continue
-            if key not in self._systems:
-                shared = next((s for s in self._systems.values() if type(s) is system_cls), None)
-                self._systems[key] = shared or system_cls(self.gpu, self._shared)
-            self._systems[key].add(ref, component)
-            self._added.append((key, name))
-        for key, component in built.items():
-            self._snapshots[(name, key)] = snapshot(component)
+        self._attach(name, types)
         self._world_changed()
         return self.entity(name)
 

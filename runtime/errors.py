@@ -7,6 +7,10 @@ and keeps its traceback.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from pathlib import Path
+
 
 class EmberError(Exception):
     """A mistake in the user's input or environment, explained in one line."""
@@ -47,3 +51,26 @@ class ShaderError(EmberError):
 
 class FrameGraphError(EmberError):
     """Passes that cannot be ordered or that read a resource nothing wrote."""
+
+
+def read_user_text(path, kind: str,
+                   error: Callable[[str, int | None, int | None], EmberError]) -> str:
+    """The UTF-8 text of a file the user named (a leading BOM, which some Windows editors add,
+    is dropped). Any problem raises ``error(message, line, column)``; line and column are set
+    only when the problem has a place in the text."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise error(f"expected an existing {kind} file, found nothing at "
+                    f"{os.path.abspath(path)}", None, None) from None
+    except IsADirectoryError:
+        raise error(f"expected a {kind} file, found a directory", None, None) from None
+    except OSError as exc:
+        raise error(f"expected a readable file, found: {exc.strerror or exc}", None, None) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise error(f"expected UTF-8 text, found byte 0x{data[exc.start]:02x}",
+                    line, column) from None

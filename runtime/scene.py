@@ -32,7 +32,7 @@ import tomli_w
 
 from emberfx.camera import Camera
 from emberfx.colors import parse_color
-from emberfx.errors import SceneError
+from emberfx.errors import SceneError, read_user_text
 from emberfx.registry import component_types
 
 __all__ = ["SceneSettings", "EntitySpec", "Scene", "load_scene", "loads_scene", "describe"]
@@ -122,21 +122,8 @@ class Scene:
 def load_scene(path: str | os.PathLike) -> Scene:
     """Read and validate a scene file; raises SceneError. Never touches the GPU."""
     label = os.fspath(path)
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise SceneError(label, f"expected an existing scene file, found nothing at "
-                                f"{os.path.abspath(path)}") from None
-    except IsADirectoryError:
-        raise SceneError(label, "expected a scene file, found a directory") from None
-    except OSError as exc:
-        raise SceneError(label, f"expected a readable file, found: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8-sig")  # tolerate the BOM some Windows editors add
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise SceneError(label, f"expected UTF-8 text, found byte 0x{data[exc.start]:02x}",
-                         field=f"line {line}") from None
+    text = read_user_text(path, "scene", lambda message, line, _column: SceneError(
+        label, message, field=None if line is None else f"line {line}"))
     return loads_scene(text, path=path)
 
 

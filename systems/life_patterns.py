@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from emberfx.errors import EmberError
+from emberfx.errors import EmberError, read_user_text
 
 __all__ = ["PatternError", "Pattern", "parse_rle", "parse_cells", "read_pattern", "write_rle",
            "random_soup", "place", "MAX_LINE", "MAX_CELLS"]
@@ -257,23 +257,8 @@ def read_pattern(path) -> Pattern:
     if suffix not in _READERS:
         raise PatternError(label, f"expected a .rle or .cells pattern file, found "
                                   f"'{Path(label).suffix or Path(label).name}'")
-    try:
-        data = Path(label).read_bytes()
-    except FileNotFoundError:
-        raise PatternError(label, f"expected an existing pattern file, found nothing at "
-                                  f"{os.path.abspath(label)}") from None
-    except IsADirectoryError:
-        raise PatternError(label, "expected a pattern file, found a directory") from None
-    except OSError as exc:
-        raise PatternError(label, f"expected a readable file, found: "
-                                  f"{exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise PatternError(label, f"expected UTF-8 text, found byte 0x{data[exc.start]:02x}",
-                           line, col) from None
+    text = read_user_text(label, "pattern", lambda message, line, column: PatternError(
+        label, message, line, column))
     return _READERS[suffix](text, label)
 
 

@@ -18,6 +18,22 @@ def parse_color(text: str) -> tuple[float, float, float, float]:
     return tuple(values)
 
 
+def check_colors(owner, *names: str) -> None:
+    """For a component's __post_init__: raise ValueError("<field>: expected ...") for the first
+    named field that is set but is not a colour (a list field is checked item by item)."""
+    for name in names:
+        value = getattr(owner, name)
+        items = enumerate(value) if isinstance(value, list) else [(None, value)]
+        for index, item in items:
+            if item is None:
+                continue
+            try:
+                parse_color(item)
+            except ValueError as exc:
+                where = name if index is None else f"{name}[{index}]"
+                raise ValueError(f"{where}: {exc}") from None
+
+
 def srgb_to_linear(c: float) -> float:
     return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
 

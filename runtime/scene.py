@@ -31,7 +31,7 @@ import msgspec
 import tomli_w
 
 from emberfx.camera import Camera
-from emberfx.colors import parse_color
+from emberfx.colors import check_colors
 from emberfx.errors import SceneError, read_user_text
 from emberfx.registry import component_types
 
@@ -59,10 +59,7 @@ class SceneSettings:
     """a Python file with scene-wide hooks (on_start, on_update, ...), relative to the scene"""
 
     def __post_init__(self):
-        try:
-            parse_color(self.background)
-        except ValueError as exc:
-            raise ValueError(f"background: {exc}") from None
+        check_colors(self, "background")
 
 
 @dataclass(slots=True)

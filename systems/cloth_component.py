@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from emberfx.colors import parse_color
+from emberfx.colors import check_colors
 from emberfx.registry import component
 
 Positive = Annotated[float, msgspec.Meta(gt=0.0)]
@@ -65,13 +65,7 @@ class Cloth:
                 if not (0 <= i < nx and 0 <= j < ny):
                     raise ValueError(f"pins[{k}]: expected grid coordinates within "
                                      f"[0, {nx - 1}] x [0, {ny - 1}], found [{i}, {j}]")
-        for name in ("color", "checker"):
-            value = getattr(self, name)
-            if value is not None:
-                try:
-                    parse_color(value)
-                except ValueError as exc:
-                    raise ValueError(f"{name}: {exc}") from None
+        check_colors(self, "color", "checker")
 
     def pin_list(self) -> list[tuple[int, int]]:
         nx, ny = self.resolution

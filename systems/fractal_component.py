@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from emberfx.colors import parse_color
+from emberfx.colors import check_colors
 from emberfx.registry import component
 
 Side = Annotated[int, msgspec.Meta(ge=1, le=16384)]
@@ -46,9 +46,4 @@ class Fractal:
     def __post_init__(self):
         if not self.palette:
             raise ValueError("palette: expected at least one colour, found []")
-        for name, values in (("palette", self.palette), ("inside_color", [self.inside_color])):
-            for value in values:
-                try:
-                    parse_color(value)
-                except ValueError as exc:
-                    raise ValueError(f"{name}: {exc}") from None
+        check_colors(self, "palette", "inside_color")

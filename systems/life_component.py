@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from emberfx.colors import parse_color
+from emberfx.colors import check_colors
 from emberfx.registry import component
 
 MAX_SIDE = 1 << 20   # cells per side accepted by the scene format; the device refuses earlier
@@ -63,13 +63,7 @@ class Life:
             parse_rule(self.rule)
         except ValueError as exc:
             raise ValueError(f"rule: {exc}") from None
-        for name in ("alive_color", "dead_color", "trail_color"):
-            value = getattr(self, name)
-            if value is not None:
-                try:
-                    parse_color(value)
-                except ValueError as exc:
-                    raise ValueError(f"{name}: {exc}") from None
+        check_colors(self, "alive_color", "dead_color", "trail_color")
         if self.soup is not None:
             x, y, w, h = self.soup
             if w < 1 or h < 1 or x < 0 or y < 0 or x + w > self.size[0] or y + h > self.size[1]:

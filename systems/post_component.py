@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from emberfx.colors import parse_color
+from emberfx.colors import check_colors
 from emberfx.registry import component
 
 NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
@@ -29,10 +29,7 @@ class EdgeDetect:
     """overlay: edges drawn over the image; edges: the edges alone"""
 
     def __post_init__(self):
-        try:
-            parse_color(self.color)
-        except ValueError as exc:
-            raise ValueError(f"color: {exc}") from None
+        check_colors(self, "color")
 
 
 @component("bloom")

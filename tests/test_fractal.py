@@ -93,6 +93,8 @@ def test_renders_as_the_background(gpu):
     ("max_iterations = 0", ["fractal.max_iterations", ">= 1"]),
     ('kind = "burning_ship"', ["fractal.kind", "mandelbrot"]),
     ("palette = []", ["fractal.palette", "at least one"]),
+    ('palette = ["#000000", "blue"]', ["fractal.palette[1]", "'#rrggbb'", "found 'blue'"]),
+    ('inside_color = "#12345"', ["fractal.inside_color", "found '#12345'"]),
 ])
 def test_bad_fractal_fields_are_one_line_errors(text, pieces):
     with pytest.raises(SceneError) as info:

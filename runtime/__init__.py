@@ -10,7 +10,8 @@
 from emberfx.errors import EmberError, SceneError
 
 __version__ = "0.1.0"
-__all__ = ["Engine", "EmberError", "Scene", "SceneError", "load_scene", "run", "__version__"]
+__all__ = ["Camera", "Engine", "EmberError", "Scene", "SceneError", "SceneSettings", "load_scene",
+           "run", "__version__"]
 
 
 def __getattr__(name):
@@ -18,9 +19,12 @@ def __getattr__(name):
     if name == "Engine":
         from emberfx.engine import Engine
         return Engine
-    if name in ("load_scene", "Scene"):
+    if name in ("load_scene", "Scene", "SceneSettings"):
         from emberfx import scene
         return getattr(scene, name)
+    if name == "Camera":
+        from emberfx.camera import Camera
+        return Camera
     if name == "run":
         from emberfx.window import run
         return run

@@ -539,8 +539,15 @@ def _bind_entries_of(pass_, engine) -> list[dict]:
             {"binding": 2, "resource": system._scratch("temp", engine.size).create_view()}]
 
 
+def bench_frame() -> list[dict]:
+    from emberfx.bench_frame import bench_frame as run
+
+    return run()
+
+
 BENCHMARKS = {"emitter": bench_emitter, "life": bench_life, "particle_life": bench_particle_life,
-              "cloth": bench_cloth, "fractal": bench_fractal, "post": bench_post}
+              "cloth": bench_cloth, "fractal": bench_fractal, "post": bench_post,
+              "frame": bench_frame}
 NAMES = list(BENCHMARKS)
 
 

@@ -2,6 +2,13 @@
 
 Matrices are numpy float32, column vectors (clip = proj @ view @ world), depth in [0, 1] as WebGPU
 expects. They are uploaded once per frame in the shared ``frame`` uniform (shaders/common/frame.wgsl).
+
+Mouse interaction (the interactive window calls these; all pure numpy, no GPU): ``orbit``, ``pan``
+and ``zoom`` edit the camera in place; ``ray`` and ``view_plane_point`` turn a cursor position into
+world geometry. Cursor positions are logical pixels, continuous, (0, 0) at the viewport's top-left
+corner and y growing downwards (glfw's convention), so the centre of pixel column i is i + 0.5;
+``viewport`` is (width, height) in the same units. Only ratios of the two are used, so logical and
+framebuffer pixels give the same answer.
 """
 
 from __future__ import annotations
@@ -16,6 +23,15 @@ import numpy as np
 Vec3 = tuple[float, float, float]
 Vec2 = tuple[float, float]
 Positive = Annotated[float, msgspec.Meta(gt=0.0)]
+
+ORBIT_TURNS_PER_WIDTH = 1.0
+"""orbit: a drag across the whole viewport width turns the camera this many times around the target
+(both axes use the same angle per pixel)"""
+PITCH_LIMIT_DEG = 89.0
+"""orbit: the highest elevation above (or below) the plane perpendicular to ``up``; short of 90 so
+the view never flips over the pole, where ``up`` would be parallel to the view direction"""
+ZOOM_FACTOR = 0.85
+"""zoom: distance (perspective) or height (orthographic) is multiplied by this per wheel step in"""
 
 
 @dataclass(slots=True)
@@ -65,6 +81,144 @@ class Camera:
         m[2, 2], m[2, 3] = f / (n - f), n * f / (n - f)
         m[3, 2] = -1.0
         return m
+
+    # mouse interaction -------------------------------------------------------------------------
+    def basis(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(eye, right, up, forward) in world space, float64, the three directions unit length: the
+        camera frame that ``view_matrix`` encodes (eye = the orthographic camera's virtual eye)."""
+        view = self.view_matrix()
+        eye = -view[:3, :3].T @ view[:3, 3]
+        return eye, view[0, :3].copy(), view[1, :3].copy(), -view[2, :3]
+
+    def _half_extent(self, aspect: float, depth: float = 1.0) -> tuple[float, float]:
+        """Half the visible width and height in world units, at ``depth`` in front of a perspective
+        eye (an orthographic view is the same at every depth)."""
+        if self.kind == "orthographic":
+            half = self.height * 0.5
+        else:
+            half = depth * math.tan(math.radians(self.fov_deg) * 0.5)
+        return half * aspect, half
+
+    def ray(self, px: float, py: float,
+            viewport: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+        """The world ray through cursor (px, py): (origin (3,), unit direction (3,)), float64.
+
+        The origin lies on the near plane, so every point origin + t direction with t >= 0 is in
+        front of the camera and ``projection_matrix(w / h) @ view_matrix()`` maps it back to the
+        cursor. Built from the camera frame rather than by inverting the matrix: exact, and free of
+        the precision lost to a far / near ratio of 10^4."""
+        x, y, aspect = _ndc(px, py, viewport)
+        eye, right, up, forward = self.basis()
+        hw, hh = self._half_extent(aspect)
+        if self.kind == "orthographic":
+            return eye + x * hw * right + y * hh * up + self.near * forward, forward
+        direction = forward + x * hw * right + y * hh * up
+        direction /= np.linalg.norm(direction)
+        return eye + direction * (self.near / (direction @ forward)), direction
+
+    def view_plane_point(self, px: float, py: float, viewport: tuple[float, float],
+                         through) -> np.ndarray:
+        """The world point (3,) under cursor (px, py) on the plane through ``through`` that faces
+        the camera: perpendicular to the view direction (perspective), or z = through[2]
+        (orthographic).
+
+        A perspective plane at or behind the near plane has no visible point; the target's depth is
+        used instead, so a dragged object never jumps behind the camera."""
+        origin, direction = self.ray(px, py, viewport)
+        through = np.asarray(through, np.float64)
+        if self.kind == "orthographic":
+            return np.array([origin[0], origin[1], through[2]])
+        eye, _, _, forward = self.basis()
+        depth = (through - eye) @ forward
+        if depth <= self.near:
+            depth = (np.asarray(self.target, np.float64) - eye) @ forward
+        return eye + direction * (depth / (direction @ forward))
+
+    def orbit(self, dx: float, dy: float, viewport: tuple[float, float]) -> None:
+        """Turn a perspective camera's ``position`` around ``target`` for a drag of (dx, dy)
+        pixels: yaw about ``up``, pitch towards it, at ORBIT_TURNS_PER_WIDTH turns per viewport
+        width. The distance to the target is kept and the elevation stays within PITCH_LIMIT_DEG.
+        The scene follows the drag (drag right: the camera swings left; drag down: it rises), as
+        in Blender. An orthographic camera (a fixed 2-D view down -z) is left unchanged."""
+        if self.kind == "orthographic":
+            return
+        rate = 2.0 * math.pi * ORBIT_TURNS_PER_WIDTH / max(float(viewport[0]), 1.0)
+        axis = np.asarray(self.up, np.float64)
+        axis /= np.linalg.norm(axis)
+        target = np.asarray(self.target, np.float64)
+        offset = np.asarray(self.position, np.float64) - target
+        distance = np.linalg.norm(offset)
+        elevation = math.asin(float(np.clip(offset @ axis / distance, -1.0, 1.0)))
+        flat = offset - (offset @ axis) * axis
+        if np.linalg.norm(flat) < 1e-9 * distance:   # on the pole: azimuth from the screen's right
+            flat = np.cross(self.basis()[1], axis)
+        flat /= np.linalg.norm(flat)
+        yaw = -dx * rate
+        flat = flat * math.cos(yaw) + np.cross(axis, flat) * math.sin(yaw)
+        # a camera placed beyond the limit by the scene may stay there, but not go further
+        limit = math.radians(PITCH_LIMIT_DEG)
+        elevation = float(np.clip(elevation + dy * rate, min(-limit, elevation),
+                                  max(limit, elevation)))
+        offset = distance * (math.cos(elevation) * flat + math.sin(elevation) * axis)
+        self.position = _vec(target + offset)
+
+    def pan(self, dx: float, dy: float, viewport: tuple[float, float]) -> None:
+        """Slide the view for a drag of (dx, dy) pixels so the world follows the cursor: the point
+        under it at the target's depth (perspective: position and target move together in the
+        view plane) or on any plane (orthographic: ``center`` moves) stays under it."""
+        aspect = _ndc(0.0, 0.0, viewport)[2]
+        if self.kind == "orthographic":
+            per_pixel = self.height / float(viewport[1])
+            self.center = (float(self.center[0] - dx * per_pixel),
+                           float(self.center[1] + dy * per_pixel))
+            return
+        eye, right, up, forward = self.basis()
+        depth = (np.asarray(self.target, np.float64) - eye) @ forward
+        per_pixel = 2.0 * self._half_extent(aspect, depth)[1] / float(viewport[1])
+        shift = (-dx * right + dy * up) * per_pixel
+        self.position = _vec(np.asarray(self.position, np.float64) + shift)
+        self.target = _vec(np.asarray(self.target, np.float64) + shift)
+
+    def zoom(self, steps: float, viewport: tuple[float, float], cursor=None) -> None:
+        """Zoom in by ``steps`` wheel steps (negative: out; fractions from touchpads are fine).
+
+        Perspective: ``position`` dollies along the line to ``target`` (the cursor is not used),
+        the distance scaled by ZOOM_FACTOR ** steps but kept within [2 near, far / 2], so the
+        camera never reaches or passes the target and the target stays inside the depth range.
+        Orthographic: ``height`` is scaled by ZOOM_FACTOR ** steps; with ``cursor`` (px, py) the
+        world point under the cursor stays there, otherwise the centre does."""
+        # the exponent is clamped so a runaway wheel count cannot overflow a float
+        scale = math.exp(min(max(float(steps) * math.log(ZOOM_FACTOR), -700.0), 700.0))
+        if self.kind == "orthographic":
+            # bounded so that repeated zooming cannot underflow to 0 or overflow float32 matrices
+            height = float(np.clip(self.height * scale, min(1e-6, self.height),
+                                   max(1e9, self.height)))
+            if cursor is not None:
+                x, y, aspect = _ndc(cursor[0], cursor[1], viewport)
+                k = (self.height - height) * 0.5
+                self.center = (float(self.center[0] + x * k * aspect),
+                               float(self.center[1] + y * k))
+            self.height = height
+            return
+        target = np.asarray(self.target, np.float64)
+        offset = np.asarray(self.position, np.float64) - target
+        distance = np.linalg.norm(offset)
+        # a scene may place the camera outside the range: it may stay there, not go further out
+        lo, hi = min(2.0 * self.near, distance), max(0.5 * self.far, distance)
+        wanted = float(np.clip(distance * scale, lo, hi))
+        self.position = _vec(target + offset * (wanted / distance))
+
+
+def _ndc(px: float, py: float, viewport) -> tuple[float, float, float]:
+    """Cursor pixels -> normalised device x, y in [-1, 1] (y up) and the viewport's aspect w / h."""
+    w, h = float(viewport[0]), float(viewport[1])
+    if not (w > 0.0 and h > 0.0):
+        raise ValueError(f"viewport: expected a positive (width, height), found {tuple(viewport)}")
+    return 2.0 * px / w - 1.0, 1.0 - 2.0 * py / h, w / h
+
+
+def _vec(v: np.ndarray) -> Vec3:
+    return (float(v[0]), float(v[1]), float(v[2]))
 
 
 def _look_at(eye: np.ndarray, target: np.ndarray, up: np.ndarray) -> np.ndarray:

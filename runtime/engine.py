@@ -31,12 +31,20 @@ from emberfx.frame_graph import (DRAWING_PHASES, SIMULATION_PHASES, CopyBuffer, 
                                  Pass, Phase, RenderTarget)
 from emberfx.gpu import get_context
 from emberfx.layout import struct_dtype
+from emberfx.profiler import PassProfiler
 from emberfx.readback import ReadbackRing
 from emberfx.system import EntityRef, SharedResources, StepInfo, WorldView, snapshot
 
 FRAME = struct_dtype("common/frame.wgsl", "Frame")
 OUTPUT_FORMAT = "rgba8unorm-srgb"   # what render() returns: sRGB-encoded RGBA bytes
 _world_ids = itertools.count()
+
+
+def _copy_fields(source, target) -> None:
+    """Give ``target`` (a live component) the field values of ``source``, keeping its identity:
+    scripts and the inspector hold references to it."""
+    for f in dataclasses.fields(target):
+        setattr(target, f.name, copy.deepcopy(getattr(source, f.name)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +80,8 @@ class Engine:
 
         if not isinstance(scene, Scene):
             scene = load_scene(Path(scene))
-        self.scene = scene
+        self.scene = scene          # as loaded; reload() diffs the next version against it
+        self.camera = copy.deepcopy(scene.camera)   # live: the window's mouse moves this one
         self.gpu = get_context()
         self.device = self.gpu.device
         self.adapter = self.gpu.adapter
@@ -87,8 +96,13 @@ class Engine:
                                        resolve=scene.resolve)
         self._background = linear_color(scene.settings.background)
         self._graphs: dict[str, FrameGraph] = {}
+        self._stale_graphs: dict[str, FrameGraph] = {}   # replaced ones, to reuse their order
+        self._frame_record = np.zeros((), FRAME)
+        self._frame_key = None
+        self.readback_every = 1   # steps between counter readbacks (the window reads fewer)
         self._present: dict[str, tuple] = {}
         self._encode_seconds = 0.0
+        self._profiler: PassProfiler | None = None   # only while engine.profiling is on
         self._make_targets()
         try:
             self._build_world()
@@ -124,7 +138,7 @@ class Engine:
         self._scene_target = RenderTarget(self._scene_texture.create_view(), self._background,
                                           self._depth_texture.create_view())
         self._present.clear()
-        self._graphs.clear()
+        self._invalidate_graphs()
 
     def _build_world(self) -> None:
         esper.switch_world(self._world)
@@ -176,6 +190,11 @@ class Engine:
                 label="readback/gather", size=offset,
                 usage=wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC)
             self._ring = ReadbackRing(self.device, offset)
+        self._invalidate_graphs()
+
+    def _invalidate_graphs(self) -> None:
+        """Ask the systems for their passes again before the next encode."""
+        self._stale_graphs.update(self._graphs)
         self._graphs.clear()
 
     def _graph(self, output_format: str) -> FrameGraph:
@@ -193,7 +212,7 @@ class Engine:
             uploaded = {"frame", "scene/color"}  # the frame uniform; the cleared scene target
             for s in self._system_objects():
                 uploaded |= s.uploaded()
-            graph = FrameGraph(passes, uploaded)
+            graph = FrameGraph(passes, uploaded, previous=self._stale_graphs.get(output_format))
             self._graphs[output_format] = graph
         return graph
 
@@ -236,19 +255,26 @@ class Engine:
         for system in self._system_objects():
             system.before_step(info)
         encoder = self.device.create_command_encoder(label=f"emberfx:step:{info.frame}")
-        self._graph(OUTPUT_FORMAT).encode(encoder, {}, phases=SIMULATION_PHASES)
-        slot = self._ring.acquire() if self._ring is not None else None
+        profiler = self._profiler
+        self._graph(OUTPUT_FORMAT).encode(encoder, {}, phases=SIMULATION_PHASES, profiler=profiler)
+        # Each readback maps a buffer, and every map wakes wgpu-py's poll thread (about 1 ms of
+        # GIL hand-over on a small CPU), so an interactive loop may read every few steps.
+        due = info.frame % self.readback_every == 0
+        slot = self._ring.acquire() if self._ring is not None and due else None
         if slot is not None:
             encoder.copy_buffer_to_buffer(self._gather, 0, slot.buffer, 0, self._ring.size)
         self.device.queue.submit([encoder.finish()])
         if slot is not None:
             self._ring.submitted(slot, info.frame)
+        if profiler is not None:
+            profiler.submitted()
         self.clock.tick()
         self._encode_seconds = time.perf_counter() - t0
 
     def _sync_components(self) -> None:
         """Notice edits made through entity(): live fields just flow into the next uniform write;
-        reload-class fields (e.g. capacity) rebuild that entity's GPU resources."""
+        reload-class fields (e.g. capacity) rebuild that entity's GPU resources. An edit that is
+        invalid, or that the device refuses, is undone (the last good values stay) and raised."""
         types = registry.component_types()
         for name, components in self._components.items():
             for key, component in components.items():
@@ -256,24 +282,28 @@ class Engine:
                 before = self._snapshots[(name, key)]
                 if now == before:
                     continue
+                fields = [f.name for f in dataclasses.fields(component)]
+
+                def restore(component=component, fields=fields, before=before):
+                    for f, value in zip(fields, before):
+                        setattr(component, f, list(value) if isinstance(value, tuple)
+                                and isinstance(getattr(component, f), list) else value)
+
                 try:
                     msgspec.convert(msgspec.to_builtins(component), type(component))
-                except msgspec.ValidationError as exc:
+                except (msgspec.ValidationError, ValueError, TypeError) as exc:
+                    restore()
                     raise EmberError(f"entity '{name}': {key}: {exc}") from None
                 self._snapshots[(name, key)] = now
-                self._graphs.clear()   # a live field may change the passes (e.g. Life's steps)
+                self._invalidate_graphs()   # a live field may change the passes (Life's steps)
                 reload = getattr(component, "RELOAD_FIELDS", ())
-                fields = [f.name for f in dataclasses.fields(component)]
                 changed = {f for f, a, b in zip(fields, before, now) if a != b}
                 system = self._systems.get(key) if types[key].system else None
                 if system is not None and changed & set(reload):
                     try:
                         system.rebuild(self._entities[name], component)
                     except EmberError:
-                        # e.g. a capacity beyond the device: keep the last good component
-                        for f, value in zip(fields, before):
-                            setattr(component, f, list(value) if isinstance(value, tuple)
-                                    and isinstance(getattr(component, f), list) else value)
+                        restore()
                         self._snapshots[(name, key)] = before
                         system.add(self._entities[name], component)  # rebuild removed it
                         raise
@@ -299,7 +329,11 @@ class Engine:
         ref = EntityRef(name, max((e.index for e in self._entities.values()), default=-1) + 1, eid)
         self._entities[name] = ref
         self._components[name] = built
-        self._attach(name, types)
+        try:
+            self._attach(name, types)
+        except Exception:
+            self.delete(name)   # release what was attached; the world is as before the call
+            raise
         self._world_changed()
         return self.entity(name)
 
@@ -317,6 +351,83 @@ class Engine:
         del self._entities[name]
         self._world_changed()
 
+    # hot reload --------------------------------------------------------------------------------
+    def reload(self, scene, changed_files=()):
+        """Turn the running scene into ``scene`` (validated, e.g. the file after an edit) and
+        return the ReloadPlan applied. Unchanged entities keep their GPU state; an edited
+        component takes the file's values (live fields rewrite a uniform, reload-class fields
+        rebuild that entity). If a step fails (e.g. a capacity the device refuses) everything done
+        so far is undone and the error is raised: the last good scene keeps running."""
+        from emberfx.hot_reload import plan_reload
+
+        plan = plan_reload(self.scene, scene, changed_files)
+        esper.switch_world(self._world)
+        if plan.restart:
+            self._restart(scene)
+        elif not plan.empty:
+            self._apply(plan, scene)
+        if plan.camera:
+            self.camera = copy.deepcopy(scene.camera)
+        if plan.background:
+            self._background = linear_color(scene.settings.background)
+            self._make_targets()
+        old_scene, self.scene = self.scene, scene
+        if plan.scripts or plan.restart or scene.path != old_scene.path:
+            from emberfx.scripting import Scripts
+
+            started, inputs = self.scripts.started, self.scripts.input
+            self.scripts = Scripts(self, inputs)
+            if started:
+                self.scripts.start()
+        return plan
+
+    def _apply(self, plan, scene) -> None:
+        new_specs = {s.name: s for s in scene.entities}
+        undo = []   # closures run newest-first when a later step fails
+        try:
+            for name, key in plan.updated:
+                live = self._components[name][key]
+                before = copy.deepcopy(live)
+                undo.append(lambda live=live, before=before: _copy_fields(before, live))
+                _copy_fields(new_specs[name].components[key], live)
+            self._sync_components()
+            for name, key in plan.refreshed:
+                self._systems[key].rebuild(self._entities[name], self._components[name][key])
+            for name in plan.added:
+                self.spawn(name, copy.deepcopy(new_specs[name].components))
+                undo.append(lambda name=name: self.delete(name))
+            for name in plan.respawned:
+                old = self._components[name]
+                self.delete(name)
+                undo.append(lambda name=name, old=old: self.spawn(name, old))
+                self.spawn(name, copy.deepcopy(new_specs[name].components))
+                undo.append(lambda name=name: self.delete(name))
+        except Exception:
+            for step in reversed(undo):
+                step()
+            self._sync_components()   # rebuild what the restored fields need
+            self._setup_readback()
+            raise
+        for name in plan.removed:
+            self.delete(name)
+
+    def _restart(self, scene) -> None:
+        """A new world for a new seed or timestep. If the new one cannot be built, the old
+        scene starts again from its beginning (its GPU state went with its world)."""
+        old = (self.scene, self.clock, self._shared.seed, self._shared.fixed_dt)
+        self.close()
+        self._world = f"emberfx-{next(_world_ids)}"
+        self.scene, self.clock = scene, FixedClock(scene.settings.fixed_dt)
+        self._shared.seed, self._shared.fixed_dt = scene.settings.seed, scene.settings.fixed_dt
+        try:
+            self._build_world()
+        except Exception:
+            self.close()
+            self._world = f"emberfx-{next(_world_ids)}"
+            self.scene, self.clock, self._shared.seed, self._shared.fixed_dt = old
+            self._build_world()
+            raise
+
     def _world_changed(self) -> None:
         for system in self._system_objects():
             system.world_changed()
@@ -324,20 +435,25 @@ class Engine:
 
     # drawing -----------------------------------------------------------------------------------
     def _write_frame_uniform(self) -> None:
-        cam = self.scene.camera
-        w, h = self.size
-        view = cam.view_matrix()
-        proj = cam.projection_matrix(w / h)
-        rec = np.zeros((), FRAME)
-        rec["view_proj"] = (proj @ view).T   # WGSL matrices are column-major
-        rec["camera_right"] = (*view[0, :3], 0.0)
-        rec["camera_up"] = (*view[1, :3], 0.0)
-        eye = np.linalg.inv(view)[:3, 3]
-        rec["camera_position"] = (*eye, 1.0 if cam.kind == "perspective" else 0.0)
-        rec["viewport"] = (w, h)
-        rec["time"] = self.clock.time
-        rec["frame"] = self.clock.steps
-        self.device.queue.write_buffer(self._frame_uniform, 0, rec.tobytes())
+        # The camera part is recomputed only when the camera or the size changed (most frames
+        # only the clock moves); the record is kept and rewritten whole (it is 128 bytes).
+        cam = self.camera
+        key = (snapshot(cam), self.size)
+        if key != self._frame_key:
+            self._frame_key = key
+            w, h = self.size
+            view = cam.view_matrix()
+            proj = cam.projection_matrix(w / h)
+            rec = self._frame_record
+            rec["view_proj"] = (proj @ view).T   # WGSL matrices are column-major
+            rec["camera_right"] = (*view[0, :3], 0.0)
+            rec["camera_up"] = (*view[1, :3], 0.0)
+            eye = np.linalg.inv(view)[:3, 3]
+            rec["camera_position"] = (*eye, 1.0 if cam.kind == "perspective" else 0.0)
+            rec["viewport"] = (w, h)
+        self._frame_record["time"] = self.clock.time
+        self._frame_record["frame"] = self.clock.steps
+        self.device.queue.write_buffer(self._frame_uniform, 0, self._frame_record.tobytes())
 
     def draw_to(self, texture) -> None:
         """Render the current state into ``texture`` (any colour format; e.g. a window surface)."""
@@ -351,13 +467,17 @@ class Engine:
         encoder = self.device.create_command_encoder(label="emberfx:draw")
         self.encode(encoder, texture, DRAWING_PHASES)
         self.device.queue.submit([encoder.finish()])
+        if self._profiler is not None:
+            self._profiler.submitted()
 
     def encode(self, encoder, texture, phases=None) -> None:
-        """Record this frame's passes of ``phases`` (default: all) with ``texture`` as output."""
+        """Record this frame's passes of ``phases`` (default: all) with ``texture`` as output.
+        While profiling, the times of an encoder submitted elsewhere are dropped (nobody tells
+        the profiler about that submit), never misread."""
         targets = {"scene": self._scene_target,
                    "output": RenderTarget(texture.create_view(), (0.0, 0.0, 0.0, 1.0))}
         self._graph(texture.format).encode(encoder, targets, phases=phases,
-                                           clear_targets=("scene",))
+                                           clear_targets=("scene",), profiler=self._profiler)
 
     def render(self) -> np.ndarray:
         """The current state as an (h, w, 4) uint8 RGBA image (sRGB)."""
@@ -382,6 +502,17 @@ class Engine:
         ref = self._ref(name)
         return EntityView(ref.name, self._components[ref.name])
 
+    def entity_names(self) -> list[str]:
+        return list(self._entities)
+
+    def components_of(self, name: str) -> dict[str, object]:
+        """The entity's live components by key (edit their fields; the next step applies them)."""
+        return self._components[self._ref(name).name]
+
+    def entities_with(self, key: str) -> list:
+        """``[(EntityRef, component), ...]`` for every entity with a ``key`` component, in order."""
+        return self._shared.world.components(key)
+
     def system_of(self, name: str, key: str):
         """The system object that runs entity ``name``'s ``key`` component (tests, tools)."""
         self._ref(name)
@@ -400,6 +531,28 @@ class Engine:
 
     def passes(self) -> list[str]:
         return self._graph(OUTPUT_FORMAT).names()
+
+    @property
+    def profiling(self) -> bool:
+        """Per-pass timing for an inspector (off by default: it splits shared GPU passes)."""
+        return self._profiler is not None
+
+    @profiling.setter
+    def profiling(self, on: bool) -> None:
+        if on and self._profiler is None:
+            self._profiler = PassProfiler(self.device)
+        elif not on and self._profiler is not None:
+            self._profiler.close()
+            self._profiler = None
+
+    def pass_times(self) -> dict[str, float]:
+        """Milliseconds per compute and render pass of the current frame graph, a moving average
+        one or two frames old ({} when not profiling or before the first results arrive). Where
+        they come from: ``stats()["pass_time_source"]`` ("gpu timestamps" or "cpu encode")."""
+        if self._profiler is None:
+            return {}
+        current = set(self.passes())   # entities deleted since drop out
+        return {name: ms for name, ms in self._profiler.times().items() if name in current}
 
     def stats(self) -> dict:
         """Counters from the readback ring (one or two steps old), the clock and the adapter."""
@@ -425,13 +578,17 @@ class Engine:
             "readback_frame": latest[0] if latest else None,
             "readback_skipped": self._ring.skipped if self._ring else 0,
             "step_cpu_ms": self._encode_seconds * 1e3,
-            "compute_passes_per_step": self._graph(OUTPUT_FORMAT).compute_pass_count(SIMULATION_PHASES),
+            "compute_passes_per_step": self._graph(OUTPUT_FORMAT).compute_pass_count(
+                SIMULATION_PHASES, profiler=self._profiler),
+            "pass_time_source": self._profiler.source if self._profiler is not None else None,
             "entities": entities,
         }
 
     def close(self) -> None:
         if getattr(self, "_ring", None) is not None:
             self._ring.drain()
+        if getattr(self, "_profiler", None) is not None:
+            self._profiler.close()   # waits for its maps only; profiling goes on after a restart
         for key, name in reversed(getattr(self, "_added", [])):
             self._systems[key].remove(self._entities[name])
         self._added = []

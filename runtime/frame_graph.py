@@ -7,6 +7,10 @@ consecutive compute work into a single GPUComputePass (WebGPU orders and synchro
 inside one pass, and each begin/end costs Python time) and consecutive draws to one target into a
 single GPURenderPass. Every operation runs inside a debug group named like the pass, so captures
 and timestamps read ``fountain:emitter:update``.
+
+With a profiler that stamps on the GPU (profiler.PassProfiler), every compute and render pass gets
+a GPU pass of its own instead, because WebGPU only stamps at pass boundaries; without one the
+encoding is the shared one above.
 """
 
 from __future__ import annotations
@@ -111,48 +115,73 @@ class FrameGraph:
     passes: list[Pass]
     order: list[Pass] = field(init=False)
 
-    def __init__(self, passes: list[Pass], uploaded: set[str] | frozenset[str] = frozenset()):
+    def __init__(self, passes: list[Pass], uploaded: set[str] | frozenset[str] = frozenset(),
+                 previous: FrameGraph | None = None):
         """``uploaded``: resources with contents before the frame starts (created with data,
-        zero-initialised state, or written by queue.write_buffer)."""
+        zero-initialised state, or written by queue.write_buffer). ``previous``: the graph this
+        one replaces; when the passes have the same names, phases, reads, writes and order hints
+        in the same order, its sorted order is reused (scripts edit live fields every frame, and
+        sorting and checking cost more than encoding a frame)."""
         self.passes = list(passes)
+        self.shape = (tuple((p.name, p.phase, tuple(p.reads), tuple(p.writes), p.order)
+                            for p in self.passes), frozenset(uploaded))
+        if previous is not None and previous.shape == self.shape:
+            self._permutation = previous._permutation
+            self.order = [self.passes[i] for i in self._permutation]
+            return
         names = [p.name for p in self.passes]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise FrameGraphError(f"pass names must be unique; repeated: {', '.join(duplicates)}")
         self.order = _sort(self.passes)
+        position = {id(p): i for i, p in enumerate(self.passes)}
+        self._permutation = [position[id(p)] for p in self.order]
         _check_reads(self.order, set(uploaded))
 
     def names(self) -> list[str]:
         return [p.name for p in self.order]
 
     def encode(self, encoder, targets: dict[str, RenderTarget], phases=None,
-               clear_targets: tuple[str, ...] = ()) -> None:
+               clear_targets: tuple[str, ...] = (), profiler=None) -> None:
         """Record the passes (of ``phases``, default all) into ``encoder``. ``clear_targets`` are
-        cleared when the RENDER phase starts even if nothing draws into them (the background)."""
-        encoding = _Encoding(encoder, targets)
+        cleared when the RENDER phase starts even if nothing draws into them (the background).
+        ``profiler`` (a PassProfiler) times each compute and render pass; whoever submits the
+        encoder then calls ``profiler.submitted()``."""
+        encoding = _Encoding(encoder, targets, profiler)
         pending_clears = list(clear_targets)
         for p in self.order:
             if phases is not None and p.phase not in phases:
                 continue
             if pending_clears and p.phase >= Phase.RENDER and isinstance(p.op, Draw):
                 for name in pending_clears:
-                    encoding.begin_target(name)
+                    # the draw's own target is cleared by the draw's pass (the first into it);
+                    # opening it here would cost a separate, empty pass when passes are split
+                    if name != p.op.target:
+                        encoding.begin_target(name)
                 pending_clears = []
             encoding.add(p)
         for name in pending_clears:
             encoding.begin_target(name)
         encoding.close()
+        if profiler is not None:
+            profiler.encoded(encoder)
 
-    def compute_pass_count(self, phases=None) -> int:
-        """How many GPUComputePasses encode() begins (consecutive compute work shares one)."""
+    def compute_pass_count(self, phases=None, profiler=None) -> int:
+        """How many GPUComputePasses encode() begins (consecutive compute work shares one,
+        unless ``profiler`` splits them to stamp each)."""
+        split = _splits_passes(profiler)
         count, previous = 0, None
         for p in self.order:
             if phases is not None and p.phase not in phases:
                 continue
-            if p.kind == "compute" and previous != "compute":
+            if p.kind == "compute" and (previous != "compute" or split):
                 count += 1
             previous = p.kind
         return count
+
+
+def _splits_passes(profiler) -> bool:
+    return profiler is not None and profiler.uses_timestamps
 
 
 def _sort(passes: list[Pass]) -> list[Pass]:
@@ -206,33 +235,59 @@ def _check_reads(order: list[Pass], uploaded: set[str]) -> None:
         written.update(p.writes)
 
 
-def _bind(pass_encoder, name: str, op) -> None:
-    """Open the pass's debug group and set its pipeline and bind groups. A bind group may be given
-    as a function returning one, picked when the frame is encoded (ping-pong state buffers)."""
-    pass_encoder.push_debug_group(name)
-    pass_encoder.set_pipeline(op.pipeline)
-    for index, group in enumerate(op.bind_groups):
-        pass_encoder.set_bind_group(index, group() if callable(group) else group)
-
-
 class _Encoding:
-    """Tracks the open compute or render pass while recording, so consecutive work shares it."""
+    """Tracks the open compute or render pass while recording, so consecutive work shares it
+    (or, with a stamping profiler, gives each pass its own)."""
 
-    def __init__(self, encoder, targets: dict[str, RenderTarget]):
+    def __init__(self, encoder, targets: dict[str, RenderTarget], profiler=None):
         self.encoder = encoder
         self.targets = targets
+        self.profiler = profiler
+        self.split = _splits_passes(profiler)
         self.compute = None
         self.render = None
         self.render_target: str | None = None
         self.cleared: set[str] = set()
+        self.bound: dict = {}   # what the open pass encoder has set: "pipeline", group index
+
+    def _bind(self, pass_encoder, name: str, op) -> None:
+        """Open the pass's debug group and set its pipeline and bind groups. A bind group may be
+        given as a function returning one, picked when the frame is encoded (ping-pong state).
+        Python pays per wgpu call, so what the open pass already has set is not set again (cloth
+        runs one pipeline for all its substeps); a new pipeline forgets the groups, whose auto
+        layouts belong to one pipeline."""
+        pass_encoder.push_debug_group(name)
+        bound = self.bound
+        if bound.get("pipeline") is not op.pipeline:
+            pass_encoder.set_pipeline(op.pipeline)
+            bound.clear()
+            bound["pipeline"] = op.pipeline
+        for index, group in enumerate(op.bind_groups):
+            group = group() if callable(group) else group
+            if bound.get(index) is not group:
+                pass_encoder.set_bind_group(index, group)
+                bound[index] = group
 
     def add(self, p: Pass) -> None:
+        if self.profiler is not None and isinstance(p.op, (Dispatch, Draw)):
+            with self.profiler.measure(p.name) as timestamp_writes:
+                self._record(p, timestamp_writes)
+        else:
+            self._record(p, None)
+
+    def _record(self, p: Pass, timestamp_writes: dict | None) -> None:
         op = p.op
         if isinstance(op, Dispatch):
             self._end_render()
-            if self.compute is None:
+            if self.split:
+                self._end_compute()
+                self.compute = self.encoder.begin_compute_pass(label=p.name,
+                                                               timestamp_writes=timestamp_writes)
+                self.bound = {}
+            elif self.compute is None:
                 self.compute = self.encoder.begin_compute_pass(label="emberfx:compute")
-            _bind(self.compute, p.name, op)
+                self.bound = {}
+            self._bind(self.compute, p.name, op)
             if op.indirect is not None:
                 self.compute.dispatch_workgroups_indirect(*op.indirect)
             else:
@@ -240,12 +295,14 @@ class _Encoding:
                 if all(groups):
                     self.compute.dispatch_workgroups(*groups)
             self.compute.pop_debug_group()
+            if self.split:
+                self._end_compute()
         elif isinstance(op, Draw):
             self._end_compute()
-            if self.render is None or self.render_target != op.target:
+            if self.split or self.render is None or self.render_target != op.target:
                 self._end_render()
-                self._begin_render(op.target)
-            _bind(self.render, p.name, op)
+                self._begin_render(op.target, p.name if self.split else None, timestamp_writes)
+            self._bind(self.render, p.name, op)
             if op.indirect is not None:
                 self.render.draw_indirect(*op.indirect)
             elif op.index is not None:
@@ -255,6 +312,8 @@ class _Encoding:
             else:
                 self.render.draw(op.vertices, op.instances)
             self.render.pop_debug_group()
+            if self.split:
+                self._end_render()
         else:
             self._end_compute()
             self._end_render()
@@ -277,7 +336,8 @@ class _Encoding:
             self._end_render()
             self._begin_render(name)
 
-    def _begin_render(self, name: str) -> None:
+    def _begin_render(self, name: str, label: str | None = None,
+                      timestamp_writes: dict | None = None) -> None:
         target = self.targets.get(name)
         if target is None:
             raise FrameGraphError(f"draw into unknown render target '{name}'")
@@ -291,7 +351,9 @@ class _Encoding:
             depth = {"view": target.depth_view, "depth_load_op": "clear" if clear else "load",
                      "depth_store_op": "store", "depth_clear_value": 1.0}
         self.render = self.encoder.begin_render_pass(
-            label=f"emberfx:{name}", color_attachments=[color], depth_stencil_attachment=depth)
+            label=label or f"emberfx:{name}", color_attachments=[color],
+            depth_stencil_attachment=depth, timestamp_writes=timestamp_writes)
+        self.bound = {}
         self.render_target = name
         self.cleared.add(name)
 

@@ -38,7 +38,7 @@ from emberfx.registry import component_types
 __all__ = ["SceneSettings", "EntitySpec", "Scene", "load_scene", "loads_scene", "describe"]
 
 Pixels = Annotated[int, msgspec.Meta(ge=1, le=16384)]
-TOP_LEVEL = ("scene", "camera", "entity")
+TOP_LEVEL = ("scene", "camera", "bindings", "entity")
 ENTITY_KEYS = ("name", "script")
 
 
@@ -74,11 +74,38 @@ class EntitySpec:
 
 @dataclass(slots=True)
 class Scene:
-    settings: SceneSettings
-    camera: Camera
-    entities: list[EntitySpec]
+    """A whole scene. Built by load_scene from a file, or in Python::
+
+        scene = Scene(SceneSettings(name="demo"), Camera(kind="orthographic"))
+        scene.add("jet", emitter={"rate": 500.0, "color": ["#ffd27a", "#ff5a1f"]})
+    """
+
+    settings: SceneSettings = field(default_factory=SceneSettings)
+    camera: Camera = field(default_factory=Camera)
+    entities: list[EntitySpec] = field(default_factory=list)
     path: Path | None = field(default=None, compare=False)
     """the file it came from (absolute); relative paths in the scene resolve against its folder"""
+    bindings: dict[str, str] = field(default_factory=dict)
+    """the ``[bindings]`` table: key name -> event sent to the scripts' on_event when pressed"""
+
+    def add(self, name: str, script: str | None = None, **components) -> EntitySpec:
+        """Append an entity; each component is a component object or a dict of scene-file fields
+        (validated with the same messages as a file)."""
+        if any(spec.name == name for spec in self.entities):
+            raise SceneError(self.path, f"expected a unique name, found '{name}' again",
+                             field="name", entity=name)
+        types = component_types()
+        built = {}
+        for key, value in components.items():
+            if key not in types:
+                raise SceneError(self.path, f"unknown component '{key}', "
+                                 + _suggest(key, sorted(types), "components"), entity=name)
+            built[key] = value if isinstance(value, types[key].cls) else validate_component(
+                key, value, entity=name, path=self.path)
+        spec = EntitySpec(name, built, script)
+        self.entities.append(spec)
+        _Loader(self.path).references(self.entities)
+        return spec
 
     def entity(self, name: str) -> EntitySpec:
         for spec in self.entities:
@@ -93,6 +120,8 @@ class Scene:
 
     def to_toml(self) -> str:
         doc: dict[str, Any] = {"scene": _to_table(self.settings), "camera": _to_table(self.camera)}
+        if self.bindings:
+            doc["bindings"] = dict(self.bindings)
         if self.entities:
             doc["entity"] = [_entity_table(spec) for spec in self.entities]
         return _compact_arrays(tomli_w.dumps(doc))
@@ -172,7 +201,23 @@ class _Loader:
         if settings.script is not None:
             self.path_value(settings.script, "scene.script", None)
         return Scene(settings, camera, entities,
-                     Path(os.path.abspath(self.path)) if self.path is not None else None)
+                     Path(os.path.abspath(self.path)) if self.path is not None else None,
+                     self.bindings(self.table(doc, "bindings")))
+
+    def bindings(self, table: dict) -> dict[str, str]:
+        """``[bindings]``: key name = "event name" (sent to on_event(ctx, name, {"key": key}))."""
+        from emberfx.keys import check_binding
+
+        out = {}
+        for key, event in table.items():
+            problem = check_binding(key)
+            if problem:
+                raise self.error(problem, field=f"bindings.{key}")
+            if not isinstance(event, str) or not event:
+                raise self.error(f"expected an event name (a non-empty string), found "
+                                 f"{_show(event)}", field=f"bindings.{key}")
+            out[key.lower()] = event
+        return out
 
     def references(self, entities: list[EntitySpec]) -> None:
         """Fields that name other entities (a component's ``REFERENCES = {field: (keys...)}``)

@@ -4,13 +4,13 @@ A script file defines any of::
 
     def on_start(ctx): ...              # once, before the first step
     def on_update(ctx, dt): ...         # before every fixed step (dt = fixed_dt)
-    def on_key(ctx, key): ...           # a key pressed in the window ("space", "a", ...)
-    def on_event(ctx, name, data): ...  # an event sent with ctx.emit(name, data)
+    def on_key(ctx, key): ...           # a key pressed in the window ("space", "a", "f2", ...)
+    def on_event(ctx, name, data): ...  # ctx.emit(name, data), or a key of the scene's [bindings]
 
 ``ctx`` reaches the scene: ``ctx.entity("well").attractor.position = (x, y, z)`` takes effect on the
 next step; ``ctx.time``, ``ctx.frame``, ``ctx.dt``, ``ctx.rng`` (seeded from the scene seed),
-``ctx.spawn``, ``ctx.delete``, ``ctx.burst``, ``ctx.emit``, ``ctx.input`` and, for entity scripts,
-``ctx.self`` (that entity). A script that fails to load or raises never stops the frame loop: the
+``ctx.spawn``, ``ctx.delete``, ``ctx.burst``, ``ctx.paint``, ``ctx.emit``, ``ctx.input`` and, for
+entity scripts, ``ctx.self`` (that entity). A script that fails to load or raises never stops the frame loop: the
 error is printed with its traceback (at most once per second per hook) and the failing hook is
 skipped until the file changes on disk, when it is loaded again.
 """
@@ -33,10 +33,13 @@ HOOKS = {"on_start": 1, "on_update": 2, "on_key": 2, "on_event": 3}   # paramete
 
 @dataclass
 class InputState:
-    """What the window saw: keys held and the cursor (filled by the window; empty headless)."""
+    """What the window saw (filled by the window; empty headless): keys held, by their emberfx
+    names ("a", "space", "f2"; see runtime/keys.py), the cursor in logical pixels from the window's
+    top-left, the mouse buttons held (1 left, 2 right, 3 middle) and whether the cursor is inside."""
     keys: set = field(default_factory=set)
     mouse: tuple[float, float] = (0.0, 0.0)
     buttons: set = field(default_factory=set)
+    inside: bool = False
 
 
 class ScriptContext:
@@ -78,6 +81,11 @@ class ScriptContext:
     def burst(self, emitter: str, count: int) -> None:
         """`count` extra births for that emitter on the next step (on top of its rate)."""
         self._engine.system_of(emitter, "emitter").burst(self._engine._ref(emitter), int(count))
+
+    def paint(self, layer: str, cells, alive: bool = True) -> None:
+        """Set Life cells ((x, y) pairs, row 0 at the top) alive or dead in that layer now."""
+        engine = self._engine
+        engine.system_of(layer, "life").paint(engine._ref(layer), cells, alive=alive)
 
     def emit(self, name: str, data=None) -> None:
         self._engine.scripts.event(name, data)
@@ -151,9 +159,9 @@ class Script:
 class Scripts:
     """Every script of an engine's scene, called in scene order (scene script first)."""
 
-    def __init__(self, engine):
+    def __init__(self, engine, inputs: InputState | None = None):
         self.engine = engine
-        self.input = InputState()
+        self.input = inputs if inputs is not None else InputState()
         self.scripts: list[Script] = []
         self.started = False
         scene = engine.scene

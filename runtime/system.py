@@ -125,7 +125,14 @@ class System:
         return self.gpu.buffer(label, size, wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def snapshot(component) -> tuple:
-    """A cheap value copy of a component's fields, to notice edits between steps."""
-    return tuple(getattr(component, f.name) if not isinstance(getattr(component, f.name), list)
-                 else tuple(getattr(component, f.name)) for f in dataclasses.fields(component))
+    """A cheap value copy of a component's fields, to notice edits between steps (twice a frame
+    for every component, so the field names are looked up once per class)."""
+    names = _FIELD_NAMES.get(type(component))
+    if names is None:
+        names = _FIELD_NAMES[type(component)] = tuple(f.name for f in dataclasses.fields(component))
+    values = [getattr(component, name) for name in names]
+    return tuple(tuple(v) if isinstance(v, list) else v for v in values)

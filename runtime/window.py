@@ -1,8 +1,14 @@
 """The interactive face of the Engine: a glfw window driven by rendercanvas.
 
-The window owns no simulation logic. Each frame it measures real time, lets the Engine's
-fixed-timestep accumulator decide how many steps that is (``engine.advance``), and asks the Engine
-to draw into the window's surface texture (``engine.draw_to``). Keys: Escape closes, Space pauses.
+The window owns no simulation logic. Each frame it polls the hot reloader, measures real time,
+lets the Engine's fixed-timestep accumulator decide how many steps that is (``engine.advance``,
+scaled by the speed keys) and asks the Engine to draw into the window's surface texture
+(``engine.draw_to``), then draws the inspector over it.
+
+Keys: Space pause, . single step (paused), + / - simulation speed, R reload, S screenshot,
+F1 inspector, Escape quit; every key also goes to the scripts' on_key and, through the scene's
+``[bindings]``, to on_event. The mouse goes to runtime/interaction.py (camera, Life painting,
+follow_mouse) and to ``ctx.input``.
 
 Nothing here is imported by the runtime core; the CLI and ``emberfx.run`` import it lazily.
 """
@@ -10,12 +16,14 @@ Nothing here is imported by the runtime core; the CLI and ``emberfx.run`` import
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 import warnings
 from pathlib import Path
 
 from .errors import EmberError
+from .keys import key_name
 
 # After a stall (window drag, breakpoint, first-frame shader compile) don't try to catch up on
 # seconds of simulation at once; the Engine may cap too, this keeps the window responsive anyway.
@@ -62,38 +70,107 @@ NO_PRESENT_HINT = ("install a Vulkan driver (with no GPU: mesa-vulkan-drivers) o
                    "adapter with EMBERFX_ADAPTER")
 
 
-class _Runner:
-    """State shared by the draw callback and the key handler of one window."""
+SPEEDS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)   # simulation speed steps for + and -
+TITLE_EVERY = 0.5     # seconds between title updates (fps, speed, errors)
+REPORT_EVERY = 1.0    # at most one console line per second for a repeating error
+WINDOW_READBACK_EVERY = 4   # counters for the inspector 15 times a second at 60 steps/s
 
-    def __init__(self, engine, canvas, ctx, loop, frames, screenshot, title):
+
+class _Runner:
+    """State shared by the draw callback and the input handlers of one window."""
+
+    def __init__(self, engine, canvas, ctx, loop, frames, screenshot, title,
+                 reload_interval: float = 0.25):
+        from .hot_reload import HotReloader
+        from .interaction import Pointer
+
         self.engine, self.canvas, self.ctx, self.loop = engine, canvas, ctx, loop
         self.frames, self.screenshot, self.title = frames, screenshot, title
         self.drawn = 0
         self.paused = False
+        self.pending_steps = 0        # '.' while paused
+        self.speed_index = SPEEDS.index(1.0)
         self.last: float | None = None
+        self.fps = 0.0
         self.closing = False
         self.saved = False
         self.error: BaseException | None = None
+        self.reloader = HotReloader(engine, interval=reload_interval)
+        engine.readback_every = WINDOW_READBACK_EVERY
+        self.pointer = Pointer(engine)
+        self.inspector = None
+        self.problem: str | None = None   # the latest reported frame-loop error, for the title
+        self.last_report = -1e9
+        self.next_title = 0.0
 
+    @property
+    def speed(self) -> float:
+        return SPEEDS[self.speed_index]
+
+    def viewport(self) -> tuple[float, float]:
+        return tuple(self.canvas.get_logical_size())
+
+    # the frame -----------------------------------------------------------------------------
     def draw(self) -> None:
         # rendercanvas logs exceptions from a draw function and keeps calling it, which would
-        # repeat one error every frame; instead remember the first one, close, and re-raise it
-        # from run_window once the loop has stopped.
+        # repeat one error every frame; a bug (not an EmberError) is remembered, the window
+        # closes and run_window re-raises it once the loop has stopped.
         if self.closing:
             return
         try:
             now = time.perf_counter()
             dt = 0.0 if self.last is None else min(now - self.last, MAX_FRAME_DT)
             self.last = now
-            self.engine.advance(0.0 if self.paused else dt)
-            self.engine.draw_to(self.ctx.get_current_texture())
+            if dt > 0.0:
+                self.fps = 1.0 / dt if self.fps == 0.0 else 0.9 * self.fps + 0.1 / dt
+            self.reloader.poll()
+            try:
+                if self.paused:
+                    self.engine.advance(0.0)
+                    if self.pending_steps:
+                        self.engine.step(self.pending_steps)
+                        self.pending_steps = 0
+                else:
+                    self.engine.advance(dt * self.speed)
+                self.engine.draw_to(self.ctx.get_current_texture())
+            except EmberError as exc:
+                # a user-level problem (a script set a capacity the device refuses, ...): the
+                # engine kept its last good state; say so and keep running
+                self.report(str(exc))
+            if self.inspector is None and self.reloader.error:
+                self.toggle_inspector(show=False)   # the panel's banner shows the error
+            if self.inspector is not None:
+                self.inspector.render()
             self.drawn += 1
+            self.update_title(now)
             if self.frames is not None and self.drawn >= self.frames:
                 self.save_screenshot()
                 self.close()
         except BaseException as exc:  # KeyboardInterrupt too: stop cleanly, re-raise later
             self.error = exc
             self.close()
+
+    def report(self, message: str) -> None:
+        self.problem = message
+        now = time.monotonic()
+        if now - self.last_report >= REPORT_EVERY:
+            self.last_report = now
+            print(f"emberfx: error: {message} (the scene keeps running)", file=sys.stderr)
+
+    def update_title(self, now: float) -> None:
+        if now < self.next_title:
+            return
+        self.next_title = now + TITLE_EVERY
+        parts = [self.title, f"{self.fps:.0f} fps"]
+        if self.speed != 1.0:
+            parts.append(f"x{self.speed:g}")
+        if self.paused:
+            parts.append("paused")
+        if self.reloader.error:
+            parts.append("RELOAD FAILED: " + self.reloader.error)
+        elif self.problem:
+            parts.append("error: " + self.problem)
+        self.canvas.set_title(" - ".join(parts))
 
     def save_screenshot(self) -> None:
         if self.screenshot is not None and not self.saved:
@@ -102,28 +179,81 @@ class _Runner:
             write_png(self.screenshot, self.engine.render())
             self.saved = True
 
+    def snapshot_key(self) -> Path:
+        """S: the current frame as a PNG in the working directory, named after scene and frame."""
+        from .output import write_png
+
+        name = re.sub(r"[^A-Za-z0-9_-]+", "_", self.engine.scene.settings.name).strip("_")
+        path = Path.cwd() / f"{name or 'scene'}-{self.engine.clock.steps:06d}.png"
+        write_png(path, self.engine.render())
+        print(f"emberfx: saved {path}", file=sys.stderr)
+        return path
+
+    def toggle_inspector(self, show: bool | None = None) -> None:
+        from .inspector import open_inspector
+
+        if self.inspector is None:
+            try:
+                self.inspector = open_inspector(self.engine, self.canvas, self)
+            except EmberError as exc:
+                self.report(str(exc))
+                return
+        self.inspector.visible = (not self.inspector.visible) if show is None else show
+
+    # input ---------------------------------------------------------------------------------
     def on_key(self, event: dict) -> None:
-        key = event.get("key")
-        if key == "Escape":
+        name = key_name(event.get("key"))
+        if name is None:
+            return
+        if name == "escape":
             self.close()
-        elif key == " ":
+        elif name == "space":
             self.paused = not self.paused
             self.last = None  # don't count the paused time as one long frame on resume
-            self.canvas.set_title(self.title + (" (paused)" if self.paused else ""))
-        scripts = getattr(self.engine, "scripts", None)
-        if scripts is not None and key:
-            scripts.input.keys.add(key)
-            scripts.key(key)   # on_key(ctx, key) hooks; a failing hook is reported, not raised
+        elif name == "." and self.paused:
+            self.pending_steps += 1
+        elif name == "=":
+            self.speed_index = min(self.speed_index + 1, len(SPEEDS) - 1)
+        elif name == "-":
+            self.speed_index = max(self.speed_index - 1, 0)
+        elif name == "r":
+            self.reloader.poll(force=True)
+        elif name == "s":
+            self.snapshot_key()
+        elif name == "f1":
+            self.toggle_inspector()
+        self.next_title = 0.0
+        scripts = self.engine.scripts
+        scripts.input.keys.add(name)
+        scripts.key(name)   # on_key(ctx, key) hooks; a failing hook is reported, not raised
+        event_name = self.engine.scene.bindings.get(name)
+        if event_name is not None:
+            scripts.event(event_name, {"key": name})
 
     def on_key_up(self, event: dict) -> None:
-        scripts = getattr(self.engine, "scripts", None)
-        if scripts is not None:
-            scripts.input.keys.discard(event.get("key"))
+        self.engine.scripts.input.keys.discard(key_name(event.get("key")))
 
     def on_pointer(self, event: dict) -> None:
-        scripts = getattr(self.engine, "scripts", None)
-        if scripts is not None and "x" in event:
-            scripts.input.mouse = (event["x"], event["y"])
+        kind = event["event_type"]
+        inputs = self.engine.scripts.input
+        if kind == "pointer_leave":
+            inputs.inside = False
+            return
+        if kind == "pointer_enter" or "x" not in event:
+            inputs.inside = kind == "pointer_enter" or inputs.inside
+            return
+        x, y = event["x"], event["y"]
+        inputs.mouse, inputs.inside = (x, y), True
+        inputs.buttons = set(event.get("buttons", ()))
+        if kind == "pointer_down":
+            self.pointer.down(x, y, event.get("button", 0), self.viewport(),
+                              event.get("modifiers", ()))
+        elif kind == "pointer_move":
+            self.pointer.move(x, y, self.viewport())
+        elif kind == "pointer_up":
+            self.pointer.up()
+        elif kind == "wheel":
+            self.pointer.wheel(event.get("dy", 0.0), x, y, self.viewport())
 
     def close(self) -> None:
         # Close after the current draw/event dispatch returns, not in the middle of it; when the
@@ -161,7 +291,8 @@ def run_window(engine, frames: int | None = None, screenshot: str | os.PathLike 
     runner = _Runner(engine, canvas, ctx, loop, frames, screenshot, title)
     canvas.add_event_handler(runner.on_key, "key_down")
     canvas.add_event_handler(runner.on_key_up, "key_up")
-    canvas.add_event_handler(runner.on_pointer, "pointer_move")
+    canvas.add_event_handler(runner.on_pointer, "pointer_move", "pointer_down", "pointer_up",
+                             "pointer_enter", "pointer_leave", "wheel")
     canvas.request_draw(runner.draw)
     try:
         loop.run()

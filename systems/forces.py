@@ -57,6 +57,8 @@ class Attractor:
     """acts only within this distance; 0 = everywhere"""
     kill_radius: NonNegative = 0.0
     """particles closer than this die; 0 = never"""
+    follow_mouse: bool = False
+    """interactive window: the attractor follows the cursor in the view plane; ignored headless"""
 
     def __post_init__(self):
         _finite(self, "position", "strength", "softening", "radius", "kill_radius")

@@ -10,6 +10,8 @@ Per simulation step, for each life entity:
   RENDER    <e>:life:display      cells -> an rgba8 storage texture (<= 4096 per side), trail
             <e>:life:draw         the texture filling the view or as a world quad
   READBACK  <e>:life:readback     population -> the staging ring (read 1-2 steps later)
+On demand (mouse painting, outside the frame graph):
+            <e>:life:paint        set or clear cells in the current state (life/paint.wgsl)
 
 State: 32 cells per u32, rows padded to whole words, padding bits always zero; cell (x, y) is bit
 x % 32 of word y * stride + x / 32 (row 0 = the top row of a pattern).
@@ -67,6 +69,47 @@ def unpack_cells(words: np.ndarray, width: int, height: int) -> np.ndarray:
     stride = (width + 31) // 32
     bytes_ = words.astype("<u4").reshape(height, stride).view(np.uint8)
     return np.unpackbits(bytes_, axis=1, bitorder="little")[:, :width].astype(bool)
+
+
+def cells_on_line(a, b) -> np.ndarray:
+    """The cells (x, y) of the digital line from cell ``a`` to cell ``b``, both included: int64
+    (max(|dx|, |dy|) + 1, 2), each step a move to one of the 8 neighbours, the minor coordinate the
+    nearest integer to the exact line (exact integer arithmetic). Ties are broken the same way
+    whichever end is given first, so ``cells_on_line(b, a)`` is this reversed. Painting these
+    between the previous and the current cursor cell keeps a fast drag's stroke unbroken."""
+    (x0, y0), (x1, y1) = (tuple(int(v) for v in a), tuple(int(v) for v in b))
+    flip = (x1, y1) < (x0, y0)
+    if flip:
+        x0, y0, x1, y1 = x1, y1, x0, y0
+    dx, dy = x1 - x0, y1 - y0
+    n = max(abs(dx), abs(dy))
+    if n == 0:
+        return np.array([[x0, y0]], np.int64)
+    i = np.arange(n + 1, dtype=np.int64)
+    # round(i d / n) as floor((2 i d + n) / (2 n)): halves round up, in integers only
+    out = np.stack([x0 + (2 * i * dx + n) // (2 * n), y0 + (2 * i * dy + n) // (2 * n)], axis=1)
+    return out[::-1].copy() if flip else out
+
+
+def _paint_edits(cells, width: int, height: int, stride: int) -> np.ndarray:
+    """Cells (n, 2) of (x, y) -> one (word index, bit mask) pair per touched word, u32 (m, 2);
+    cells outside the grid are dropped (they are not wrapped, even on a torus)."""
+    xy = np.asarray(cells, dtype=np.int64)
+    if xy.size == 0:
+        return np.zeros((0, 2), np.uint32)
+    if xy.ndim != 2 or xy.shape[1] != 2:
+        raise EmberError(f"paint: expected cells as (x, y) pairs, an (n, 2) array, found shape "
+                         f"{xy.shape}")
+    keep = (xy[:, 0] >= 0) & (xy[:, 0] < width) & (xy[:, 1] >= 0) & (xy[:, 1] < height)
+    x, y = xy[keep, 0], xy[keep, 1]
+    if len(x) == 0:
+        return np.zeros((0, 2), np.uint32)
+    order = np.argsort(y * stride + x // 32, kind="stable")
+    words = (y * stride + x // 32)[order]
+    masks = np.left_shift(np.uint64(1), (x[order] % 32).astype(np.uint64))
+    starts = np.flatnonzero(np.r_[True, words[1:] != words[:-1]])
+    edits = np.stack([words[starts], np.bitwise_or.reduceat(masks, starts)], axis=1)
+    return edits.astype(np.uint32)
 
 
 @dataclass
@@ -308,6 +351,85 @@ class LifeSystem(System):
             placement["size"] = (layer.width, layer.height, 0.0, 0.0)
         self.device.queue.write_buffer(layer.buffers["placement"], 0, placement.tobytes())
 
+    # mouse painting ----------------------------------------------------------------------------
+    def cell_under(self, entity: EntityRef, component: Life, camera, px: float, py: float,
+                   viewport: tuple[float, float]) -> tuple[int, int] | None:
+        """The cell (x, y) shown at cursor (px, py) (logical pixels, (0, 0) at the top-left of a
+        ``viewport`` of (width, height), as in Camera.ray), or None off the grid.
+
+        "fill" follows common/texture_quad.wgsl: the grid's aspect fitted and centred in the
+        viewport's. "quad" intersects ``camera.ray`` with the quad (x-y plane at quad_center,
+        quad_size). Both then go through the texture as the display pass does, so on a grid wider
+        than the texture (> 4096) the answer is the cell that pixel shows, the one painting makes
+        visible."""
+        layer = self.layers.get(entity.name)
+        width, height = (layer.width, layer.height) if layer else component.size
+        tex_w, tex_h = (layer.texture_size if layer
+                        else (min(width, MAX_TEXTURE), min(height, MAX_TEXTURE)))
+        vw, vh = float(viewport[0]), float(viewport[1])
+        if component.display == "fill":
+            grid_aspect, view_aspect = width / height, vw / vh
+            ex, ey = ((1.0, view_aspect / grid_aspect) if grid_aspect > view_aspect
+                      else (grid_aspect / view_aspect, 1.0))
+            u = ((2.0 * px / vw - 1.0) / ex + 1.0) * 0.5
+            v = 1.0 - ((1.0 - 2.0 * py / vh) / ey + 1.0) * 0.5   # texture row 0 at the top
+        else:
+            origin, direction = camera.ray(px, py, (vw, vh))
+            cx, cy, cz = component.quad_center
+            if abs(direction[2]) < 1e-12:       # looking along the quad's plane
+                return None
+            t = (cz - origin[2]) / direction[2]
+            if t < 0.0:                          # the plane is behind the camera
+                return None
+            hit = origin + t * direction
+            u = (hit[0] - cx) / component.quad_size[0] + 0.5
+            v = 0.5 - (hit[1] - cy) / component.quad_size[1]
+        if not (0.0 <= u < 1.0 and 0.0 <= v < 1.0):
+            return None
+        texel_x, texel_y = min(int(u * tex_w), tex_w - 1), min(int(v * tex_h), tex_h - 1)
+        return texel_x * width // tex_w, texel_y * height // tex_h   # display.wgsl's scale()
+
+    def paint(self, entity: EntityRef, cells, alive: bool = True) -> None:
+        """Set ``cells`` (a list of (x, y) or an (n, 2) int array) alive, or dead with
+        ``alive=False``, in the state the next generation reads; cells off the grid are ignored.
+        Takes effect at once: the next step, state() and render() all see it (the population in
+        stats() follows after the next step).
+
+        Done on the GPU by life/paint.wgsl, submitted right away: an atomicOr / atomicAnd per
+        touched word of the current buffer. Only a CPU copy of those words could be written with
+        queue.write_buffer, and any CPU copy is stale after each step, so keeping one would cost a
+        readback of the grid per step or per stroke. The queue orders the pass after the steps
+        already submitted and before the next, and it touches nothing but the current buffer
+        (pingpong: state<parity>; inplace: the one buffer, whose staging holds nothing between
+        steps), so both memory modes and both topologies need nothing else; padding bits stay
+        zero because cells past the width are dropped, never wrapped."""
+        layer = self.layers[entity.name]
+        edits = _paint_edits(cells, layer.width, layer.height, layer.stride)
+        if len(edits) == 0:
+            return
+        nbytes = edits.nbytes
+        buffer = layer.buffers.get("paint")
+        if buffer is None or buffer.size < nbytes:
+            if buffer is not None:
+                buffer.destroy()
+            capacity = max(256, 1 << (nbytes - 1).bit_length())   # grows by doubling
+            buffer = layer.buffers["paint"] = self.storage_buffer(
+                f"{entity.name}/paint", capacity, what=f"entity '{entity.name}': life paint")
+        self.device.queue.write_buffer(buffer, 0, edits.tobytes())
+        pipeline = self.gpu.compute_pipeline("life/paint.wgsl", {"ALIVE": int(bool(alive))})
+        state = self.current_buffer(layer)
+        group = self.device.create_bind_group(
+            label=f"{entity.name}:life:paint", layout=pipeline.get_bind_group_layout(0), entries=[
+                {"binding": 0, "resource": {"buffer": buffer, "offset": 0, "size": nbytes}},
+                {"binding": 1, "resource": {"buffer": state, "offset": 0, "size": state.size}}])
+        encoder = self.device.create_command_encoder(label=f"{entity.name}:life:paint")
+        compute = encoder.begin_compute_pass(label=f"{entity.name}:life:paint")
+        compute.set_pipeline(pipeline)
+        compute.set_bind_group(0, group)
+        compute.dispatch_workgroups(*self.gpu.grid(math.ceil(len(edits) / 64)))
+        compute.end()
+        self.device.queue.submit([encoder.finish()])
+
     # inspection --------------------------------------------------------------------------------
     def current_buffer(self, layer: _Layer):
         return layer.buffers[f"state{layer.parity}"]
@@ -335,4 +457,4 @@ class LifeSystem(System):
 
 set_system("life", LifeSystem)
 
-__all__ = ["LifeSystem", "pack_cells", "unpack_cells", "EmberError"]
+__all__ = ["LifeSystem", "cells_on_line", "pack_cells", "unpack_cells", "EmberError"]

@@ -299,10 +299,7 @@ def xvfb():
     try:
         ready, _, _ = select.select([rfd], [], [], 20)
         number = os.read(rfd, 64).decode().strip() if ready else ""
-    finally:
-        os.close(rfd)
-    try:
-        if not number.isdigit():
+        if not number.isdigit() or proc.poll() is not None:
             pytest.fail("Xvfb did not start")
         yield f":{number}"
     finally:
@@ -312,6 +309,9 @@ def xvfb():
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        # Closed only now: Xvfb may write to the display fd again, and a write to a pipe with
+        # no reader kills it with SIGPIPE (the display then vanished under the tests).
+        os.close(rfd)
 
 
 def display_env(display: str) -> dict:
@@ -329,112 +329,42 @@ def test_run_window_under_xvfb(tmp_path, gpu, xvfb):
     assert_nonuniform_png(tmp_path / "shot.png")
 
 
-CLEAR_ENGINE = """
+PROBE_ENGINE = """
 import sys
-from types import SimpleNamespace
-import numpy as np
-from emberfx.gpu import get_context
+from emberfx.engine import Engine
+from emberfx.scene import Scene, SceneSettings
 from emberfx.window import run_window
 
-class ClearEngine:
-    # Just the Engine surface run_window uses; draws by clearing the window's texture.
-    def __init__(self):
-        ctx = get_context()
-        self.device, self.adapter, self.size = ctx.device, ctx.adapter, (160, 90)
-        self.scene = SimpleNamespace(settings=SimpleNamespace(name="clear", fixed_dt=1 / 60))
-        self.dts, self.formats = [], set()
-
-    def advance(self, dt):
-        self.dts.append(dt)
-        return 1
+class ProbeEngine(Engine):
+    # counts the frames the window draws, and can fail the way a bug in a system would
+    drawn, formats = 0, set()
 
     def draw_to(self, texture):
         self.formats.add(texture.format)
-        enc = self.device.create_command_encoder()
-        enc.begin_render_pass(color_attachments=[{
-            "view": texture.create_view(), "load_op": "clear", "store_op": "store",
-            "clear_value": (0.2, 0.5, 0.8, 1.0)}]).end()
-        self.device.queue.submit([enc.finish()])
+        super().draw_to(texture)
+        self.drawn += 1
         if sys.argv[2] == "fail":
             raise ZeroDivisionError("draw failed")
 
-    def render(self):
-        img = np.zeros((90, 160, 4), np.uint8)
-        img[:, :80] = 255
-        return img
-
-engine = ClearEngine()
+scene = Scene(SceneSettings(name="probe", size=(160, 90)))
+scene.add("grid", life={"size": [40, 24], "density": 0.4})
+engine = ProbeEngine(scene)
 run_window(engine, frames=7, screenshot=sys.argv[1])
-print("drawn", len(engine.dts), "formats", sorted(engine.formats))
+print("drawn", engine.drawn, "formats", sorted(engine.formats))
 """
 
 
 @pytest.mark.parametrize("mode", ["ok", "fail"])
 def test_window_presents_to_a_real_surface(tmp_path, gpu, xvfb, mode):
-    """run_window itself, without the scene engine: surface setup, frame count, screenshot, errors."""
-    script = tmp_path / "clear_engine.py"
-    script.write_text(CLEAR_ENGINE)
+    """run_window on a Python-built scene: surface setup, frame count, screenshot, errors."""
+    script = tmp_path / "probe_engine.py"
+    script.write_text(PROBE_ENGINE)
     r = subprocess.run([sys.executable, str(script), "shot.png", mode], cwd=tmp_path,
                        env=display_env(xvfb), capture_output=True, text=True, timeout=120)
     if mode == "ok":
         assert r.returncode == 0, r.stderr
-        assert "drawn 7" in r.stdout
+        assert "drawn 8" in r.stdout   # 7 window frames, then render() for the screenshot
         assert_nonuniform_png(tmp_path / "shot.png", size=(160, 90))
     else:  # the first draw error stops the window and comes out of run_window, once
         assert r.returncode == 1 and r.stderr.count("ZeroDivisionError: draw failed") == 1
         assert not (tmp_path / "shot.png").exists()
-
-
-# ---------------------------------------------------------------------------- window logic, no window
-
-class _Fake:
-    def __init__(self):
-        self.calls = []
-
-    def __getattr__(self, name):
-        return lambda *a, **k: self.calls.append((name, a))
-
-
-def _runner(frames=None, screenshot=None):
-    from emberfx.window import _Runner
-
-    engine = SimpleNamespace(dts=[], drawn=[],
-                             render=lambda: np.full((9, 11, 4), 7, np.uint8))
-    engine.advance = lambda dt: engine.dts.append(dt) or 1
-    engine.draw_to = engine.drawn.append
-    ctx = SimpleNamespace(get_current_texture=lambda: "texture")
-    canvas, loop = _Fake(), _Fake()
-    return _Runner(engine, canvas, ctx, loop, frames, screenshot, "emberfx - t"), engine, loop
-
-
-def test_window_stops_after_frames_and_writes_screenshot(tmp_path):
-    runner, engine, loop = _runner(frames=3, screenshot=tmp_path / "s.png")
-    for _ in range(5):
-        runner.draw()
-    assert len(engine.drawn) == 3 and engine.dts[0] == 0.0
-    assert [c[0] for c in loop.calls] == ["call_soon"]  # close scheduled once
-    assert np.asarray(Image.open(tmp_path / "s.png")).shape == (9, 11, 4)
-    assert runner.error is None
-
-
-def test_window_keys_pause_and_escape():
-    runner, engine, loop = _runner()
-    runner.draw()
-    runner.on_key({"event_type": "key_down", "key": " "})
-    runner.draw()
-    runner.draw()
-    assert engine.dts[1:] == [0.0, 0.0] and runner.paused
-    runner.on_key({"event_type": "key_down", "key": "Escape"})
-    assert [c[0] for c in loop.calls] == ["call_soon"]
-
-
-def test_window_draw_error_is_kept_not_repeated():
-    runner, engine, loop = _runner()
-
-    def broken(dt):
-        raise RuntimeError("shader exploded")
-
-    engine.advance = broken
-    runner.draw()
-    runner.draw()
-    assert isinstance(runner.error, RuntimeError) and len(loop.calls) == 1

@@ -173,6 +173,8 @@ def test_kill_zones_leave_no_live_particle_inside(gpu, zone):
      ["entity 'w'", "force_field.kind", "vortex"]),
     ('[[entity]]\nname = "w"\n[entity.kill_zone]\nshape = "cube"\n',
      ["entity 'w'", "kill_zone.shape", "sphere", "box"]),
+    ('[[entity]]\nname = "w"\n[entity.attractor]\nfollow_mouse = "yes"\n',
+     ["entity 'w'", "attractor.follow_mouse", "bool"]),
     (emitter(extra='affected_by = ["wel"]') + '[[entity]]\nname = "well"\n[entity.attractor]\n',
      ["entity 'jet'", "emitter.affected_by[0]", "no entity named 'wel'", "did you mean 'well'"]),
     (emitter(extra='affected_by = ["other"]') + emitter("other"),
@@ -195,3 +197,13 @@ def test_arrange_puts_accelerating_forces_first_and_kill_zones_last():
     ordered, accelerate_end, kill_start = arrange([zone, killer, field, well])
     assert ordered == [field, well, killer, zone]
     assert (accelerate_end, kill_start) == (3, 2)
+
+
+def test_follow_mouse_round_trips_and_defaults_off():
+    scene = loads_scene(HEAD + '[[entity]]\nname = "w"\n[entity.attractor]\nfollow_mouse = true\n'
+                        '[[entity]]\nname = "v"\n[entity.attractor]\n')
+    assert scene.entity("w").components["attractor"].follow_mouse is True
+    assert scene.entity("v").components["attractor"].follow_mouse is False
+    again = loads_scene(scene.to_toml())
+    assert again.entity("w").components["attractor"] == scene.entity("w").components["attractor"]
+    assert again.entity("v").components["attractor"].follow_mouse is False

@@ -53,6 +53,26 @@ def test_cycles_and_duplicate_names_are_errors():
         FrameGraph([p("a:x", Phase.CLEAR), p("a:x", Phase.SIMULATE)])
 
 
+def test_a_graph_of_the_same_shape_reuses_the_order_with_the_new_passes():
+    def passes(tag):
+        return [p("a:draw", Phase.RENDER, reads=["a/args"], writes=["scene/color"],
+                  op=Dispatch(pipeline=tag)),
+                p("a:prepare", Phase.PREPARE, reads=["a/out"], writes=["a/args"]),
+                p("a:use", Phase.SIMULATE, reads=["a/grid"], writes=["a/out"]),
+                p("a:build", Phase.SIMULATE, writes=["a/grid"])]
+
+    first = FrameGraph(passes("old"))
+    again = FrameGraph(passes("new"), previous=first)
+    assert again.names() == first.names() == FrameGraph(passes("new")).names()
+    assert again.order[-1].op.pipeline == "new"          # the new passes, in the old order
+    # a different shape is sorted (and checked) afresh
+    changed = passes("new")[:3]                           # a:build gone: a:use reads nothing
+    with pytest.raises(FrameGraphError, match="'a:use' reads 'a/grid'"):
+        FrameGraph(changed, previous=first)
+    moved = [p("a:build", Phase.SIMULATE, writes=["a/grid"])] + passes("x")[:3]
+    assert FrameGraph(moved, previous=first).names() == first.names()
+
+
 class Recorder:
     """Stands in for a GPUCommandEncoder and records what the graph asks of it."""
 

@@ -144,7 +144,16 @@ MALFORMED = {
         ["scene", "expected a table [scene]", "found 5"]),
     "unknown-top-level-key": (
         'sed = 4\n' + HEADER,
-        ["sed", "unknown key 'sed'", "expected one of: scene, camera, entity"]),
+        ["sed", "unknown key 'sed'", "expected one of: scene, camera, bindings, entity"]),
+    "binding-unknown-key": (
+        HEADER + '[bindings]\nspcae = "jump"\n',
+        ["bindings.spcae", "unknown key name 'spcae'", "did you mean 'space'?"]),
+    "binding-reserved-key": (
+        HEADER + '[bindings]\nF1 = "jump"\n',
+        ["bindings.F1", "reserved by the frame loop", "inspector"]),
+    "binding-not-an-event-name": (
+        HEADER + '[bindings]\nb = 3\n',
+        ["bindings.b", "expected an event name", "found 3"]),
     "bool-for-int": (
         FOUNTAIN.replace("capacity = 1000", "capacity = true"),
         ["emitter.capacity", "expected int", "found true"]),
@@ -387,3 +396,26 @@ def test_no_gpu_is_touched(monkeypatch):
 
 def test_public_names_importable():
     from emberfx.scene import Scene as S, load_scene as load  # noqa: F401
+
+
+def test_bindings_are_kept_lower_case_and_round_trip(tmp_path):
+    scene = loads_scene(HEADER + '[bindings]\nB = "burst"\nf5 = "wind"\n')
+    assert scene.bindings == {"b": "burst", "f5": "wind"}
+    path = tmp_path / "again.toml"
+    scene.save(path)
+    assert load_scene(path) == scene
+
+
+def test_a_scene_built_in_python_is_validated_like_a_file():
+    scene = Scene()
+    scene.add("jet", emitter={"rate": 10.0})
+    scene.add("well", attractor={"strength": 2.0})
+    assert [e.name for e in scene.entities] == ["jet", "well"]
+    assert scene.entity("jet").components["emitter"].rate == 10.0
+    with pytest.raises(SceneError, match=r"entity 'bad': emitter.rate: expected float >= 0.0"):
+        scene.add("bad", emitter={"rate": -1.0})
+    with pytest.raises(SceneError, match="expected a unique name"):
+        scene.add("jet", emitter={})
+    with pytest.raises(SceneError, match="unknown component 'emiter'.*did you mean 'emitter'"):
+        scene.add("typo", emiter={})
+    assert loads_scene(scene.to_toml()) == scene

@@ -1,4 +1,4 @@
-"""Sways the fountain's nozzle from side to side and fires a burst on the space bar."""
+"""Sways the fountain's nozzle from side to side; the scene binds B to a "burst" event."""
 import math
 
 
@@ -8,6 +8,6 @@ def on_update(ctx, dt):
     ctx.self.emitter.direction = (0.25 * math.sin(1.3 * t), 1.0, 0.0)
 
 
-def on_key(ctx, key):
-    if key == " ":
-        ctx.burst(ctx.self.name if hasattr(ctx.self, "name") else "fountain", 3000)
+def on_event(ctx, name, data):
+    if name == "burst":
+        ctx.burst("fountain", 3000)

@@ -1,0 +1,109 @@
+"""``emberfx bench frame``: CPU milliseconds per frame of scenes/showcase.toml.
+
+A frame is what the window does each display refresh at 60 Hz with one fixed step per frame:
+``engine.step(1)`` (scripts, component sync, uniform writes, frame-graph encoding, submit) and
+``engine.draw_to(texture)`` (the same for drawing), with counters read back every
+``WINDOW_READBACK_EVERY`` steps as the window does (a row shows every step too). The GPU's own time is excluded: the bench
+waits for the GPU to go idle before each measured frame (untimed), so no call blocks on earlier
+work, and it times ``queue.submit`` separately, so the rows show the Python side with and without
+the driver's submit. The baseline is the same loop on a scene with no entities: the engine's fixed
+cost per frame.
+"""
+
+from __future__ import annotations
+
+import time
+from importlib import resources
+
+import numpy as np
+
+from emberfx.window import WINDOW_READBACK_EVERY
+
+TARGET_MS = 2.0
+WARMUP_FRAMES = 20
+MEASURED_FRAMES = 60
+
+
+class _SubmitTimer:
+    """Wraps ``device.queue.submit`` to add up the seconds spent inside it."""
+
+    def __init__(self, queue):
+        self.queue, self.original, self.seconds = queue, queue.submit, 0.0
+
+    def __enter__(self):
+        def timed_submit(buffers):
+            t0 = time.perf_counter()
+            try:
+                return self.original(buffers)
+            finally:
+                self.seconds += time.perf_counter() - t0
+
+        self.queue.submit = timed_submit
+        return self
+
+    def __exit__(self, *exc):
+        self.queue.submit = self.original
+
+
+def measure_frames(engine, frames: int = MEASURED_FRAMES, warmup: int = WARMUP_FRAMES) -> dict:
+    """Median milliseconds per frame: total, step, draw, and submit calls (all CPU side).
+
+    The GPU is idle when the step and when the draw start (waits outside the timed spans): on a
+    software adapter the "GPU" is the same few CPU cores, and Python would otherwise be timed
+    while competing with the previous submission's rasteriser threads."""
+    from emberfx.bench import _sync
+
+    texture = engine._output_texture
+    steps, draws, submits = [], [], []
+    with _SubmitTimer(engine.device.queue) as submit:
+        for index in range(warmup + frames):
+            _sync(engine.device)
+            submit.seconds = 0.0
+            t0 = time.perf_counter()
+            engine.step(1)
+            t1 = time.perf_counter()
+            step_submit = submit.seconds
+            _sync(engine.device)
+            submit.seconds = 0.0
+            t2 = time.perf_counter()
+            engine.draw_to(texture)
+            t3 = time.perf_counter()
+            if index >= warmup:
+                steps.append(t1 - t0)
+                draws.append(t3 - t2)
+                submits.append(step_submit + submit.seconds)
+    _sync(engine.device)
+    totals = np.add(steps, draws)
+    ms = lambda xs: float(np.median(xs) * 1e3)   # noqa: E731
+    return {"frame": ms(totals), "step": ms(steps), "draw": ms(draws), "submit": ms(submits),
+            "python": ms(totals - np.asarray(submits))}
+
+
+def bench_frame() -> list[dict]:
+    from emberfx.engine import Engine
+    from emberfx.scene import Scene, SceneSettings, load_scene
+
+    path = resources.files("emberfx.scenes") / "showcase.toml"
+    with resources.as_file(path) as real_path:
+        scene = load_scene(real_path)
+        with Engine(scene) as engine:
+            passes = len(engine.passes())
+            every_step = measure_frames(engine)
+            engine.readback_every = WINDOW_READBACK_EVERY
+            showcase = measure_frames(engine)
+    with Engine(Scene(SceneSettings(name="empty"))) as empty_engine:
+        empty = measure_frames(empty_engine)
+    size = "x".join(map(str, scene.settings.size))
+    return [
+        {"name": f"showcase frame, CPU ({passes} passes, {size})", "value": showcase["python"],
+         "unit": "ms (no submit)", "target_ms": TARGET_MS,
+         "of_target": showcase["python"] / TARGET_MS},
+        {"name": "  of which simulation step", "value": showcase["step"], "unit": "ms (incl. submit)"},
+        {"name": "  of which drawing", "value": showcase["draw"], "unit": "ms (incl. submit)"},
+        {"name": "  queue.submit calls (driver)", "value": showcase["submit"], "unit": "ms"},
+        {"name": "showcase frame, CPU with submit", "value": showcase["frame"], "unit": "ms"},
+        {"name": "showcase frame, CPU, counters read back every step", "value": every_step["python"],
+         "unit": "ms (no submit)"},
+        {"name": "empty scene frame, CPU (baseline)", "value": empty["python"],
+         "unit": "ms (no submit)", "showcase_over_empty": showcase["python"] / empty["python"]},
+    ]

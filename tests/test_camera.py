@@ -1,0 +1,227 @@
+"""Camera mouse interaction (orbit, pan, zoom, ray, view_plane_point) against the camera's own
+matrices: a point is checked by projecting it with projection_matrix(w / h) @ view_matrix() and
+converting to cursor pixels. All float64; tolerances are in pixels or world units as stated."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from emberfx.camera import PITCH_LIMIT_DEG, Camera
+
+PIXEL_TOL = 1e-6     # pixels: float64 round trips through the 4x4 matrices
+WORLD_TOL = 1e-9     # world units, for scenes of size ~10
+
+CAMERAS = {
+    "perspective": Camera(),
+    "tilted": Camera(position=(3.0, -2.0, 4.5), target=(0.5, 1.0, -1.0), up=(0.2, 1.0, 0.1),
+                     fov_deg=70.0, near=0.1, far=100.0),
+    "narrow": Camera(position=(0.0, 0.0, 40.0), target=(0.0, 0.0, 0.0), fov_deg=8.0),
+    "orthographic": Camera(kind="orthographic", center=(1.5, -0.5), height=6.0),
+}
+VIEWPORTS = [(1280, 720), (300, 500), (64, 48)]
+
+
+def copy(camera: Camera) -> Camera:
+    return dataclasses.replace(camera)
+
+
+def to_pixel(camera: Camera, point, viewport) -> np.ndarray:
+    """World point -> (px, py, depth) with (0, 0) at the top-left, as Camera.ray expects."""
+    w, h = viewport
+    clip = camera.projection_matrix(w / h) @ camera.view_matrix() @ np.append(point, 1.0)
+    ndc = clip[:3] / clip[3]
+    return np.array([(ndc[0] + 1.0) * 0.5 * w, (1.0 - ndc[1]) * 0.5 * h, ndc[2]])
+
+
+def pixels(viewport):
+    w, h = viewport
+    return [(0.0, 0.0), (w, h), (w * 0.5, h * 0.5), (0.37 * w, 0.81 * h), (w - 0.5, 0.5)]
+
+
+def check_invariants(camera: Camera) -> None:
+    Camera(**{f.name: getattr(camera, f.name) for f in dataclasses.fields(camera)})
+
+
+@pytest.mark.parametrize("name", CAMERAS)
+@pytest.mark.parametrize("viewport", VIEWPORTS, ids=lambda v: f"{v[0]}x{v[1]}")
+def test_ray_points_project_back_to_the_pixel(name, viewport):
+    camera = CAMERAS[name]
+    for px, py in pixels(viewport):
+        origin, direction = camera.ray(px, py, viewport)
+        assert direction.shape == (3,) and abs(np.linalg.norm(direction) - 1.0) < 1e-12
+        # the origin is on the near plane (depth 0), and depth grows along the ray
+        assert abs(to_pixel(camera, origin, viewport)[2]) < 1e-9
+        depths = []
+        for t in (0.0, 0.5, 3.0, 20.0, 90.0):
+            p = to_pixel(camera, origin + t * direction, viewport)
+            np.testing.assert_allclose(p[:2], (px, py), atol=PIXEL_TOL)
+            depths.append(p[2])
+        assert np.all(np.diff(depths) > 0)
+
+
+def test_ray_through_the_centre_is_the_view_direction():
+    camera = CAMERAS["tilted"]
+    origin, direction = camera.ray(320, 240, (640, 480))
+    forward = np.subtract(camera.target, camera.position)
+    np.testing.assert_allclose(direction, forward / np.linalg.norm(forward), atol=1e-12)
+    ortho = CAMERAS["orthographic"]
+    origin, direction = ortho.ray(100, 50, (200, 100))
+    np.testing.assert_allclose(direction, (0.0, 0.0, -1.0))
+    np.testing.assert_allclose(origin[:2], ortho.center, atol=WORLD_TOL)
+
+
+def test_ray_rejects_an_empty_viewport():
+    with pytest.raises(ValueError, match="viewport"):
+        Camera().ray(0, 0, (0, 10))
+
+
+# ------------------------------------------------------------------------------------------ orbit
+def elevation_deg(camera: Camera) -> float:
+    offset = np.subtract(camera.position, camera.target)
+    up = np.asarray(camera.up) / np.linalg.norm(camera.up)
+    return math.degrees(math.asin(offset @ up / np.linalg.norm(offset)))
+
+
+@pytest.mark.parametrize("name", ["perspective", "tilted"])
+def test_orbit_keeps_the_distance_and_target(name):
+    camera = copy(CAMERAS[name])
+    start = np.linalg.norm(np.subtract(camera.position, camera.target))
+    target = camera.target
+    for dx, dy in [(40, 0), (0, 25), (-300, 140), (7, -90), (1000, 1000)]:
+        camera.orbit(dx, dy, (800, 600))
+        assert camera.target == target
+        distance = np.linalg.norm(np.subtract(camera.position, camera.target))
+        assert abs(distance - start) < 1e-9 * start
+        check_invariants(camera)
+
+
+def test_orbit_turns_once_per_viewport_width_and_follows_the_drag():
+    camera = Camera(position=(0.0, 0.0, 5.0), target=(0.0, 0.0, 0.0))
+    camera.orbit(200, 0, (800, 600))          # a quarter width: a quarter turn
+    np.testing.assert_allclose(camera.position, (-5.0, 0.0, 0.0), atol=1e-12)  # swung left
+    camera.orbit(600, 0, (800, 600))          # the rest of the turn
+    np.testing.assert_allclose(camera.position, (0.0, 0.0, 5.0), atol=1e-12)
+    camera.orbit(0, 50, (800, 600))           # drag down: the camera rises
+    assert camera.position[1] > 0.0
+    assert abs(elevation_deg(camera) - 50 * 360 / 800) < 1e-9
+
+
+def test_orbit_pitch_is_clamped_and_never_flips():
+    camera = Camera(position=(0.0, 0.0, 5.0), target=(0.0, 0.0, 0.0))
+    for dy in [300] * 10 + [-300] * 20:
+        camera.orbit(13, dy, (800, 600))
+        assert abs(elevation_deg(camera)) <= PITCH_LIMIT_DEG + 1e-9
+        # the screen's up stays on the same side as the world's up: no flip over the pole
+        assert camera.view_matrix()[1, :3] @ np.asarray(camera.up) > 0.0
+        check_invariants(camera)
+    assert abs(elevation_deg(camera) + PITCH_LIMIT_DEG) < 1e-9
+
+
+def test_orbit_from_the_pole_moves_off_it_and_orthographic_is_unchanged():
+    camera = Camera(position=(0.0, 5.0, 0.0), target=(0.0, 0.0, 0.0))   # straight above
+    camera.orbit(0, -10, (800, 600))
+    assert abs(elevation_deg(camera) - (90.0 - 10 * 360 / 800)) < 1e-9
+    ortho = copy(CAMERAS["orthographic"])
+    ortho.orbit(100, 100, (800, 600))
+    assert ortho == CAMERAS["orthographic"]
+
+
+# -------------------------------------------------------------------------------------------- pan
+@pytest.mark.parametrize("viewport", [(800, 600), (300, 500)], ids=lambda v: f"{v[0]}x{v[1]}")
+def test_pan_orthographic_keeps_the_world_point_under_the_cursor(viewport):
+    camera = copy(CAMERAS["orthographic"])
+    for (px, py), (dx, dy) in [((100, 200), (35, -12)), ((10.5, 3.25), (-200, 170))]:
+        grabbed = camera.ray(px, py, viewport)[0]
+        camera.pan(dx, dy, viewport)
+        after = camera.ray(px + dx, py + dy, viewport)[0]
+        np.testing.assert_allclose(after[:2], grabbed[:2], atol=WORLD_TOL)
+        np.testing.assert_allclose(to_pixel(camera, grabbed, viewport)[:2], (px + dx, py + dy),
+                                   atol=PIXEL_TOL)
+        check_invariants(camera)
+
+
+@pytest.mark.parametrize("name", ["perspective", "tilted", "narrow"])
+def test_pan_perspective_keeps_the_point_at_target_depth_under_the_cursor(name):
+    camera = copy(CAMERAS[name])
+    viewport = (640, 360)
+    offset = np.subtract(camera.target, camera.position)
+    for (px, py), (dx, dy) in [((320, 180), (50, 20)), ((12, 300), (-80, -45))]:
+        grabbed = camera.view_plane_point(px, py, viewport, camera.target)
+        camera.pan(dx, dy, viewport)
+        np.testing.assert_allclose(to_pixel(camera, grabbed, viewport)[:2], (px + dx, py + dy),
+                                   atol=PIXEL_TOL)
+        # position and target move together: the view direction and distance are unchanged
+        np.testing.assert_allclose(np.subtract(camera.target, camera.position), offset, atol=1e-12)
+        check_invariants(camera)
+
+
+# ------------------------------------------------------------------------------------------- zoom
+@pytest.mark.parametrize("cursor", [None, (0.0, 0.0), (611.0, 97.5), (640.0, 360.0)])
+def test_zoom_orthographic_keeps_the_cursor_point_fixed(cursor):
+    camera = copy(CAMERAS["orthographic"])
+    viewport = (640, 360)
+    at = cursor if cursor is not None else (320.0, 180.0)   # no cursor: the centre stays
+    for steps in (1, 3, -2, 0.5, -7):
+        grabbed = camera.ray(*at, viewport)[0]
+        height = camera.height
+        camera.zoom(steps, viewport, cursor)
+        assert math.isclose(camera.height, height * 0.85 ** steps, rel_tol=1e-12)
+        np.testing.assert_allclose(camera.ray(*at, viewport)[0][:2], grabbed[:2], atol=WORLD_TOL)
+        check_invariants(camera)
+
+
+def test_zoom_orthographic_height_stays_positive_and_finite():
+    camera = copy(CAMERAS["orthographic"])
+    camera.zoom(10_000, (640, 360), (5, 5))
+    assert camera.height > 0.0
+    camera.zoom(-100_000, (640, 360))
+    assert math.isfinite(camera.height)
+    check_invariants(camera)
+
+
+@pytest.mark.parametrize("name", ["perspective", "tilted"])
+def test_zoom_perspective_dollies_towards_the_target_and_never_passes_it(name):
+    camera = copy(CAMERAS[name])
+    direction = np.subtract(camera.target, camera.position)
+    direction /= np.linalg.norm(direction)
+    distance = np.linalg.norm(np.subtract(camera.target, camera.position))
+    camera.zoom(1, (640, 360), cursor=(3, 3))
+    assert math.isclose(np.linalg.norm(np.subtract(camera.target, camera.position)),
+                        distance * 0.85, rel_tol=1e-12)
+    for steps in [5, 50, 500, 0.5]:
+        camera.zoom(steps, (640, 360))
+        offset = np.subtract(camera.target, camera.position)
+        assert np.linalg.norm(offset) > camera.near          # never reaches it
+        # nor passes it: the camera is still on the same side, looking the same way
+        np.testing.assert_allclose(offset / np.linalg.norm(offset), direction, atol=1e-12)
+        check_invariants(camera)
+    camera.zoom(-1000, (640, 360))
+    assert np.linalg.norm(np.subtract(camera.target, camera.position)) <= camera.far * 0.5 + 1e-9
+    check_invariants(camera)
+
+
+# ------------------------------------------------------------------------------ view_plane_point
+@pytest.mark.parametrize("name", CAMERAS)
+def test_view_plane_point_lies_on_the_plane_and_projects_to_the_pixel(name):
+    camera = CAMERAS[name]
+    viewport = (500, 300)
+    _, _, _, forward = camera.basis()
+    for through in [(0.0, 1.0, 0.0), (0.7, -0.3, -2.0), camera.target]:
+        for px, py in pixels(viewport):
+            p = camera.view_plane_point(px, py, viewport, through)
+            if camera.kind == "orthographic":
+                assert p[2] == through[2]
+            else:
+                assert abs((p - np.asarray(through)) @ forward) < WORLD_TOL
+            np.testing.assert_allclose(to_pixel(camera, p, viewport)[:2], (px, py), atol=PIXEL_TOL)
+
+
+def test_view_plane_point_behind_the_camera_uses_the_target_depth():
+    camera = Camera(position=(0.0, 0.0, 5.0), target=(0.0, 0.0, 0.0))
+    p = camera.view_plane_point(100, 40, (400, 300), through=(0.0, 0.0, 9.0))
+    assert abs(p[2]) < WORLD_TOL
+    np.testing.assert_allclose(to_pixel(camera, p, (400, 300))[:2], (100, 40), atol=PIXEL_TOL)

@@ -295,9 +295,13 @@ class Engine:
                     restore()
                     raise EmberError(f"entity '{name}': {key}: {exc}") from None
                 self._snapshots[(name, key)] = now
-                self._invalidate_graphs()   # a live field may change the passes (Life's steps)
                 reload = getattr(component, "RELOAD_FIELDS", ())
                 changed = {f for f, a, b in zip(fields, before, now) if a != b}
+                # A live field may change the passes (Life's steps_per_frame); a component lists
+                # those in PASS_FIELDS, or, listing nothing, every field counts.
+                pass_fields = getattr(component, "PASS_FIELDS", None)
+                if pass_fields is None or changed & set(pass_fields):
+                    self._invalidate_graphs()
                 system = self._systems.get(key) if types[key].system else None
                 if system is not None and changed & set(reload):
                     try:

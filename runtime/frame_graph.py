@@ -5,8 +5,10 @@ one operation); the graph orders them by phase, then by read-after-write edges (
 the systems declared them), checks that every read has an earlier writer or an upload, and encodes
 consecutive compute work into a single GPUComputePass (WebGPU orders and synchronises dispatches
 inside one pass, and each begin/end costs Python time) and consecutive draws to one target into a
-single GPURenderPass. Every operation runs inside a debug group named like the pass, so captures
-and timestamps read ``fountain:emitter:update``.
+single GPURenderPass. With EMBERFX_DEBUG_GROUPS=1 (and always while profiling) every operation
+runs inside a debug group named like the pass, so GPU captures read ``fountain:emitter:update``;
+by default they are left out, as engines' release builds do, because they cost a third of the
+Python time of encoding a frame.
 
 With a profiler that stamps on the GPU (profiler.PassProfiler), every compute and render pass gets
 a GPU pass of its own instead, because WebGPU only stamps at pass boundaries; without one the
@@ -16,6 +18,7 @@ encoding is the shared one above.
 from __future__ import annotations
 
 import heapq
+import os
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Union
@@ -34,16 +37,23 @@ class Phase(IntEnum):
 
 SIMULATION_PHASES = frozenset({Phase.CLEAR, Phase.SIMULATE, Phase.PREPARE, Phase.READBACK})
 DRAWING_PHASES = frozenset({Phase.RENDER, Phase.POST})
+DEBUG_GROUPS = os.environ.get("EMBERFX_DEBUG_GROUPS") == "1"   # name every pass in GPU captures
 
 
 @dataclass(frozen=True)
 class Dispatch:
     """A compute dispatch: fixed workgroup counts (or a function giving them when the frame is
-    encoded; (0, 0, 0) skips the work), or counts read from an indirect-args buffer."""
+    encoded; (0, 0, 0) skips the work), or counts read from an indirect-args buffer.
+
+    ``repeat`` (a count, or a function giving it when the frame is encoded) issues it that many
+    times in a row (substeps), each seeing the previous one's writes; a bind group given as a
+    function is then called with the repeat index k, so ping-pong state alternates. One pass for
+    all of them keeps Python's per-call cost (WGPU_NOTES) low."""
     pipeline: object
     bind_groups: tuple = ()
     groups: tuple[int, int, int] | object = (1, 1, 1)
     indirect: tuple[object, int] | None = None  # (buffer, byte offset)
+    repeat: int | object = 1
 
 
 @dataclass(frozen=True)
@@ -235,6 +245,10 @@ def _check_reads(order: list[Pass], uploaded: set[str]) -> None:
         written.update(p.writes)
 
 
+def _repeat(op: Dispatch) -> int:
+    return op.repeat() if callable(op.repeat) else op.repeat
+
+
 class _Encoding:
     """Tracks the open compute or render pass while recording, so consecutive work shares it
     (or, with a stamping profiler, gives each pass its own)."""
@@ -249,6 +263,9 @@ class _Encoding:
         self.render_target: str | None = None
         self.cleared: set[str] = set()
         self.bound: dict = {}   # what the open pass encoder has set: "pipeline", group index
+        # Debug groups cost two wgpu calls per pass, a third of encoding a frame; like engines'
+        # release builds, emit them for GPU captures (EMBERFX_DEBUG_GROUPS=1) and while profiling.
+        self.labels = DEBUG_GROUPS or profiler is not None
 
     def _bind(self, pass_encoder, name: str, op) -> None:
         """Open the pass's debug group and set its pipeline and bind groups. A bind group may be
@@ -256,14 +273,21 @@ class _Encoding:
         Python pays per wgpu call, so what the open pass already has set is not set again (cloth
         runs one pipeline for all its substeps); a new pipeline forgets the groups, whose auto
         layouts belong to one pipeline."""
-        pass_encoder.push_debug_group(name)
+        if self.labels:
+            pass_encoder.push_debug_group(name)
         bound = self.bound
         if bound.get("pipeline") is not op.pipeline:
             pass_encoder.set_pipeline(op.pipeline)
             bound.clear()
             bound["pipeline"] = op.pipeline
+        self._set_groups(pass_encoder, op, 0)
+
+    def _set_groups(self, pass_encoder, op, k: int) -> None:
+        bound = self.bound
+        repeated = isinstance(op, Dispatch) and (callable(op.repeat) or op.repeat != 1)
         for index, group in enumerate(op.bind_groups):
-            group = group() if callable(group) else group
+            if callable(group):
+                group = group(k) if repeated else group()
             if bound.get(index) is not group:
                 pass_encoder.set_bind_group(index, group)
                 bound[index] = group
@@ -288,13 +312,17 @@ class _Encoding:
                 self.compute = self.encoder.begin_compute_pass(label="emberfx:compute")
                 self.bound = {}
             self._bind(self.compute, p.name, op)
-            if op.indirect is not None:
-                self.compute.dispatch_workgroups_indirect(*op.indirect)
-            else:
-                groups = op.groups() if callable(op.groups) else op.groups
-                if all(groups):
-                    self.compute.dispatch_workgroups(*groups)
-            self.compute.pop_debug_group()
+            for k in range(_repeat(op)):
+                if k:
+                    self._set_groups(self.compute, op, k)
+                if op.indirect is not None:
+                    self.compute.dispatch_workgroups_indirect(*op.indirect)
+                else:
+                    groups = op.groups() if callable(op.groups) else op.groups
+                    if all(groups):
+                        self.compute.dispatch_workgroups(*groups)
+            if self.labels:
+                self.compute.pop_debug_group()
             if self.split:
                 self._end_compute()
         elif isinstance(op, Draw):
@@ -311,13 +339,15 @@ class _Encoding:
                 self.render.draw_indexed(count, op.instances)
             else:
                 self.render.draw(op.vertices, op.instances)
-            self.render.pop_debug_group()
+            if self.labels:
+                self.render.pop_debug_group()
             if self.split:
                 self._end_render()
         else:
             self._end_compute()
             self._end_render()
-            self.encoder.push_debug_group(p.name)
+            if self.labels:
+                self.encoder.push_debug_group(p.name)
             if isinstance(op, ClearBuffer):
                 self.encoder.clear_buffer(op.buffer, op.offset, op.size)
             elif isinstance(op, CopyTexture):
@@ -327,7 +357,8 @@ class _Encoding:
             else:
                 self.encoder.copy_buffer_to_buffer(op.source, op.source_offset, op.destination,
                                                    op.destination_offset, op.size)
-            self.encoder.pop_debug_group()
+            if self.labels:
+                self.encoder.pop_debug_group()
 
     def begin_target(self, name: str) -> None:
         """Open (and clear) a target even when no pass draws into it."""

@@ -23,7 +23,7 @@ import msgspec
 
 from emberfx.errors import EmberError
 
-PANEL_WIDTH = 400
+PANEL_WIDTH = 460
 RED = (1.0, 0.42, 0.38, 1.0)
 DIM = (0.65, 0.65, 0.7, 1.0)
 
@@ -66,7 +66,7 @@ class Inspector:
         self.errors: dict[tuple[str, str, str], str] = {}   # (entity, key, field) -> message
         self.renderer = ImguiRenderer(engine.device, canvas)
         self.renderer.set_gui(self._gui)
-        self.timings_open = False
+        self.open_all = False   # open every tree node (tests; a first look at a small scene)
 
     def render(self) -> None:
         """Draw the panel (or, hidden, just a pending reload error) over the presented frame."""
@@ -86,6 +86,7 @@ class Inspector:
         expanded, _ = imgui.begin("emberfx inspector (F1)")
         if expanded:
             self._header()
+            self._open_next()
             opened = imgui.collapsing_header("Pass timings")
             opened = opened[0] if isinstance(opened, tuple) else opened
             if opened != self.engine.profiling:
@@ -111,7 +112,7 @@ class Inspector:
         imgui.text(f"{engine.scene.settings.name}  -  {stats['adapter']}")
         imgui.text(f"{runner.fps:6.1f} fps   frame {stats['frame']}   t = {stats['time']:.2f} s")
         imgui.text(f"speed x{runner.speed:g}{'   PAUSED (. steps)' if runner.paused else ''}   "
-                   f"step CPU {stats['step_cpu_ms']:.2f} ms")
+                   f"last step {stats['step_cpu_ms']:.2f} ms (CPU + submit)")
         reloader = runner.reloader
         if reloader.error:
             imgui.text_colored(imgui.ImVec4(*RED), "reload failed:")
@@ -142,10 +143,12 @@ class Inspector:
         for name in self.engine.entity_names():
             counts = ", ".join(f"{k} {v}" for k, v in counters.get(name, {}).items()
                                if isinstance(v, (int, float)))
+            self._open_next()
             if imgui.tree_node(f"{name}##entity"):
                 if counts:
                     imgui.text_colored(imgui.ImVec4(*DIM), counts)
                 for key, component in self.engine.components_of(name).items():
+                    self._open_next()
                     if imgui.tree_node(f"{key}##{name}"):
                         self._fields(name, key, component)
                         imgui.tree_pop()
@@ -153,6 +156,10 @@ class Inspector:
             elif counts:
                 imgui.same_line()
                 imgui.text_colored(imgui.ImVec4(*DIM), counts)
+
+    def _open_next(self) -> None:
+        if self.open_all:
+            self.imgui.set_next_item_open(True)
 
     def _fields(self, entity: str, key: str, component) -> None:
         imgui = self.imgui

@@ -1,8 +1,9 @@
 """The cloth system (seed 004's cloth, done properly): explicit mass-spring patches.
 
 Per simulation step, for each cloth entity (one compute pass):
-  SIMULATE  <e>:cloth:substep<k>   `substeps` explicit substeps, positions and velocities
-                                   ping-ponging between two buffer pairs (cloth/step.wgsl)
+  SIMULATE  <e>:cloth:substeps     `substeps` explicit substeps (one dispatch, repeated),
+                                   positions and velocities ping-ponging between two buffer
+                                   pairs (cloth/step.wgsl)
   PREPARE   <e>:cloth:normals      vertex normals after the last substep
   RENDER    <e>:cloth:draw         lit two-sided mesh, indexed; <e>:cloth:wire with wireframe
 
@@ -78,6 +79,7 @@ class _Patch:
     passes: list
     parity: int = 0
     step_parity: int = 0
+    wireframe: bool = False   # what the passes were built with (a live field that adds a pass)
 
 
 class ClothSystem(System):
@@ -133,6 +135,7 @@ class ClothSystem(System):
         gpu, b, c = self.gpu, patch.buffers, patch.component
         name = patch.entity.name
         prefix = f"{name}:cloth"
+        patch.wireframe = c.wireframe
         nx, ny = c.resolution
         grid = (math.ceil(nx / 16), math.ceil(ny / 16), 1)
         step = gpu.compute_pipeline("cloth/step.wgsl")
@@ -141,11 +144,11 @@ class ClothSystem(System):
                                   b[f"vel{1 - p}"], b["rest"], b["forces"], b["colliders"]])
                   for p in (0, 1)]
         state, r = f"{name}/state", (lambda k: f"{name}/{k}")  # noqa: E731
-        passes = [Pass(f"{prefix}:substep{k}", Phase.SIMULATE,
-                       Dispatch(step, (lambda k=k: groups[(patch.step_parity + k) % 2],), grid),
+        passes = [Pass(f"{prefix}:substeps", Phase.SIMULATE,
+                       Dispatch(step, (lambda k: groups[(patch.step_parity + k) % 2],), grid,
+                                repeat=lambda: patch.component.substeps),
                        reads=(r("params"), state, r("rest"), r("forces"), r("colliders")),
-                       writes=(state,))
-                  for k in range(c.substeps)]
+                       writes=(state,))]
         normals = gpu.compute_pipeline("cloth/normals.wgsl")
         normal_groups = [gpu.bind_group(f"{prefix}:normals", normals, 0,
                                         [b["params"], b[f"pos{p}"], b["normals"]]) for p in (0, 1)]
@@ -203,6 +206,9 @@ class ClothSystem(System):
             buffer.destroy()
 
     def passes(self) -> list[Pass]:
+        for patch in self.patches.values():
+            if patch.wireframe != patch.component.wireframe:
+                patch.passes = self._passes(patch)
         return [p for patch in self.patches.values() for p in patch.passes]
 
     def uploaded(self) -> set[str]:

@@ -146,6 +146,7 @@ class Emitter:
     """names of the attractor / force_field / kill_zone entities acting on it; None = all"""
 
     RELOAD_FIELDS = ("capacity", "allocation", "blend", "prewarm")
+    PASS_FIELDS = ()   # its passes are built when the entity is (re)built, not per edit
     REFERENCES = {"affected_by": ("attractor", "force_field", "kill_zone")}
 
     def __post_init__(self):

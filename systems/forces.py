@@ -60,6 +60,8 @@ class Attractor:
     follow_mouse: bool = False
     """interactive window: the attractor follows the cursor in the view plane; ignored headless"""
 
+    PASS_FIELDS = ()   # packed into a uniform each step: a live edit never changes a pass
+
     def __post_init__(self):
         _finite(self, "position", "strength", "softening", "radius", "kill_radius")
 
@@ -90,6 +92,8 @@ class ForceField:
     """wind: the direction it blows (its speed is `strength`, m/s)"""
     gust: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.0
     """wind: gusts vary the speed by up to this fraction"""
+
+    PASS_FIELDS = ()   # packed into a uniform each step: a live edit never changes a pass
 
     def __post_init__(self):
         _finite(self, "acceleration", "coefficient", "center", "axis", "strength", "frequency",
@@ -129,6 +133,8 @@ class KillZone:
     """sphere: world units"""
     half_size: tuple[Positive, Positive, Positive] = (1.0, 1.0, 1.0)
     """box: half extents along x, y, z"""
+
+    PASS_FIELDS = ()   # packed into a uniform each step: a live edit never changes a pass
 
     def __post_init__(self):
         _finite(self, "center", "radius", "half_size")
@@ -184,6 +190,8 @@ class Collider:
     """plane: the side cloth stays on"""
     friction: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.3
     """share of the tangential velocity removed on contact"""
+
+    PASS_FIELDS = ()   # packed into a uniform each step: a live edit never changes a pass
 
     def __post_init__(self):
         _finite(self, "center", "radius", "point", "normal", "friction")

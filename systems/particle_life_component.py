@@ -47,6 +47,7 @@ class ParticleLife:
     blend: Literal["additive", "alpha", "opaque"] = "additive"
 
     RELOAD_FIELDS = ("count", "species", "box", "neighbours", "matrix", "r_max")
+    PASS_FIELDS = ()   # its passes are built when the entity is (re)built, not per edit
 
     def __post_init__(self):
         if not isinstance(self.box, (list, tuple)) or len(self.box) not in (2, 3):

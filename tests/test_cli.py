@@ -320,13 +320,49 @@ def display_env(display: str) -> dict:
     return env
 
 
-def test_run_window_under_xvfb(tmp_path, gpu, xvfb):
-    r = run_module("run", FOUNTAIN, "--frames", 5, "--screenshot", "shot.png",
+def test_run_showcase_in_a_window_under_xvfb(tmp_path, gpu, xvfb):
+    r = run_module("run", ROOT / "scenes" / "showcase.toml", "--frames", 5, "--screenshot",
+                   "shot.png", cwd=tmp_path, env=display_env(xvfb))
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr and "script error" not in r.stderr
+    assert "no display" not in r.stderr  # it really used the window
+    assert_nonuniform_png(tmp_path / "shot.png", size=(1280, 720))
+
+
+EDITOR_SCRIPT = """
+import time
+from pathlib import Path
+
+SCENE = Path(__file__).with_name("scene.toml")
+
+def on_update(ctx, dt):
+    # edits the scene file while the window runs it, and waits past the reloader's poll interval
+    if ctx.frame == 3:
+        SCENE.write_text(SCENE.read_text().replace("rate = 60.0", "rate = 600.0"))
+        time.sleep(0.6)
+    elif ctx.frame == 8:
+        print("rate seen by the script:", ctx.entity("jet").emitter.rate, flush=True)
+        SCENE.write_text(SCENE.read_text().replace("rate = 600.0", "rate = -1.0"))
+        time.sleep(0.6)
+"""
+
+
+def test_hot_reload_in_a_window_under_xvfb(tmp_path, gpu, xvfb):
+    """A valid and then an invalid edit of the scene file while `emberfx run` shows it."""
+    (tmp_path / "editor.py").write_text(EDITOR_SCRIPT)
+    (tmp_path / "scene.toml").write_text(
+        '[scene]\nsize = [160, 90]\nscript = "editor.py"\n[camera]\nkind = "orthographic"\n'
+        '[[entity]]\nname = "jet"\n[entity.emitter]\nrate = 60.0\nspeed = [0.5, 1.0]\n'
+        'size = 0.1\n')
+    r = run_module("run", "scene.toml", "--frames", 30, "--screenshot", "shot.png",
                    cwd=tmp_path, env=display_env(xvfb))
     assert r.returncode == 0, r.stderr
-    assert "Traceback" not in r.stderr
-    assert "no display" not in r.stderr  # it really used the window
-    assert_nonuniform_png(tmp_path / "shot.png")
+    assert "no display" not in r.stderr and "Traceback" not in r.stderr
+    assert "reloaded scene.toml: updated jet.emitter" in r.stderr
+    assert "rate seen by the script: 600.0" in r.stdout
+    failed = [ln for ln in r.stderr.splitlines() if "reload failed" in ln]
+    assert len(failed) == 1 and "entity 'jet': emitter.rate" in failed[0]
+    assert_nonuniform_png(tmp_path / "shot.png", size=(160, 90))   # the last good scene ran on
 
 
 PROBE_ENGINE = """

@@ -48,6 +48,32 @@ def test_fifty_substeps_equal_the_numpy_replica(gpu):
     np.testing.assert_allclose(state["velocity"], v, atol=2e-3, rtol=0)
 
 
+def test_live_substeps_and_wireframe_take_effect_on_the_next_step(gpu):
+    """substeps is a live field: the repeated dispatch and h = dt / substeps follow it (10, then
+    7 substeps of an odd count, so the ping-pong parity flips), checked against the replica."""
+    fields = dict(resolution=(9, 7), size=(1.0, 0.8), pins="top-corners", stiffness=500.0,
+                  damping=0.2, drag=0.1, mass=0.02, substeps=10)
+    engine = cloth_engine(**fields)
+    start = engine.state("flag")
+    x, v = start["position"].astype(np.float64), start["velocity"].astype(np.float64)
+    rest = x.copy()
+    pinned = np.zeros((7, 9), bool)
+    pinned[6, 0] = pinned[6, 8] = True
+    for substeps in (10, 7, 7):
+        engine.entity("flag").cloth.substeps = substeps
+        engine.step()
+        for _ in range(substeps):
+            x, v = cloth_model.substep(x, v, pinned, rest, dx=1.0 / 8, dy=0.8 / 6,
+                                       stiffness=500.0, damping=0.2, mass=0.02,
+                                       gravity=(0.0, -9.81, 0.0), drag=0.1, h=DT / substeps)
+    state = engine.state("flag")
+    np.testing.assert_allclose(state["position"], x, atol=2e-5, rtol=0)
+    assert "flag:cloth:wire" not in engine.passes()
+    engine.entity("flag").cloth.wireframe = True
+    engine.render()
+    assert "flag:cloth:wire" in engine.passes()
+
+
 def test_pins_never_move_and_follow_pin_offset(gpu):
     engine = cloth_engine(resolution=(20, 15), pins=[[0, 14], [7, 14], [19, 3]], substeps=8)
     start = engine.state("flag")["position"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import wgpu
@@ -88,7 +90,11 @@ class Recorder:
         return call
 
 
-def test_consecutive_compute_work_shares_one_compute_pass():
+@pytest.mark.parametrize("labels", [False, True])
+def test_consecutive_compute_work_shares_one_compute_pass(monkeypatch, labels):
+    import emberfx.frame_graph
+
+    monkeypatch.setattr(emberfx.frame_graph, "DEBUG_GROUPS", labels)
     passes = [
         Pass("a:clear", Phase.CLEAR, ClearBuffer(None), writes=("c",)),
         p("a:update", Phase.SIMULATE, reads=["c"], writes=["c"]),
@@ -105,12 +111,31 @@ def test_consecutive_compute_work_shares_one_compute_pass():
     assert rec.log.count("begin_render_pass") == 1 and rec.log.count("draw_indirect") == 1
     assert rec.log.index("clear_buffer") < rec.log.index("begin_compute_pass")
     assert rec.log.index("copy_buffer_to_buffer") > rec.log.index("draw_indirect")
-    assert rec.log.count("push_debug_group") == len(passes)
+    # debug groups only for GPU captures (EMBERFX_DEBUG_GROUPS=1): two calls per pass otherwise
+    assert rec.log.count("push_debug_group") == rec.log.count("pop_debug_group") == \
+        (len(passes) if labels else 0)
 
 
-def test_debug_groups_carry_pass_names_on_a_real_gpu(gpu):
-    """The graph's encoding runs on the device: a clear, two dispatches in one compute pass and a
-    copy, checked against the numbers the shader must produce."""
+def test_a_repeated_dispatch_alternates_its_bind_groups():
+    even, odd = object(), object()
+    op = Dispatch(pipeline="step", bind_groups=(lambda k: (even, odd)[k % 2],), groups=(2, 1, 1),
+                  repeat=5)
+    rec = Recorder()
+    calls = []
+    rec.set_bind_group = lambda index, group: calls.append(group)
+    FrameGraph([Pass("c:substeps", Phase.SIMULATE, op, writes=("s",))]).encode(rec, {})
+    assert rec.log.count("dispatch_workgroups") == 5 and rec.log.count("set_pipeline") == 1
+    assert calls == [even, odd, even, odd, even]
+
+
+@pytest.mark.parametrize("labels", [False, True])
+def test_the_encoding_runs_on_a_real_gpu(gpu, monkeypatch, labels):
+    """The graph's encoding runs on the device, with and without debug groups: a clear, three
+    dispatches (one repeated) in one compute pass and a copy, checked against the numbers the
+    shader must produce."""
+    import emberfx.frame_graph
+
+    monkeypatch.setattr(emberfx.frame_graph, "DEBUG_GROUPS", labels)
     device = gpu.device
     code = """
     @group(0) @binding(0) var<storage, read_write> data: array<u32>;
@@ -133,9 +158,11 @@ def test_debug_groups_carry_pass_names_on_a_real_gpu(gpu):
             {"binding": 0, "resource": {"buffer": data, "offset": 0, "size": 4 * n}}])
         return Dispatch(pipe, (group,), ((n + 63) // 64, 1, 1))
 
+    thrice = dataclasses.replace(step(3), repeat=3)
     passes = [Pass("t:clear", Phase.CLEAR, ClearBuffer(data, 0, 400), writes=("data",)),
               Pass("t:one", Phase.SIMULATE, step(1), reads=("data",), writes=("data",)),
               Pass("t:two", Phase.SIMULATE, step(5), reads=("data",), writes=("data",)),
+              Pass("t:thrice", Phase.SIMULATE, thrice, reads=("data",), writes=("data",)),
               Pass("t:copy", Phase.READBACK, CopyBuffer(data, out, 4 * n), reads=("data",),
                    writes=("out",))]
     encoder = device.create_command_encoder()
@@ -144,7 +171,10 @@ def test_debug_groups_carry_pass_names_on_a_real_gpu(gpu):
     result = np.frombuffer(device.queue.read_buffer(out), np.uint32)
     start = np.arange(n, dtype=np.uint32)
     start[:100] = 0
-    np.testing.assert_array_equal(result, (start * 2 + 1) * 2 + 5)
+    expected = (start * 2 + 1) * 2 + 5
+    for _ in range(3):                            # the repeated dispatch sees its own writes
+        expected = expected * 2 + 3
+    np.testing.assert_array_equal(result, expected)
 
 
 def test_mutual_read_write_hazards_follow_declaration_order():

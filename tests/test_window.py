@@ -308,3 +308,43 @@ def test_key_names_have_one_spelling():
 
     assert [key_name(k) for k in (" ", "+", "=", "_", "A", "F1", "ArrowUp", ".", "Shift", None)] \
         == ["space", "=", "=", "-", "a", "f1", "arrowup", ".", None, None]
+
+
+def test_a_resized_window_renders_at_its_new_size(window):
+    window.frame()
+    window.canvas.set_physical_size(100, 140)
+    image = window.frame()
+    assert image.shape == (140, 100, 4) and window.engine.size == (100, 140)
+    assert image[..., :3].std() > 0
+
+
+def test_the_inspector_draws_every_field_editor(window):
+    """Every entity and component open: each field gets its widget (numbers, vectors, colours,
+    choices, switches, read-only tables) without an error, over several frames."""
+    pytest.importorskip("imgui_bundle")
+    window.on_key(key("F1"))
+    window.inspector.open_all = True
+    for _ in range(6):
+        window.frame()
+    assert window.inspector.visible and window.error is None
+    assert window.engine.profiling             # the open "Pass timings" section switched it on
+    assert "jet:emitter:draw" in window.engine.pass_times()
+    window.on_key(key("F1"))
+    window.frame()
+    assert not window.engine.profiling         # and closing the panel switches it off
+
+
+def test_inspector_edits_are_validated_like_a_scene_file():
+    from emberfx.inspector import _literal_choices, check_field
+    from emberfx.systems.emitter_component import Emitter
+    from emberfx.systems.life_component import Life
+
+    emitter = Emitter()
+    assert check_field(emitter, "rate", 250.0) is None
+    assert "rate" in check_field(emitter, "rate", -1.0) and emitter.rate != -1.0
+    assert "color" in check_field(emitter, "color", "#zz0000")
+    life = Life()
+    assert check_field(life, "rule", "B3/S23") is None and check_field(life, "rule", "B9") is not None
+    import typing
+    assert _literal_choices(typing.get_type_hints(Life, include_extras=True)["topology"]) == \
+        ["torus", "dead"]

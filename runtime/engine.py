@@ -24,6 +24,7 @@ import numpy as np
 import wgpu
 
 from emberfx import registry, wgsl
+from emberfx.bundles import BundleCache
 from emberfx.clock import FixedClock
 from emberfx.colors import linear_color
 from emberfx.errors import DeviceLimitError, EmberError
@@ -97,6 +98,7 @@ class Engine:
         self._background = linear_color(scene.settings.background)
         self._graphs: dict[str, FrameGraph] = {}
         self._stale_graphs: dict[str, FrameGraph] = {}   # replaced ones, to reuse their order
+        self._bundles = BundleCache(self.device)   # the draws, recorded once and replayed
         self._frame_record = np.zeros((), FRAME)
         self._frame_key = None
         self.readback_every = 1   # steps between counter readbacks (the window reads fewer)
@@ -123,6 +125,7 @@ class Engine:
         return (w, h)
 
     def _make_targets(self) -> None:
+        self._bundles.clear()   # they hold bind groups of the old targets
         w, h = self.size
         usage = (wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.TEXTURE_BINDING
                  | wgpu.TextureUsage.COPY_DST | wgpu.TextureUsage.STORAGE_BINDING)
@@ -136,7 +139,8 @@ class Engine:
             label="output", size=(w, h, 1), format=OUTPUT_FORMAT,
             usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
         self._scene_target = RenderTarget(self._scene_texture.create_view(), self._background,
-                                          self._depth_texture.create_view())
+                                          self._depth_texture.create_view(),
+                                          self._shared.scene_format, self._shared.depth_format)
         self._present.clear()
         self._invalidate_graphs()
 
@@ -256,11 +260,13 @@ class Engine:
             system.before_step(info)
         encoder = self.device.create_command_encoder(label=f"emberfx:step:{info.frame}")
         profiler = self._profiler
-        self._graph(OUTPUT_FORMAT).encode(encoder, {}, phases=SIMULATION_PHASES, profiler=profiler)
         # Each readback maps a buffer, and every map wakes wgpu-py's poll thread (about 1 ms of
-        # GIL hand-over on a small CPU), so an interactive loop may read every few steps.
+        # GIL hand-over on a small CPU), so an interactive loop may read every few steps; the
+        # gather copies (the READBACK phase) are then left out too.
         due = info.frame % self.readback_every == 0
         slot = self._ring.acquire() if self._ring is not None and due else None
+        phases = SIMULATION_PHASES if slot is not None else SIMULATION_PHASES - {Phase.READBACK}
+        self._graph(OUTPUT_FORMAT).encode(encoder, {}, phases=phases, profiler=profiler)
         if slot is not None:
             encoder.copy_buffer_to_buffer(self._gather, 0, slot.buffer, 0, self._ring.size)
         self.device.queue.submit([encoder.finish()])
@@ -479,9 +485,11 @@ class Engine:
         While profiling, the times of an encoder submitted elsewhere are dropped (nobody tells
         the profiler about that submit), never misread."""
         targets = {"scene": self._scene_target,
-                   "output": RenderTarget(texture.create_view(), (0.0, 0.0, 0.0, 1.0))}
+                   "output": RenderTarget(texture.create_view(), (0.0, 0.0, 0.0, 1.0),
+                                          color_format=texture.format)}
         self._graph(texture.format).encode(encoder, targets, phases=phases,
-                                           clear_targets=("scene",), profiler=self._profiler)
+                                           clear_targets=("scene",), profiler=self._profiler,
+                                           bundles=self._bundles)
 
     def render(self) -> np.ndarray:
         """The current state as an (h, w, 4) uint8 RGBA image (sRGB)."""

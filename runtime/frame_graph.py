@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Union
 
+from emberfx.bundles import draw_key
 from emberfx.errors import FrameGraphError
 
 
@@ -114,10 +115,13 @@ class Pass:
 
 @dataclass(frozen=True)
 class RenderTarget:
-    """Where draws of one target name go: colour view, optional depth view, clear colour."""
+    """Where draws of one target name go: colour view, optional depth view, clear colour; with
+    its formats given, its draws may be replayed from render bundles (runtime/bundles.py)."""
     color_view: object
     clear_color: tuple[float, float, float, float] | None  # None: load what is there
     depth_view: object | None = None
+    color_format: str | None = None
+    depth_format: str | None = None
 
 
 @dataclass
@@ -152,12 +156,13 @@ class FrameGraph:
         return [p.name for p in self.order]
 
     def encode(self, encoder, targets: dict[str, RenderTarget], phases=None,
-               clear_targets: tuple[str, ...] = (), profiler=None) -> None:
+               clear_targets: tuple[str, ...] = (), profiler=None, bundles=None) -> None:
         """Record the passes (of ``phases``, default all) into ``encoder``. ``clear_targets`` are
         cleared when the RENDER phase starts even if nothing draws into them (the background).
         ``profiler`` (a PassProfiler) times each compute and render pass; whoever submits the
-        encoder then calls ``profiler.submitted()``."""
-        encoding = _Encoding(encoder, targets, profiler)
+        encoder then calls ``profiler.submitted()``. ``bundles`` (a bundles.BundleCache) replays
+        the consecutive draws into a target whose formats are known from one render bundle."""
+        encoding = _Encoding(encoder, targets, profiler, bundles)
         pending_clears = list(clear_targets)
         for p in self.order:
             if phases is not None and p.phase not in phases:
@@ -253,11 +258,13 @@ class _Encoding:
     """Tracks the open compute or render pass while recording, so consecutive work shares it
     (or, with a stamping profiler, gives each pass its own)."""
 
-    def __init__(self, encoder, targets: dict[str, RenderTarget], profiler=None):
+    def __init__(self, encoder, targets: dict[str, RenderTarget], profiler=None, bundles=None):
         self.encoder = encoder
         self.targets = targets
         self.profiler = profiler
         self.split = _splits_passes(profiler)
+        self.bundles = None if self.split else bundles
+        self.pending_draws: list[tuple] = []   # draw_keys waiting for the target's bundle
         self.compute = None
         self.render = None
         self.render_target: str | None = None
@@ -330,6 +337,9 @@ class _Encoding:
             if self.split or self.render is None or self.render_target != op.target:
                 self._end_render()
                 self._begin_render(op.target, p.name if self.split else None, timestamp_writes)
+            if self.bundles is not None and self.targets[op.target].color_format is not None:
+                self.pending_draws.append(draw_key(p.name, op))
+                return
             self._bind(self.render, p.name, op)
             if op.indirect is not None:
                 self.render.draw_indirect(*op.indirect)
@@ -394,6 +404,12 @@ class _Encoding:
             self.compute = None
 
     def _end_render(self) -> None:
+        if self.pending_draws:
+            target = self.targets[self.render_target]
+            self.render.execute_bundles([self.bundles.bundle(
+                self.pending_draws, target.color_format,
+                target.depth_format if target.depth_view is not None else None, self.labels)])
+            self.pending_draws = []
         if self.render is not None:
             self.render.end()
             self.render = None

@@ -6,8 +6,9 @@ is switched on only while that section is open, because it splits shared compute
 counters from the asynchronous readbacks (alive particles, Life population). Every component
 field can be edited: the new value is validated as a scene file would be (``check_field``) and
 then set on the live component, so live fields rewrite a uniform on the next step and
-reload-class fields (marked "rebuild") rebuild that entity. Fields the panel can't edit (tables,
-lists of colours) are shown read-only.
+reload-class fields (marked "rebuild") rebuild that entity. Nested structs (an emitter's shape,
+bursts) and lists (colour stops, curves) get one editor per element; an unset optional field
+(``None``) is shown read-only.
 
 The window creates the panel the first time it is needed (F1, or a reload error to show), so
 imgui-bundle is only imported then.
@@ -82,7 +83,8 @@ class Inspector:
             self._error_banner()
             return
         imgui.set_next_window_pos(imgui.ImVec2(8, 8), imgui.Cond_.first_use_ever)
-        imgui.set_next_window_size(imgui.ImVec2(PANEL_WIDTH, 520), imgui.Cond_.first_use_ever)
+        height = max(200.0, imgui.get_io().display_size.y - 16)   # the window's height
+        imgui.set_next_window_size(imgui.ImVec2(PANEL_WIDTH, height), imgui.Cond_.first_use_ever)
         expanded, _ = imgui.begin("emberfx inspector (F1)")
         if expanded:
             self._header()
@@ -205,8 +207,43 @@ class Inspector:
             editor = getattr(imgui, f"{'drag_float' if floats else 'input_int'}{len(value)}")
             changed, new = editor(label, list(value))
             return changed, type(value)(float(v) if floats else int(v) for v in new)
+        if dataclasses.is_dataclass(value):
+            return self._nested(label, value)
+        if isinstance(value, (tuple, list)) and value:
+            return self._items(label, value)
         imgui.text_colored(imgui.ImVec4(*DIM), f"{label.split('##')[0]} = {value!r}")
         return False, value
+
+    def _nested(self, label: str, value):
+        """A field holding a small struct (an emitter's shape, a burst): one editor per field."""
+        imgui = self.imgui
+        self._open_next()
+        if not imgui.tree_node(label):
+            return False, value
+        hints = typing.get_type_hints(type(value), include_extras=True)
+        changed_any, new = False, copy.copy(value)
+        for f in dataclasses.fields(value):
+            changed, item = self._widget(f"{f.name}##{label}.{f.name}", getattr(value, f.name),
+                                         hints.get(f.name))
+            if changed:
+                setattr(new, f.name, item)   # validated with the whole component by the caller
+                changed_any = True
+        imgui.tree_pop()
+        return changed_any, new
+
+    def _items(self, label: str, value):
+        """A list (colour stops, curves, bursts): one editor per element."""
+        imgui = self.imgui
+        self._open_next()
+        if not imgui.tree_node(f"{label.split('##')[0]} [{len(value)}]##{label}"):
+            return False, value
+        items, changed_any = list(value), False
+        for index, item in enumerate(value):
+            changed, new = self._widget(f"[{index}]##{label}[{index}]", item, None)
+            if changed:
+                items[index], changed_any = new, True
+        imgui.tree_pop()
+        return changed_any, type(value)(items)
 
 
 def _literal_choices(hint) -> list | None:

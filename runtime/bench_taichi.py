@@ -2,13 +2,35 @@
 same run (Taichi is what a Python simulation user would pick instead). Taichi is not a
 dependency: this module is used only when `import taichi` works (install it for benchmarking)."""
 
-
+import contextlib
+import os
+import sys
 import time
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr():
+    """Taichi's native logger prints its banners to file descriptor 1; `bench --json` must keep
+    stdout for the JSON, so those lines go to stderr."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def taichi_cloth_rate(side: int, arch: str, substeps: int = 16, steps: int = 4) -> float:
     """Vertex-substeps per second of 12-spring explicit cloth on Taichi's ``arch``
     ("cpu", "vulkan", "cuda"); raises RuntimeError when the backend cannot start."""
+    with _stdout_to_stderr():
+        return _rate(side, arch, substeps, steps)
+
+
+def _rate(side: int, arch: str, substeps: int, steps: int) -> float:
     import taichi as ti
 
     ti.reset()

@@ -79,7 +79,7 @@ class _Patch:
     passes: list
     parity: int = 0
     step_parity: int = 0
-    wireframe: bool = False   # what the passes were built with (a live field that adds a pass)
+    built_with: tuple = ()    # (wireframe, wind, colliders) the passes were built for
 
 
 class ClothSystem(System):
@@ -135,10 +135,14 @@ class ClothSystem(System):
         gpu, b, c = self.gpu, patch.buffers, patch.component
         name = patch.entity.name
         prefix = f"{name}:cloth"
-        patch.wireframe = c.wireframe
+        patch.built_with = wireframe, wind, colliders = self._variant(patch)
         nx, ny = c.resolution
         grid = (math.ceil(nx / 16), math.ceil(ny / 16), 1)
-        step = gpu.compute_pipeline("cloth/step.wgsl")
+        # The wind and collider code is compiled out when nothing of the kind acts on the patch:
+        # on CPU backends (lavapipe) a step that merely contains those loops ran several times
+        # slower, even with zero iterations (the emitter's HAS_FORCES found the same).
+        step = gpu.compute_pipeline("cloth/step.wgsl", {"HAS_WIND": wind,
+                                                        "HAS_COLLIDERS": colliders})
         groups = [gpu.bind_group(f"{prefix}:substep", step, 0,
                                  [b["params"], b[f"pos{p}"], b[f"vel{p}"], b[f"pos{1 - p}"],
                                   b[f"vel{1 - p}"], b["rest"], b["forces"], b["colliders"]])
@@ -207,13 +211,23 @@ class ClothSystem(System):
 
     def passes(self) -> list[Pass]:
         for patch in self.patches.values():
-            if patch.wireframe != patch.component.wireframe:
+            if patch.built_with != self._variant(patch):
                 patch.passes = self._passes(patch)
         return [p for patch in self.patches.values() for p in patch.passes]
 
     def uploaded(self) -> set[str]:
         return {f"{n}/{k}" for n in self.patches
                 for k in ("params", "state", "rest", "forces", "colliders", "look", "normals")}
+
+    def _winds(self, patch: _Patch) -> list:
+        return [f for f in self.acting_on(patch, ("force_field",))
+                if isinstance(f, ForceField) and f.kind == "wind"]
+
+    def _variant(self, patch: _Patch) -> tuple[bool, bool, bool]:
+        """What the passes depend on beyond the buffers: the wireframe pass, and whether wind and
+        colliders act (specialisation constants of the step)."""
+        return (patch.component.wireframe, bool(self._winds(patch)),
+                bool(self.acting_on(patch, COLLIDER_KEYS)))
 
     def acting_on(self, patch: _Patch, keys: tuple[str, ...]) -> list:
         wanted = patch.component.affected_by
@@ -229,8 +243,7 @@ class ClothSystem(System):
     def _write_params(self, patch: _Patch, step: StepInfo) -> None:
         c = patch.component
         nx, ny = c.resolution
-        winds = [f for f in self.acting_on(patch, ("force_field",))
-                 if isinstance(f, ForceField) and f.kind == "wind"]
+        winds = self._winds(patch)
         colliders = self.acting_on(patch, COLLIDER_KEYS)
         dx, dy = c.size[0] / (nx - 1), c.size[1] / (ny - 1)
         rec = np.zeros((), PARAMS)

@@ -56,7 +56,7 @@ class Cloth:
     """force_field (wind) and collider entities acting on it; None = all"""
 
     RELOAD_FIELDS = ("resolution", "size", "position", "rotation_deg", "pins")
-    PASS_FIELDS = ("wireframe",)   # a live edit of it adds or removes a pass
+    PASS_FIELDS = ("wireframe", "affected_by")   # add a pass; choose the step's variant
     REFERENCES = {"affected_by": ("force_field", "collider")}
 
     def __post_init__(self):

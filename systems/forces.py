@@ -93,7 +93,7 @@ class ForceField:
     gust: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.0
     """wind: gusts vary the speed by up to this fraction"""
 
-    PASS_FIELDS = ()   # packed into a uniform each step: a live edit never changes a pass
+    PASS_FIELDS = ("kind",)   # a cloth compiles its wind code in only while a wind acts
 
     def __post_init__(self):
         _finite(self, "acceleration", "coefficient", "center", "axis", "strength", "frequency",

@@ -74,6 +74,37 @@ def test_live_substeps_and_wireframe_take_effect_on_the_next_step(gpu):
     assert "flag:cloth:wire" in engine.passes()
 
 
+def test_wind_spawned_at_run_time_switches_the_step_variant_and_matches_the_replica(gpu):
+    """Without wind the step is compiled without its wind code; a wind spawned later rebuilds the
+    pass with it (HAS_WIND), and the result equals the replica with the wind term."""
+    fields = dict(resolution=(11, 9), size=(1.0, 0.8), pins="top-edge", stiffness=600.0,
+                  damping=0.2, drag=0.1, mass=0.02, substeps=10)
+    engine = cloth_engine(**fields)
+    patch = engine.system_of("flag", "cloth").patches["flag"]
+    engine.step(1)
+    assert patch.built_with == (False, False, False)
+    engine.spawn("breeze", {"force_field": {"kind": "wind", "direction": [0.3, 0.0, 1.0],
+                                            "strength": 4.0, "gust": 0.0}})
+    start = engine.state("flag")
+    x, v = start["position"].astype(np.float64), start["velocity"].astype(np.float64)
+    rest = x.copy()        # only the pinned rows are read: they have not moved
+    pinned = np.zeros((9, 11), bool)
+    pinned[8, :] = True
+    wind = 4.0 * np.array([0.3, 0.0, 1.0]) / np.linalg.norm([0.3, 0.0, 1.0])
+    engine.step(3)
+    assert patch.built_with == (False, True, False)
+    for _ in range(30):
+        x, v = cloth_model.substep(x, v, pinned, rest, dx=0.1, dy=0.1, stiffness=600.0,
+                                   damping=0.2, mass=0.02, gravity=(0.0, -9.81, 0.0), drag=0.1,
+                                   h=DT / 10, wind=wind)
+    state = engine.state("flag")
+    assert np.abs(state["position"][..., 2]).max() > 0.003    # the wind pushed it along +z
+    np.testing.assert_allclose(state["position"], x, atol=3e-5, rtol=0)
+    engine.delete("breeze")
+    engine.step(1)
+    assert patch.built_with == (False, False, False)
+
+
 def test_pins_never_move_and_follow_pin_offset(gpu):
     engine = cloth_engine(resolution=(20, 15), pins=[[0, 14], [7, 14], [19, 3]], substeps=8)
     start = engine.state("flag")["position"]

@@ -1,4 +1,4 @@
-// cloth/step.wgsl  --  pass `<entity>:cloth:substep<k>` (solver = "explicit", seed 004)
+// cloth/step.wgsl  --  pass `<entity>:cloth:substeps` (solver = "explicit", seed 004)
 //
 // One substep h for every vertex, reading the previous state and writing the other buffer (no
 // vertex may see a neighbour already moved this substep). Forces: gravity, air drag, 12 springs
@@ -6,7 +6,8 @@
 // velocity along it, rest lengths from the initial layout) and wind through the vertex normal
 // (0.6 area (n . w_rel)|n . w_rel| n, w_rel = wind - v). Then semi-implicit Euler
 // (v += f / m h; x += v h), pins to their rest position + pin_offset, and colliders.
-// Workgroup size (16, 16); dispatch (ceil(nx / 16), ceil(ny / 16), 1).
+// Workgroup size (16, 16); dispatch (ceil(nx / 16), ceil(ny / 16), 1), repeated `substeps` times
+// in one compute pass with the two bind groups alternating.
 // Bindings (group 0): 0 params (uniform ClothParams), 1 pos_in, 2 vel_in (read), 3 pos_out,
 //   4 vel_out (rw), 5 rest (read: initial position, w = 1 when pinned), 6 forces (read),
 //   7 colliders (read)
@@ -15,6 +16,10 @@
 //! include common/forces.wgsl
 //! include common/colliders.wgsl
 //! include cloth/types.wgsl
+
+// Specialised per patch: false when no wind / no collider acts on it (the loops are compiled out).
+override HAS_WIND: bool = true;
+override HAS_COLLIDERS: bool = true;
 
 @group(0) @binding(0) var<uniform> params: ClothParams;
 @group(0) @binding(1) var<storage, read> pos_in: array<vec4f>;
@@ -61,7 +66,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     f += spring(x, v, i + 1, j - 1, diag) + spring(x, v, i - 1, j + 1, diag);
     f += spring(x, v, i + 2, j, 2.0 * dx) + spring(x, v, i - 2, j, 2.0 * dx);
     f += spring(x, v, i, j + 2, 2.0 * dy) + spring(x, v, i, j - 2, 2.0 * dy);
-    if (params.force_count > 0u) {
+    if (HAS_WIND && params.force_count > 0u) {
         let du = pos_in[grid_at(i + 1, j, params)].xyz - pos_in[grid_at(i - 1, j, params)].xyz;
         let dv = pos_in[grid_at(i, j + 1, params)].xyz - pos_in[grid_at(i, j - 1, params)].xyz;
         let c = cross(du, dv);
@@ -76,8 +81,10 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     }
     let v_next = v + f / params.mass * params.h;
     var contact = Contact(x + v_next * params.h, v_next);
-    for (var k = 0u; k < params.collider_count; k++) {
-        contact = resolve_collision(colliders[k], contact.position, contact.velocity, 0.005);
+    if (HAS_COLLIDERS) {
+        for (var k = 0u; k < params.collider_count; k++) {
+            contact = resolve_collision(colliders[k], contact.position, contact.velocity, 0.005);
+        }
     }
     pos_out[idx] = vec4f(contact.position, 1.0);
     vel_out[idx] = vec4f(contact.velocity, 0.0);

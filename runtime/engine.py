@@ -385,10 +385,9 @@ class Engine:
         if plan.scripts or plan.restart or scene.path != old_scene.path:
             from emberfx.scripting import Scripts
 
-            started, inputs = self.scripts.started, self.scripts.input
-            self.scripts = Scripts(self, inputs)
-            if started:
-                self.scripts.start()
+            self.scripts = Scripts(self, previous=self.scripts)
+            if self.scripts.started:
+                self.scripts.start()   # on_start for the scripts the edit added
         return plan
 
     def _apply(self, plan, scene) -> None:

@@ -99,6 +99,7 @@ class Script:
         self.hooks: dict[str, object] = {}
         self.mtime = None
         self.broken: set[str] = set()   # hooks that raised; retried after the file changes
+        self.started = False            # on_start has been called
         self.last_report: dict[str, float] = {}
         self.load()
 
@@ -159,11 +160,15 @@ class Script:
 class Scripts:
     """Every script of an engine's scene, called in scene order (scene script first)."""
 
-    def __init__(self, engine, inputs: InputState | None = None):
+    def __init__(self, engine, previous: Scripts | None = None):
+        """``previous``: the scripts before a scene reload. A script still attached to the same
+        file and entity is kept as it is (its module state, its rng); only new ones are loaded,
+        and only they get on_start."""
         self.engine = engine
-        self.input = inputs if inputs is not None else InputState()
+        self.input = previous.input if previous is not None else InputState()
+        self.kept = {(s.path, s.context._entity): s for s in previous.scripts} if previous else {}
         self.scripts: list[Script] = []
-        self.started = False
+        self.started = previous.started if previous is not None else False
         scene = engine.scene
         seed = scene.settings.seed
         if scene.settings.script:
@@ -173,16 +178,23 @@ class Scripts:
                 self.add(scene.resolve(spec.script), spec.name, seed, index + 1)
 
     def add(self, path, entity: str | None, seed: int, stream: int) -> None:
+        kept = self.kept.pop((Path(path), entity), None)
+        if kept is not None:
+            self.scripts.append(kept)
+            return
         rng = np.random.default_rng([seed, stream, 0x5C21])
         context = ScriptContext(self.engine, entity, rng, self.input)
         label = f"entity '{entity}'" if entity else "scene"
         self.scripts.append(Script(Path(path), context, label))
 
     def start(self) -> None:
-        if not self.started:
+        """on_start, once per script: at the first step, or when a reload adds the script."""
+        if not self.started or any(not s.started for s in self.scripts):
             self.started = True
             for script in self.scripts:
-                script.call("on_start")
+                if not script.started:
+                    script.started = True
+                    script.call("on_start")
 
     def update(self, dt: float) -> None:
         self.start()

@@ -224,3 +224,24 @@ def test_a_script_added_by_an_edit_starts_running(gpu, scene_file, tmp_path):
     engine.step(1)
     assert engine.entity("left").emitter.rate == 60.0
     engine.close()
+
+
+def test_scripts_that_stay_keep_their_state_and_only_new_ones_start(gpu, scene_file, tmp_path):
+    (tmp_path / "counter.py").write_text(
+        "steps = 0\nstarts = 0\n"
+        "def on_start(ctx):\n    global starts\n    starts += 1\n"
+        "def on_update(ctx, dt):\n    global steps\n    steps += 1\n"
+        "    ctx.self.emitter.size = 0.001 * steps + 0.1 * starts\n")
+    (tmp_path / "other.py").write_text(
+        "def on_start(ctx):\n    ctx.entity('right').emitter.rate = 123.0\n")
+    with_counter = edit(BASE, 'name = "left"', 'name = "left"\nscript = "counter.py"')
+    engine = Engine(loads_scene(with_counter, scene_file), size=(32, 32))
+    engine.step(3)
+    assert engine.entity("left").emitter.size == pytest.approx(0.103)
+    engine.reload(loads_scene(with_counter.replace("seed = 7", 'seed = 7\nscript = "other.py"'),
+                              scene_file))
+    engine.step(1)
+    # counter.py kept its module (4 steps, 1 start); other.py is new and started once
+    assert engine.entity("left").emitter.size == pytest.approx(0.104)
+    assert engine.entity("right").emitter.rate == 123.0
+    engine.close()

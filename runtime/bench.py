@@ -291,20 +291,27 @@ def bench_life() -> list[dict]:
     generations = 8 if ctx.is_software else 16
     from emberfx.systems import life as life_system
 
-    # (memory, rows per invocation of the single-generation kernel, BLOCKED_GENERATIONS)
-    variants = [("pingpong", life_system.STEP_ROWS, "never"), ("inplace", None, "never"),
-                ("pingpong", None, "always")]   # the last: generations in workgroup memory
+    # (memory, rows per invocation of the single-generation kernel, BLOCKED_GENERATIONS,
+    #  four words per invocation where the width allows)
+    variants = [("pingpong", life_system.STEP_ROWS, "never", True),
+                ("pingpong", life_system.STEP_ROWS, "never", False),   # the general kernel
+                ("inplace", None, "never", False),
+                ("pingpong", None, "always", False)]   # generations in workgroup memory
     if not ctx.is_software:
-        variants += [("pingpong", 16, "never")]
+        variants += [("pingpong", 16, "never", True)]
     default_rows, default_blocked = life_system.STEP_ROWS, life_system.BLOCKED_GENERATIONS
+    default_quads = life_system.QUAD_KERNEL
     for width, height in sizes:
-        for memory, window, blocked in variants:
+        for memory, window, blocked, quads in variants:
             life_system.STEP_ROWS = window or default_rows
             life_system.BLOCKED_GENERATIONS = blocked
+            life_system.QUAD_KERNEL = quads
             uses_blocks = memory == "pingpong" and blocked == "always"
             label = f"{width}x{height}, {memory}" + (
                 f", dead edges, {life_system.BLOCK_GENS} generations per dispatch" if uses_blocks else
-                f", {window} rows/invocation" if window else "")
+                f", {window} rows/invocation" if window else "") + (
+                ", 4 words/invocation" if quads and life_system.uses_quads(width) else
+                ", 1 word/invocation" if memory == "pingpong" and not uses_blocks else "")
             try:
                 scene = Scene(SceneSettings(seed=1), Camera(kind="orthographic"), [EntitySpec(
                     "life", {"life": Life(size=(width, height), density=0.3, memory=memory,
@@ -327,6 +334,7 @@ def bench_life() -> list[dict]:
                          "vs_numpy": rate / numpy_rate})
             engine.close()
     life_system.STEP_ROWS, life_system.BLOCKED_GENERATIONS = default_rows, default_blocked
+    life_system.QUAD_KERNEL = default_quads
     return rows
 
 

@@ -42,6 +42,7 @@ PLACEMENT = struct_dtype("common/texture_quad.wgsl", "QuadPlacement")
 COUNTERS = struct_dtype("life/population.wgsl", "LifeCounters")
 TILE_W, TILE_H, BORDER_SLOTS = 8, 32, 76          # life/tile.wgsl
 STEP_ROWS = 4                                      # rows per invocation in life/step.wgsl
+QUAD_KERNEL = True                                 # life/step_quad.wgsl where the width allows
 BLOCK_GENS, BLOCK_W, BLOCK_H = 8, 32, 64           # life/step_blocked.wgsl
 BLOCK_SHARED_BYTES = 2 * (BLOCK_W + 4) * (BLOCK_H + 2 * BLOCK_GENS) * 4
 # Generations in workgroup memory (life/step_blocked.wgsl). Measured so far it is not faster than
@@ -54,6 +55,12 @@ BLOCKED_GENERATIONS = "never"
 MAX_TEXTURE = 4096
 LOOK_FIELDS = ("alive_color", "dead_color", "trail_color", "trail_fade", "display", "quad_center",
                "quad_size")
+
+
+def uses_quads(width: int) -> bool:
+    """Whether a pingpong layer of this width steps with life/step_quad.wgsl (four whole words per
+    invocation): rows of whole 128-cell groups, so no ragged word and no partial group."""
+    return QUAD_KERNEL and width % 128 == 0
 
 
 def pack_cells(cells: np.ndarray) -> np.ndarray:
@@ -163,7 +170,10 @@ class LifeSystem(System):
         }
         if component.memory == "pingpong":
             buffers["state1"] = self.storage_buffer(f"{name}/state1", words * 4, what=what)
-            step = self.gpu.compute_pipeline("life/step.wgsl", dict(constants, ROWS=STEP_ROWS))
+            # whole groups of four words per row: the 16-byte-load kernel (about twice as fast at
+            # 65536x32768 on the H200); any other width: the general one
+            shader = "life/step_quad.wgsl" if uses_quads(width) else "life/step.wgsl"
+            step = self.gpu.compute_pipeline(shader, dict(constants, ROWS=STEP_ROWS))
             pipelines = {"step": step}
             # blocks need the workgroup memory, and are kept to the cases verified exact
             verified = component.topology == "dead"
@@ -215,9 +225,12 @@ class LifeSystem(System):
         if layer.component.memory == "pingpong":
             for kind in ("step", "block"):
                 if kind in p:
+                    # the quad kernel reads its input twice: as vec4 groups and as words
+                    again = kind == "step" and uses_quads(layer.width)
                     layer.groups[kind] = [
                         gpu.bind_group(f"{name}:life:{kind}", p[kind], 0,
-                                       [b["params"], b[f"state{k}"], b[f"state{1 - k}"]])
+                                       [b["params"], b[f"state{k}"], b[f"state{1 - k}"]]
+                                       + ([b[f"state{k}"]] if again else []))
                         for k in (0, 1)]
         else:
             layer.groups["step"] = [gpu.bind_group(f"{name}:life:step", p["step"], 0,
@@ -271,7 +284,9 @@ class LifeSystem(System):
         out = [Pass(f"{prefix}:clear", Phase.CLEAR, ClearBuffer(layer.buffers["counters"]),
                     writes=(f"{name}/counters",))]
         if c.memory == "pingpong":
-            grids = {"step": (math.ceil(layer.stride / 64), math.ceil(layer.height / STEP_ROWS), 1),
+            per_invocation = 4 if uses_quads(layer.width) else 1   # words across
+            grids = {"step": (math.ceil(layer.stride / per_invocation / 64),
+                              math.ceil(layer.height / STEP_ROWS), 1),
                      "block": self.gpu.grid(math.ceil(layer.stride / BLOCK_W)
                                             * math.ceil(layer.height / BLOCK_H))}
             for k, kind in enumerate(self._plan(layer)):

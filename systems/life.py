@@ -3,7 +3,8 @@
 Per simulation step, for each life entity:
   CLEAR     <e>:life:clear        zero the population counter
   SIMULATE  <e>:life:step<k>      steps_per_frame generations, all in the step's compute pass:
-                                  pingpong: state A -> B -> A ... (life/step.wgsl)
+                                  pingpong: state A -> B -> A ... (life/step_quad.wgsl when
+                                  the width is a multiple of 128, else life/step.wgsl)
                                   inplace:  one buffer, tile + halo + staging (step_inplace.wgsl)
             <e>:life:commit<k>    (inplace) staged tile borders back into the state
   PREPARE   <e>:life:population   live cells: workgroup atomics, one global atomic per workgroup
@@ -41,7 +42,7 @@ LOOK = struct_dtype("life/display.wgsl", "LifeLook")
 PLACEMENT = struct_dtype("common/texture_quad.wgsl", "QuadPlacement")
 COUNTERS = struct_dtype("life/population.wgsl", "LifeCounters")
 TILE_W, TILE_H, BORDER_SLOTS = 8, 32, 76          # life/tile.wgsl
-STEP_ROWS = 4                                      # rows per invocation in life/step.wgsl
+STEP_ROWS = 4                                      # rows per invocation of the step kernels
 QUAD_KERNEL = True                                 # life/step_quad.wgsl where the width allows
 BLOCK_GENS, BLOCK_W, BLOCK_H = 8, 32, 64           # life/step_blocked.wgsl
 BLOCK_SHARED_BYTES = 2 * (BLOCK_W + 4) * (BLOCK_H + 2 * BLOCK_GENS) * 4

@@ -179,7 +179,7 @@ class _Runner:
             write_png(self.screenshot, self.engine.render())
             self.saved = True
 
-    def snapshot_key(self) -> Path:
+    def save_numbered_screenshot(self) -> Path:
         """S: the current frame as a PNG in the working directory, named after scene and frame."""
         from .output import write_png
 
@@ -219,7 +219,7 @@ class _Runner:
         elif name == "r":
             self.reloader.poll(force=True)
         elif name == "s":
-            self.snapshot_key()
+            self.save_numbered_screenshot()
         elif name == "f1":
             self.toggle_inspector()
         self.next_title = 0.0

@@ -335,7 +335,31 @@ def bench_life() -> list[dict]:
             engine.close()
     life_system.STEP_ROWS, life_system.BLOCKED_GENERATIONS = default_rows, default_blocked
     life_system.QUAD_KERNEL = default_quads
-    return rows
+    return rows + _lifelib_rows(sizes[0], generations, rows)
+
+
+def _lifelib_rows(size, generations: int, gpu_rows: list[dict]) -> list[dict]:
+    """python-lifelib on the same soup as the first GPU size, when it is installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("lifelib") is None:
+        return []
+    from emberfx.bench_lifelib import lifelib_rate
+    from emberfx.systems.life_patterns import random_soup
+
+    width, height = size
+    # the GPU rows' soup: scene seed 1, entity index 0 (the Life system's seed is seed ^ f(index))
+    cells = random_soup(width, height, 0.3, 1)
+    # lifelib's rate grows with the span it advances at once; 64 generations is its better side
+    lifelib_generations = max(generations, 64)
+    rate = lifelib_rate(cells, lifelib_generations)
+    default = next((r["value"] for r in gpu_rows if r["name"].startswith(f"life step ({width}x")
+                    and r["value"] is not None), None)
+    row = {"name": f"python-lifelib (CPU), {width}x{height} soup, unbounded plane, "
+                   f"{lifelib_generations} generations", "value": rate / 1e9, "unit": "Gcell/s"}
+    if default is not None:
+        row["emberfx_default_vs_lifelib"] = default * 1e9 / rate
+    return [row]
 
 
 def bench_particle_life() -> list[dict]:

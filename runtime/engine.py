@@ -385,9 +385,12 @@ class Engine:
         if plan.scripts or plan.restart or scene.path != old_scene.path:
             from emberfx.scripting import Scripts
 
-            self.scripts = Scripts(self, previous=self.scripts)
-            if self.scripts.started:
-                self.scripts.start()   # on_start for the scripts the edit added
+            if plan.restart:   # a new world starts its scripts afresh (the window's input stays)
+                self.scripts = Scripts(self, inputs=self.scripts.input)
+            else:
+                self.scripts = Scripts(self, previous=self.scripts)
+                if self.scripts.started:
+                    self.scripts.start()   # on_start for the scripts the edit added
         return plan
 
     def _apply(self, plan, scene) -> None:

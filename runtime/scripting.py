@@ -160,12 +160,12 @@ class Script:
 class Scripts:
     """Every script of an engine's scene, called in scene order (scene script first)."""
 
-    def __init__(self, engine, previous: Scripts | None = None):
+    def __init__(self, engine, previous: Scripts | None = None, inputs: InputState | None = None):
         """``previous``: the scripts before a scene reload. A script still attached to the same
         file and entity is kept as it is (its module state, its rng); only new ones are loaded,
-        and only they get on_start."""
+        and only they get on_start. ``inputs``: the window's input state to share."""
         self.engine = engine
-        self.input = previous.input if previous is not None else InputState()
+        self.input = inputs or (previous.input if previous is not None else InputState())
         self.kept = {(s.path, s.context._entity): s for s in previous.scripts} if previous else {}
         self.scripts: list[Script] = []
         self.started = previous.started if previous is not None else False

@@ -245,3 +245,18 @@ def test_scripts_that_stay_keep_their_state_and_only_new_ones_start(gpu, scene_f
     assert engine.entity("left").emitter.size == pytest.approx(0.104)
     assert engine.entity("right").emitter.rate == 123.0
     engine.close()
+
+
+def test_a_restart_starts_the_scripts_afresh(gpu, scene_file, tmp_path):
+    (tmp_path / "counter.py").write_text(
+        "steps = 0\ndef on_update(ctx, dt):\n    global steps\n    steps += 1\n"
+        "    ctx.self.emitter.size = 0.001 * steps\n")
+    with_counter = edit(BASE, 'name = "left"', 'name = "left"\nscript = "counter.py"')
+    engine = Engine(loads_scene(with_counter, scene_file), size=(32, 32))
+    engine.step(5)
+    inputs = engine.scripts.input
+    engine.reload(loads_scene(with_counter.replace("seed = 7", "seed = 8"), scene_file))
+    engine.step(1)
+    assert engine.entity("left").emitter.size == pytest.approx(0.001)   # module loaded anew
+    assert engine.scripts.input is inputs
+    engine.close()

@@ -298,7 +298,7 @@ def bench_life() -> list[dict]:
                 ("inplace", None, "never", False),
                 ("pingpong", None, "always", False)]   # generations in workgroup memory
     if not ctx.is_software:
-        variants += [("pingpong", 16, "never", True)]
+        variants += [("pingpong", 4, "never", True)]   # the default window before 2026-11-30
     default_rows, default_blocked = life_system.STEP_ROWS, life_system.BLOCKED_GENERATIONS
     default_quads = life_system.QUAD_KERNEL
     for width, height in sizes:

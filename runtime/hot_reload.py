@@ -68,13 +68,12 @@ class ReloadPlan:
 
 def component_files(scene, spec) -> dict[str, list[Path]]:
     """Component key -> the files its ``PATH_FIELDS`` name, resolved against the scene."""
+    from emberfx.scene import path_values
+
     out: dict[str, list[Path]] = {}
     for key, component in spec.components.items():
-        for name in getattr(type(component), "PATH_FIELDS", ()):
-            value = getattr(component, name, None)
-            for item in value if isinstance(value, (list, tuple)) else [value]:
-                if item:
-                    out.setdefault(key, []).append(scene.resolve(item))
+        for _, item in path_values(component):
+            out.setdefault(key, []).append(scene.resolve(item))
     return out
 
 

@@ -22,6 +22,7 @@ import typing
 
 import msgspec
 
+from emberfx.colors import parse_color
 from emberfx.errors import EmberError
 
 PANEL_WIDTH = 460
@@ -38,16 +39,6 @@ def check_field(component, name: str, value) -> str | None:
         msgspec.convert(msgspec.to_builtins(trial), type(trial), strict=True)
     except (msgspec.ValidationError, ValueError, TypeError) as exc:
         return f"{name}: {exc}"
-    return None
-
-
-def _hex_to_rgb(text: str) -> list[float] | None:
-    text = text.strip()
-    if len(text) in (7, 9) and text.startswith("#"):
-        try:
-            return [int(text[i:i + 2], 16) / 255.0 for i in (1, 3, 5)]
-        except ValueError:
-            return None
     return None
 
 
@@ -196,7 +187,10 @@ class Inspector:
         if isinstance(value, float):
             return imgui.drag_float(label, value, max(abs(value) * 0.01, 0.001), format="%.4g")
         if isinstance(value, str):
-            rgb = _hex_to_rgb(value)
+            try:
+                rgb = list(parse_color(value)[:3])
+            except ValueError:
+                rgb = None
             if rgb is not None:
                 changed, new = imgui.color_edit3(label, rgb)
                 return changed, _rgb_to_hex(new, value[7:9])

@@ -162,6 +162,18 @@ def loads_scene(text: str, path: str | os.PathLike | None = None) -> Scene:
     return _Loader(path).scene(doc)
 
 
+def path_values(component) -> list[tuple[str, str]]:
+    """(field, path as written) for every file the component names in its ``PATH_FIELDS``
+    (a field may hold one path or a list of them; unset ones are skipped)."""
+    out = []
+    for name in getattr(type(component), "PATH_FIELDS", ()):
+        value = getattr(component, name, None)
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if item is not None:
+                out.append((name, item))
+    return out
+
+
 def validate_component(key: str, table: dict, *, entity: str, path=None) -> object:
     """A component from a dict of scene-file fields, validated like a scene file's table."""
     loader = _Loader(path)
@@ -296,11 +308,8 @@ class _Loader:
         cls = self.types[key].cls
         obj = self.convert(cls, raw, key, entity)
         # Fields the class declares as file paths must exist; they stay relative, as written.
-        for name in getattr(cls, "PATH_FIELDS", ()):
-            value = getattr(obj, name, None)
-            for item in value if isinstance(value, (list, tuple)) else [value]:
-                if item is not None:
-                    self.path_value(item, f"{key}.{name}", entity)
+        for name, item in path_values(obj):
+            self.path_value(item, f"{key}.{name}", entity)
         return obj
 
     def path_value(self, value, field: str, entity: str) -> str:

@@ -2,9 +2,11 @@
 
 Per simulation step, for each life entity:
   CLEAR     <e>:life:clear        zero the population counter
-  SIMULATE  <e>:life:step<k>      steps_per_frame generations, all in the step's compute pass:
-                                  pingpong: state A -> B -> A ... (life/step_quad.wgsl when
-                                  the width is a multiple of 128, else life/step.wgsl)
+  SIMULATE  <e>:life:sweep<k>     steps_per_frame generations, all in the step's compute pass:
+                                  pingpong: state A -> B -> A ..., SWEEP_GENS generations per
+                                  dispatch (life/step_sweep.wgsl) where the device has subgroups
+            <e>:life:step<k>      or one per dispatch (life/step_quad.wgsl when the width is a
+                                  multiple of 128, else life/step.wgsl)
                                   inplace:  one buffer, tile + halo + staging (step_inplace.wgsl)
             <e>:life:commit<k>    (inplace) staged tile borders back into the state
   PREPARE   <e>:life:population   live cells: workgroup atomics, one global atomic per workgroup
@@ -27,7 +29,7 @@ import numpy as np
 import wgpu
 
 from emberfx.colors import linear_color
-from emberfx.errors import DeviceLimitError, EmberError
+from emberfx.errors import EmberError
 from emberfx.frame_graph import ClearBuffer, Dispatch, Draw, Pass, Phase
 from emberfx.layout import struct_dtype
 from emberfx.readback import read_array
@@ -43,25 +45,63 @@ PLACEMENT = struct_dtype("common/texture_quad.wgsl", "QuadPlacement")
 COUNTERS = struct_dtype("life/population.wgsl", "LifeCounters")
 TILE_W, TILE_H, BORDER_SLOTS = 8, 32, 76          # life/tile.wgsl
 STEP_ROWS = 16                                     # rows per invocation of the step kernels
-QUAD_KERNEL = True                                 # life/step_quad.wgsl where the width allows
-BLOCK_GENS, BLOCK_W, BLOCK_H = 8, 32, 64           # life/step_blocked.wgsl
-BLOCK_SHARED_BYTES = 2 * (BLOCK_W + 4) * (BLOCK_H + 2 * BLOCK_GENS) * 4
-# Generations in workgroup memory (life/step_blocked.wgsl). Measured so far it is not faster than
-# the single-generation kernel (H200: 1.9 vs 2.2 Tcell/s at 65536x32768; lavapipe: 1.7 vs 6
-# Gcell/s), so it is off by default: "never" | "always" | "auto" (hardware adapters only).
-# It is used only where it is verified exact on both lavapipe and the H200: dead edges. On a
-# torus it is exact on lavapipe but differs from numpy on the H200 for narrow grids (a row of
-# 2-3 words, whose copies repeat across the tile's region); that is an open bug.
-BLOCKED_GENERATIONS = "never"
+# The pingpong kernel: "sweep" (several generations per dispatch, needs subgroups), "quad" (one
+# generation, four words per invocation, widths that are multiples of 128) or "word" (one
+# generation, one word per invocation, any width). Each falls back to the next where it cannot
+# run; the bench measures each against the others.
+PINGPONG_KERNEL = "sweep"
+SWEEP_GENS = 8          # generations per dispatch of life/step_sweep.wgsl (at most 16)
+SWEEP_CHUNKS = (256, 128, 64)   # rows per subgroup, the largest that keeps the GPU busy
+SWEEP_BUSY_SUBGROUPS = 8192     # ... meaning this many subgroups (a hardware GPU)
 MAX_TEXTURE = 4096
 LOOK_FIELDS = ("alive_color", "dead_color", "trail_color", "trail_fade", "display", "quad_center",
                "quad_size")
 
 
 def uses_quads(width: int) -> bool:
-    """Whether a pingpong layer of this width steps with life/step_quad.wgsl (four whole words per
-    invocation): rows of whole 128-cell groups, so no ragged word and no partial group."""
-    return QUAD_KERNEL and width % 128 == 0
+    """Whether a pingpong layer of this width can step with life/step_quad.wgsl (four whole words
+    per invocation): rows of whole 128-cell groups, so no ragged word and no partial group."""
+    return width % 128 == 0
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """How life/step_sweep.wgsl covers one layer: subgroups of `lanes` word columns, `halo` of
+    them on each side lent to the neighbours, `chunk` rows each."""
+    lanes: int
+    halo: int
+    chunk: int
+
+    def grid(self, stride: int, height: int) -> tuple[int, int, int]:
+        strips_per_group = 64 // self.lanes        # workgroups of 64 invocations
+        return (math.ceil(stride / (strips_per_group * (self.lanes - 2 * self.halo))),
+                math.ceil(height / self.chunk), 1)
+
+
+def plan_sweep(lanes: int | None, width: int, height: int, torus: bool,
+               busy_subgroups: int) -> Sweep | None:
+    """The sweep's layout for a layer, or None where it cannot run: no subgroups, or a torus one
+    word wide (a lane would be its own west and east neighbour). The halo must hold SWEEP_GENS
+    cells: one word, or two on a ragged torus, whose wrapped last word may hold a single cell."""
+    stride = (width + 31) // 32
+    if lanes is None or (torus and stride == 1):
+        return None
+    halo = 2 if torus and width % 32 else 1
+    if lanes - 2 * halo < 1 or 64 % lanes:
+        return None
+    strips = math.ceil(stride / (lanes - 2 * halo))
+    chunk = next((c for c in SWEEP_CHUNKS if strips * math.ceil(height / c) >= busy_subgroups),
+                 SWEEP_CHUNKS[-1])
+    return Sweep(lanes, halo, chunk)
+
+
+def pingpong_plan(kernel: str, generations: int) -> list[int]:
+    """Generations per dispatch for one step: SWEEP_GENS at a time for the sweep, then the rest
+    in one smaller dispatch; one each for the single-generation kernels."""
+    if kernel != "sweep":
+        return [1] * generations
+    whole, rest = divmod(generations, SWEEP_GENS)
+    return [SWEEP_GENS] * whole + ([rest] if rest else [])
 
 
 def pack_cells(cells: np.ndarray) -> np.ndarray:
@@ -134,6 +174,10 @@ class _Layer:
     step_parity: int = 0      # the parity the step being encoded starts from
     generation: int = 0
     look_key: tuple | None = None   # the colour and placement fields last uploaded
+    kernel: str = "word"      # pingpong: "sweep", "quad" or "word" (see PINGPONG_KERNEL)
+    sweep: Sweep | None = None
+    constants: dict = field(default_factory=dict)   # the rule's override constants
+    steppers: dict = field(default_factory=dict)    # (kernel, generations) -> pipeline, groups
 
 
 class LifeSystem(System):
@@ -152,10 +196,6 @@ class LifeSystem(System):
         words = stride * height
         what = f"entity '{name}': life.size = {width}x{height} ({words * 4:,} bytes of state)"
         self.gpu.check_buffer_size(words * 4, what)
-        groups_y = math.ceil(height / STEP_ROWS)
-        if groups_y > self.gpu.limits["max-compute-workgroups-per-dimension"]:
-            raise DeviceLimitError(f"{what}: {height} rows need {groups_y:,} workgroups in y; "
-                                   f"this device allows {self.gpu.limits['max-compute-workgroups-per-dimension']:,}")
         birth, survive = parse_rule(component.rule)
         constants = {"BIRTH": birth, "SURVIVE": survive}
         tiles_x = math.ceil(stride / TILE_W)
@@ -171,18 +211,7 @@ class LifeSystem(System):
         }
         if component.memory == "pingpong":
             buffers["state1"] = self.storage_buffer(f"{name}/state1", words * 4, what=what)
-            # whole groups of four words per row: the 16-byte-load kernel (about twice as fast at
-            # 65536x32768 on the H200); any other width: the general one
-            shader = "life/step_quad.wgsl" if uses_quads(width) else "life/step.wgsl"
-            step = self.gpu.compute_pipeline(shader, dict(constants, ROWS=STEP_ROWS))
-            pipelines = {"step": step}
-            # blocks need the workgroup memory, and are kept to the cases verified exact
-            verified = component.topology == "dead"
-            wanted = BLOCKED_GENERATIONS == "always" or (
-                BLOCKED_GENERATIONS == "auto" and not self.gpu.is_software)
-            if (wanted and verified
-                    and self.gpu.limits["max-compute-workgroup-storage-size"] >= BLOCK_SHARED_BYTES):
-                pipelines["block"] = self.gpu.compute_pipeline("life/step_blocked.wgsl", constants)
+            pipelines = {}   # the step pipelines are made per generations-per-dispatch: _stepper
         else:
             buffers["staging"] = self.storage_buffer(f"{name}/staging", tiles * BORDER_SLOTS * 4,
                                                      what=what)
@@ -195,6 +224,12 @@ class LifeSystem(System):
             usage=wgpu.TextureUsage.STORAGE_BINDING | wgpu.TextureUsage.TEXTURE_BINDING)
         layer = _Layer(entity, component, width, height, stride, buffers, pipelines)
         layer.texture, layer.texture_size, layer.tiles, layer.tiles_x = texture, tex, tiles, tiles_x
+        layer.constants = constants
+        if component.memory == "pingpong":
+            self._choose_kernel(layer)
+        for grid in self._grids(layer):
+            for groups in grid[:2]:
+                self.gpu.check_dispatch(groups, f"{what}: its step")
         self._make_groups(layer)
         record = np.zeros((), PARAMS)
         record["width"], record["height"], record["stride"], record["tiles_x"] = (
@@ -221,19 +256,50 @@ class LifeSystem(System):
             place(cells, pattern.cells, c.offset, source=str(c.pattern))
         return cells
 
+    def _choose_kernel(self, layer: _Layer) -> None:
+        """PINGPONG_KERNEL where the layer and device allow it, else the next that runs."""
+        torus = layer.component.topology == "torus"
+        busy = 1 if self.gpu.is_software else SWEEP_BUSY_SUBGROUPS   # lavapipe: few, long sweeps
+        layer.sweep = (plan_sweep(self.gpu.subgroup_size, layer.width, layer.height, torus, busy)
+                       if PINGPONG_KERNEL == "sweep" else None)
+        layer.kernel = ("sweep" if layer.sweep else
+                        "quad" if PINGPONG_KERNEL != "word" and uses_quads(layer.width) else "word")
+
+    def _grids(self, layer: _Layer) -> list[tuple[int, int, int]]:
+        """The workgroup grids of the layer's step dispatches."""
+        if layer.component.memory == "inplace":
+            return [self.gpu.grid(layer.tiles)]
+        if layer.kernel == "sweep":
+            return [layer.sweep.grid(layer.stride, layer.height)]
+        across = 4 if layer.kernel == "quad" else 1     # words per invocation
+        return [(math.ceil(layer.stride / across / 64), math.ceil(layer.height / STEP_ROWS), 1)]
+
+    def _stepper(self, layer: _Layer, gens: int):
+        """(pipeline, bind group per parity) of a pingpong dispatch advancing `gens` generations,
+        made on first use (a live edit of steps_per_frame may need a new remainder)."""
+        key = (layer.kernel, gens)
+        if key not in layer.steppers:
+            b, name = layer.buffers, layer.entity.name
+            if layer.kernel == "sweep":
+                sweep, torus = layer.sweep, layer.component.topology == "torus"
+                pipeline = self.gpu.compute_pipeline("life/step_sweep.wgsl", dict(
+                    layer.constants, GENS=gens, CHUNK=sweep.chunk, HALO=sweep.halo, TORUS=torus,
+                    RAGGED_TORUS=torus and layer.width % 32 != 0))
+            else:
+                shader = "life/step_quad.wgsl" if layer.kernel == "quad" else "life/step.wgsl"
+                pipeline = self.gpu.compute_pipeline(shader, dict(layer.constants, ROWS=STEP_ROWS))
+            # the quad kernel reads its input twice: as vec4 groups and as words
+            again = layer.kernel == "quad"
+            groups = [self.gpu.bind_group(f"{name}:life:{layer.kernel}", pipeline, 0,
+                                          [b["params"], b[f"state{k}"], b[f"state{1 - k}"]]
+                                          + ([b[f"state{k}"]] if again else []))
+                      for k in (0, 1)]
+            layer.steppers[key] = (pipeline, groups)
+        return layer.steppers[key]
+
     def _make_groups(self, layer: _Layer) -> None:
         b, p, name, gpu = layer.buffers, layer.pipelines, layer.entity.name, self.gpu
-        if layer.component.memory == "pingpong":
-            for kind in ("step", "block"):
-                if kind in p:
-                    # the quad kernel reads its input twice: as vec4 groups and as words
-                    again = kind == "step" and uses_quads(layer.width)
-                    layer.groups[kind] = [
-                        gpu.bind_group(f"{name}:life:{kind}", p[kind], 0,
-                                       [b["params"], b[f"state{k}"], b[f"state{1 - k}"]]
-                                       + ([b[f"state{k}"]] if again else []))
-                        for k in (0, 1)]
-        else:
+        if layer.component.memory == "inplace":
             layer.groups["step"] = [gpu.bind_group(f"{name}:life:step", p["step"], 0,
                                                    [b["params"], b["state0"], b["staging"]])]
             layer.groups["commit"] = gpu.bind_group(f"{name}:life:commit", p["commit"], 0,
@@ -271,12 +337,9 @@ class LifeSystem(System):
     def _gens(self, layer: _Layer) -> int:
         return 0 if layer.component.paused else layer.component.steps_per_frame
 
-    def _plan(self, layer: _Layer) -> list[str]:
-        """The pingpong dispatches of one step: blocks of BLOCK_GENS generations computed in
-        workgroup memory where the device allows, then single generations for the rest."""
-        gens = self._gens(layer)
-        blocks = gens // BLOCK_GENS if "block" in layer.pipelines else 0
-        return ["block"] * blocks + ["step"] * (gens - blocks * BLOCK_GENS)
+    def _plan(self, layer: _Layer) -> list[int]:
+        """Generations per pingpong dispatch of one step."""
+        return pingpong_plan(layer.kernel, self._gens(layer))
 
     def _layer_passes(self, name: str, layer: _Layer) -> list[Pass]:
         c, p, g = layer.component, layer.pipelines, layer.groups
@@ -285,15 +348,13 @@ class LifeSystem(System):
         out = [Pass(f"{prefix}:clear", Phase.CLEAR, ClearBuffer(layer.buffers["counters"]),
                     writes=(f"{name}/counters",))]
         if c.memory == "pingpong":
-            per_invocation = 4 if uses_quads(layer.width) else 1   # words across
-            grids = {"step": (math.ceil(layer.stride / per_invocation / 64),
-                              math.ceil(layer.height / STEP_ROWS), 1),
-                     "block": self.gpu.grid(math.ceil(layer.stride / BLOCK_W)
-                                            * math.ceil(layer.height / BLOCK_H))}
-            for k, kind in enumerate(self._plan(layer)):
-                pick = (lambda k=k, kind=kind: g[kind][(layer.step_parity + k) % 2])
+            kind = "sweep" if layer.kernel == "sweep" else "step"
+            grid = self._grids(layer)[0]
+            for k, gens in enumerate(self._plan(layer)):
+                pipeline, groups = self._stepper(layer, gens)
+                pick = (lambda k=k, groups=groups: groups[(layer.step_parity + k) % 2])
                 out.append(Pass(f"{prefix}:{kind}{k}", Phase.SIMULATE,
-                                Dispatch(p[kind], (pick,), grids[kind]),
+                                Dispatch(pipeline, (pick,), grid),
                                 reads=(f"{name}/params", state), writes=(state,)))
         else:
             grid = self.gpu.grid(layer.tiles)

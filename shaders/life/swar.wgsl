@@ -72,13 +72,27 @@ fn in_rule(rule: u32, sb0: u32, sb1: u32, sb2: u32, sb3: u32) -> u32 {
     return (~sb3 & m07) | (sb3 & has(rule, 8u));
 }
 
-// The next generation of the word in row `mid`, given the rows above and below.
-fn next_word(up: Row, mid: Row, down: Row) -> u32 {
-    let a = full_add(up.west, up.cells, up.east);
-    let b = full_add(down.west, down.cells, down.east);
-    let c = half_add(mid.west, mid.east);
-    let d = full_add(a.sum, b.sum, c.sum);
-    let e = full_add(a.carry, b.carry, c.carry);
+// A row's part of its neighbours' counts, computed once per row: the bit-sliced sum of its
+// west, own and east cells (what it adds to the rows above and below) and of its west and east
+// cells (what it adds to its own row), each as sum and carry bits.
+struct RowSums {
+    cells: u32,
+    sum3: u32,
+    carry3: u32,
+    sum2: u32,
+    carry2: u32,
+};
+
+fn row_sums(r: Row) -> RowSums {
+    let three = full_add(r.west, r.cells, r.east);
+    let two = half_add(r.west, r.east);
+    return RowSums(r.cells, three.sum, three.carry, two.sum, two.carry);
+}
+
+// The next generation of the cells of `mid`, given the sums of the rows above and below.
+fn next_from_sums(up: RowSums, mid: RowSums, down: RowSums) -> u32 {
+    let d = full_add(up.sum3, down.sum3, mid.sum2);
+    let e = full_add(up.carry3, down.carry3, mid.carry2);
     let f = half_add(e.sum, d.carry);
     let sb0 = d.sum;
     let sb1 = f.sum;
@@ -87,6 +101,11 @@ fn next_word(up: Row, mid: Row, down: Row) -> u32 {
     let born = in_rule(BIRTH, sb0, sb1, sb2, sb3);
     let stay = in_rule(SURVIVE, sb0, sb1, sb2, sb3);
     return (~mid.cells & born) | (mid.cells & stay);
+}
+
+// The next generation of the word in row `mid`, given the rows above and below.
+fn next_word(up: Row, mid: Row, down: Row) -> u32 {
+    return next_from_sums(row_sums(up), row_sums(mid), row_sums(down));
 }
 
 // Bits of real cells in a word (the last word of a ragged row keeps its padding bits zero).

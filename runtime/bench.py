@@ -324,7 +324,7 @@ def bench_life() -> list[dict]:
                 ("inplace", None)]
     default_kernel = life_system.PINGPONG_KERNEL
     for width, height in sizes:
-        baseline = None                       # the quad kernel's rate: the default before sweeps
+        baseline, sweep_row = None, None      # the quad kernel: the default before the sweep
         for memory, kernel in variants:
             life_system.PINGPONG_KERNEL = kernel or default_kernel
             try:
@@ -359,15 +359,14 @@ def bench_life() -> list[dict]:
                    "ms_per_generation": seconds / generations * 1e3, "vs_numpy": rate / numpy_rate}
             if kernel == "quad":
                 baseline = rate
+            elif kernel == "sweep":
+                sweep_row = row
             if kernel in ("quad", "word") or memory == "inplace":
                 # each generation reads and writes every word once
                 bytes_moved = 2 * (width + 31) // 32 * 4 * height * generations
                 row["fraction_of_copy_bandwidth"] = bytes_moved / seconds / bandwidth
             rows.append(row)
             engine.close()
-        sweep_row = next((r for r in rows if r["name"].startswith(f"life step ({width}x{height}, "
-                                                                    "pingpong, ")
-                          and "generations per dispatch" in r["name"]), None)
         if sweep_row and baseline:
             sweep_row["vs_quad_kernel"] = sweep_row["value"] * 1e9 / baseline
     life_system.PINGPONG_KERNEL = default_kernel

@@ -106,26 +106,24 @@ class GpuContext:
 
         if "subgroup" not in self.device.features:
             return None
-        code = ("@group(0) @binding(0) var<storage, read_write> size: u32;\n"
-                "@compute @workgroup_size(64)\n"
-                "fn main(@builtin(subgroup_size) lanes: u32) { size = lanes; }\n")
-        module = self.device.create_shader_module(label="emberfx:subgroup-probe", code=code)
-        pipeline = self.device.create_compute_pipeline(
-            label="emberfx:subgroup-probe", layout="auto",
-            compute={"module": module, "entry_point": "main"})
+        pipeline = self.compute_pipeline("common/subgroup_probe.wgsl")
         out = self.device.create_buffer(
             size=4, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
-        group = self.bind_group("emberfx:subgroup-probe", pipeline, 0, [out])
-        encoder = self.device.create_command_encoder(label="emberfx:subgroup-probe")
-        compute = encoder.begin_compute_pass(label="emberfx:subgroup-probe")
-        compute.set_pipeline(pipeline)
-        compute.set_bind_group(0, group)
-        compute.dispatch_workgroups(1)
-        compute.end()
-        self.device.queue.submit([encoder.finish()])
+        self.dispatch_now("emberfx:subgroup-probe", pipeline,
+                          self.bind_group("emberfx:subgroup-probe", pipeline, 0, [out]), (1, 1, 1))
         lanes = int.from_bytes(self.device.queue.read_buffer(out), "little")
         out.destroy()
         return lanes
+
+    def dispatch_now(self, label: str, pipeline, group, grid: tuple[int, int, int]) -> None:
+        """One dispatch in its own submission, outside the frame graph (on-demand work)."""
+        encoder = self.device.create_command_encoder(label=label)
+        compute = encoder.begin_compute_pass(label=label)
+        compute.set_pipeline(pipeline)
+        compute.set_bind_group(0, group)
+        compute.dispatch_workgroups(*grid)
+        compute.end()
+        self.device.queue.submit([encoder.finish()])
 
     def check_dispatch(self, groups: int, what: str) -> None:
         limit = self.limits["max-compute-workgroups-per-dimension"]

@@ -227,9 +227,8 @@ class LifeSystem(System):
         layer.constants = constants
         if component.memory == "pingpong":
             self._choose_kernel(layer)
-        for grid in self._grids(layer):
-            for groups in grid[:2]:
-                self.gpu.check_dispatch(groups, f"{what}: its step")
+        for groups in self._grid(layer)[:2]:
+            self.gpu.check_dispatch(groups, f"{what}: its step")
         self._make_groups(layer)
         record = np.zeros((), PARAMS)
         record["width"], record["height"], record["stride"], record["tiles_x"] = (
@@ -265,14 +264,14 @@ class LifeSystem(System):
         layer.kernel = ("sweep" if layer.sweep else
                         "quad" if PINGPONG_KERNEL != "word" and uses_quads(layer.width) else "word")
 
-    def _grids(self, layer: _Layer) -> list[tuple[int, int, int]]:
-        """The workgroup grids of the layer's step dispatches."""
+    def _grid(self, layer: _Layer) -> tuple[int, int, int]:
+        """The workgroup grid of each of the layer's step dispatches."""
         if layer.component.memory == "inplace":
-            return [self.gpu.grid(layer.tiles)]
+            return self.gpu.grid(layer.tiles)
         if layer.kernel == "sweep":
-            return [layer.sweep.grid(layer.stride, layer.height)]
+            return layer.sweep.grid(layer.stride, layer.height)
         across = 4 if layer.kernel == "quad" else 1     # words per invocation
-        return [(math.ceil(layer.stride / across / 64), math.ceil(layer.height / STEP_ROWS), 1)]
+        return (math.ceil(layer.stride / across / 64), math.ceil(layer.height / STEP_ROWS), 1)
 
     def _stepper(self, layer: _Layer, gens: int):
         """(pipeline, bind group per parity) of a pingpong dispatch advancing `gens` generations,
@@ -349,7 +348,7 @@ class LifeSystem(System):
                     writes=(f"{name}/counters",))]
         if c.memory == "pingpong":
             kind = "sweep" if layer.kernel == "sweep" else "step"
-            grid = self._grids(layer)[0]
+            grid = self._grid(layer)
             for k, gens in enumerate(self._plan(layer)):
                 pipeline, groups = self._stepper(layer, gens)
                 pick = (lambda k=k, groups=groups: groups[(layer.step_parity + k) % 2])
@@ -357,7 +356,7 @@ class LifeSystem(System):
                                 Dispatch(pipeline, (pick,), grid),
                                 reads=(f"{name}/params", state), writes=(state,)))
         else:
-            grid = self.gpu.grid(layer.tiles)
+            grid = self._grid(layer)
             for k in range(self._gens(layer)):
                 out.append(Pass(f"{prefix}:step{k}", Phase.SIMULATE,
                                 Dispatch(p["step"], (g["step"][0],), grid),
@@ -499,13 +498,8 @@ class LifeSystem(System):
             label=f"{entity.name}:life:paint", layout=pipeline.get_bind_group_layout(0), entries=[
                 {"binding": 0, "resource": {"buffer": buffer, "offset": 0, "size": nbytes}},
                 {"binding": 1, "resource": {"buffer": state, "offset": 0, "size": state.size}}])
-        encoder = self.device.create_command_encoder(label=f"{entity.name}:life:paint")
-        compute = encoder.begin_compute_pass(label=f"{entity.name}:life:paint")
-        compute.set_pipeline(pipeline)
-        compute.set_bind_group(0, group)
-        compute.dispatch_workgroups(*self.gpu.grid(math.ceil(len(edits) / 64)))
-        compute.end()
-        self.device.queue.submit([encoder.finish()])
+        self.gpu.dispatch_now(f"{entity.name}:life:paint", pipeline, group,
+                              self.gpu.grid(math.ceil(len(edits) / 64)))
 
     # inspection --------------------------------------------------------------------------------
     def current_buffer(self, layer: _Layer):

@@ -13,12 +13,15 @@ framebuffer pixels give the same answer.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
 import msgspec
 import numpy as np
+
+from emberfx.numbers import F32_MAX
 
 Vec3 = tuple[float, float, float]
 Vec2 = tuple[float, float]
@@ -30,6 +33,8 @@ ORBIT_TURNS_PER_WIDTH = 1.0
 PITCH_LIMIT_DEG = 89.0
 """orbit: the highest elevation above (or below) the plane perpendicular to ``up``; short of 90 so
 the view never flips over the pole, where ``up`` would be parallel to the view direction"""
+MAX_ASPECT = 16384.0
+"""the widest (or, inverted, the narrowest) viewport aspect a view matrix must stay finite for"""
 ZOOM_FACTOR = 0.85
 """zoom: distance (perspective) or height (orthographic) is multiplied by this per wheel step in"""
 
@@ -50,13 +55,57 @@ class Camera:
     """orthographic: world units shown from bottom to top"""
     near: Positive = 0.05
     far: Positive = 500.0
+    fit: Literal["height", "width", "contain"] = "height"
+    """which part of the reference view (``height`` or ``fov_deg`` at ``reference_aspect``) stays
+    visible when the viewport's aspect differs: "height" keeps the vertical extent, "width" the
+    horizontal one, "contain" the whole reference rectangle (adding margin above and below, or at
+    the sides, whichever the viewport needs)"""
+    reference_aspect: Positive | None = None
+    """width / height of the view that ``height`` and ``fov_deg`` describe; None: the scene's
+    [scene] size (the Engine fills it in), or, where there is no scene, the viewport's own aspect
+    (then every fit shows the same)"""
 
     def __post_init__(self):
         if self.far <= self.near:
             raise ValueError(f"expected far > near, found near={self.near} far={self.far}")
+        for name in ("position", "target", "up", "center"):
+            values = getattr(self, name)
+            if not all(math.isfinite(v) for v in values):
+                raise ValueError(f"{name}: expected finite numbers, found {list(values)}")
+        if not any(self.up):
+            raise ValueError("up: expected a non-zero vector, found [0, 0, 0]")
         if self.kind == "perspective":
             if np.allclose(np.subtract(self.target, self.position), 0.0):
                 raise ValueError(f"target: expected a point other than position, found {list(self.target)}")
+        # The view-projection matrix goes to the GPU as 32-bit floats, for viewports as narrow
+        # or as wide as a texture allows (aspect 1/16384 .. 16384: the matrix scales with it).
+        with np.errstate(all="ignore"):   # an overflow shows as inf or nan: refused below
+            matrix = self.projection_matrix(self.reference_aspect or 1.0) @ self.view_matrix()
+            largest = float(np.abs(matrix).max()) * MAX_ASPECT
+        if not largest <= F32_MAX:
+            fields = ("position, target, fov_deg" if self.kind == "perspective"
+                      else "center, height") + ", near, far"
+            if self.reference_aspect is not None:
+                fields += ", reference_aspect"
+            raise ValueError(f"expected a view matrix that fits 32-bit floats in any viewport, "
+                             f"found entries up to {largest:.3g} (from {fields})")
+
+    def with_reference(self, scene_size: tuple[float, float]) -> Camera:
+        """A copy whose ``reference_aspect`` is the scene size's (width / height) where the
+        camera does not set its own: the live camera a running scene draws with."""
+        if self.reference_aspect is not None:
+            return dataclasses.replace(self)
+        width, height = scene_size
+        return dataclasses.replace(self, reference_aspect=float(width) / float(height))
+
+    def fit_scale(self, aspect: float) -> float:
+        """How much taller than at the reference the visible extent is in a viewport of
+        ``aspect`` (width / height): 1 for "height"; reference / aspect for "width" (a narrower
+        viewport shows more height so the width stays); the larger of the two for "contain"."""
+        if self.reference_aspect is None or self.fit == "height":
+            return 1.0
+        keep_width = self.reference_aspect / aspect
+        return keep_width if self.fit == "width" else max(1.0, keep_width)
 
     def view_matrix(self) -> np.ndarray:
         if self.kind == "orthographic":
@@ -67,15 +116,16 @@ class Camera:
 
     def projection_matrix(self, aspect: float) -> np.ndarray:
         n, f = self.near, self.far
+        scale = self.fit_scale(aspect)
         if self.kind == "orthographic":
-            h = self.height * 0.5
+            h = self.height * 0.5 * scale
             w = h * aspect
             m = np.zeros((4, 4))
             m[0, 0], m[1, 1] = 1.0 / w, 1.0 / h
             m[2, 2], m[2, 3] = -1.0 / (f - n), -n / (f - n)
             m[3, 3] = 1.0
             return m
-        t = 1.0 / math.tan(math.radians(self.fov_deg) * 0.5)
+        t = 1.0 / (math.tan(math.radians(self.fov_deg) * 0.5) * scale)
         m = np.zeros((4, 4))
         m[0, 0], m[1, 1] = t / aspect, t
         m[2, 2], m[2, 3] = f / (n - f), n * f / (n - f)
@@ -92,11 +142,12 @@ class Camera:
 
     def _half_extent(self, aspect: float, depth: float = 1.0) -> tuple[float, float]:
         """Half the visible width and height in world units, at ``depth`` in front of a perspective
-        eye (an orthographic view is the same at every depth)."""
+        eye (an orthographic view is the same at every depth), after ``fit``."""
         if self.kind == "orthographic":
             half = self.height * 0.5
         else:
             half = depth * math.tan(math.radians(self.fov_deg) * 0.5)
+        half *= self.fit_scale(aspect)
         return half * aspect, half
 
     def ray(self, px: float, py: float,
@@ -168,7 +219,7 @@ class Camera:
         view plane) or on any plane (orthographic: ``center`` moves) stays under it."""
         aspect = _ndc(0.0, 0.0, viewport)[2]
         if self.kind == "orthographic":
-            per_pixel = self.height / float(viewport[1])
+            per_pixel = 2.0 * self._half_extent(aspect)[1] / float(viewport[1])
             self.center = (float(self.center[0] - dx * per_pixel),
                            float(self.center[1] + dy * per_pixel))
             return
@@ -195,7 +246,7 @@ class Camera:
                                    max(1e9, self.height)))
             if cursor is not None:
                 x, y, aspect = _ndc(cursor[0], cursor[1], viewport)
-                k = (self.height - height) * 0.5
+                k = (self.height - height) * 0.5 * self.fit_scale(aspect)
                 self.center = (float(self.center[0] + x * k * aspect),
                                float(self.center[1] + y * k))
             self.height = height

@@ -18,9 +18,10 @@ import textwrap
 from pathlib import Path
 
 from .errors import EmberError, UsageError
+from .headless import HEADLESS_FRAMES
 
 PROG = "emberfx"
-DEFAULT_RUN_FRAMES = 300  # headless fallback of `run` when --frames is not given
+DEFAULT_RUN_FRAMES = HEADLESS_FRAMES  # headless fallback of `run` when --frames is not given
 PASSES_SIZE = (64, 36)  # `passes` only needs the pass list, not a full-size target
 
 # Limits `info` prints, in this order.
@@ -48,6 +49,26 @@ def positive_int(text: str) -> int:
     if not re.fullmatch(r"\+?[0-9]+", text.strip()) or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got '{text}'")
     return int(text)
+
+
+def seconds(text: str) -> float:
+    """A time limit: a number of seconds >= 0 (0: no limit)."""
+    if not re.fullmatch(r"\+?([0-9]+\.?[0-9]*|\.[0-9]+)", text.strip()):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0 (0: no limit), "
+                                         f"got '{text}'")
+    return float(text)
+
+
+def add_script_flags(s: argparse.ArgumentParser, run_flags: bool = True) -> None:
+    """The flags that say whether and how a scene's scripts (Python code) may run."""
+    if run_flags:
+        s.add_argument("--no-scripts", action="store_true",
+                       help="run none of the scene's scripts (also: EMBERFX_NO_SCRIPTS=1)")
+        s.add_argument("--script-timeout", type=seconds, metavar="S",
+                       help="stop a script hook that runs longer than S seconds and skip its "
+                            "script (default: 5; 0: no limit)")
+    s.add_argument("--allow-outside-scripts", action="store_true",
+                   help="allow scripts outside the scene file's folder")
 
 
 def _version() -> str:
@@ -83,6 +104,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     s.add_argument("--frames", type=positive_int, metavar="N",
                    help=f"exit after N frames (headless default: {DEFAULT_RUN_FRAMES})")
     s.add_argument("--screenshot", type=Path, metavar="FILE", help="write the last frame as PNG")
+    add_script_flags(s)
 
     s = add("render", "render SCENE headless to a PNG (last frame), GIF or MP4")
     s.add_argument("scene", metavar="SCENE")
@@ -91,11 +113,15 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     s.add_argument("--out", type=Path, required=True, metavar="FILE",
                    help="output file: .png, .gif or .mp4")
     s.add_argument("--size", type=parse_size, metavar="WxH", help="image size (default: scene's)")
+    add_script_flags(s)
 
-    s = add("validate", "check SCENE without a GPU and describe it")
-    s.add_argument("scene", metavar="SCENE")
+    s = add("validate", "check SCENE without a GPU and describe it, listing its scripts "
+                        "(never run)")
+    s.add_argument("scene", metavar="SCENE",
+                   help="scene .toml file, or a bundled scene's name (fountain, galaxy, ...)")
+    add_script_flags(s, run_flags=False)
 
-    s = add("passes", "print SCENE's GPU passes in execution order")
+    s = add("passes", "print SCENE's GPU passes in execution order (scripts are not run)")
     s.add_argument("scene", metavar="SCENE")
 
     add("info", "show the GPU adapter, backend and limits")
@@ -116,6 +142,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
                    help="state buffers: two, or one with tiles and halos (default: pingpong)")
     s.add_argument("--out", type=Path, metavar="FILE",
                    help="write the final grid: .rle (cells) or .png (the rendered image)")
+    s.add_argument("--no-scripts", action="store_true",
+                   help="run no scripts (a pattern has none; accepted like run and render)")
 
     s = add("bench", "run benchmarks (all when no NAME is given)")
     s.add_argument("names", nargs="*", metavar="NAME")
@@ -125,23 +153,30 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
 # ---------------------------------------------------------------------------- helpers
 
+def bundled_scenes() -> dict[str, Path]:
+    """The scenes shipped inside emberfx, by name ('fountain' -> .../scenes/fountain.toml)."""
+    from importlib import resources
+
+    folder = resources.files("emberfx.scenes")
+    return {entry.name[:-len(".toml")]: Path(str(entry)) for entry in folder.iterdir()
+            if entry.name.endswith(".toml") and entry.is_file()}
+
+
 def resolve_scene_path(text: str) -> Path:
-    """A scene argument: a file path, or the name of a scene bundled with emberfx ('fountain')."""
+    """A scene argument: a file path; where no such file exists, a bare name with or without
+    .toml ('fountain', 'fountain.toml') names a scene bundled with emberfx, from any folder."""
     path = Path(text)
     if path.is_file():
         return path
     if path.exists():
         raise EmberError(f"{path}: not a scene file")
-    if path.suffix == "" and path.parent == Path("."):
-        from importlib import resources
-
-        try:
-            bundled = resources.files("emberfx.scenes") / f"{text}.toml"
-            if bundled.is_file():
-                return Path(str(bundled))
-        except (ModuleNotFoundError, TypeError):
-            pass
-    raise EmberError(f"{path}: no such scene file")
+    bundled = bundled_scenes()
+    if path.parent == Path(".") and path.suffix in ("", ".toml"):
+        name = path.name[:-len(".toml")] if path.suffix == ".toml" else path.name
+        if name in bundled:
+            return bundled[name]
+    raise EmberError(f"{path}: no such scene file (bundled scenes, named without a folder: "
+                     f"{', '.join(sorted(bundled))})")
 
 
 def _load(text: str):
@@ -162,16 +197,29 @@ def _one_line(exc: BaseException) -> str:
     return "; ".join(lines) or type(exc).__name__
 
 
-def _engine(scene, size=None):
-    from .engine import Engine
+def _engine(scene, size=None, scripts=True, announce=False):
+    """The Engine; with ``announce``, the adapter and entities are named on stderr first (on a
+    CPU adapter building and the first frame can take a minute)."""
+    from .headless import build_engine
 
-    return Engine(scene, size=size)
+    return build_engine(scene, size, announce=announce, scripts=scripts)
 
 
-def _render(scene, frames: int, out: Path, size=None, engine=None) -> int:
+def _script_policy(args):
+    """What the command's script flags allow (EMBERFX_NO_SCRIPTS=1 is applied by the Engine)."""
+    from .scripting import DEFAULT_SCRIPT_TIMEOUT, ScriptPolicy
+
+    timeout = getattr(args, "script_timeout", None)
+    return ScriptPolicy(run=not args.no_scripts,
+                        timeout=DEFAULT_SCRIPT_TIMEOUT if timeout is None else timeout,
+                        allow_outside=getattr(args, "allow_outside_scripts", False),
+                        off_reason="--no-scripts")
+
+
+def _render(scene, frames: int, out: Path, size=None, engine=None, scripts=True) -> int:
     from .output import render_to_file
 
-    engine = engine or _engine(scene, size)
+    engine = engine or _engine(scene, size, scripts, announce=True)
     try:
         render_to_file(engine, frames, out, progress=True)
     finally:
@@ -186,15 +234,26 @@ def _render(scene, frames: int, out: Path, size=None, engine=None) -> int:
 def cmd_validate(args) -> int:
     scene = _load(args.scene)
     from .scene import describe
+    from .scripting import ScriptPolicy, check_script_locations, is_outside, scene_scripts
 
+    # Validate runs no script, but refuses what run and render would refuse.
+    check_script_locations(scene, ScriptPolicy(allow_outside=args.allow_outside_scripts))
     print(describe(scene))
+    scripts = scene_scripts(scene)
+    if scripts:
+        print(f"  {len(scripts)} script{'s' if len(scripts) != 1 else ''}, not run here (a scene "
+              f"with scripts is a program: run and render execute them unless --no-scripts)")
+    for script in scripts:
+        outside = ", outside the scene's folder" if is_outside(scene, script) else ""
+        print(f"    {script.owner}: {script.written} ({script.path}{outside})")
     print("ok")
     return 0
 
 
 def cmd_render(args) -> int:
     _check_out(args.out, "--out", (".png", ".gif", ".mp4"))
-    return _render(_load(args.scene), args.frames, args.out, args.size)
+    return _render(_load(args.scene), args.frames, args.out, args.size,
+                   scripts=_script_policy(args))
 
 
 def cmd_run(args) -> int:
@@ -210,8 +269,8 @@ def cmd_run(args) -> int:
     if not window.has_display():
         print(f"{PROG}: no display (DISPLAY/WAYLAND_DISPLAY unset or glfw cannot start); "
               f"{headless}", file=sys.stderr)
-        return _render(scene, frames, out)
-    engine = _engine(scene)
+        return _render(scene, frames, out, scripts=_script_policy(args))
+    engine = _engine(scene, scripts=_script_policy(args), announce=True)
     if not window.can_present(engine.adapter):
         print(f"{PROG}: the OpenGL adapter cannot show a window ({window.NO_PRESENT_HINT}); "
               f"{headless}", file=sys.stderr)
@@ -226,7 +285,11 @@ def cmd_run(args) -> int:
 
 
 def cmd_passes(args) -> int:
-    engine = _engine(_load(args.scene), PASSES_SIZE)
+    from .scripting import ScriptPolicy
+
+    # An inspection command: the scene's scripts (programs) never run here.
+    engine = _engine(_load(args.scene), PASSES_SIZE,
+                     ScriptPolicy(run=False, off_reason="passes never runs scripts"))
     try:
         names = engine.passes()
     finally:
@@ -329,7 +392,7 @@ def cmd_life(args) -> int:
     render_size = (min(width, LIFE_MAX_RENDER), min(height, LIFE_MAX_RENDER))
     scene = Scene(SceneSettings(name=f"life {path.name}", size=render_size),
                   Camera(kind="orthographic"), [EntitySpec("life", {"life": life})], path=None)
-    engine = _engine(scene, render_size)
+    engine = _engine(scene, render_size, _script_policy(args))
     try:
         engine.step(gens // chunk)            # chunk generations per step
         if gens % chunk:

@@ -8,44 +8,46 @@
 Simulation and drawing are separate submissions: ``step`` encodes the CLEAR, SIMULATE, PREPARE and
 READBACK phases once per fixed step; ``render``/``draw_to`` encode RENDER and POST for the current
 state. The window and the CLI are thin faces over this class.
+
+Every public method first checks the rules of engine_guard.py: the Engine is open (close() is
+final), it is used from the thread that created it, and esper is switched to its own world.
+Edits of live components (``engine.entity("jet").emitter.rate = 900``) go through live_edits.py.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import itertools
+import threading
 import time
-from pathlib import Path
 
 import esper
-import msgspec
 import numpy as np
 import wgpu
 
-from emberfx import registry, wgsl
+from emberfx import live_edits, registry, wgsl
 from emberfx.bundles import BundleCache
 from emberfx.clock import FixedClock
 from emberfx.colors import linear_color
+from emberfx.engine_guard import (checked_components, checked_scene, entity_name,
+                                  guard_public_methods, in_world, refusal, render_size, seconds,
+                                  step_count)
 from emberfx.errors import DeviceLimitError, EmberError
 from emberfx.frame_graph import (DRAWING_PHASES, SIMULATION_PHASES, CopyBuffer, Draw, FrameGraph,
                                  Pass, Phase, RenderTarget)
 from emberfx.gpu import get_context
+from emberfx.live_edits import copy_fields
 from emberfx.layout import struct_dtype
 from emberfx.profiler import PassProfiler
-from emberfx.readback import ReadbackRing
+from emberfx.readback import GatherLayout, ReadbackRing
 from emberfx.system import EntityRef, SharedResources, StepInfo, WorldView, snapshot
 
 FRAME = struct_dtype("common/frame.wgsl", "Frame")
 OUTPUT_FORMAT = "rgba8unorm-srgb"   # what render() returns: sRGB-encoded RGBA bytes
 _world_ids = itertools.count()
-
-
-def _copy_fields(source, target) -> None:
-    """Give ``target`` (a live component) the field values of ``source``, keeping its identity:
-    scripts and the inspector hold references to it."""
-    for f in dataclasses.fields(target):
-        setattr(target, f.name, copy.deepcopy(getattr(source, f.name)))
+READBACK_MIN_BYTES = 256   # the smallest gather buffer: room for 16 emitters' counters
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,26 +77,35 @@ class EntityView:
         return list(self._components)
 
 
+@guard_public_methods(exempt=("close",))   # engine_guard: open, owner thread, own world
 class Engine:
-    def __init__(self, scene, size: tuple[int, int] | None = None):
-        from emberfx.scene import Scene, load_scene
+    def __init__(self, scene, size: tuple[int, int] | None = None, *, scripts=True,
+                 script_timeout: float | None = None):
+        """``scripts``: False (or EMBERFX_NO_SCRIPTS=1) runs none of the scene's scripts; a
+        ``ScriptPolicy`` also sets the time limit and allows scripts outside the scene's folder.
+        ``script_timeout``: seconds a hook may run (default 5; 0: no limit)."""
+        from emberfx.scripting import check_script_locations, script_policy
 
-        if not isinstance(scene, Scene):
-            scene = load_scene(Path(scene))
+        self._owner, self._owner_ident = threading.current_thread(), threading.get_ident()
+        scene = checked_scene(scene, "Engine(scene)")
+        size = render_size(size) if size is not None else None
+        self.script_policy = script_policy(scripts, script_timeout)
+        check_script_locations(scene, self.script_policy)   # before any GPU work
         self.scene = scene          # as loaded; reload() diffs the next version against it
-        self.camera = copy.deepcopy(scene.camera)   # live: the window's mouse moves this one
+        # live: the window's mouse moves this one; its fit refers to the scene's size
+        self.camera = scene.camera.with_reference(scene.settings.size)
         self.gpu = get_context()
         self.device = self.gpu.device
         self.adapter = self.gpu.adapter
         self.clock = FixedClock(scene.settings.fixed_dt)
-        self.size = self._checked_size(size or scene.settings.size)
+        self.size = self._checked_size(size if size is not None else scene.settings.size)
         self._world = f"emberfx-{next(_world_ids)}"
         self._frame_uniform = self.device.create_buffer(
             label="frame", size=FRAME.itemsize,
             usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
         self._shared = SharedResources(frame_uniform=self._frame_uniform,
                                        fixed_dt=scene.settings.fixed_dt, seed=scene.settings.seed,
-                                       resolve=scene.resolve)
+                                       resolve=scene.resolve, scene_path=scene.path)
         self._background = linear_color(scene.settings.background)
         self._graphs: dict[str, FrameGraph] = {}
         self._stale_graphs: dict[str, FrameGraph] = {}   # replaced ones, to reuse their order
@@ -117,7 +128,7 @@ class Engine:
 
     # construction ------------------------------------------------------------------------------
     def _checked_size(self, size) -> tuple[int, int]:
-        w, h = (int(v) for v in size)
+        w, h = render_size(size)
         limit = self.gpu.limits["max-texture-dimension-2d"]
         if not (1 <= w <= limit and 1 <= h <= limit):
             raise DeviceLimitError(f"render size {w}x{h} is outside 1..{limit} per side on "
@@ -145,7 +156,6 @@ class Engine:
         self._invalidate_graphs()
 
     def _build_world(self) -> None:
-        esper.switch_world(self._world)
         self._entities: dict[str, EntityRef] = {}
         self._components: dict[str, dict[str, object]] = {}
         types = registry.component_types()
@@ -153,7 +163,8 @@ class Engine:
         self._added: list[tuple[str, str]] = []   # (component key, entity) with GPU resources
         for index, spec in enumerate(self.scene.entities):
             components = {k: copy.deepcopy(c) for k, c in spec.components.items()}
-            eid = esper.create_entity(Name(spec.name), *components.values())
+            with in_world(self._world):
+                eid = esper.create_entity(Name(spec.name), *components.values())
             self._entities[spec.name] = EntityRef(spec.name, index, eid)
             self._components[spec.name] = components
         self._shared.world = WorldView(self._entities, self._components)
@@ -165,7 +176,7 @@ class Engine:
     def _attach(self, name: str, types) -> None:
         """Give each of the entity's components to its system (GPU resources are made here)."""
         for key, component in self._components[name].items():
-            self._snapshots[(name, key)] = snapshot(component)
+            self._snapshots[(name, key)] = live_edits.committed(component)
             system_cls = types[key].system
             if system_cls is None:
                 continue
@@ -181,19 +192,30 @@ class Engine:
         return list({id(s): s for s in self._systems.values()}.values())
 
     def _setup_readback(self) -> None:
-        regions = [r for s in self._system_objects() for r in s.readbacks()]
-        self._readback_layout = []
-        offset = 0
-        for r in regions:
-            self._readback_layout.append((r, offset))
-            offset += (r.size + 3) // 4 * 4
+        """Lay out every system's readback regions in a new gather buffer and ring (when the
+        world is built, and after a rebuild replaced an entity's buffers). Spawn and delete
+        adjust the layout in place instead (_world_changed)."""
+        layout = GatherLayout()
+        for r in (r for s in self._system_objects() for r in s.readbacks()):
+            layout.add(r.entity, [r])
+        self._new_gather(layout)
+
+    def _new_gather(self, layout: GatherLayout) -> None:
+        """A gather buffer and ring with room for ``layout`` and as much again, so spawns
+        rarely reallocate. The old ring finishes its maps first: its buffers must never be freed
+        or reused while mapped or pending (WGPU_NOTES: a submit touching one aborts)."""
+        if getattr(self, "_ring", None) is not None:
+            self._ring.destroy()
+            self._gather.destroy()
+        self._readback_layout = layout
         self._gather = None
         self._ring = None
-        if offset:
+        if layout.end:
+            capacity = max(READBACK_MIN_BYTES, 2 * layout.end)
             self._gather = self.device.create_buffer(
-                label="readback/gather", size=offset,
+                label="readback/gather", size=capacity,
                 usage=wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC)
-            self._ring = ReadbackRing(self.device, offset)
+            self._ring = ReadbackRing(self.device, capacity)
         self._invalidate_graphs()
 
     def _invalidate_graphs(self) -> None:
@@ -239,17 +261,18 @@ class Engine:
     # simulation --------------------------------------------------------------------------------
     def step(self, frames: int = 1) -> None:
         """Advance the simulation by ``frames`` fixed steps."""
-        if int(frames) < 0:
-            raise EmberError(f"step(frames): expected a count >= 0, found {frames}")
-        esper.switch_world(self._world)
-        for _ in range(int(frames)):
+        for _ in range(step_count(frames)):
             self.scripts.update(self.clock.fixed_dt)   # their edits apply to this step
-            self._sync_components()
-            self._simulate_one()
+            applied = self._sync_components()
+            try:
+                self._simulate_one()
+            except Exception:
+                live_edits.undo(self, applied)   # a valid-looking value the step could not use
+                raise
 
     def advance(self, real_dt: float) -> int:
         """Interactive clock: run the whole fixed steps that ``real_dt`` seconds make."""
-        n = self.clock.advance(real_dt)
+        n = self.clock.advance(seconds(real_dt, "advance(real_dt)"))
         self.step(n)
         return n
 
@@ -277,74 +300,36 @@ class Engine:
         self.clock.tick()
         self._encode_seconds = time.perf_counter() - t0
 
-    def _sync_components(self) -> None:
-        """Notice edits made through entity(): live fields just flow into the next uniform write;
-        reload-class fields (e.g. capacity) rebuild that entity's GPU resources. An edit that is
-        invalid, or that the device refuses, is undone (the last good values stay) and raised."""
-        types = registry.component_types()
-        for name, components in self._components.items():
-            for key, component in components.items():
-                now = snapshot(component)
-                before = self._snapshots[(name, key)]
-                if now == before:
-                    continue
-                fields = [f.name for f in dataclasses.fields(component)]
-
-                def restore(component=component, fields=fields, before=before):
-                    for f, value in zip(fields, before):
-                        setattr(component, f, list(value) if isinstance(value, tuple)
-                                and isinstance(getattr(component, f), list) else value)
-
-                try:
-                    msgspec.convert(msgspec.to_builtins(component), type(component))
-                except (msgspec.ValidationError, ValueError, TypeError) as exc:
-                    restore()
-                    raise EmberError(f"entity '{name}': {key}: {exc}") from None
-                self._snapshots[(name, key)] = now
-                reload = getattr(component, "RELOAD_FIELDS", ())
-                changed = {f for f, a, b in zip(fields, before, now) if a != b}
-                # A live field may change the passes (Life's steps_per_frame); a component lists
-                # those in PASS_FIELDS, or, listing nothing, every field counts.
-                pass_fields = getattr(component, "PASS_FIELDS", None)
-                if pass_fields is None or changed & set(pass_fields):
-                    self._invalidate_graphs()
-                system = self._systems.get(key) if types[key].system else None
-                if system is not None and changed & set(reload):
-                    try:
-                        system.rebuild(self._entities[name], component)
-                    except EmberError:
-                        restore()
-                        self._snapshots[(name, key)] = before
-                        system.add(self._entities[name], component)  # rebuild removed it
-                        raise
-                    finally:
-                        self._setup_readback()
+    def _sync_components(self) -> list:
+        """Apply the edits made through entity() since the last call (live_edits.sync)."""
+        return live_edits.sync(self)
 
     # entities at run time ----------------------------------------------------------------------
     def spawn(self, name: str, components: dict) -> EntityView:
-        """Add an entity now: ``{"emitter": Emitter(...) or {field: value}, ...}``."""
-        from emberfx.scene import validate_component
-
+        """Add an entity now: ``{"emitter": Emitter(...) or {field: value}, ...}``, validated as
+        a scene file's entity is; the entity holds validated copies (edit them through the
+        returned view)."""
+        entity_name(name, "spawn(name)")
         if name in self._entities:
             raise EmberError(f"spawn: an entity named '{name}' exists already")
         types = registry.component_types()
-        built = {}
-        for key, value in components.items():
-            if key not in types:
-                raise EmberError(f"spawn '{name}': unknown component '{key}'")
-            built[key] = value if isinstance(value, types[key].cls) else validate_component(
-                key, value, entity=name)
-        esper.switch_world(self._world)
-        eid = esper.create_entity(Name(name), *built.values())
-        ref = EntityRef(name, max((e.index for e in self._entities.values()), default=-1) + 1, eid)
+        built = checked_components(components, name, path=self.scene.path, label="spawn")
+        live_edits.check_references(self, name, built, "spawn")
+        with in_world(self._world):
+            eid = esper.create_entity(Name(name), *built.values())
+        # entities are kept in index order (scene order, then spawns), so the last one has the
+        # highest index: looking it up costs the same in a world of any size
+        last = next(reversed(self._entities.values()), None)
+        ref = EntityRef(name, last.index + 1 if last is not None else 0, eid)
         self._entities[name] = ref
         self._components[name] = built
+        self._shared.world.added(name)
         try:
             self._attach(name, types)
         except Exception:
             self.delete(name)   # release what was attached; the world is as before the call
             raise
-        self._world_changed()
+        self._world_changed(spawned=name)
         return self.entity(name)
 
     def delete(self, name: str) -> None:
@@ -354,12 +339,13 @@ class Engine:
             if owner == name:
                 self._systems[key].remove(ref)
                 self._added.remove((key, owner))
-        esper.switch_world(self._world)
-        esper.delete_entity(ref.eid, immediate=True)
+        with in_world(self._world):
+            esper.delete_entity(ref.eid, immediate=True)
         for key in self._components.pop(name):
             self._snapshots.pop((name, key), None)
         del self._entities[name]
-        self._world_changed()
+        self._shared.world.removed(name)
+        self._world_changed(deleted=name)
 
     # hot reload --------------------------------------------------------------------------------
     def reload(self, scene, changed_files=()):
@@ -369,15 +355,17 @@ class Engine:
         rebuild that entity). If a step fails (e.g. a capacity the device refuses) everything done
         so far is undone and the error is raised: the last good scene keeps running."""
         from emberfx.hot_reload import plan_reload
+        from emberfx.scripting import check_script_locations
 
+        scene = checked_scene(scene, "reload(scene)")
+        check_script_locations(scene, self.script_policy)   # refused before anything changes
         plan = plan_reload(self.scene, scene, changed_files)
-        esper.switch_world(self._world)
         if plan.restart:
             self._restart(scene)
         elif not plan.empty:
             self._apply(plan, scene)
-        if plan.camera:
-            self.camera = copy.deepcopy(scene.camera)
+        if plan.camera or scene.settings.size != self.scene.settings.size:
+            self.camera = scene.camera.with_reference(scene.settings.size)
         if plan.background:
             self._background = linear_color(scene.settings.background)
             self._make_targets()
@@ -400,8 +388,8 @@ class Engine:
             for name, key in plan.updated:
                 live = self._components[name][key]
                 before = copy.deepcopy(live)
-                undo.append(lambda live=live, before=before: _copy_fields(before, live))
-                _copy_fields(new_specs[name].components[key], live)
+                undo.append(lambda live=live, before=before: copy_fields(before, live))
+                copy_fields(new_specs[name].components[key], live)
             self._sync_components()
             for name, key in plan.refreshed:
                 self._systems[key].rebuild(self._entities[name], self._components[name][key])
@@ -427,23 +415,38 @@ class Engine:
         """A new world for a new seed or timestep. If the new one cannot be built, the old
         scene starts again from its beginning (its GPU state went with its world)."""
         old = (self.scene, self.clock, self._shared.seed, self._shared.fixed_dt)
-        self.close()
+        self._release_world()
         self._world = f"emberfx-{next(_world_ids)}"
         self.scene, self.clock = scene, FixedClock(scene.settings.fixed_dt)
         self._shared.seed, self._shared.fixed_dt = scene.settings.seed, scene.settings.fixed_dt
         try:
             self._build_world()
         except Exception:
-            self.close()
+            self._release_world()
             self._world = f"emberfx-{next(_world_ids)}"
             self.scene, self.clock, self._shared.seed, self._shared.fixed_dt = old
             self._build_world()
             raise
 
-    def _world_changed(self) -> None:
+    def _world_changed(self, spawned: str | None = None, deleted: str | None = None) -> None:
+        """After a spawn or delete: the systems adapt (e.g. to a new force), and only that
+        entity's readback regions are added or removed, so the cost does not grow with the
+        number of entities (the graph is rebuilt lazily, at the next encode)."""
         for system in self._system_objects():
             system.world_changed()
-        self._setup_readback()
+        layout = self._readback_layout
+        if deleted is not None:
+            layout.remove(deleted)
+        if spawned is not None:
+            ref = self._entities[spawned]
+            systems = {id(s): s for key in self._components[spawned]
+                       if (s := self._systems.get(key)) is not None}
+            for system in systems.values():
+                layout.add(spawned, system.readbacks_of(ref))
+        if layout.end > (self._gather.size if self._gather is not None else 0):
+            self._new_gather(layout.compacted())
+        else:
+            self._invalidate_graphs()
 
     # drawing -----------------------------------------------------------------------------------
     def _write_frame_uniform(self) -> None:
@@ -469,7 +472,6 @@ class Engine:
 
     def draw_to(self, texture) -> None:
         """Render the current state into ``texture`` (any colour format; e.g. a window surface)."""
-        esper.switch_world(self._world)
         self._sync_components()   # edits made since the last step show in this frame
         w, h = texture.size[:2]
         if (w, h) != self.size:
@@ -503,7 +505,8 @@ class Engine:
         return np.frombuffer(data, np.uint8).reshape(h, w, 4).copy()
 
     # inspection --------------------------------------------------------------------------------
-    def _ref(self, name: str) -> EntityRef:
+    def _ref(self, name: str, what: str = "entity name") -> EntityRef:
+        entity_name(name, what)
         if name not in self._entities:
             import difflib
 
@@ -513,7 +516,7 @@ class Engine:
         return self._entities[name]
 
     def entity(self, name: str) -> EntityView:
-        ref = self._ref(name)
+        ref = self._ref(name, "entity(name)")
         return EntityView(ref.name, self._components[ref.name])
 
     def entity_names(self) -> list[str]:
@@ -529,13 +532,15 @@ class Engine:
 
     def system_of(self, name: str, key: str):
         """The system object that runs entity ``name``'s ``key`` component (tests, tools)."""
-        self._ref(name)
+        components = self._components[self._ref(name).name]
+        if key not in components or key not in self._systems:
+            raise EmberError(f"entity '{name}' has no {key} system; its components: "
+                             f"{', '.join(components) or 'none'}")
         return self._systems[key]
 
     def state(self, name: str) -> dict[str, np.ndarray]:
         """The entity's GPU state as numpy arrays (a blocking read: not for every frame)."""
-        ref = self._ref(name)
-        esper.switch_world(self._world)
+        ref = self._ref(name, "state(name)")
         out: dict[str, np.ndarray] = {}
         for key in self._components[ref.name]:
             system = self._systems.get(key)
@@ -599,6 +604,35 @@ class Engine:
         }
 
     def close(self) -> None:
+        """Release the GPU resources and the esper world. Calling it again does nothing; every
+        other method then raises EngineClosedError. Only the creating thread may close an open
+        Engine, unless that thread has ended (nothing can be using the Engine then)."""
+        if self._owner_ident is None:
+            return
+        if self._owner_ident != threading.get_ident() and self._owner.is_alive():
+            raise refusal(self, "close")
+        try:
+            self._release_world()
+            self._release_targets()
+        finally:
+            self._owner_ident = None   # closed, even if releasing failed half-way
+
+    def _release_targets(self) -> None:
+        """close() only (a restart keeps them): the frame uniform, render targets and readback
+        buffers are destroyed now, not when the caller drops its last reference to the Engine."""
+        if self._bundles is not None:   # None: draws encoded directly (no bundle cache)
+            self._bundles.clear()
+        self._present.clear()
+        self._graphs.clear()
+        self._stale_graphs.clear()
+        for name in ("_scene_texture", "_depth_texture", "_output_texture", "_frame_uniform",
+                     "_gather", "_ring"):
+            resource = getattr(self, name, None)
+            if resource is not None:
+                resource.destroy()   # the ring drains its maps first
+
+    def _release_world(self) -> None:
+        """What close() releases; a restart (reload with a new seed) then builds a new world."""
         if getattr(self, "_ring", None) is not None:
             self._ring.drain()
         if getattr(self, "_profiler", None) is not None:
@@ -607,11 +641,8 @@ class Engine:
             self._systems[key].remove(self._entities[name])
         self._added = []
         self._systems = {}
-        try:
-            esper.switch_world("default")
+        with in_world("default"), contextlib.suppress(KeyError):   # KeyError: never created
             esper.delete_world(self._world)
-        except Exception:
-            pass
 
     def __enter__(self):
         return self

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import heapq
 import os
+from bisect import bisect_left
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Union
@@ -143,8 +145,7 @@ class FrameGraph:
             self._permutation = previous._permutation
             self.order = [self.passes[i] for i in self._permutation]
             return
-        names = [p.name for p in self.passes]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
+        duplicates = sorted(n for n, k in Counter(p.name for p in self.passes).items() if k > 1)
         if duplicates:
             raise FrameGraphError(f"pass names must be unique; repeated: {', '.join(duplicates)}")
         self.order = _sort(self.passes)
@@ -204,26 +205,43 @@ def _sort(passes: list[Pass]) -> list[Pass]:
     that phase that writes it, and one that modifies it after the writers declared before it;
     otherwise declaration order (Kahn's algorithm, smallest index first).
     When two passes each read what the other writes (a read-before-write hazard, e.g. computing
-    sort keys from a list that the sort then rewrites), the one declared first runs first."""
+    sort keys from a list that the sort then rewrites), the one declared first runs first.
+    The writers of each resource are indexed once, so the cost grows with the number of edges,
+    not with passes squared: a world of thousands of entities re-sorts in milliseconds."""
     ordered: list[Pass] = []
-    for phase in sorted({p.phase for p in passes}):
-        group = [p for p in passes if p.phase == phase]
-        after: dict[int, set[int]] = {i: set() for i in range(len(group))}
+    groups: dict[Phase, list[Pass]] = defaultdict(list)
+    for p in passes:
+        groups[p.phase].append(p)
+    for phase in sorted(groups):
+        group = groups[phase]
+        writers: dict[str, list[int]] = defaultdict(list)   # ascending pass indices
+        for j, writer in enumerate(group):
+            for res in writer.writes:
+                writers[res].append(j)
+        after: list[set[int]] = []
         for i, reader in enumerate(group):
+            deps: set[int] = set()
             for res in reader.reads:
-                # a read-modify-write pass follows only the writers declared before it, so that
-                # chains of them keep declaration order; a pure reader follows every writer
-                modifies = res in reader.writes
-                for j, writer in enumerate(group):
-                    if j != i and res in writer.writes and not (modifies and j > i):
-                        after[i].add(j)
-        for i in after:
-            for j in list(after[i]):
-                if i in after[j] and j > i:   # mutual: declaration order decides
-                    after[i].discard(j)
-        pending = {i: len(deps) for i, deps in after.items()}
-        users = {i: [k for k, deps in after.items() if i in deps] for i in after}
-        ready = [(group[i].order, i) for i, n in pending.items() if n == 0]
+                found = writers.get(res)
+                if not found:
+                    continue
+                if res in reader.writes:
+                    # a read-modify-write pass follows only the writers declared before it, so
+                    # that chains of them keep declaration order
+                    deps.update(found[:bisect_left(found, i)])
+                else:   # a pure reader follows every writer
+                    deps.update(found)
+            deps.discard(i)
+            after.append(deps)
+        for i, deps in enumerate(after):   # mutual: declaration order decides
+            for j in [j for j in deps if j > i and i in after[j]]:
+                deps.discard(j)
+        pending = [len(deps) for deps in after]
+        users: list[list[int]] = [[] for _ in group]
+        for k, deps in enumerate(after):
+            for i in deps:
+                users[i].append(k)
+        ready = [(group[i].order, i) for i, n in enumerate(pending) if n == 0]
         heapq.heapify(ready)
         while ready:
             _, i = heapq.heappop(ready)
@@ -232,7 +250,7 @@ def _sort(passes: list[Pass]) -> list[Pass]:
                 pending[k] -= 1
                 if pending[k] == 0:
                     heapq.heappush(ready, (group[k].order, k))
-        stuck = [group[i].name for i, n in pending.items() if n > 0]
+        stuck = [group[i].name for i, n in enumerate(pending) if n > 0]
         if stuck:
             raise FrameGraphError(f"passes in phase {phase.name} wait on each other in a cycle: "
                                   + ", ".join(stuck))

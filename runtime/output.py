@@ -2,8 +2,15 @@
 
 Every writer here is atomic: frames go to a hidden temporary file in the destination folder (same
 folder, so the final ``os.replace`` is a rename on one filesystem and never a copy) and only a clean
-finish renames it over the requested path. An exception, Ctrl-C included, deletes the temporary
-file, so a crashed or interrupted render never leaves a truncated video that looks like a result.
+finish renames it over the requested path. Before that rename the file is read back (an MP4's
+frames counted, a GIF's frames counted, a PNG's checksums checked), so a full disk is an error
+and never a truncated file that looks like a result. An exception, Ctrl-C included, deletes the
+temporary file.
+
+A process killed outright (kill -9, a lost machine) cannot delete its temp file. Temp names
+carry the host and process id (``.clip.emberfx-HOST-PID-HEX.tmp.mp4``), and each new write
+into a folder removes the emberfx temp files there whose process on this host is gone, never
+those of a live process (a sweep runs many workers into one folder).
 
 This module imports no GPU code: it works on any ``(h, w, 4)`` uint8 arrays, and ``render_to_file``
 only needs an object with ``.size``, ``.scene``, ``.step()`` and ``.render()``.
@@ -12,12 +19,16 @@ only needs an object with ``.size``, ``.scene``, ``.step()`` and ``.render()``.
 from __future__ import annotations
 
 import os
+import re
 import secrets
+import socket
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
+from . import interrupts
 from .errors import EmberError, UsageError
 
 #: Extensions FrameWriter understands, with what each one keeps.
@@ -44,6 +55,51 @@ def _as_rgba(frame: np.ndarray, size: tuple[int, int] | None = None) -> np.ndarr
     return np.ascontiguousarray(a)
 
 
+_TEMP_NAME = re.compile(r"^\..*\.emberfx-(?P<host>[A-Za-z0-9-]*)-(?P<pid>[0-9]+)-[0-9a-f]{8}"
+                        r"\.tmp(\.[A-Za-z0-9]+)?$")
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:32]
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)   # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return True
+    except OSError:       # EPERM: it exists, as another user
+        return False
+    return False
+
+
+def remove_stale_temp_files(folder: Path) -> list[Path]:
+    """Delete the emberfx temp files in ``folder`` left by processes of this host that are gone.
+
+    Files of other hosts (a folder shared over the network) and of live processes are kept. Only
+    on POSIX: Windows has no harmless "does this process exist" signal.
+    """
+    if os.name != "posix":
+        return []
+    host, removed = _host(), []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    for name in names:
+        match = _TEMP_NAME.match(name)
+        if match is None or match["host"] != host:
+            continue
+        pid = int(match["pid"])
+        if pid != os.getpid() and _process_gone(pid):
+            try:
+                os.unlink(folder / name)
+                removed.append(folder / name)
+            except OSError:
+                pass   # gone already (another sweep), or not ours to delete
+    return removed
+
+
 def _temp_path(path: Path) -> Path:
     """Create (exclusively) and return a hidden temp file next to ``path`` with its extension.
 
@@ -55,8 +111,10 @@ def _temp_path(path: Path) -> Path:
         raise EmberError(f"cannot write {path}: folder {folder} does not exist")
     if path.is_dir():
         raise EmberError(f"cannot write {path}: it is a folder")
+    remove_stale_temp_files(folder)
+    owner = f"emberfx-{_host()}-{os.getpid()}"
     for _ in range(100):
-        tmp = folder / f".{path.stem}.{secrets.token_hex(4)}.tmp{path.suffix}"
+        tmp = folder / f".{path.stem}.{owner}-{secrets.token_hex(4)}.tmp{path.suffix}"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
@@ -76,13 +134,16 @@ def _remove(path: Path | None) -> None:
             pass
 
 
-def write_atomically(path: str | os.PathLike, write) -> Path:
-    """Call ``write(temp_path)`` on a temp file next to ``path``, then rename it into place. A
-    failure (Ctrl-C included) leaves no file; an OSError becomes a one-line EmberError."""
+def write_atomically(path: str | os.PathLike, write, verify=None) -> Path:
+    """Call ``write(temp_path)`` on a temp file next to ``path``, then ``verify(temp_path)`` when
+    given (it raises EmberError on a bad file), then rename it into place. A failure (Ctrl-C
+    included) leaves no file; an OSError becomes a one-line EmberError."""
     path = Path(path)
     tmp = _temp_path(path)
     try:
         write(tmp)
+        if verify is not None:
+            verify(tmp)
         os.replace(tmp, path)
     except OSError as exc:
         _remove(tmp)
@@ -101,7 +162,25 @@ def write_png(path: str | os.PathLike, rgba: np.ndarray) -> Path:
     if path.suffix.lower() != ".png":
         raise UsageError(f"a screenshot must be a .png file, not '{path.suffix or path.name}'")
     image = Image.fromarray(_as_rgba(rgba), "RGBA")
-    return write_atomically(path, lambda tmp: image.save(tmp, format="PNG"))
+    return write_atomically(path, lambda tmp: image.save(tmp, format="PNG"),
+                            verify=lambda tmp: _verify_image(tmp, path, frames=1))
+
+
+def _verify_image(tmp: Path, target: Path, frames: int) -> None:
+    """Read a written PNG or GIF back: PNG checksums, or the GIF's frame count."""
+    from PIL import Image
+
+    try:
+        with Image.open(tmp) as image:
+            found = getattr(image, "n_frames", 1)
+            image.verify()   # PNG: every chunk's CRC; GIF: parses the blocks
+    except (OSError, SyntaxError, ValueError, EOFError) as exc:   # PIL's ways to say "broken"
+        detail = str(exc).replace(str(tmp), str(target))
+        raise EmberError(f"cannot write {target}: the written file does not read back "
+                         f"({detail})") from None
+    if found != frames:
+        raise EmberError(f"cannot write {target}: the written file has {found} frames, "
+                         f"expected {frames}")
 
 
 def write_gif(path: str | os.PathLike, frames: list[np.ndarray], duration_ms: int) -> None:
@@ -155,7 +234,7 @@ class FrameWriter:
         self.count = 0
         self._tmp: Path | None = None
         self._frames: list[np.ndarray] = []  # gif: all frames; png: the last one
-        self._ffmpeg = None  # mp4: the imageio-ffmpeg generator
+        self._ffmpeg = None  # mp4: the FfmpegPipe
 
     # PNG keeps only the final frame, so callers may skip rendering the others.
     @property
@@ -165,21 +244,15 @@ class FrameWriter:
     def __enter__(self) -> FrameWriter:
         self._tmp = _temp_path(self.path)
         if self.kind == ".mp4":
-            self._start_ffmpeg()
+            from .video import FfmpegPipe
+
+            try:   # an odd width or height is padded by one black column/row, never cropped
+                self._ffmpeg = FfmpegPipe(self._tmp, self.path, self.size, self.fps)
+            except BaseException:
+                _remove(self._tmp)
+                self._tmp = None
+                raise
         return self
-
-    def _start_ffmpeg(self) -> None:
-        import imageio_ffmpeg
-
-        w, h = self.size
-        extra = []
-        if w % 2 or h % 2:  # libx264 + yuv420p rejects odd sizes: pad, never crop
-            extra = ["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"]
-        self._ffmpeg = imageio_ffmpeg.write_frames(
-            str(self._tmp), (w, h), fps=self.fps, pix_fmt_in="rgba", codec="libx264",
-            macro_block_size=1, output_params=extra or None, ffmpeg_log_level="error",
-        )
-        self._ffmpeg.send(None)  # start the generator: this launches ffmpeg
 
     def add(self, frame: np.ndarray) -> None:
         if self._tmp is None:
@@ -201,6 +274,8 @@ class FrameWriter:
             return
         try:
             self._finish(tmp)
+            self._verify(tmp)
+            interrupts.check()   # a Ctrl-C while the file was finished: still no file
             os.replace(tmp, self.path)
         except OSError as exc2:
             self._abort(tmp)
@@ -215,8 +290,8 @@ class FrameWriter:
         if self.count == 0:
             raise EmberError(f"cannot write {self.path}: no frames were rendered")
         if self.kind == ".mp4":
-            gen, self._ffmpeg = self._ffmpeg, None
-            gen.close()  # flushes and waits for ffmpeg; raises if ffmpeg failed
+            self._ffmpeg.finish()   # waits for ffmpeg; EmberError with its complaint if it failed
+            self._ffmpeg = None
         elif self.kind == ".gif":
             write_gif(tmp, self._frames, duration_ms=max(20, round(100.0 / self.fps) * 10))
         else:
@@ -224,15 +299,29 @@ class FrameWriter:
 
             Image.fromarray(self._frames[-1], "RGBA").save(tmp, format="PNG")
 
+    def _verify(self, tmp: Path) -> None:
+        """Read the finished file back before it may replace anything at the target."""
+        if self.kind != ".mp4":
+            _verify_image(tmp, self.path, frames=self.count if self.kind == ".gif" else 1)
+            return
+        from .video import count_frames
+
+        found, problem = count_frames(tmp)
+        if found is None:
+            raise EmberError(f"cannot write {self.path}: the written video does not read back "
+                             f"({problem})")
+        if found != self.count:
+            raise EmberError(f"cannot write {self.path}: the written video has {found} frames, "
+                             f"expected {self.count}")
+
     def _abort(self, tmp: Path | None) -> None:
-        gen, self._ffmpeg = self._ffmpeg, None
-        if gen is not None:
-            try:
-                gen.close()  # stop ffmpeg before deleting its output
-            except Exception:
-                pass
-        self._frames = []
-        _remove(tmp)
+        pipe, self._ffmpeg = self._ffmpeg, None
+        try:
+            if pipe is not None:
+                pipe.kill()   # stop ffmpeg before deleting its output
+        finally:
+            self._frames = []
+            _remove(tmp)
 
 
 def default_fps(scene) -> float:
@@ -241,28 +330,82 @@ def default_fps(scene) -> float:
     return float(max(1, round(1.0 / dt))) if dt > 0 else 60.0
 
 
+PLAIN_PROGRESS_SECONDS = 5.0   # off a terminal: at most one progress line this often
+STOP_NOTICE = "stopping after this frame (Ctrl-C again to stop at once)"
+
+
+class Progress:
+    """Frames done, on stderr: a tqdm bar on a terminal; elsewhere (a log, CI, a pipe), where
+    a bar would stay hidden, plain lines: after the first frame (it includes compiling the
+    shaders, which can take long on a CPU adapter), then at most one every
+    ``PLAIN_PROGRESS_SECONDS``, and after the last, each with the time and an estimate."""
+
+    def __init__(self, total: int, label: str, enabled: bool = True, stream=None):
+        self.total, self.label, self.done = total, label, 0
+        self.stream = stream or sys.stderr
+        enabled = enabled and self.stream is not None   # pythonw and services have no stderr
+        self.plain = enabled and not self.stream.isatty()
+        self.bar = None
+        if enabled and not self.plain:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=label, unit="frame", file=self.stream, leave=False)
+        self.start = time.perf_counter()
+        self.first: float | None = None   # when frame 1 was done: later frames are steadier
+        self.last_line = -1e9
+
+    def update(self, frames: int = 1) -> None:
+        self.done += frames
+        if self.bar is not None:
+            self.bar.update(frames)
+        if not self.plain:
+            return
+        now = time.perf_counter()
+        if self.first is None:
+            self.first = now
+        if self.done in (1, self.total) or now - self.last_line >= PLAIN_PROGRESS_SECONDS:
+            self.last_line = now
+            line = (f"emberfx: {self.label}: frame {self.done}/{self.total} "
+                    f"({100 * self.done // self.total}%), {now - self.start:.1f} s")
+            if 1 < self.done < self.total:
+                left = (now - self.first) / (self.done - 1) * (self.total - self.done)
+                line += f", about {left:.0f} s left"
+            print(line, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def render_to_file(engine, frames: int, out: str | os.PathLike, fps: float | None = None,
                    progress: bool = True) -> Path:
     """Step ``engine`` ``frames`` times, one fixed step per frame, and write the result to ``out``.
 
-    The progress bar goes to stderr and only appears on a terminal. For a .png only the final
-    frame is rendered: rendering never changes the simulation, and reading back frames that the
-    writer would drop is the slow part of a headless run.
-    """
-    from tqdm import tqdm
+    With ``progress`` it reports to stderr (see ``Progress``). For a .png only the final frame is
+    rendered: rendering never changes the simulation, and reading back frames that the writer
+    would drop is the slow part of a headless run.
 
+    Ctrl-C (on the main thread) stops between frames (``interrupts.deferred``), never inside a
+    wgpu callback, and leaves no file: the KeyboardInterrupt comes out of this function.
+    """
     if frames < 1:
         raise UsageError(f"--frames must be at least 1, got {frames}")
     out = Path(out)
     fps = default_fps(engine.scene) if fps is None else fps
-    show = progress and sys.stderr.isatty()
-    with FrameWriter(out, size=tuple(engine.size), fps=fps) as writer:
-        every = writer.wants_every_frame
-        with tqdm(total=frames, desc=out.name, unit="frame", file=sys.stderr,
-                  disable=not show, leave=False) as bar:
-            for i in range(frames):
-                engine.step(1)
-                if every or i == frames - 1:
-                    writer.add(engine.render())
-                bar.update(1)
+    with interrupts.deferred(notice=STOP_NOTICE if progress else None):
+        with FrameWriter(out, size=tuple(engine.size), fps=fps) as writer:
+            every = writer.wants_every_frame
+            with Progress(frames, out.name, enabled=progress) as bar:
+                for i in range(frames):
+                    interrupts.check()
+                    engine.step(1)
+                    if every or i == frames - 1:
+                        writer.add(engine.render())
+                    bar.update(1)
     return out

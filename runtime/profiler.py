@@ -41,7 +41,7 @@ import numpy as np
 import wgpu
 
 from emberfx.errors import EmberError
-from emberfx.readback import _settled
+from emberfx.readback import DRAIN_SECONDS, _settled, abandon_map, wait_settled
 
 GPU_TIMESTAMPS = "gpu timestamps"
 CPU_ENCODE = "cpu encode"
@@ -221,8 +221,9 @@ class PassProfiler:
         if not self.uses_timestamps:
             return
         for slot in self._slots:
-            if slot.promise is not None:
-                slot.promise.sync_wait()
+            if slot.promise is not None and not wait_settled(slot.promise, DRAIN_SECONDS):
+                abandon_map(slot.buffer, slot.promise)   # a lost map callback: never hang
+                slot.promise, slot.buffer = None, self._new_staging(self.capacity)
         self.poll()
 
     close = wait   # nothing to release: the buffers go with the profiler once unmapped

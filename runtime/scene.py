@@ -10,22 +10,24 @@ Every mistake raises a SceneError whose text is one line naming the file, the en
 path, what was expected and what was found:
 
     scenes/x.toml: entity 'fountain': emitter.capacity: expected int >= 1, found 0
+
+Every number is checked for what it becomes on the GPU (emberfx.numbers: nan, inf and floats a
+32-bit float cannot hold are refused before a component class sees them), and a component that
+names files may check their contents as the engine will (``check_files``: a Life pattern must
+parse and fit its grid), so a scene that validates also renders.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
 import os
 import re
 import tempfile
 import tomllib
-import types
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 import tomli_w
@@ -33,7 +35,10 @@ import tomli_w
 from emberfx.camera import Camera
 from emberfx.colors import check_colors
 from emberfx.errors import SceneError, read_user_text
+from emberfx.numbers import bad_numbers
 from emberfx.registry import component_types
+from emberfx.scene_fields import check_decodable, explain, field_names, join_path, show
+from emberfx.scene_summary import describe
 
 __all__ = ["SceneSettings", "EntitySpec", "Scene", "load_scene", "loads_scene", "describe"]
 
@@ -49,7 +54,10 @@ class SceneSettings:
     name: str = "Untitled"
     seed: Annotated[int, msgspec.Meta(ge=0, lt=2**32)] = 0
     """all randomness derives from it (with entity, slot and frame)"""
-    fixed_dt: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = 1 / 60
+    fixed_dt: Annotated[float, msgspec.Meta(
+        ge=1e-6, le=1.0,
+        description="a step lasts from a microsecond to a second: per-step budgets assume at "
+                    "most 1 s")] = 1 / 60
     """seconds per simulation step"""
     size: tuple[Pixels, Pixels] = (1280, 720)
     """default window / render size in pixels: (width, height)"""
@@ -91,6 +99,9 @@ class Scene:
     def add(self, name: str, script: str | None = None, **components) -> EntitySpec:
         """Append an entity; each component is a component object or a dict of scene-file fields
         (validated with the same messages as a file)."""
+        if not isinstance(name, str) or not name.strip():
+            raise SceneError(self.path, f"expected a non-empty string, found {show(name)}",
+                             field="name")
         if any(spec.name == name for spec in self.entities):
             raise SceneError(self.path, f"expected a unique name, found '{name}' again",
                              field="name", entity=name)
@@ -100,11 +111,10 @@ class Scene:
             if key not in types:
                 raise SceneError(self.path, f"unknown component '{key}', "
                                  + _suggest(key, sorted(types), "components"), entity=name)
-            built[key] = value if isinstance(value, types[key].cls) else validate_component(
-                key, value, entity=name, path=self.path)
+            built[key] = validated_copy(value, key, entity=name, path=self.path)
         spec = EntitySpec(name, built, script)
+        _Loader(self.path).references([*self.entities, spec])
         self.entities.append(spec)
-        _Loader(self.path).references(self.entities)
         return spec
 
     def entity(self, name: str) -> EntitySpec:
@@ -159,6 +169,9 @@ def loads_scene(text: str, path: str | os.PathLike | None = None) -> Scene:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _syntax_error(path, exc) from None
+    except RecursionError:   # tomllib parses nested arrays and inline tables recursively
+        raise SceneError(path, "invalid TOML: expected arrays and inline tables nested at most a "
+                               "few hundred levels deep, found deeper nesting") from None
     return _Loader(path).scene(doc)
 
 
@@ -178,6 +191,44 @@ def validate_component(key: str, table: dict, *, entity: str, path=None) -> obje
     """A component from a dict of scene-file fields, validated like a scene file's table."""
     loader = _Loader(path)
     return loader.component(key, table, entity)
+
+
+def validated_copy(value, key: str, *, entity: str | None = None, path=None) -> object:
+    """A validated copy of ``value``, an object built or edited in Python (a dataclass's
+    __init__ checks only what its __post_init__ does) or a dict of scene-file fields, checked
+    like the file's table ``key`` ("scene", "camera" or a component key), nested objects
+    included, with the loader's messages."""
+    loader = _Loader(path)
+    cls = {"scene": SceneSettings, "camera": Camera}.get(key) or loader.types[key].cls
+    if isinstance(value, cls):
+        try:
+            value = msgspec.to_builtins(value, enc_hook=_plain)
+        except TypeError as exc:
+            raise loader.error(f"expected numbers, strings, lists and tables, found {exc}",
+                               field=key, entity=entity) from None
+    elif dataclasses.is_dataclass(value) or isinstance(value, msgspec.Struct):
+        raise loader.error(f"expected {cls.__name__}(...) or a table of its fields, found "
+                           f"{type(value).__name__}(...)", field=key, entity=entity)
+    if cls is SceneSettings or cls is Camera:
+        return loader.convert(cls, loader.table({key: value}, key), key)
+    return loader.component(key, value, entity)
+
+
+def _plain(value):
+    """Values a Python user naturally writes that TOML has no type for: numpy numbers and
+    arrays, paths."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    raise TypeError(f"a {type(value).__name__}")
+
+
+def check_references(entities: list[EntitySpec], among: list[EntitySpec] | None = None,
+                     path=None) -> None:
+    """The fields of ``entities`` that name other entities (``REFERENCES``) must name one of
+    ``among`` (default: ``entities`` themselves) that has a wanted component."""
+    _Loader(path).references(entities, among)
 
 
 def _syntax_error(path, exc: tomllib.TOMLDecodeError) -> SceneError:
@@ -210,11 +261,23 @@ class _Loader:
         camera = self.convert(Camera, self.table(doc, "camera"), "camera")
         entities = self.entities(doc.get("entity", []))
         self.references(entities)
+        self.timestep_problems(entities, settings.fixed_dt)
         if settings.script is not None:
             self.path_value(settings.script, "scene.script", None)
         return Scene(settings, camera, entities,
                      Path(os.path.abspath(self.path)) if self.path is not None else None,
                      self.bindings(self.table(doc, "bindings")))
+
+    def timestep_problems(self, entities: list[EntitySpec], fixed_dt: float) -> None:
+        """Checks a component cannot make alone because they need the scene's timestep
+        (e.g. an emitter's prewarm work); a component offers them as ``timestep_problem``."""
+        for spec in entities:
+            for key, component in spec.components.items():
+                check = getattr(component, "timestep_problem", None)
+                problem = check(fixed_dt) if check is not None else None
+                if problem is not None:
+                    field, message = problem
+                    raise self.error(message, field=f"{key}.{field}", entity=spec.name)
 
     def bindings(self, table: dict) -> dict[str, str]:
         """``[bindings]``: key name = "event name" (sent to on_event(ctx, name, {"key": key}))."""
@@ -227,14 +290,14 @@ class _Loader:
                 raise self.error(problem, field=f"bindings.{key}")
             if not isinstance(event, str) or not event:
                 raise self.error(f"expected an event name (a non-empty string), found "
-                                 f"{_show(event)}", field=f"bindings.{key}")
+                                 f"{show(event)}", field=f"bindings.{key}")
             out[key.lower()] = event
         return out
 
-    def references(self, entities: list[EntitySpec]) -> None:
+    def references(self, entities: list[EntitySpec], among: list[EntitySpec] | None = None):
         """Fields that name other entities (a component's ``REFERENCES = {field: (keys...)}``)
-        must name an entity that has one of those components."""
-        kinds = {e.name: set(e.components) for e in entities}
+        must name an entity (of ``among``, default ``entities``) with one of those components."""
+        kinds = {e.name: set(e.components) for e in (entities if among is None else among)}
         for spec in entities:
             for key, comp in spec.components.items():
                 for field_name, wanted in getattr(type(comp), "REFERENCES", {}).items():
@@ -249,11 +312,28 @@ class _Loader:
                                 f"expected an entity with {' or '.join(wanted)}, found "
                                 f"'{target}' with {', '.join(sorted(kinds[target])) or 'no components'}",
                                 field=where, entity=spec.name)
+                self.reference_limits(spec, key, comp, kinds)
+
+    def reference_limits(self, spec: EntitySpec, key: str, comp, kinds: dict[str, set]) -> None:
+        """``REFERENCE_LIMITS = {field: n}``: at most n components of the field's REFERENCES
+        kinds may act on the component: those on the entities it names, or every one in the
+        scene while the field is unset (a GPU buffer sized for n records takes them)."""
+        for field_name, limit in getattr(type(comp), "REFERENCE_LIMITS", {}).items():
+            wanted = set(type(comp).REFERENCES[field_name])
+            named = getattr(comp, field_name)
+            acting = sum(len(wanted & components) for name, components in kinds.items()
+                         if named is None or name in named)
+            if acting > limit:
+                scope = ("every one in the scene acts while it is unset; name the ones that should"
+                         if named is None else "on the entities it names")
+                raise self.error(f"expected at most {limit} {' / '.join(sorted(wanted))} "
+                                 f"components acting on this {key}, found {acting} ({scope})",
+                                 field=f"{key}.{field_name}", entity=spec.name)
 
     def table(self, doc: dict, key: str) -> dict:
         value = doc.get(key, {})
         if not isinstance(value, dict):
-            raise self.error(f"expected a table [{key}], found {_show(value)}", field=key)
+            raise self.error(f"expected a table [{key}], found {show(value)}", field=key)
         return value
 
     def unknown(self, what: str, key: str, allowed, *, field: str, entity: str | None = None):
@@ -265,7 +345,7 @@ class _Loader:
             raise self.error("expected an array of tables [[entity]], found a single table "
                              "[entity]", field="entity")
         if not isinstance(value, list):
-            raise self.error(f"expected an array of tables [[entity]], found {_show(value)}",
+            raise self.error(f"expected an array of tables [[entity]], found {show(value)}",
                              field="entity")
         seen: dict[str, int] = {}
         return [self.entity(index, raw, seen) for index, raw in enumerate(value)]
@@ -273,13 +353,13 @@ class _Loader:
     def entity(self, index: int, raw, seen: dict[str, int]) -> EntitySpec:
         where = f"entity[{index}]"  # entities without a usable name are named by position
         if not isinstance(raw, dict):
-            raise self.error(f"expected a table, found {_show(raw)}", field=where)
+            raise self.error(f"expected a table, found {show(raw)}", field=where)
         name = raw.get("name")
         if name is None:
             raise self.error("expected a non-empty string, found nothing (every [[entity]] needs "
                              "a name)", field=f"{where}.name")
         if not isinstance(name, str) or not name.strip():
-            raise self.error(f"expected a non-empty string, found {_show(name)}",
+            raise self.error(f"expected a non-empty string, found {show(name)}",
                              field=f"{where}.name")
         if name in seen:
             raise self.error(f"expected a unique name, found '{name}' again (entity[{seen[name]}] "
@@ -303,18 +383,26 @@ class _Loader:
 
     def component(self, key: str, raw, entity: str) -> object:
         if not isinstance(raw, dict):
-            raise self.error(f"expected a table [entity.{key}], found {_show(raw)}", field=key,
+            raise self.error(f"expected a table [entity.{key}], found {show(raw)}", field=key,
                              entity=entity)
         cls = self.types[key].cls
         obj = self.convert(cls, raw, key, entity)
         # Fields the class declares as file paths must exist; they stay relative, as written.
         for name, item in path_values(obj):
             self.path_value(item, f"{key}.{name}", entity)
+        # A class that reads its files (a Life pattern) checks their contents as the engine
+        # will; by convention its ValueError reads "field: expected ..., found ...".
+        if hasattr(obj, "check_files"):
+            try:
+                obj.check_files(lambda relative: _resolve(self.path, relative))
+            except ValueError as exc:
+                head, _, rest = str(exc).partition(": ")
+                raise self.error(rest, field=f"{key}.{head}", entity=entity) from None
         return obj
 
     def path_value(self, value, field: str, entity: str) -> str:
         if not isinstance(value, str) or not value:
-            raise self.error(f"expected a file path (string), found {_show(value)}", field=field,
+            raise self.error(f"expected a file path (string), found {show(value)}", field=field,
                              entity=entity)
         target = _resolve(self.path, value)
         if not target.is_file():
@@ -325,158 +413,22 @@ class _Loader:
     def convert(self, cls: type, raw: dict, prefix: str, entity: str | None = None):
         """msgspec validation, with unknown keys caught first (msgspec ignores them for
         dataclasses) and msgspec's messages rewritten into the one-line form."""
-        _check_decodable(cls)
-        allowed = _field_names(cls)
+        check_decodable(cls)
+        allowed = field_names(cls)
         for key in raw:
             if key not in allowed:
                 self.unknown("key", key, allowed, field=f"{prefix}.{key}", entity=entity)
+        # Every number a field can hold goes to the GPU in 32 bits: refuse nan, inf and what
+        # overflows or vanishes there before the class (or its __post_init__) sees it.
+        bad = next(bad_numbers(cls, raw, prefix), None)
+        if bad is not None:
+            where, found, problem = bad
+            raise self.error(f"{problem}, found {show(found)}", field=where, entity=entity)
         try:
             return msgspec.convert(raw, type=cls, strict=True)
         except msgspec.ValidationError as exc:
-            where, message = _explain(str(exc), raw, cls)
-            raise self.error(message, field=_join(prefix, where), entity=entity) from None
-
-
-# ------------------------------------------------------------------------ rewriting msgspec errors
-
-_MISSING = object()
-_AT = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
-_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
-
-
-def _explain(text: str, raw: dict, cls: type) -> tuple[str, str]:
-    """msgspec's 'Expected `int` >= 1 - at `$.capacity`' -> ('capacity', 'expected int >= 1,
-    found 0'), looking the found value up in the raw table along the path."""
-    match = _AT.match(text.strip())
-    message, where = match["message"], match["path"] or ""
-    found = _lookup(raw, where)
-    if missing := re.fullmatch(r"Object missing required field `(.+)`", message):
-        return _join(where, missing[1]), "expected a value (required), found nothing"
-    if enum := re.fullmatch(r"Invalid enum value (.+)", message):
-        allowed = _literal_values(cls, where)
-        expected = ", ".join(_show(v) for v in allowed) if allowed else "the allowed values"
-        return _join(where), f"expected one of {expected}, found {enum[1]}"
-    if message.startswith("Expected "):
-        expected = re.sub(r", got .*$", "", message[len("Expected "):])
-        expected = expected.replace("`object`", "table").replace("`", "")
-        suffix = f", found {_show(found)}" if found is not _MISSING else ""
-        return _join(where), f"expected {expected}{suffix}"
-    # A ValueError from the class's __post_init__; by convention "field: expected ..., found ...".
-    head, sep, rest = message.partition(": ")
-    if sep and re.fullmatch(r"[A-Za-z_][\w.\[\]]*", head):
-        return _join(where, head), rest
-    return _join(where), message
-
-
-def _lookup(raw, where: str):
-    value = raw
-    for step in _STEP.finditer(where):
-        key, index = step[1], step[2]
-        try:
-            value = value[key] if key is not None else value[int(index)]
-        except (KeyError, IndexError, TypeError):
-            return _MISSING
-    return value
-
-
-def _literal_values(cls: type, where: str) -> list:
-    first = _STEP.match(where)
-    hint = _type_hints(cls).get(first[1]) if first and first[1] else None
-    found: list = []
-
-    def collect(t):
-        if typing.get_origin(t) is Literal:
-            found.extend(typing.get_args(t))
-        else:
-            for arg in typing.get_args(t):
-                collect(arg)
-
-    collect(hint)
-    return found
-
-
-def _join(*parts: str) -> str:
-    return ".".join(p.strip(".") for p in parts if p and p.strip(".")).replace(".[", "[")
-
-
-# ------------------------------------------------------------------------------ class introspection
-
-@functools.cache
-def _fields(cls: type) -> tuple[tuple[str, Any], ...]:
-    """(name, default or _MISSING) for each field set from a scene table: dataclass fields (init
-    ones only) or msgspec.Struct fields, so a component may be either."""
-    if dataclasses.is_dataclass(cls):
-        out = []
-        for f in dataclasses.fields(cls):
-            if not f.init:
-                continue
-            if f.default is not dataclasses.MISSING:
-                default = f.default
-            elif f.default_factory is not dataclasses.MISSING:
-                default = f.default_factory()
-            else:
-                default = _MISSING
-            out.append((f.name, default))
-        return tuple(out)
-    out = []
-    for info in msgspec.structs.fields(cls):
-        if info.default is not msgspec.NODEFAULT:
-            default = info.default
-        elif info.default_factory is not msgspec.NODEFAULT:
-            default = info.default_factory()
-        else:
-            default = _MISSING
-        out.append((info.name, default))
-    return tuple(out)
-
-
-def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(name for name, _ in _fields(cls))
-
-
-@functools.cache
-def _type_hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls, include_extras=True)
-
-
-_CONSTRAINTS = ("gt", "ge", "lt", "le", "multiple_of", "pattern", "min_length", "max_length", "tz")
-
-
-@functools.cache
-def _check_decodable(cls: type) -> None:
-    """msgspec (0.19 to 0.23 at least) corrupts memory -- a segfault or 'free(): invalid pointer',
-    even for values that do not use the union -- when one union mixes a constrained member such as
-    Annotated[float, Meta(ge=0)] with a fixed-length tuple. That is a bug in the component class,
-    so refuse it with a message that says how to fix it instead of crashing the process."""
-    hints = _type_hints(cls)
-    for name in _field_names(cls):
-        if _poisoned(hints.get(name)):
-            raise TypeError(
-                f"{cls.__module__}.{cls.__qualname__}.{name}: msgspec crashes on a union of a "
-                f"constrained type (Annotated[..., Meta(ge=...)]) and a fixed-length tuple; "
-                f"declare the scalar without Meta (e.g. float | tuple[NonNegative, NonNegative]) "
-                f"and check it in __post_init__")
-
-
-def _poisoned(t) -> bool:
-    args = typing.get_args(t)
-    if typing.get_origin(t) in (typing.Union, types.UnionType):
-        if any(_is_fixed_tuple(a) for a in args) and any(_is_constrained(a) for a in args):
-            return True
-    return any(_poisoned(a) for a in args if not isinstance(a, msgspec.Meta))
-
-
-def _is_fixed_tuple(t) -> bool:
-    if typing.get_origin(t) is Annotated:
-        t = typing.get_args(t)[0]
-    args = typing.get_args(t)
-    return typing.get_origin(t) is tuple and bool(args) and args[-1] is not Ellipsis
-
-
-def _is_constrained(t) -> bool:
-    return typing.get_origin(t) is Annotated and any(
-        isinstance(m, msgspec.Meta) and any(getattr(m, c) is not None for c in _CONSTRAINTS)
-        for m in typing.get_args(t)[1:])
+            where, message = explain(str(exc), raw, cls)
+            raise self.error(message, field=join_path(prefix, where), entity=entity) from None
 
 
 # ------------------------------------------------------------------------------ saving, describing
@@ -485,7 +437,7 @@ def _to_table(obj) -> dict:
     """A component (or settings, camera) as a TOML table: every field, None ones left out (TOML
     has no null), tuples as arrays (msgspec turns them back into tuples on load)."""
     values = msgspec.to_builtins(obj)
-    return {name: _drop_none(values[name]) for name in _field_names(type(obj))
+    return {name: _drop_none(values[name]) for name in field_names(type(obj))
             if values.get(name) is not None}
 
 
@@ -515,23 +467,8 @@ def _compact_arrays(text: str) -> str:
         line.strip().rstrip(",") for line in m[1].splitlines()) + "]", text)
 
 
-def _show(value, limit: int = 80) -> str:
-    """A value as TOML writes it, shortened for one-line messages."""
-    if isinstance(value, bool):
-        text = "true" if value else "false"
-    elif isinstance(value, str):
-        text = repr(value)
-    elif isinstance(value, (list, tuple)):
-        text = "[" + ", ".join(_show(v, limit) for v in value) + "]"
-    elif isinstance(value, dict):
-        text = "{" + ", ".join(f"{k} = {_show(v, limit)}" for k, v in value.items()) + "}"
-    else:
-        text = str(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
 def _suggest(key: str, allowed, what: str = "keys") -> str:
-    close = difflib.get_close_matches(key, list(allowed), n=1)
+    close = difflib.get_close_matches(str(key), [str(a) for a in allowed], n=1)
     if close:
         return f"did you mean '{close[0]}'?"
     return f"expected one of: {', '.join(allowed)}" if allowed else f"there are no {what}"
@@ -542,33 +479,3 @@ def _resolve(scene_path, relative) -> Path:
     normalised but not symlink-resolved, so messages show the path the user would expect."""
     base = Path(os.path.abspath(scene_path)).parent if scene_path is not None else Path.cwd()
     return Path(os.path.normpath(base / relative))
-
-
-def _non_defaults(obj) -> list[tuple[str, Any]]:
-    return [(name, getattr(obj, name)) for name, default in _fields(type(obj))
-            if getattr(obj, name) != default]
-
-
-_CAMERA_FIELDS = {"perspective": ("position", "target", "fov_deg"),
-                  "orthographic": ("center", "height")}
-
-
-def describe(scene: Scene) -> str:
-    """What `emberfx validate SCENE` prints: settings, camera, then each entity with its
-    components and the fields that differ from their defaults."""
-    s, cam = scene.settings, scene.camera
-    lines = [f"scene '{s.name}'" + (f" ({scene.path})" if scene.path else ""),
-             f"  size {s.size[0]}x{s.size[1]}, seed {s.seed}, fixed_dt {s.fixed_dt:g} s "
-             f"({1.0 / s.fixed_dt:g} steps/s), background {s.background}"]
-    shown = list(_CAMERA_FIELDS.get(cam.kind, ()))
-    shown += [n for n, _ in _non_defaults(cam) if n in ("up", "near", "far")]
-    lines.append(f"  camera {cam.kind}: "
-                 + ", ".join(f"{n}={_show(getattr(cam, n))}" for n in shown))
-    count = len(scene.entities)
-    lines.append(f"  {count} {'entity' if count == 1 else 'entities'}")
-    for spec in scene.entities:
-        lines.append(f"    {spec.name}" + (f" (script {spec.script})" if spec.script else ""))
-        for key, comp in spec.components.items():
-            changed = ", ".join(f"{n}={_show(v)}" for n, v in _non_defaults(comp))
-            lines.append(f"      {key}: {changed or 'all defaults'}")
-    return "\n".join(lines)

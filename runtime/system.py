@@ -44,6 +44,7 @@ class SharedResources:
     fixed_dt: float = 1.0 / 60.0
     seed: int = 0
     resolve: object = None     # scene.resolve: a path written in the scene -> a real path
+    scene_path: object = None  # the scene file, for messages (None: built in Python)
     scene_texture: object = None   # the HDR colour target (post passes read and replace it)
     scene_format: str = SCENE_FORMAT
     depth_format: str = DEPTH_FORMAT
@@ -51,15 +52,36 @@ class SharedResources:
 
 class WorldView:
     """What a system may see of the scene beyond its own components (e.g. an emitter the forces
-    acting on it): ``components("attractor") -> [(EntityRef, component), ...]`` in scene order."""
+    acting on it): ``components("attractor") -> [(EntityRef, component), ...]`` in scene order.
+
+    The entities holding each component key are indexed, and the engine reports spawns and
+    deletions (``added``, ``removed``), so a query costs what it returns: every emitter asks for
+    its forces every step, and that must not grow with the number of entities."""
 
     def __init__(self, entities: dict[str, EntityRef], components: dict[str, dict[str, object]]):
         self._entities = entities
         self._components = components
+        self._holders: dict[str, dict[str, None]] = {}   # key -> entity names, in scene order
+        for name in components:
+            self.added(name)
+
+    def added(self, name: str) -> None:
+        for key in self._components[name]:
+            self._holders.setdefault(key, {})[name] = None
+
+    def removed(self, name: str) -> None:
+        for holders in self._holders.values():
+            holders.pop(name, None)
 
     def components(self, *keys: str) -> list[tuple[EntityRef, object]]:
-        return [(self._entities[name], comp) for name, comps in self._components.items()
-                for key, comp in comps.items() if key in keys]
+        if len(keys) == 1:
+            key = keys[0]
+            return [(self._entities[n], self._components[n][key])
+                    for n in self._holders.get(key, ())]
+        names = {n for key in keys for n in self._holders.get(key, ())}
+        return [(self._entities[n], comp)
+                for n in sorted(names, key=lambda n: self._entities[n].index)
+                for key, comp in self._components[n].items() if key in keys]
 
 
 @dataclass(frozen=True)
@@ -109,6 +131,10 @@ class System:
     def readbacks(self) -> list[Readback]:
         return []
 
+    def readbacks_of(self, entity: EntityRef) -> list[Readback]:
+        """One entity's readbacks (a spawn adds just these); override when readbacks() is long."""
+        return [r for r in self.readbacks() if r.entity == entity.name]
+
     # inspection ------------------------------------------------------------------------------
     def state(self, entity: EntityRef) -> dict[str, np.ndarray]:
         return {}
@@ -128,11 +154,31 @@ class System:
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
+_SCALARS = frozenset({int, float, str, bool, type(None)})
+
+
 def snapshot(component) -> tuple:
-    """A cheap value copy of a component's fields, to notice edits between steps (twice a frame
-    for every component, so the field names are looked up once per class)."""
+    """A cheap value copy of a component's fields, nested objects included (an edit of
+    ``emitter.shape.radius`` must show), to notice edits between steps. It runs twice a frame
+    for every component, so field names are looked up once per class and plain values are
+    kept as they are."""
     names = _FIELD_NAMES.get(type(component))
     if names is None:
         names = _FIELD_NAMES[type(component)] = tuple(f.name for f in dataclasses.fields(component))
     values = [getattr(component, name) for name in names]
-    return tuple(tuple(v) if isinstance(v, list) else v for v in values)
+    return tuple([v if type(v) in _SCALARS else _frozen(v) for v in values])
+
+
+def _frozen(value):
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is list or kind is tuple:
+        return tuple([v if type(v) in _SCALARS else _frozen(v) for v in value])
+    if kind in _FIELD_NAMES or dataclasses.is_dataclass(value):
+        return (kind, snapshot(value))   # the type too: two classes may hold equal fields
+    if kind is dict:
+        return tuple((k, _frozen(v)) for k, v in value.items())
+    if hasattr(value, "tolist"):   # numpy: an array never compares as one bool
+        return (kind, _frozen(value.tolist()))
+    return value

@@ -68,6 +68,7 @@ def can_present(adapter) -> bool:
 
 NO_PRESENT_HINT = ("install a Vulkan driver (with no GPU: mesa-vulkan-drivers) or pick another "
                    "adapter with EMBERFX_ADAPTER")
+NO_DISPLAY = "no display (DISPLAY/WAYLAND_DISPLAY unset or glfw cannot start)"
 
 
 SPEEDS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)   # simulation speed steps for + and -
@@ -305,14 +306,33 @@ def run_window(engine, frames: int | None = None, screenshot: str | os.PathLike 
 
 
 def run(scene_or_path, size: tuple[int, int] | None = None, frames: int | None = None,
-        screenshot: str | os.PathLike | None = None) -> None:
-    """``emberfx.run(scene_or_path)``: load the scene if given a path, open it in a window."""
-    from .engine import Engine
+        screenshot: str | os.PathLike | None = None, **options) -> Path | None:
+    """``emberfx.run(scene_or_path)``: load the scene if given a path, open it in a window.
+
+    Where no window can open (no display, or an OpenGL adapter that cannot present), it says so
+    on stderr and renders headless as ``emberfx run`` does: ``frames`` (default 300) fixed steps
+    to ``screenshot``, or else to ``<scene>.mp4`` in the working folder, and returns that path.
+    ``options`` go to the Engine (``scripts=False``, ...).
+    """
+    from .headless import HEADLESS_FRAMES, build_engine, headless_output, render_headless, say
     from .scene import Scene, load_scene
 
     scene = scene_or_path if isinstance(scene_or_path, Scene) else load_scene(scene_or_path)
-    engine = Engine(scene, size=size)
-    try:
-        run_window(engine, frames=frames, screenshot=screenshot)
-    finally:
-        engine.close()
+    if screenshot is not None and Path(screenshot).suffix.lower() != ".png":
+        raise EmberError(f"a screenshot must be a .png file, not '{Path(screenshot).name}'")
+    engine, reason = None, NO_DISPLAY
+    if has_display():
+        engine = build_engine(scene, size, **options)
+        if can_present(engine.adapter):
+            try:
+                run_window(engine, frames=frames, screenshot=screenshot)
+            finally:
+                engine.close()
+            return None
+        reason = f"the OpenGL adapter cannot show a window ({NO_PRESENT_HINT})"
+    out = headless_output(scene, screenshot)
+    count = frames or HEADLESS_FRAMES
+    say(f"{reason}; rendering {count} frames headless to {out}")
+    render_headless(scene, count, out, size=size, engine=engine, **options)
+    say(f"wrote {out}")
+    return out

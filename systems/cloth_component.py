@@ -50,7 +50,9 @@ class Cloth:
     color: str = "#d94f3d"
     checker: str | None = "#f2e9dc"
     """second colour of a checker pattern; None: plain"""
-    checker_cells: tuple[int, int] = (8, 6)
+    checker_cells: tuple[Annotated[int, msgspec.Meta(ge=1, le=4096)],
+                         Annotated[int, msgspec.Meta(ge=1, le=4096)]] = (8, 6)
+    """checker squares along x and y"""
     wireframe: bool = False
     affected_by: list[str] | None = None
     """force_field (wind) and collider entities acting on it; None = all"""
@@ -65,7 +67,8 @@ class Cloth:
             for k, (i, j) in enumerate(self.pins):
                 if not (0 <= i < nx and 0 <= j < ny):
                     raise ValueError(f"pins[{k}]: expected grid coordinates within "
-                                     f"[0, {nx - 1}] x [0, {ny - 1}], found [{i}, {j}]")
+                                     f"[0, {nx - 1}] x [0, {ny - 1}] (resolution = [{nx}, {ny}]), "
+                                     f"found [{i}, {j}]")
         check_colors(self, "color", "checker")
 
     def pin_list(self) -> list[tuple[int, int]]:

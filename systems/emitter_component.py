@@ -12,9 +12,21 @@ from typing import Annotated, Literal
 import msgspec
 
 from emberfx.colors import parse_color
+from emberfx.numbers import U32_MAX
 from emberfx.registry import component
+from emberfx.systems.forces import MAX_FORCES
 
 MAX_CAPACITY = 1 << 28  # 268M slots; the device's buffer limit usually refuses less
+MAX_PREWARM_WORK = 1 << 30
+"""particle-steps (capacity x prewarm steps) one emitter's prewarm may take before the first
+frame: a 200k pool prewarms the full 60 s at 60 steps/s, a 4M pool about 4.5 s (roughly a minute
+of lavapipe on a small CPU; well under a second on a discrete GPU)"""
+MIN_BURST_REPEAT = 1e-3
+"""seconds: a burst fires at most 1000 times a second (faster is what `rate` is for); the
+births of one step are a 32-bit budget"""
+BirthRate = Annotated[float, msgspec.Meta(
+    ge=0.0, le=float(U32_MAX),
+    description="a step's births are a 32-bit count on the GPU and a step lasts at most 1 s")]
 
 NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
 Positive = Annotated[float, msgspec.Meta(gt=0.0)]
@@ -57,7 +69,7 @@ class Shape:
 
     def __post_init__(self):
         if self.kind == "ring" and self.thickness > self.radius:
-            raise ValueError(f"shape.thickness: expected <= radius ({self.radius}), "
+            raise ValueError(f"thickness: expected <= radius ({self.radius}), "
                              f"found {self.thickness}")
 
 
@@ -68,8 +80,13 @@ class Burst:
     count: Annotated[int, msgspec.Meta(ge=1)] = 100
     repeat: NonNegative = 0.0
     """seconds between cycles; 0 fires once"""
-    cycles: Annotated[int, msgspec.Meta(ge=0)] = 1
+    cycles: Annotated[int, msgspec.Meta(ge=0, le=U32_MAX)] = 1
     """how many times it fires; 0 = forever (needs repeat > 0)"""
+
+    def __post_init__(self):
+        if 0.0 < self.repeat < MIN_BURST_REPEAT:
+            raise ValueError(f"repeat: expected 0 (fire once) or at least {MIN_BURST_REPEAT:g} s, "
+                             f"found {self.repeat:g}")
 
     def times(self, start: float, end: float) -> int:
         """How many firings fall in the step interval [start, end) (seconds)."""
@@ -97,9 +114,9 @@ class ColorStop:
 class Emitter:
     capacity: Annotated[int, msgspec.Meta(ge=1, le=MAX_CAPACITY)] = 10000
     """slots in the pool (reload: changing it rebuilds the pool)"""
-    rate: NonNegative = 1000.0
+    rate: BirthRate = 1000.0
     """particles per second; the fractional part carries across steps"""
-    rate_over_distance: NonNegative = 0.0
+    rate_over_distance: BirthRate = 0.0
     """extra particles per world unit the emitter's position moves"""
     bursts: list[Burst] = field(default_factory=list)
     lifetime: Range = (1.0, 2.0)
@@ -118,7 +135,8 @@ class Emitter:
     inherit_velocity: Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)] = 0.0
     """share of the emitter's own velocity (from its moving position) given to new particles"""
     prewarm: Annotated[float, msgspec.Meta(ge=0.0, le=60.0)] = 0.0
-    """seconds simulated when the emitter is created, so it starts in its steady state"""
+    """seconds simulated when the emitter is created, so it starts in its steady state; the
+    work, capacity x prewarm steps, is bounded by MAX_PREWARM_WORK (prewarm_problem)"""
     gravity: Vec3 = (0.0, -9.81, 0.0)
     """m/s^2"""
     drag: NonNegative = 0.0
@@ -148,6 +166,7 @@ class Emitter:
     RELOAD_FIELDS = ("capacity", "allocation", "blend", "prewarm")
     PASS_FIELDS = ()   # its passes are built when the entity is (re)built, not per edit
     REFERENCES = {"affected_by": ("attractor", "force_field", "kill_zone")}
+    REFERENCE_LIMITS = {"affected_by": MAX_FORCES}
 
     def __post_init__(self):
         for name in ("lifetime", "speed"):
@@ -174,6 +193,28 @@ class Emitter:
                                  f"({self.capacity}), found {burst.count}")
             if burst.cycles == 0 and burst.repeat <= 0.0:
                 raise ValueError(f"bursts[{index}].cycles: 0 (forever) needs repeat > 0")
+
+    def prewarm_steps(self, fixed_dt: float) -> int:
+        """Fixed steps the prewarm takes (the scene's timestep is not known to the component)."""
+        return round(self.prewarm / fixed_dt)
+
+    def prewarm_problem(self, fixed_dt: float) -> str | None:
+        """Why this prewarm is too much work at ``fixed_dt``, with the numbers; None if it is
+        not. The bound is on work, not seconds: a large pool may prewarm for less time."""
+        steps = self.prewarm_steps(fixed_dt)
+        work = self.capacity * steps
+        if work <= MAX_PREWARM_WORK:
+            return None
+        longest = (MAX_PREWARM_WORK // self.capacity) * fixed_dt
+        return (f"expected capacity x prewarm steps <= {MAX_PREWARM_WORK:,} particle-steps, found "
+                f"{self.capacity:,} slots x {steps:,} steps ({self.prewarm:g} s at fixed_dt "
+                f"{fixed_dt:g} s) = {work:,}; with this capacity prewarm at most {longest:.3g} s")
+
+    def timestep_problem(self, fixed_dt: float) -> tuple[str, str] | None:
+        """(field, why) for a value that is wrong only at the scene's ``fixed_dt``; the scene
+        loader asks every component this, so ``validate`` refuses what the engine would."""
+        problem = self.prewarm_problem(fixed_dt)
+        return None if problem is None else ("prewarm", problem)
 
     def color_stops(self) -> list[tuple[float, str]]:
         """(t, '#rrggbb') stops sorted by t; evenly spaced when given as plain colours."""

@@ -12,6 +12,7 @@ import numpy as np
 
 from emberfx.colors import linear_color
 from emberfx.layout import struct_dtype
+from emberfx.numbers import U32_MAX
 from emberfx.systems.emitter_component import Emitter, as_range
 
 PARAMS = struct_dtype("emitter/types.wgsl", "EmitterParams")
@@ -39,6 +40,9 @@ class Births:
         budget = int(math.floor(self.carry))
         self.carry -= budget
         budget += sum(b.count * b.times(start, start + dt) for b in c.bursts) + self.extra
+        # The GPU's budget is a u32; no step can fill more slots than that (capacity <= 2^28),
+        # however far the emitter jumped or however many bursts coincide.
+        budget = min(budget, U32_MAX)
         self.extra = 0
         self.last_budget = budget
         return budget, moved / dt if dt > 0 else moved

@@ -26,6 +26,9 @@ FORCE = struct_dtype("common/forces.wgsl", "Force")
 KINDS = {"attractor": 0, "gravity": 1, "drag": 2, "vortex": 3, "turbulence": 4,
          "kill_sphere": 5, "kill_box": 6, "wind": 7}
 FORCE_KEYS = ("attractor", "force_field", "kill_zone")
+MAX_FORCES = 64
+"""Force records one emitter's update takes: its forces buffer is sized for this many. The scene
+loader refuses more acting on one emitter (Emitter.REFERENCE_LIMITS)."""
 
 
 def _finite(obj, *names: str) -> None:

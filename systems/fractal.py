@@ -2,7 +2,8 @@
 
   RENDER  <e>:fractal:escape   counts and colours per texel (only after a parameter changed:
                                otherwise the dispatch is skipped)
-          <e>:fractal:draw     the texture filling the view (a background) or as a world quad
+          <e>:fractal:draw     the texture covering the view (a background, the excess cropped)
+                               or as a world quad
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from emberfx.readback import read_array
 from emberfx.registry import set_system
 from emberfx.sprites import texture_quad_pipeline
 from emberfx.system import EntityRef, StepInfo, System
-from emberfx.systems.fractal_component import Fractal
+from emberfx.systems.fractal_component import MAX_ZOOM, MIN_ZOOM, Fractal
 
 PARAMS = struct_dtype("fractal/escape.wgsl", "FractalParams")
 PLACEMENT = struct_dtype("common/texture_quad.wgsl", "QuadPlacement")
@@ -74,7 +75,10 @@ class FractalSystem(System):
 
     @staticmethod
     def zoom_at(layer: _Layer) -> float:
-        return layer.component.zoom * math.exp(layer.component.zoom_rate * layer.time)
+        c = layer.component
+        # holds at the zoom bounds; the exponent is clamped so a long run cannot overflow exp
+        exponent = min(max(c.zoom_rate * layer.time, -700.0), 700.0)
+        return min(max(c.zoom * math.exp(exponent), MIN_ZOOM), MAX_ZOOM)
 
     def _passes(self, layer: _Layer) -> list[Pass]:
         gpu, b, c = self.gpu, layer.buffers, layer.component

@@ -14,6 +14,8 @@ from emberfx.colors import check_colors
 from emberfx.registry import component
 
 Side = Annotated[int, msgspec.Meta(ge=1, le=16384)]
+MIN_ZOOM, MAX_ZOOM = 1e-30, 1e30
+"""the pixel spacing 3 / (zoom h) stays a normal, finite 32-bit float for every resolution"""
 
 
 @component("fractal")
@@ -23,11 +25,14 @@ class Fractal:
     resolution: tuple[Side, Side] = (1024, 768)
     """texels computed (w, h); state()["iterations"] has shape (h, w) (reload)"""
     center: tuple[float, float] = (-0.5, 0.0)
-    zoom: Annotated[float, msgspec.Meta(gt=0.0)] = 1.0
+    zoom: Annotated[float, msgspec.Meta(
+        ge=MIN_ZOOM, le=MAX_ZOOM,
+        description="the pixel spacing 3 / (zoom height) is a 32-bit float")] = 1.0
     """1.0 shows the height [-1.5, 1.5] around the centre"""
     zoom_rate: float = 0.0
     """animated zoom: the zoom grows by a factor e^(zoom_rate t) over simulated time t (per
-    second; 0: still). The set is then recomputed every drawn frame."""
+    second; 0: still), and holds once it reaches MIN_ZOOM or MAX_ZOOM. The set is then
+    recomputed every drawn frame."""
     max_iterations: Annotated[int, msgspec.Meta(ge=1, le=1 << 20)] = 256
     julia_c: tuple[float, float] = (-0.8, 0.156)
     """julia: the constant c"""
@@ -38,6 +43,8 @@ class Fractal:
     """escape iterations per palette cycle"""
     inside_color: str = "#000000"
     display: Literal["fill", "quad"] = "fill"
+    """"fill": cover the whole view behind everything (square texels, centred, the excess
+    cropped); "quad": a world quad (quad_center, quad_size) seen through the camera"""
     quad_center: tuple[float, float, float] = (0.0, 0.0, 0.0)
     quad_size: tuple[float, float] = (4.0, 3.0)
 

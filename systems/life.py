@@ -9,8 +9,11 @@ Per simulation step, for each life entity:
                                   multiple of 128, else life/step.wgsl)
                                   inplace:  one buffer, tile + halo + staging (step_inplace.wgsl)
             <e>:life:commit<k>    (inplace) staged tile borders back into the state
+            <e>:life:trail        (with a trail_color) the trail ages once per step: 1 where a
+                                  cell lives, times trail_fade after (life/trail.wgsl)
   PREPARE   <e>:life:population   live cells: workgroup atomics, one global atomic per workgroup
-  RENDER    <e>:life:display      cells -> an rgba8 storage texture (<= 4096 per side), trail
+  RENDER    <e>:life:display      cells and trail -> an rgba8 storage texture (<= 4096 per side);
+                                  reads only, so drawing never changes what the next draw shows
             <e>:life:draw         the texture filling the view or as a world quad
   READBACK  <e>:life:readback     population -> the staging ring (read 1-2 steps later)
 On demand (mouse painting, outside the frame graph):
@@ -23,6 +26,7 @@ x % 32 of word y * stride + x / 32 (row 0 = the top row of a pattern).
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,7 +44,7 @@ from emberfx.systems.life_component import Life
 from emberfx.systems.life_rules import parse_rule
 
 PARAMS = struct_dtype("life/swar.wgsl", "LifeParams")
-LOOK = struct_dtype("life/display.wgsl", "LifeLook")
+LOOK = struct_dtype("life/look.wgsl", "LifeLook")
 PLACEMENT = struct_dtype("common/texture_quad.wgsl", "QuadPlacement")
 COUNTERS = struct_dtype("life/population.wgsl", "LifeCounters")
 TILE_W, TILE_H, BORDER_SLOTS = 8, 32, 76          # life/tile.wgsl
@@ -174,6 +178,7 @@ class _Layer:
     step_parity: int = 0      # the parity the step being encoded starts from
     generation: int = 0
     look_key: tuple | None = None   # the colour and placement fields last uploaded
+    trail_on: bool = False    # whether the trail pass ran in the steps so far
     kernel: str = "word"      # pingpong: "sweep", "quad" or "word" (see PINGPONG_KERNEL)
     sweep: Sweep | None = None
     constants: dict = field(default_factory=dict)   # the rule's override constants
@@ -186,6 +191,7 @@ class LifeSystem(System):
     def __init__(self, gpu, shared):
         super().__init__(gpu, shared)
         self.layers: dict[str, _Layer] = {}
+        self._rule_warnings: set[tuple] = set()   # said once per entity, pattern and rules
         self._sampler = self.device.create_sampler(mag_filter="nearest", min_filter="nearest")
 
     # lifecycle ---------------------------------------------------------------------------------
@@ -219,6 +225,7 @@ class LifeSystem(System):
                          "commit": self.gpu.compute_pipeline("life/tile_commit.wgsl", constants)}
         pipelines["population"] = self.gpu.compute_pipeline("life/population.wgsl")
         pipelines["display"] = self.gpu.compute_pipeline("life/display.wgsl")
+        pipelines["trail"] = self.gpu.compute_pipeline("life/trail.wgsl")
         texture = self.device.create_texture(
             label=f"{name}/image", size=(tex[0], tex[1], 1), format="rgba8unorm",
             usage=wgpu.TextureUsage.STORAGE_BINDING | wgpu.TextureUsage.TEXTURE_BINDING)
@@ -241,7 +248,7 @@ class LifeSystem(System):
         self._write_look(layer)
 
     def _initial_cells(self, layer: _Layer) -> np.ndarray:
-        from emberfx.systems.life_patterns import place, random_soup, read_pattern
+        from emberfx.systems.life_patterns import place, random_soup, read_pattern, rule_mismatch
 
         c = layer.component
         cells = np.zeros((layer.height, layer.width), bool)
@@ -252,6 +259,12 @@ class LifeSystem(System):
         if c.pattern is not None:
             path = self.shared.resolve(c.pattern) if self.shared.resolve else c.pattern
             pattern = read_pattern(path)
+            mismatch = rule_mismatch(pattern, c.rule)
+            key = (layer.entity.name, c.pattern, pattern.rule, c.rule)
+            if mismatch and key not in self._rule_warnings:
+                self._rule_warnings.add(key)
+                print(f"emberfx: warning: entity '{layer.entity.name}': life.pattern "
+                      f"'{c.pattern}' {mismatch}; the layer's rule runs", file=sys.stderr)
             place(cells, pattern.cells, c.offset, source=str(c.pattern))
         return cells
 
@@ -315,6 +328,9 @@ class LifeSystem(System):
                 {"binding": 2, "resource": {"buffer": b[s]}},
                 {"binding": 3, "resource": {"buffer": b["trail"]}},
                 {"binding": 4, "resource": layer.texture.create_view()}]) for s in states]
+        layer.groups["trail"] = [
+            gpu.bind_group(f"{name}:life:trail", p["trail"], 0,
+                           [b["params"], b["look"], b[s], b["trail"]]) for s in states]
 
     def remove(self, entity: EntityRef) -> None:
         layer = self.layers.pop(entity.name)
@@ -365,17 +381,22 @@ class LifeSystem(System):
                                 Dispatch(p["commit"], (g["commit"],), grid),
                                 reads=(state, f"{name}/staging"), writes=(state,)))
         current = (lambda key: (lambda: g[key][layer.parity % len(g[key])]))
+        tw, th = layer.texture_size
+        texels = (math.ceil(tw / 16), math.ceil(th / 16), 1)
+        if c.trail_color is not None:   # reads the state the step's generations end on
+            out.append(Pass(f"{prefix}:trail", Phase.SIMULATE,
+                            Dispatch(p["trail"], (current("trail"),), texels),
+                            reads=(f"{name}/params", f"{name}/look", state, f"{name}/trail"),
+                            writes=(f"{name}/trail",)))
         words = layer.stride * layer.height
         out.append(Pass(f"{prefix}:population", Phase.PREPARE,
                         Dispatch(p["population"], (current("population"),),
                                  self.gpu.grid(math.ceil(words / (256 * 16)))),
                         reads=(state, f"{name}/counters"), writes=(f"{name}/counters",)))
-        tw, th = layer.texture_size
         out.append(Pass(f"{prefix}:display", Phase.RENDER,
-                        Dispatch(p["display"], (current("display"),),
-                                 (math.ceil(tw / 16), math.ceil(th / 16), 1)),
+                        Dispatch(p["display"], (current("display"),), texels),
                         reads=(state, f"{name}/look", f"{name}/trail"),
-                        writes=(f"{name}/image", f"{name}/trail"), order=-100))
+                        writes=(f"{name}/image",), order=-100))
         draw = self._draw_pipeline(c.display)
         group = self.device.create_bind_group(
             label=f"{prefix}:draw", layout=draw.get_bind_group_layout(0), entries=[
@@ -410,6 +431,12 @@ class LifeSystem(System):
 
     def _write_look(self, layer: _Layer) -> None:
         c = layer.component
+        trail_on = c.trail_color is not None
+        if trail_on and not layer.trail_on and layer.look_key is not None:
+            # nothing aged the trail while it was off: start it dark rather than stale
+            trail = layer.buffers["trail"]
+            self.device.queue.write_buffer(trail, 0, bytes(trail.size))
+        layer.trail_on = trail_on
         layer.look_key = tuple(getattr(c, f) for f in LOOK_FIELDS)
         look = np.zeros((), LOOK)
         look["alive"] = linear_color(c.alive_color)
@@ -431,22 +458,25 @@ class LifeSystem(System):
     def cell_under(self, entity: EntityRef, component: Life, camera, px: float, py: float,
                    viewport: tuple[float, float]) -> tuple[int, int] | None:
         """The cell (x, y) shown at cursor (px, py) (logical pixels, (0, 0) at the top-left of a
-        ``viewport`` of (width, height), as in Camera.ray), or None off the grid.
+        ``viewport`` of (width, height), as in Camera.ray), or None off the grid or outside the
+        viewport (a drag leaving the window paints nothing it cannot show).
 
-        "fill" follows common/texture_quad.wgsl: the grid's aspect fitted and centred in the
-        viewport's. "quad" intersects ``camera.ray`` with the quad (x-y plane at quad_center,
-        quad_size). Both then go through the texture as the display pass does, so on a grid wider
-        than the texture (> 4096) the answer is the cell that pixel shows, the one painting makes
-        visible."""
+        "fill" follows common/texture_quad.wgsl: the grid covers the viewport, centred, with
+        square cells, cropped along the axis where it is relatively longer. "quad" intersects
+        ``camera.ray`` with the quad (x-y plane at quad_center, quad_size). Both then go through
+        the texture as the display pass does, so on a grid wider than the texture (> 4096) the
+        answer is the cell that pixel shows, the one painting makes visible."""
         layer = self.layers.get(entity.name)
         width, height = (layer.width, layer.height) if layer else component.size
         tex_w, tex_h = (layer.texture_size if layer
                         else (min(width, MAX_TEXTURE), min(height, MAX_TEXTURE)))
         vw, vh = float(viewport[0]), float(viewport[1])
+        if not (0.0 <= px < vw and 0.0 <= py < vh):
+            return None
         if component.display == "fill":
             grid_aspect, view_aspect = width / height, vw / vh
-            ex, ey = ((1.0, view_aspect / grid_aspect) if grid_aspect > view_aspect
-                      else (grid_aspect / view_aspect, 1.0))
+            ex, ey = ((grid_aspect / view_aspect, 1.0) if grid_aspect > view_aspect
+                      else (1.0, view_aspect / grid_aspect))
             u = ((2.0 * px / vw - 1.0) / ex + 1.0) * 0.5
             v = 1.0 - ((1.0 - 2.0 * py / vh) / ey + 1.0) * 0.5   # texture row 0 at the top
         else:

@@ -19,6 +19,25 @@ MAX_SIDE = 1 << 20   # cells per side accepted by the scene format; the device r
 Side = Annotated[int, msgspec.Meta(ge=1, le=MAX_SIDE)]
 
 
+def pattern_origin(grid: tuple[int, int], pattern: tuple[int, int],
+                   offset: tuple[int, int] | None) -> tuple[int, int]:
+    """Where a pattern of size (w, h) puts its top-left cell on a grid of size (W, H): ``offset``
+    (x, y), or centred. It must fit whole, without wrapping, even on a torus; otherwise a
+    ValueError "pattern: ..." or "offset: ..." (the field to change)."""
+    (W, H), (w, h) = grid, pattern
+    if w > W or h > H:
+        raise ValueError(f"pattern: expected a pattern that fits the {W}x{H} grid (size = "
+                         f"[{W}, {H}]), found {w}x{h}")
+    if offset is None:
+        return (W - w) // 2, (H - h) // 2
+    x, y = offset
+    if x < 0 or y < 0 or x + w > W or y + h > H:
+        raise ValueError(f"offset: expected (x, y) with the {w}x{h} pattern inside the {W}x{H} "
+                         f"grid of size = [{W}, {H}] (0 <= x <= {W - w}, 0 <= y <= {H - h}), "
+                         f"found {[x, y]}")
+    return x, y
+
+
 @component("life")
 @dataclass(slots=True)
 class Life:
@@ -46,9 +65,11 @@ class Life:
     trail_color: str | None = None
     """colour recently dead cells fade from; None: no trail"""
     trail_fade: Annotated[float, msgspec.Meta(gt=0.0, lt=1.0)] = 0.85
-    """trail brightness kept per displayed frame"""
+    """trail brightness kept per simulation step (fixed_dt), so the trail is the same however
+    often it is drawn; 0.9 keeps 0.9 ** 60 = 0.2% after one second at 60 steps a second"""
     display: Literal["fill", "quad"] = "fill"
-    """fill the view, or draw as a quad in the world (quad_center, quad_size)"""
+    """"fill": cover the whole view (square cells, centred, the excess cropped), or "quad": draw
+    as a quad in the world (quad_center, quad_size)"""
     quad_center: tuple[float, float, float] = (0.0, 0.0, 0.0)
     quad_size: tuple[float, float] = (4.0, 4.0)
     """world units; the quad lies in the x-y plane"""
@@ -68,6 +89,21 @@ class Life:
             x, y, w, h = self.soup
             if w < 1 or h < 1 or x < 0 or y < 0 or x + w > self.size[0] or y + h > self.size[1]:
                 raise ValueError(f"soup: expected a rectangle (x, y, width, height) inside the "
-                                 f"{self.size[0]}x{self.size[1]} grid, found {list(self.soup)}")
+                                 f"{self.size[0]}x{self.size[1]} grid (size = {list(self.size)}), "
+                                 f"found {list(self.soup)}")
         if self.pattern is not None and not self.pattern.lower().endswith((".rle", ".cells")):
             raise ValueError(f"pattern: expected a .rle or .cells file, found '{self.pattern}'")
+
+    def check_files(self, resolve) -> None:
+        """What the engine checks before the upload, without a GPU (the scene loader calls it):
+        the pattern file parses and fits the grid at ``offset``. ``resolve`` turns the path as
+        written into a file path."""
+        if self.pattern is None:
+            return
+        from emberfx.systems.life_patterns import PatternError, read_pattern
+
+        try:
+            pattern = read_pattern(resolve(self.pattern))
+        except PatternError as exc:
+            raise ValueError(f"pattern: {exc}") from None
+        pattern_origin(self.size, pattern.size, self.offset)

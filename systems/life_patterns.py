@@ -13,14 +13,28 @@ RLE follows LifeWiki's description (https://conwaylife.com/wiki/Run_Length_Encod
     x = 3, y = 3, rule = B3/S23    the header; rule is optional
     bob$2bo$3o!                    runs: [count] b (dead) | o (alive) | $ (end of row), ! ends
 
-Whitespace and line breaks may separate runs, but not a count from its tag; text after ``!`` is
-ignored. Only two-state patterns are read: any tag other than ``b``, ``o`` and ``$`` is an error.
+Spaces may separate runs, but not a count from its tag. Line breaks (LF, CRLF or CR) inside the
+runs are invisible, as in Golly and lifelib, whose writers break lines anywhere: ``12`` at the end
+of one line and ``b`` at the start of the next are the run ``12b``. Text after ``!`` is ignored.
+Only two-state patterns are read: any tag other than ``b``, ``o`` and ``$`` is an error.
+
+Golly's extended RLE line ``#CXRLE Pos=X,Y Gen=G`` (before the header; other keys are ignored) is
+read into ``Pattern.position`` and ``Pattern.generation``. In Golly, Pos gives the universe
+coordinates of the pattern's top-left cell, relative to an origin; an emberfx grid is finite and
+has no such origin, so Pos does not move the pattern: it lands where ``offset`` says, or centred,
+as Golly's "fit" view shows it. Pos is kept for tools that put several files back together.
+
+Limits, checked before anything is allocated: a pattern is at most ``MAX_CELLS`` cells (x * y of
+an RLE header, columns * rows of a plaintext file), a run count at most ``MAX_CELLS``, a Gen at
+most ``MAX_DIGITS`` digits, a file at most ``MAX_FILE_BYTES``. ``read_pattern`` opens regular files
+only (or links to them): a device such as /dev/zero or a FIFO is refused before it is read.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,10 +43,13 @@ import numpy as np
 from emberfx.errors import EmberError, read_user_text
 
 __all__ = ["PatternError", "Pattern", "parse_rle", "parse_cells", "read_pattern", "write_rle",
-           "random_soup", "place", "MAX_LINE", "MAX_CELLS"]
+           "random_soup", "place", "rule_mismatch", "MAX_LINE", "MAX_CELLS", "MAX_DIGITS",
+           "MAX_FILE_BYTES"]
 
 MAX_LINE = 70   # longest line write_rle produces (the RLE convention)
-MAX_CELLS = 1 << 30   # largest x * y an RLE header may declare (the dense grid is 1 byte a cell)
+MAX_CELLS = 1 << 30   # most cells a pattern may have (the dense grid is 1 byte a cell)
+MAX_DIGITS = 1000     # longest Gen= accepted (well under Python's 4300-digit int limit)
+MAX_FILE_BYTES = 256 << 20   # largest pattern file read (RLE parses at about 1 MB/s on a small CPU)
 
 
 class PatternError(EmberError):
@@ -59,6 +76,10 @@ class Pattern:
     """the rule in the RLE header, as written; None when the file has none"""
     name: str | None = None
     """from the first '#N' line (RLE) or '!Name:' line (plaintext)"""
+    position: tuple[int, int] | None = None
+    """(x, y) of the top-left cell from '#CXRLE Pos=x,y' (Golly); placement ignores it"""
+    generation: int | None = None
+    """from '#CXRLE Gen=g' (Golly): the generation the pattern was saved at"""
 
     @property
     def size(self) -> tuple[int, int]:
@@ -74,15 +95,28 @@ def _found(ch: str) -> str:
     return repr(ch)
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of a text whose line breaks may be LF, CRLF or CR (as Golly reads them)."""
+    return _LINE_BREAK.split(text)
+
+
 def _eof_position(text: str) -> tuple[int, int]:
     """Just after the last non-whitespace character (1:1 for a blank text): where a missing '!'
     would go, rather than on an empty line after the final newline."""
-    body = text.rstrip()
-    if not body:
-        return 1, 1
-    line = body.count("\n") + 1
-    col = len(body) - (body.rfind("\n") + 1) + 1
-    return line, col
+    lines = _lines(text)
+    for index in range(len(lines) - 1, -1, -1):
+        body = lines[index].rstrip()
+        if body:
+            return index + 1, len(body) + 1
+    return 1, 1
+
+
+def _shown(digits: str) -> str:
+    """A number as written, shortened when it is too long to read in a message."""
+    return digits if len(digits) <= 20 else f"{digits[:12]}... ({len(digits)} digits)"
 
 
 # ------------------------------------------------------------------------------------------ RLE
@@ -118,13 +152,17 @@ def _header(line_text: str, lineno: int, source: str) -> tuple[int, int, str | N
     size = []
     for key in ("x", "y"):
         value, col = values[key]
-        if not re.fullmatch(r"[0-9]+", value) or int(value) < 1:
+        if not re.fullmatch(r"[0-9]+", value) or not value.strip("0"):
             raise PatternError(source, f"expected a positive whole number for {key}, found "
-                                       f"{repr(value) if value else 'nothing'}", lineno, col)
-        size.append(int(value))
+                                       f"{repr(_shown(value)) if value else 'nothing'}",
+                               lineno, col)
+        # past 10 digits it is too large anyway; int() of thousands of digits is refused
+        digits = value.lstrip("0")
+        size.append(int(digits) if len(digits) <= 10 else MAX_CELLS + 1)
     if size[0] * size[1] > MAX_CELLS:
         raise PatternError(source, f"expected a pattern of at most {MAX_CELLS} cells, found "
-                                   f"x = {size[0]}, y = {size[1]}", lineno, values["x"][1])
+                                   f"x = {_shown(values['x'][0])}, y = {_shown(values['y'][0])}",
+                           lineno, values["x"][1])
     rule = None
     if "rule" in values:
         rule, col = values["rule"]
@@ -135,19 +173,47 @@ def _header(line_text: str, lineno: int, source: str) -> tuple[int, int, str | N
     return size[0], size[1], rule
 
 
+_POS = re.compile(r"(-?[0-9]{1,10}),(-?[0-9]{1,10})")
+
+
+def _cxrle(line_text: str, lineno: int, source: str) -> tuple[tuple[int, int] | None, int | None]:
+    """(Pos, Gen) of a '#CXRLE key=value ...' line (None where absent); other keys are ignored,
+    as Golly ignores them."""
+    position = generation = None
+    start = line_text.index("#CXRLE") + len("#CXRLE")
+    for m in re.finditer(r"\S+", line_text[start:]):
+        key, _, value = m.group().partition("=")
+        col = start + m.start() + len(key) + 2   # the value's column
+        if key == "Pos":
+            pos = _POS.fullmatch(value)
+            if pos is None:
+                raise PatternError(source, f"expected 'Pos=X,Y' with whole numbers of at most 10 "
+                                           f"digits, found '{key}={_shown(value)}'", lineno, col)
+            position = (int(pos.group(1)), int(pos.group(2)))
+        elif key == "Gen":
+            if not re.fullmatch(r"[0-9]+", value) or len(value) > MAX_DIGITS:
+                raise PatternError(source, f"expected 'Gen=G' with a whole number of at most "
+                                           f"{MAX_DIGITS} digits, found 'Gen={_shown(value)}'",
+                                   lineno, col)
+            generation = int(value)
+    return position, generation
+
+
 def parse_rle(text: str, source: str = "<rle>") -> Pattern:
     """An RLE pattern; raises PatternError with the line and column of the first mistake."""
     if text.startswith("\ufeff"):
         text = text[1:]
-    lines = text.split("\n")
-    name = None
+    lines = _lines(text)
+    name = position = generation = None
     header_index = None
     for index, raw in enumerate(lines):
         stripped = raw.strip()
         if not stripped:
             continue
         if stripped.startswith("#"):
-            if stripped[1:2] == "N" and name is None:
+            if stripped.startswith("#CXRLE"):
+                position, generation = _cxrle(raw, index + 1, source)
+            elif stripped[1:2] == "N" and name is None:
                 name = stripped[2:].strip() or None
             continue
         header_index = index
@@ -160,32 +226,36 @@ def parse_rle(text: str, source: str = "<rle>") -> Pattern:
     cells = np.zeros((height, width), dtype=bool)
 
     x = y = 0
-    count = ""
+    count = 0          # the run count being read; its digits may go on across a line break
+    digits = 0
     count_at = (0, 0)
-    lineno = header_index + 1
     for lineno in range(header_index + 2, len(lines) + 1):
         line_text = lines[lineno - 1]
         for col0, ch in enumerate(line_text):
             col = col0 + 1
-            if ch.isdigit() and ch.isascii():
-                if not count:
+            if "0" <= ch <= "9":
+                if not digits:
                     count_at = (lineno, col)
-                count += ch
+                digits += 1
+                count = count * 10 + ord(ch) - 48
+                if count > MAX_CELLS:
+                    raise PatternError(source, f"expected a run count of at most {MAX_CELLS}, "
+                                               f"found a larger one", *count_at)
                 continue
-            if count and ch not in "bo$":
+            if digits and ch not in "bo$":
                 raise PatternError(source, f"expected 'b', 'o' or '$' after the count {count}, "
                                            f"found {_found(ch)}", lineno, col)
-            if ch in " \t\r\f\v":
+            if ch in " \t\f\v":
                 continue
             if ch == "!":
-                return Pattern(cells, rule, name)
+                return Pattern(cells, rule, name, position, generation)
             if ch not in "bo$":
                 raise PatternError(source, f"expected 'b', 'o', '$', '!' or a count, found "
                                            f"{_found(ch)}", lineno, col)
-            n = int(count) if count else 1
+            n = count if digits else 1
             if n < 1:
                 raise PatternError(source, f"expected a count >= 1, found {count}", *count_at)
-            count = ""
+            count = digits = 0
             if ch == "$":
                 y += n
                 x = 0
@@ -199,11 +269,10 @@ def parse_rle(text: str, source: str = "<rle>") -> Pattern:
             if ch == "o":
                 cells[y, x:x + n] = True
             x += n
-        if count:   # a line break between a count and its tag
-            raise PatternError(source, f"expected 'b', 'o' or '$' after the count {count}, "
-                                       f"found end of line",
-                               lineno, len(line_text.rstrip("\r")) + 1)
     line, col = _eof_position(text)
+    if digits:
+        raise PatternError(source, f"expected 'b', 'o' or '$' after the count {count}, found end "
+                                   f"of file", line, col)
     raise PatternError(source, "expected '!' at the end of the pattern, found end of file",
                        line, col)
 
@@ -217,7 +286,7 @@ def parse_cells(text: str, source: str = "<cells>") -> Pattern:
         text = text[1:]
     name = None
     rows: list[tuple[int, str]] = []
-    for lineno, raw in enumerate(text.split("\n"), 1):
+    for lineno, raw in enumerate(_lines(text), 1):
         line_text = raw.rstrip()
         if line_text.startswith("!"):
             m = re.match(r"!\s*Name:\s*(.*)$", line_text)
@@ -238,6 +307,9 @@ def parse_cells(text: str, source: str = "<cells>") -> Pattern:
     if width == 0:
         raise PatternError(source, "expected at least one cell, found only blank lines",
                            rows[0][0], 1)
+    if width * len(rows) > MAX_CELLS:   # a long line and many (blank) rows, before allocating
+        raise PatternError(source, f"expected a pattern of at most {MAX_CELLS} cells, found "
+                                   f"{width} columns x {len(rows)} rows")
     cells = np.zeros((len(rows), width), dtype=bool)
     for y, (_, row) in enumerate(rows):
         alive = [x for x, ch in enumerate(row) if ch != "."]
@@ -257,9 +329,43 @@ def read_pattern(path) -> Pattern:
     if suffix not in _READERS:
         raise PatternError(label, f"expected a .rle or .cells pattern file, found "
                                   f"'{Path(label).suffix or Path(label).name}'")
+    _check_regular_file(label)
     text = read_user_text(label, "pattern", lambda message, line, column: PatternError(
         label, message, line, column))
     return _READERS[suffix](text, label)
+
+
+def rule_mismatch(pattern: Pattern, rule: str) -> str | None:
+    """When the pattern's header names a rule other than ``rule`` (compared as birth and survival
+    sets, so 'b36s23' is 'B36/S23'), a phrase naming both, e.g. "says rule = B36/S23 in its
+    header, but the layer's rule is B3/S23"; else None."""
+    from emberfx.systems.life_rules import parse_rule
+
+    if pattern.rule is None or parse_rule(pattern.rule) == parse_rule(rule):
+        return None
+    return f"says rule = {pattern.rule} in its header, but the layer's rule is {rule}"
+
+
+_NOT_REGULAR = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def _check_regular_file(label: str) -> None:
+    """Refuse, without opening it, what is not a regular file of a sane size: reading /dev/zero
+    never ends and opening a FIFO blocks until someone writes to it. A missing file or a folder
+    is left to read_user_text, which names those."""
+    try:
+        info = os.stat(label)
+    except OSError:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        return
+    if not stat.S_ISREG(info.st_mode):
+        kind = next((k for test, k in _NOT_REGULAR if test(info.st_mode)), "not a regular file")
+        raise PatternError(label, f"expected a regular pattern file, found {kind}")
+    if info.st_size > MAX_FILE_BYTES:
+        raise PatternError(label, f"expected a pattern file of at most {MAX_FILE_BYTES >> 20} MiB, "
+                                  f"found {info.st_size / (1 << 20):.0f} MiB")
 
 
 # --------------------------------------------------------------------------------------- writing

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from emberfx.numbers import U32_MAX
 from emberfx.registry import component
 
 Positive = Annotated[float, msgspec.Meta(gt=0.0)]
@@ -30,7 +31,9 @@ class ParticleLife:
     """interaction radius, world units"""
     beta: Annotated[float, msgspec.Meta(gt=0.0, lt=1.0)] = 0.3
     """the repulsion zone as a fraction of r_max"""
-    force: float = 1.0
+    force: Annotated[float, msgspec.Meta(
+        ge=-1e6, le=1e6, description="a larger scale throws particles across the whole box "
+        "within one step")] = 1.0
     """scale of the acceleration"""
     friction_half_life: Positive = 0.04
     """seconds for the velocity to halve without forces"""
@@ -38,7 +41,7 @@ class ParticleLife:
     """2 numbers: a 2D wrap-around box; 3 numbers: 3D (reload); centred on `center`"""
     center: tuple[float, float, float] = (0.0, 0.0, 0.0)
     """where the box's centre is drawn, world units"""
-    reorder_every: Annotated[int, msgspec.Meta(ge=0)] = 8
+    reorder_every: Annotated[int, msgspec.Meta(ge=0, le=U32_MAX)] = 8
     """steps between reorders of the particle data by cell (0: never)"""
     neighbours: Literal["grid", "all_pairs"] = "grid"
     """grid: uniform grid + counting sort (seed 003); all_pairs: every pair (reference, bench)"""
@@ -53,10 +56,20 @@ class ParticleLife:
         if not isinstance(self.box, (list, tuple)) or len(self.box) not in (2, 3):
             raise ValueError(f"box: expected 2 numbers (2D) or 3 (3D), found {list(self.box)}")
         self.box = tuple(float(b) for b in self.box)
+        # checked here too, not only by the loader: the cell count below needs finite sizes
+        if not (math.isfinite(self.r_max) and self.r_max > 0.0):
+            raise ValueError(f"r_max: expected a positive finite number, found {self.r_max}")
+        if not all(math.isfinite(v) and v > 0.0 for v in self.box):
+            raise ValueError(f"box: expected positive finite sizes, found {list(self.box)}")
         for k, side in enumerate(self.box):
             if math.floor(side / self.r_max) < 3:
                 raise ValueError(f"box[{k}]: expected at least 3 cells of r_max = {self.r_max} "
                                  f"(>= {3 * self.r_max:g}), found {side:g}")
+        cells = math.prod(math.floor(side / self.r_max) for side in self.box)
+        if cells > U32_MAX:   # the neighbour grid's cells are counted and indexed in 32 bits
+            raise ValueError(f"box: expected at most {U32_MAX} grid cells (box / r_max per side, "
+                             f"multiplied), found {cells:.3g} for box {list(self.box)} and "
+                             f"r_max = {self.r_max:g}")
         if not math.isfinite(self.force):
             raise ValueError(f"force: expected a finite number, found {self.force}")
         if isinstance(self.matrix, list):

@@ -16,13 +16,18 @@ from emberfx.registry import component
 
 NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
 Positive = Annotated[float, msgspec.Meta(gt=0.0)]
+HALF_MAX = 65504.0
+"""the largest value of the scene's HDR image (rgba16float): a larger gain or threshold only
+turns lit pixels into infinities, and infinities into NaN after tone mapping"""
+_GAIN = msgspec.Meta(le=HALF_MAX, description="the scene image is 16-bit float, at most 65504")
+Gain = Annotated[float, msgspec.Meta(ge=0.0), _GAIN]
 
 
 @component("edge_detect")
 @dataclass(slots=True)
 class EdgeDetect:
     """Sobel edges of the luminance; each workgroup works on a tile + halo in workgroup memory."""
-    strength: NonNegative = 1.0
+    strength: Gain = 1.0
     """scale of the gradient magnitude before it is mixed in"""
     color: str = "#ffffff"
     mode: Literal["overlay", "edges"] = "overlay"
@@ -35,9 +40,9 @@ class EdgeDetect:
 @component("bloom")
 @dataclass(slots=True)
 class Bloom:
-    threshold: NonNegative = 1.0
+    threshold: Gain = 1.0
     """linear brightness above which light blooms"""
-    intensity: NonNegative = 0.6
+    intensity: Gain = 0.6
     radius: Annotated[int, msgspec.Meta(ge=1, le=32)] = 8
     """blur radius in half-resolution pixels (Gaussian, sigma = radius / 2)"""
 
@@ -46,6 +51,6 @@ class Bloom:
 @dataclass(slots=True)
 class Tonemap:
     operator: Literal["aces", "reinhard"] = "aces"
-    exposure: Positive = 1.0
+    exposure: Annotated[float, msgspec.Meta(gt=0.0), _GAIN] = 1.0
     gamma: Positive = 1.0
     """an extra power on the mapped value (1: none; the output's sRGB encoding still applies)"""

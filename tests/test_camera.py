@@ -21,7 +21,15 @@ CAMERAS = {
                      fov_deg=70.0, near=0.1, far=100.0),
     "narrow": Camera(position=(0.0, 0.0, 40.0), target=(0.0, 0.0, 0.0), fov_deg=8.0),
     "orthographic": Camera(kind="orthographic", center=(1.5, -0.5), height=6.0),
+    # fitted to a reference aspect: VIEWPORTS has views both wider and narrower than each
+    "perspective-contain": Camera(position=(1.0, 2.0, 7.0), target=(0.0, 0.5, 0.0), fov_deg=45.0,
+                                  fit="contain", reference_aspect=1.0),
+    "orthographic-width": Camera(kind="orthographic", center=(-2.0, 1.0), height=3.0, fit="width",
+                                 reference_aspect=4 / 3),
+    "orthographic-contain": Camera(kind="orthographic", center=(0.5, 0.5), height=2.5,
+                                   fit="contain", reference_aspect=1.5),
 }
+ORTHOGRAPHIC = [n for n, c in CAMERAS.items() if c.kind == "orthographic"]
 VIEWPORTS = [(1280, 720), (300, 500), (64, 48)]
 
 
@@ -131,9 +139,10 @@ def test_orbit_from_the_pole_moves_off_it_and_orthographic_is_unchanged():
 
 
 # -------------------------------------------------------------------------------------------- pan
+@pytest.mark.parametrize("name", ORTHOGRAPHIC)
 @pytest.mark.parametrize("viewport", [(800, 600), (300, 500)], ids=lambda v: f"{v[0]}x{v[1]}")
-def test_pan_orthographic_keeps_the_world_point_under_the_cursor(viewport):
-    camera = copy(CAMERAS["orthographic"])
+def test_pan_orthographic_keeps_the_world_point_under_the_cursor(viewport, name):
+    camera = copy(CAMERAS[name])
     for (px, py), (dx, dy) in [((100, 200), (35, -12)), ((10.5, 3.25), (-200, 170))]:
         grabbed = camera.ray(px, py, viewport)[0]
         camera.pan(dx, dy, viewport)
@@ -144,7 +153,7 @@ def test_pan_orthographic_keeps_the_world_point_under_the_cursor(viewport):
         check_invariants(camera)
 
 
-@pytest.mark.parametrize("name", ["perspective", "tilted", "narrow"])
+@pytest.mark.parametrize("name", ["perspective", "tilted", "narrow", "perspective-contain"])
 def test_pan_perspective_keeps_the_point_at_target_depth_under_the_cursor(name):
     camera = copy(CAMERAS[name])
     viewport = (640, 360)
@@ -160,9 +169,10 @@ def test_pan_perspective_keeps_the_point_at_target_depth_under_the_cursor(name):
 
 
 # ------------------------------------------------------------------------------------------- zoom
+@pytest.mark.parametrize("name", ORTHOGRAPHIC)
 @pytest.mark.parametrize("cursor", [None, (0.0, 0.0), (611.0, 97.5), (640.0, 360.0)])
-def test_zoom_orthographic_keeps_the_cursor_point_fixed(cursor):
-    camera = copy(CAMERAS["orthographic"])
+def test_zoom_orthographic_keeps_the_cursor_point_fixed(cursor, name):
+    camera = copy(CAMERAS[name])
     viewport = (640, 360)
     at = cursor if cursor is not None else (320.0, 180.0)   # no cursor: the centre stays
     for steps in (1, 3, -2, 0.5, -7):
@@ -225,3 +235,153 @@ def test_view_plane_point_behind_the_camera_uses_the_target_depth():
     p = camera.view_plane_point(100, 40, (400, 300), through=(0.0, 0.0, 9.0))
     assert abs(p[2]) < WORLD_TOL
     np.testing.assert_allclose(to_pixel(camera, p, (400, 300))[:2], (100, 40), atol=PIXEL_TOL)
+
+
+# -------------------------------------------------------------------------------------------- fit
+def ndc(camera: Camera, point, aspect: float) -> np.ndarray:
+    clip = camera.projection_matrix(aspect) @ camera.view_matrix() @ np.append(point, 1.0)
+    return clip[:3] / clip[3]
+
+
+# orthographic, height 2 at a 16:9 reference; each row: fit, viewport aspect, and the half width
+# and half height (world units) that must land on the viewport's edges, worked out by hand
+ORTHO_FITS = [
+    ("height", 4 / 3, 4 / 3, 1.0),            # the height stays; width = 1 * 4/3
+    ("width", 4 / 3, 16 / 9, 4 / 3),          # the 16:9 width stays; height = (16/9) / (4/3)
+    ("width", 21 / 9, 16 / 9, 16 / 21),       # a wider view shows less height
+    ("contain", 4 / 3, 16 / 9, 4 / 3),        # narrower than 16:9: keeps the width
+    ("contain", 21 / 9, 7 / 3, 1.0),          # wider: keeps the height; width = 21/9
+    ("contain", 16 / 9, 16 / 9, 1.0),         # at the reference: exactly the reference view
+]
+
+
+@pytest.mark.parametrize("fit,aspect,half_w,half_h", ORTHO_FITS)
+def test_orthographic_fit_puts_known_points_on_the_edges(fit, aspect, half_w, half_h):
+    camera = Camera(kind="orthographic", center=(0.0, 0.0), height=2.0, fit=fit,
+                    reference_aspect=16 / 9)
+    for point, want in [((half_w, 0.0, 0.0), (1.0, 0.0)), ((-half_w, 0.0, 0.0), (-1.0, 0.0)),
+                        ((0.0, half_h, 0.0), (0.0, 1.0)), ((0.0, -half_h, 0.0), (0.0, -1.0)),
+                        ((half_w / 2, -half_h / 2, 0.0), (0.5, -0.5))]:
+        np.testing.assert_allclose(ndc(camera, point, aspect)[:2], want, atol=1e-12)
+
+
+def test_orthographic_fit_width_edge_pixels_and_offset_centre():
+    """The issue's case: height 2 at 16:9, shown 4:3 with fit = "width", shows x in [-16/9, 16/9];
+    with the centre moved the window moves with it, and the cursor at the first and last pixel
+    edge hits those x."""
+    camera = Camera(kind="orthographic", center=(3.0, -1.0), height=2.0, fit="width",
+                    reference_aspect=16 / 9)
+    assert ndc(camera, (3.0 + 16 / 9, -1.0, 0.0), 4 / 3)[0] == pytest.approx(1.0, abs=1e-12)
+    assert ndc(camera, (3.0 - 16 / 9, -1.0, 0.0), 4 / 3)[0] == pytest.approx(-1.0, abs=1e-12)
+    left = camera.ray(0.0, 240.0, (640, 480))[0]
+    right = camera.ray(640.0, 0.0, (640, 480))[0]
+    np.testing.assert_allclose(left[:2], (3.0 - 16 / 9, -1.0), atol=1e-12)
+    np.testing.assert_allclose(right[:2], (3.0 + 16 / 9, -1.0 + 4 / 3), atol=1e-12)
+
+
+# perspective, fov 90 degrees (tan 45 = 1) at a 16:9 reference, the eye 5 units from the origin:
+# at depth 5 the reference view is 5 high and 5 * 16/9 wide (half extents)
+PERSPECTIVE_FITS = [
+    ("height", 1.0, 5.0, 5.0),
+    ("width", 1.0, 80 / 9, 80 / 9),           # square view: the 16:9 width, so as much height
+    ("width", 32 / 9, 80 / 9, 2.5),           # twice as wide as the reference: half the height
+    ("contain", 1.0, 80 / 9, 80 / 9),
+    ("contain", 32 / 9, 160 / 9, 5.0),
+]
+
+
+@pytest.mark.parametrize("fit,aspect,half_w,half_h", PERSPECTIVE_FITS)
+def test_perspective_fit_puts_known_points_on_the_edges(fit, aspect, half_w, half_h):
+    camera = Camera(position=(0.0, 0.0, 5.0), target=(0.0, 0.0, 0.0), fov_deg=90.0, fit=fit,
+                    reference_aspect=16 / 9)
+    for point, want in [((half_w, 0.0, 0.0), (1.0, 0.0)), ((0.0, -half_h, 0.0), (0.0, -1.0)),
+                        ((-half_w, half_h, 0.0), (-1.0, 1.0))]:
+        np.testing.assert_allclose(ndc(camera, point, aspect)[:2], want, atol=1e-12)
+    # twice as far, twice the extent
+    far = ndc(camera, (2 * half_w, 0.0, -5.0), aspect)
+    assert far[0] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_without_a_reference_every_fit_is_the_plain_view():
+    plain = Camera(kind="orthographic", height=2.0).projection_matrix(0.5)
+    for fit in ("width", "contain"):
+        np.testing.assert_array_equal(
+            Camera(kind="orthographic", height=2.0, fit=fit).projection_matrix(0.5), plain)
+
+
+def test_with_reference_takes_the_scene_size_unless_the_camera_sets_one():
+    camera = Camera(kind="orthographic", fit="width")
+    live = camera.with_reference((1920, 1080))
+    assert live.reference_aspect == 1920 / 1080 and camera.reference_aspect is None
+    assert live is not camera and live.fit == "width"
+    own = Camera(fit="contain", reference_aspect=2.0).with_reference((1920, 1080))
+    assert own.reference_aspect == 2.0
+
+
+@pytest.mark.parametrize("text,pieces", [
+    ('fit = "cover"', ["camera.fit", "'height', 'width', 'contain'", "cover"]),
+    ("reference_aspect = 0.0", ["camera.reference_aspect", "> 0"]),
+])
+def test_bad_fit_fields_are_one_line_errors(text, pieces):
+    from emberfx.errors import SceneError
+    from emberfx.scene import loads_scene
+
+    with pytest.raises(SceneError) as info:
+        loads_scene(f'[camera]\nkind = "orthographic"\n{text}\n', path="fit.toml")
+    message = str(info.value)
+    assert "\n" not in message and "fit.toml" in message
+    for piece in pieces:
+        assert piece in message, message
+
+
+FIT_RENDERS = {
+    # fit, render size, and the quad's pixel rectangle worked out by hand: [x0, x1) x [y0, y1)
+    # "width" at 4:3: the 32/9 reference width spans all 160 px; the height shown is 8/3, so
+    # the quad's 2 units are 90 px of 120, 15 px below the top
+    "width-4:3": ("width", (160, 120), (0, 160, 15, 105)),
+    # "contain" at 4:3: the same (narrower than the reference: the width is kept)
+    "contain-4:3": ("contain", (160, 120), (0, 160, 15, 105)),
+    # "contain" at 21:9: the height is kept (2 units = 90 px), the width shown is 14/3, so the
+    # quad's 32/9 are 160 px of 210, 25 px from the left
+    "contain-21:9": ("contain", (210, 90), (25, 185, 0, 90)),
+    # "height" at 4:3 (the default): 2 units = 120 px, 4/3 * 2 shown across, the quad cropped
+    "height-4:3": ("height", (160, 120), (0, 160, 0, 120)),
+}
+
+
+@pytest.mark.parametrize("case", FIT_RENDERS)
+def test_engine_renders_the_scene_size_view_with_fit(gpu, case):
+    """A white world quad exactly as large as the reference view (16:9 from [scene] size, height
+    2) drawn through the Engine: where it lands in other window shapes is known."""
+    from emberfx.engine import Engine
+    from emberfx.scene import EntitySpec, Scene, SceneSettings
+    from emberfx.systems.life_component import Life
+
+    fit, size, (x0, x1, y0, y1) = FIT_RENDERS[case]
+    life = Life(size=(16, 9), display="quad", quad_center=(0.0, 0.0, 0.0),
+                quad_size=(32 / 9, 2.0), alive_color="#ffffff", dead_color="#ffffff", paused=True)
+    scene = Scene(SceneSettings(size=(1600, 900), background="#0000ff"),
+                  Camera(kind="orthographic", height=2.0, fit=fit),
+                  [EntitySpec("quad", {"life": life})])
+    engine = Engine(scene, size=size)
+    assert engine.camera.reference_aspect == 16 / 9 and scene.camera.reference_aspect is None
+    white = (engine.render()[:, :, :3] == 255).all(axis=2)
+    engine.close()
+    expected = np.zeros(white.shape, bool)
+    expected[y0:y1, x0:x1] = True
+    np.testing.assert_array_equal(white, expected)
+
+
+def test_reload_with_a_new_scene_size_refits_the_live_camera(gpu):
+    from emberfx.engine import Engine
+    from emberfx.scene import Scene, SceneSettings
+
+    scene = Scene(SceneSettings(size=(1600, 900)), Camera(kind="orthographic", fit="contain"))
+    engine = Engine(scene, size=(64, 48))
+    assert engine.camera.reference_aspect == 16 / 9
+    engine.reload(dataclasses.replace(scene, settings=SceneSettings(size=(900, 900))))
+    assert engine.camera.reference_aspect == 1.0
+    own = Camera(kind="orthographic", reference_aspect=2.5)
+    engine.reload(dataclasses.replace(scene, camera=own))
+    assert engine.camera.reference_aspect == 2.5
+    engine.close()

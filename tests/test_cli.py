@@ -126,12 +126,49 @@ def test_validate_bad_scene_is_one_line(capsys, tmp_path):
     assert len(error_lines(err)) == 1 and "bad.toml" in err and "capacity" in err
 
 
+@pytest.mark.parametrize("name", ["fountain", "fountain.toml"])
+def test_validate_a_bundled_scene_by_name_from_another_folder(tmp_path, name):
+    r = run_module("validate", name, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("scene 'Fountain' (") and r.stdout.strip().endswith("ok")
+
+
+def test_validate_lists_the_bundled_scenes_on_a_miss(tmp_path):
+    r = run_module("validate", "fontain", cwd=tmp_path)
+    bundled = sorted(p.stem for p in (ROOT / "scenes").glob("*.toml"))
+    assert r.returncode == 1 and len(error_lines(r.stderr)) == 1, r.stderr
+    assert r.stderr.strip() == (f"emberfx: error: fontain: no such scene file (bundled scenes, "
+                                f"named without a folder: {', '.join(bundled)})")
+
+
+def test_validate_checks_the_pattern_as_render_would(tmp_path):
+    """A pattern that does not fit at its offset used to pass validate, then fail to render."""
+    (tmp_path / "glider.rle").write_text("x = 3, y = 3\nbo$2bo$3o!\n")
+    scene = tmp_path / "life.toml"
+    scene.write_text('[[entity]]\nname = "life"\n[entity.life]\nsize = [40, 30]\n'
+                     'pattern = "glider.rle"\noffset = [38, 0]\n')
+    r = run_module("validate", scene, cwd=ROOT)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert error_lines(r.stderr) == [
+        f"emberfx: error: {scene}: entity 'life': life.offset: expected (x, y) with the 3x3 "
+        f"pattern inside the 40x30 grid of size = [40, 30] (0 <= x <= 37, 0 <= y <= 27), "
+        f"found [38, 0]"]
+
+
+def test_validate_prints_a_readable_summary(capsys):
+    code, out, err = run_cli(capsys, "validate", ROOT / "scenes" / "fireworks.toml")
+    assert code == 0, err
+    assert "shape={kind = 'sphere', radius = 0.1, surface = true}" in out
+    assert "Shape(" not in out and "Burst(" not in out
+    assert all(len(line) <= 100 for line in out.splitlines())
+
+
 # ---------------------------------------------------------------------------- plumbing, faked engine
 
 class FakeEngine:
     """The Engine surface the CLI uses, without a GPU: a picture that changes every step."""
 
-    def __init__(self, scene, size=None):
+    def __init__(self, scene, size=None, **options):
         self.scene, self.size = scene, tuple(size or scene.settings.size)
         self.steps, self.closed = 0, False
         self.adapter = SimpleNamespace(info={"backend_type": "OpenGL", "adapter_type": "CPU"})
@@ -163,7 +200,10 @@ def fake_stack(monkeypatch):
     class Scene:
         def __init__(self, path):
             self.path = Path(path)
-            self.settings = SimpleNamespace(name="Fountain", size=(96, 54), fixed_dt=1 / 60)
+            self.settings = SimpleNamespace(name="Fountain", size=(96, 54), fixed_dt=1 / 60,
+                                            script=None)
+            self.entities = [SimpleNamespace(name="fountain", components={"emitter": None},
+                                             script=None)]
 
     scene_mod.Scene = Scene
     scene_mod.load_scene = Scene
@@ -179,6 +219,9 @@ def fake_stack(monkeypatch):
     for name, mod in (("scene", scene_mod), ("engine", engine_mod), ("bench", bench_mod)):
         monkeypatch.setitem(sys.modules, f"emberfx.{name}", mod)
         monkeypatch.setattr(emberfx, name, mod, raising=False)
+    # The CLI names the adapter before building an Engine: a GPU stand-in for that too.
+    monkeypatch.setattr("emberfx.gpu.get_context",
+                        lambda: SimpleNamespace(label="fake (OpenGL, CPU)", is_software=False))
     return bench_mod
 
 
@@ -404,3 +447,123 @@ def test_window_presents_to_a_real_surface(tmp_path, gpu, xvfb, mode):
     else:  # the first draw error stops the window and comes out of run_window, once
         assert r.returncode == 1 and r.stderr.count("ZeroDivisionError: draw failed") == 1
         assert not (tmp_path / "shot.png").exists()
+
+
+# ---------------------------------------------------------------------------- headless, honestly
+
+def no_display_env() -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    return env
+
+
+def test_headless_run_says_what_it_prepares_and_prints_progress_lines(tmp_path, gpu):
+    r = run_module("run", FOUNTAIN, "--frames", 3, cwd=tmp_path, env=no_display_env())
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert "Traceback" not in r.stderr and all(ln.startswith("emberfx: ") for ln in lines), lines
+    said = [ln.removeprefix("emberfx: ") for ln in lines]
+    preparing = next(i for i, ln in enumerate(said) if ln.startswith("preparing "))
+    assert said[preparing] == f"preparing 1 entity: fountain (emitter) on {gpu.label}"
+    assert said[preparing + 1].startswith("prepared in ")
+    # off a terminal the progress is plain lines: the first frame and the last one at least
+    progress = [ln for ln in said if ln.startswith("fountain.mp4: frame ")]
+    assert progress[0].startswith("fountain.mp4: frame 1/3 (33%), ")
+    assert progress[-1].startswith("fountain.mp4: frame 3/3 (100%), ")
+    assert said.index(progress[0]) > preparing
+    notices = [ln for ln in said if "renders on the CPU" in ln]
+    assert len(notices) == (1 if gpu.is_software else 0)          # said once, first
+    if gpu.is_software:
+        assert said.index(notices[0]) < preparing and gpu.label in notices[0]
+    assert (tmp_path / "fountain.mp4").is_file()
+
+
+PYTHON_RUN = """
+import sys
+import emberfx
+
+if sys.argv[1] == "file":
+    out = emberfx.run(sys.argv[2], size=(160, 90), frames=3)
+else:   # a scene built in Python, as in the README
+    scene = emberfx.Scene(emberfx.SceneSettings(name="sparks!", size=(96, 54)),
+                          emberfx.Camera(kind="orthographic", height=4.0))
+    scene.add("jet", emitter={"rate": 2000.0, "speed": [1.0, 2.0]})
+    out = emberfx.run(scene, frames=2)
+print("returned", out)
+"""
+
+
+@pytest.mark.parametrize("kind", ["file", "python"])
+def test_python_run_without_display_renders_headless(tmp_path, gpu, kind):
+    script = tmp_path / "use_run.py"
+    script.write_text(PYTHON_RUN)
+    r = subprocess.run([sys.executable, str(script), kind, str(FOUNTAIN)], cwd=tmp_path,
+                       env=no_display_env(), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    name, count = ("fountain.mp4", 3) if kind == "file" else ("sparks.mp4", 2)
+    assert "emberfx: no display" in r.stderr
+    assert f"rendering {count} frames headless to {name}" in r.stderr
+    assert r.stdout.strip() == f"returned {name}"
+    import imageio_ffmpeg
+
+    assert imageio_ffmpeg.count_frames_and_secs(str(tmp_path / name))[0] == count
+    assert sorted(os.listdir(tmp_path)) == sorted([name, "use_run.py"])
+
+
+def test_kill_9_leaves_a_temp_file_that_the_next_render_removes(tmp_path, gpu):
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-m", "emberfx", "render", str(FOUNTAIN), "--frames",
+                             "5000", "--out", "clip.mp4", "--size", "160x90"], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:
+        if "clip.mp4: frame 1/" in line:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stderr.close()
+    (left,) = os.listdir(tmp_path)   # unavoidable: nothing runs after SIGKILL
+    assert left.startswith(".clip.emberfx-") and left.endswith(".tmp.mp4")
+    assert f"-{proc.pid}-" in left
+    r = run_module("render", FOUNTAIN, "--frames", 2, "--out", "other.gif", "--size", "64x36",
+                   cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert os.listdir(tmp_path) == ["other.gif"]
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 200 KiB tmpfs, full (needs root and permission to mount; skipped otherwise)."""
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    if os.name != "posix" or os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a small tmpfs needs root and the mount command")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", str(folder)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"mounting a tmpfs is not permitted here: {done.stderr.strip()}")
+    try:
+        with open(folder / "filler", "wb", buffering=0) as filler:
+            try:
+                for _ in range(64):
+                    filler.write(bytes(4096))
+            except OSError:   # ENOSPC: full
+                pass
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.mark.parametrize("frames", [3, 400])   # the disk fills at the end / mid-stream
+def test_render_onto_a_full_disk_fails_in_one_line_and_leaves_nothing(tmp_path, gpu, full_disk,
+                                                                      frames):
+    out = full_disk / "clip.mp4"
+    r = run_module("render", FOUNTAIN, "--frames", frames, "--out", out, "--size", "320x180",
+                   cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr and "wrote" not in r.stdout
+    (error,) = error_lines(r.stderr)
+    assert error.startswith(f"emberfx: error: cannot write {out}: ")
+    assert "No space left on device" in error
+    assert r.stderr.rstrip().endswith(error)
+    assert os.listdir(full_disk) == ["filler"]

@@ -128,14 +128,17 @@ def test_display_fills_the_view_with_the_palette(gpu):
     system = engine.system_of("life", "life")
     from emberfx.systems.life import pack_cells as pack
     layer = system.layers["life"]
+    # 64x48 view: the grid covers it at 8 px per cell, 64 px tall, so rows 0 and 7 are cropped
     cells = np.zeros((8, 8), bool)
-    cells[0, 0] = True                                 # top-left cell alive
+    cells[1, 0] = True                                 # the top-left visible cell
+    cells[0, 7] = True                                 # cropped: never shown
     engine.device.queue.write_buffer(system.current_buffer(layer), 0, pack(cells).tobytes())
-    image = engine.render()                            # 64x48 view: the grid is 48x48, centred
-    assert image[0, 8, 0] == 255 and image[5, 13, 0] == 255     # top-left cell: 6x6 pixels
-    assert image[0, 14, 0] == 0 and image[47, 55, 0] == 0
-    background = image[20, 2, 0]                       # outside the grid: the scene background
-    assert background == 16 and image[20, 61, 0] == background
+    image = engine.render()
+    assert image[0, 0, 0] == 255 and image[7, 7, 0] == 255       # cell (0, 1): 8x8 pixels
+    assert image[0, 8, 0] == 0 and image[8, 0, 0] == 0 and image[0, 63, 0] == 0
+    assert (image[..., 0] == 255).sum() == 64
+    # no background (red 16) anywhere: dead (0) or alive (255) only
+    assert set(np.unique(image[..., 0])) == {0, 255}
 
 
 def test_grid_beyond_the_device_is_refused_with_numbers(gpu):
@@ -228,3 +231,140 @@ def test_sweep_layout_and_dispatch_plan():
     assert Sweep(8, 2, 16).grid(3, 70) == (1, 5, 1)
     assert pingpong_plan("sweep", 8) == [8] and pingpong_plan("sweep", 0) == []
     assert pingpong_plan("sweep", 21) == [8, 8, 5] and pingpong_plan("word", 3) == [1, 1, 1]
+
+
+# ---------------------------------------------------------------------------- trails
+
+def trail_oracle(cells_per_step, fade: float) -> np.ndarray:
+    """The trail after each simulation step: 1 where the cell lives, else the previous value
+    times trail_fade, in float32 as on the GPU (one multiply per step, so exactly rounded)."""
+    trail = np.zeros(cells_per_step[0].shape, np.float32)
+    for cells in cells_per_step:
+        trail = np.where(cells, np.float32(1.0), trail * np.float32(fade))
+    return trail
+
+
+def trail_buffer(engine) -> np.ndarray:
+    from emberfx.readback import read_array
+
+    layer = engine.system_of("life", "life").layers["life"]
+    w, h = layer.texture_size
+    return read_array(engine.device, layer.buffers["trail"], np.float32, w * h).reshape(h, w)
+
+
+@pytest.mark.parametrize("memory", ["pingpong", "inplace"])
+def test_trail_fades_once_per_step_and_drawing_never_changes_it(gpu, memory):
+    # 45x37: neither a multiple of the 16x16 workgroup nor of 32; 3 generations per step, so the
+    # trail follows steps, not generations
+    engine = life_engine((45, 37), density=0.4, memory=memory, steps_per_frame=3,
+                         trail_color="#3060ff", trail_fade=0.7)
+    assert "life:life:trail" in engine.passes()
+    cells, after_each_step = engine.state("life")["cells"], []
+    for _ in range(6):
+        engine.step(1)
+        cells = life_model.step(cells, "B3/S23", True, 3)
+        after_each_step.append(cells)
+    np.testing.assert_array_equal(engine.state("life")["cells"], cells)
+    expected = trail_oracle(after_each_step, 0.7)
+    assert 0.0 < expected[~cells].max() < 1.0              # some cells died and glow
+    np.testing.assert_allclose(trail_buffer(engine), expected, rtol=1e-6, atol=0)
+    first = engine.render()
+    for _ in range(3):                                      # draws neither age nor move it
+        np.testing.assert_array_equal(engine.render(), first)
+    np.testing.assert_allclose(trail_buffer(engine), expected, rtol=1e-6, atol=0)
+    engine.step(1)                                          # one step ages it once
+    cells = life_model.step(cells, "B3/S23", True, 3)
+    np.testing.assert_allclose(trail_buffer(engine), trail_oracle(after_each_step + [cells], 0.7),
+                               rtol=1e-6, atol=0)
+
+
+def test_no_trail_no_trail_pass(gpu):
+    engine = life_engine((45, 37), density=0.4)
+    assert not any(":life:trail" in p for p in engine.passes())
+    engine.step(2)
+    assert not trail_buffer(engine).any()
+    engine.entity("life").life.trail_color = "#ff0000"     # live: the pass appears
+    engine.step(1)
+    assert "life:life:trail" in engine.passes()
+    np.testing.assert_array_equal(trail_buffer(engine) == 1.0, engine.state("life")["cells"])
+
+
+def test_png_after_n_steps_equals_the_last_video_frame(gpu, tmp_path):
+    """`emberfx render` to .png draws only the final step; to a video it draws every step. The
+    trail must not depend on that: the CLI's PNG equals the last of the frames drawn after each
+    step (exactly: same adapter, lossless PNG)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from PIL import Image
+
+    from emberfx.scene import load_scene
+
+    scene_path = Path(__file__).resolve().parent.parent / "scenes" / "life.toml"
+    steps, size = 120, (320, 180)
+    engine = Engine(load_scene(scene_path), size=size)
+    assert engine.entity("life").life.trail_color is not None
+    frames = []
+    for _ in range(steps):
+        engine.step(1)
+        frames.append(engine.render())
+    png = tmp_path / "life.png"
+    proc = subprocess.run([sys.executable, "-m", "emberfx", "render", str(scene_path), "--frames",
+                           str(steps), "--out", str(png), "--size", f"{size[0]}x{size[1]}"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    image = np.asarray(Image.open(png).convert("RGBA"))
+    np.testing.assert_array_equal(image, frames[-1])
+    # the trail is in the picture: colours that are neither alive, dead nor background
+    layer_pixels = {tuple(p) for p in image[..., :3].reshape(-1, 3)}
+    assert len(layer_pixels) > 10
+
+
+# ---------------------------------------------------------------------------- pattern rules
+
+HIGHLIFE_CLUSTER = "#N Six\nx = 5, y = 5, rule = B36/S23\nb3o$o3bo$o3bo$o3bo$b3o!\n"
+
+
+def rule_scene(tmp_path, rule: str):
+    (tmp_path / "six.rle").write_text(HIGHLIFE_CLUSTER)
+    scene = tmp_path / "six.toml"
+    scene.write_text(f'[scene]\nname = "six"\nseed = 1\n\n[[entity]]\nname = "board"\n'
+                     f'[entity.life]\nsize = [32, 24]\nrule = "{rule}"\npattern = "six.rle"\n')
+    return scene
+
+
+def test_a_header_rule_other_than_the_layers_is_warned_once(gpu, tmp_path):
+    """The CLI path: `emberfx render` of a scene whose pattern says B36/S23 on a B3/S23 layer
+    runs B3/S23 and says so once on stderr, naming both rules."""
+    import subprocess
+    import sys
+
+    scene = rule_scene(tmp_path, "B3/S23")
+    proc = subprocess.run([sys.executable, "-m", "emberfx", "render", str(scene), "--frames", "3",
+                           "--out", str(tmp_path / "six.png"), "--size", "64x48"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    warnings = [ln for ln in proc.stderr.splitlines() if "warning" in ln]
+    expected = ("emberfx: warning: entity 'board': life.pattern 'six.rle' says rule = B36/S23 "
+                "in its header, but the layer's rule is B3/S23; the layer's rule runs")
+    assert warnings == [expected], proc.stderr
+
+
+def test_the_layers_rule_runs_and_a_rebuild_does_not_warn_again(gpu, tmp_path, capsys):
+    from emberfx.scene import load_scene
+
+    engine = Engine(load_scene(rule_scene(tmp_path, "B3/S23")), size=(64, 48))
+    assert capsys.readouterr().err.count("warning") == 1
+    start = engine.state("board")["cells"]
+    engine.step(9)
+    np.testing.assert_array_equal(engine.state("board")["cells"],
+                                  life_model.step(start, "B3/S23", True, 9))
+    assert not np.array_equal(life_model.step(start, "B36/S23", True, 9),
+                              life_model.step(start, "B3/S23", True, 9))   # the rules differ
+    engine.entity("board").life.offset = [1, 1]        # a rebuild reads the pattern again
+    engine.step(1)
+    assert "warning" not in capsys.readouterr().err
+    # the same rule spelt otherwise is no conflict
+    Engine(load_scene(rule_scene(tmp_path, "b36s23")), size=(64, 48))
+    assert "warning" not in capsys.readouterr().err

@@ -203,3 +203,56 @@ def test_out_png(gpu, capsys, tmp_path):
     img = np.asarray(Image.open(png).convert("RGBA"))
     assert img.shape == (64, 72, 4)
     assert img[..., :3].std() > 0
+
+
+# ---------------------------------------------------------------------------- not pattern files
+
+def run_life(*argv, timeout=60):
+    return subprocess.run([sys.executable, "-m", "emberfx", "life", *map(str, argv)],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_devices_and_fifos_are_refused_without_reading_them(tmp_path):
+    """/dev/zero would be read until memory runs out and a FIFO blocks until someone writes to
+    it: both are refused at once (a 60 s timeout stands for "blocked"), as scene loading does."""
+    zero = tmp_path / "zero.rle"
+    zero.symlink_to("/dev/zero")
+    fifo = tmp_path / "pipe.cells"
+    os.mkfifo(fifo)
+    for path, kind in ((zero, "a character device"), (fifo, "a FIFO (named pipe)")):
+        proc = run_life(path, "--gens", "3")
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr == (f"emberfx: error: {path}: expected a regular pattern file, found "
+                               f"{kind}\n")
+        assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("name, text, needle", [
+    ("huge.rle", "x = " + "9" * 5000 + ", y = 3\n!\n",
+     ":1:5: expected a pattern of at most 1073741824 cells"),
+    ("huge.rle", "x = 3, y = 3\n2b" + "4" * 5000 + "o!\n",
+     ":2:3: expected a run count of at most 1073741824"),
+    ("huge.rle", "#CXRLE Pos=1,2 Gen=" + "7" * 5000 + "\nx = 1, y = 1\no!\n",
+     ":1:20: expected 'Gen=G'"),
+    ("wide.cells", "O" * 550_000 + "\n" * 550_000 + "O\n",        # 1.1 MB, 282 GB as a grid
+     ": expected a pattern of at most 1073741824 cells, found 550000 columns x 550001 rows"),
+])
+def test_huge_numbers_exit_1_with_one_line(tmp_path, name, text, needle):
+    path = _bad(tmp_path, name, text)
+    proc = run_life(path, "--gens", "3")
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(f"emberfx: error: {path}{needle}"), proc.stderr
+    assert proc.stderr.count("\n") == 1 and len(proc.stderr) < 300 and proc.stdout == ""
+
+
+def test_golly_rle_runs(gpu, tmp_path):
+    """What Golly writes: a #CXRLE line and runs broken across lines, a count on one line and its
+    tag on the next. The glider after 8 generations on a 16x16 torus: the numpy oracle's."""
+    golly = _bad(tmp_path, "golly.rle", "#CXRLE Pos=-1,-1 Gen=40\nx = 3, y = 3, rule = B3/S23\n"
+                                        "bo$2\nbo$3\no!\n")
+    out_rle = tmp_path / "after.rle"
+    proc = run_life(golly, "--gens", "8", "--size", "16x16", "--out", out_rle, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "population 5"
+    np.testing.assert_array_equal(parse_rle(out_rle.read_text()).cells,
+                                  reference(GLIDER, 8, 16, 16))

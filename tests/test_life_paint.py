@@ -208,23 +208,28 @@ def test_fill_cell_under_matches_the_rendered_image(gpu, case):
 
 
 def test_fill_cell_under_numbers(gpu):
-    """37x23 in 200x100: the grid is 100 px tall and 100 * 37 / 23 = 160.87 px wide, centred."""
+    """37x23 covering 200x100: 200 / 37 = 5.405 px per cell, so the grid is 124.3 px tall,
+    centred, and 12.16 px of it are cropped above and below."""
     engine = life_engine((37, 23), (200, 100))
     system, ref, comp = painter(engine)
     under = (lambda px, py: system.cell_under(ref, comp, None, px, py, (200, 100)))
-    left = 100 - 100 * 37 / 23 / 2                          # 19.565 px
-    cell = 100 / 23                                         # px per cell
+    cell = 200 / 37                                         # px per cell
+    top = (23 * cell - 100) / 2                             # 12.16 px cropped above
     assert under(100, 50) == (18, 11)
-    assert under(left + 0.01, 0.01) == (0, 0)
-    assert under(left - 0.01, 50) is None and under(200 - left + 0.01, 50) is None
-    assert under(200 - left - 0.01, 99.99) == (36, 22)
-    assert under(left + 5.5 * cell, 7.5 * cell) == (5, 7)
+    assert under(0.01, 0.01) == (0, 2)                      # (0.01 / cell, (0.01 + top) / cell)
+    assert under(199.99, 99.99) == (36, 20)
+    assert under(5.5 * cell, 7.5 * cell - top) == (5, 7)
+    # outside the viewport nothing is shown, so nothing is hit (not the cropped cells)
+    assert under(-0.01, 50) is None and under(200.0, 50) is None
     assert under(50, -0.01) is None and under(50, 100.0) is None
-    # a tall viewport: the grid fills the width, letterboxed above and below
-    assert system.cell_under(ref, comp, None, 0.01, 50, (37, 100)) == (0, 11)
-    top = 50 - 23 / 2
-    assert system.cell_under(ref, comp, None, 10, top - 0.01, (37, 100)) is None
-    assert system.cell_under(ref, comp, None, 36.99, top + 0.01, (37, 100)) == (36, 0)
+    # a tall viewport: the grid covers the height, 160.87 px wide, 61.93 px cropped at each side
+    left = (37 * 100 / 23 - 37) / 2
+    assert system.cell_under(ref, comp, None, 0.01, 50, (37, 100)) == (14, 11)
+    assert system.cell_under(ref, comp, None, 36.99, 99.99, (37, 100)) == (22, 22)
+    assert system.cell_under(ref, comp, None, 10, 0.01, (37, 100)) == (16, 0)
+    edge = 15 * 100 / 23 - left                             # between columns 14 and 15: 3.29 px
+    assert system.cell_under(ref, comp, None, edge + 0.01, 50, (37, 100)) == (15, 11)
+    assert system.cell_under(ref, comp, None, edge - 0.01, 50, (37, 100)) == (14, 11)
     engine.close()
 
 
@@ -290,8 +295,10 @@ def test_the_cell_painted_under_a_pixel_shows_at_that_pixel(gpu, display):
 
 
 def test_cell_under_on_a_grid_wider_than_the_texture_names_the_shown_cell(gpu):
-    """5000 columns are shown through a 4096-texel texture, about 20 cells per pixel: the cell
-    cell_under names (and painting makes visible) is the one the display pass samples there."""
+    """5000 columns are shown through a 4096-texel texture, covering the 4 px height at 19.25
+    cells per pixel (15.77 texels of 1.22 cells: a step of at least 15 texels, 18 cells, between
+    pixels): the cell cell_under names (and painting makes visible) is the one the display pass
+    samples there."""
     engine = life_engine((5000, 77), (250, 4), paused=True, alive_color="#ffffff",
                          dead_color="#000000")
     system, ref, comp = painter(engine)
@@ -302,7 +309,7 @@ def test_cell_under_on_a_grid_wider_than_the_texture_names_the_shown_cell(gpu):
     columns = [i for i, c in under.items() if c != "edge"]    # a few fall near texel edges
     cells = [under[i] for i in columns]
     assert len(columns) >= 220 and len({c[1] for c in cells}) == 1
-    assert np.diff([c[0] for c in cells]).min() >= 19
+    assert np.diff([c[0] for c in cells]).min() >= 18
     system.paint(ref, cells)
     image = engine.render()[:, :, :3]
     assert (image[row, columns] == 255).all()

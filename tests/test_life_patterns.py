@@ -239,13 +239,14 @@ def test_parse_rle_fills_omitted_dead_cells_and_skips_rows():
     ("x = 3, y = 2\n5$o!", 2, 3, "y = 2"),
     # a count with no tag
     ("x = 3, y = 3\nbo$2bo$3o3!", 2, 11, "count 3"),
-    ("x = 3, y = 3\nbo$12\nbo!", 2, 6, "found end of line"),
+    ("x = 3, y = 3\nbo$12\nbo!", 3, 1, "x = 3 cells in row 2, found 12"),   # 12 b
     ("x = 3, y = 3\nbo$2 bo!", 2, 5, "count 2"),
     ("x = 3, y = 3\n0bo!", 2, 1, "count >= 1"),
     # missing '!'
     ("x = 3, y = 3\nbo$2bo$3o\n\n", 2, 10, "'!'"),
     ("x = 3, y = 3\nbo$2bo$3o", 2, 10, "end of file"),
-    ("x = 3, y = 3\nbo$2bo$3", 2, 9, "end of line"),
+    ("x = 3, y = 3\nbo$2bo$3", 2, 9, "after the count 3, found end of file"),
+    ("x = 3, y = 3\nbo$2bo$3\n\n", 2, 9, "after the count 3, found end of file"),
 ])
 def test_malformed_rle_reports_line_and_column(text, line, col, needle):
     with pytest.raises(PatternError) as info:
@@ -471,3 +472,116 @@ def test_place_errors_name_sizes_and_offset():
             place(grid, GLIDER, offset)
     place(grid, GLIDER, (17, 7))      # the last offset that fits
     assert int(grid.sum()) == 5
+
+
+# ---------------------------------------------------------------------------- limits, Golly RLE
+
+def one_line_pattern_error(parse, text, source="big.rle") -> str:
+    with pytest.raises(PatternError) as info:
+        parse(text, source=source)
+    message = str(info.value)
+    assert "\n" not in message and len(message) < 300, message
+    return message
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("x = " + "9" * 5000 + ", y = 3\n!", "x = 999999999999... (5000 digits), y = 3"),
+    ("x = 3, y = " + "1" * 5000 + "\n!", "(5000 digits)"),
+    ("x = 0000000000000000000003, y = 2\n3o$3o!", None),      # leading zeros: still 3
+    ("x = " + "0" * 5000 + "3, y = 2\n3o$3o!", None),
+    ("x = 3, y = 2\n" + "0" * 5000 + "3o$3o!", None),
+    ("x = 32768, y = 32769\n!", "at most 1073741824 cells"),
+    ("x = 3, y = 3\n" + "7" * 5000 + "o!", "run count of at most 1073741824"),
+    ("x = 3, y = 3\n1073741825$o!", "run count of at most 1073741824"),
+])
+def test_huge_numbers_are_pattern_errors(text, needle):
+    if needle is None:
+        assert parse_rle(text).cells.all()
+        return
+    assert needle in one_line_pattern_error(parse_rle, text)
+
+
+def test_huge_run_count_points_at_its_first_digit():
+    message = one_line_pattern_error(parse_rle, "x = 3, y = 3\nbo$2b" + "5" * 5000 + "o!")
+    assert message.startswith("big.rle:2:6: ")
+
+
+def test_cells_limit_is_checked_before_allocating():
+    # 1.1 MB of text: one row of 550,000 cells and 550,000 rows would be 282 GB as a dense grid
+    text = "O" * 550_000 + "\n" * 550_000 + "O\n"
+    message = one_line_pattern_error(parse_cells, text, "wide.cells")
+    assert message == ("wide.cells: expected a pattern of at most 1073741824 cells, found 550000 "
+                       "columns x 550001 rows")
+
+
+def test_a_count_may_continue_on_the_next_line():
+    """Golly and lifelib read line breaks inside the runs as nothing at all (their writers and
+    mail programs break lines anywhere): a count before a line break belongs to the tag after it,
+    and its digits may be split too."""
+    expected = np.zeros((3, 16), bool)
+    expected[0, 12:14] = True                        # 12b2o
+    expected[2, :13] = True                          # 2$ (a split '2'), 13o (a split '13')
+    for eol in ("\n", "\r\n", "\r"):
+        text = eol.join(["#N split", "x = 16, y = 3", "1", "2b2", "o2", "$1", "3o!"]) + eol
+        pattern = parse_rle(text)
+        assert np.array_equal(pattern.cells, expected), repr(eol)
+        assert pattern.name == "split"
+    assert np.array_equal(parse_cells(".O.\r..O\rOOO\r").cells, GLIDER)   # old Mac line ends
+
+
+def test_cxrle_pos_and_gen_are_kept_and_do_not_move_the_pattern():
+    text = "#N Glider\n#CXRLE Pos=-5,17 Gen=1234 Foo=bar\nx = 3, y = 3, rule = B3/S23\nbo$2bo$3o!"
+    pattern = parse_rle(text)
+    assert np.array_equal(pattern.cells, GLIDER) and pattern.name == "Glider"
+    assert pattern.position == (-5, 17) and pattern.generation == 1234
+    plain = parse_rle("x = 3, y = 3\nbo$2bo$3o!")
+    assert plain.position is None and plain.generation is None
+    assert np.array_equal(on_grid(pattern.cells, 11, 9), on_grid(plain.cells, 11, 9))
+    big = parse_rle("#CXRLE Gen=" + "9" * 999 + "\nx = 1, y = 1\no!")
+    assert big.generation == 10 ** 999 - 1                     # Golly's generations are bigints
+    assert parse_rle("#CXRLE\nx = 1, y = 1\no!").position is None   # no keys at all
+
+
+@pytest.mark.parametrize("line, col, needle", [
+    ("#CXRLE Pos=3", 12, "'Pos=X,Y'"),
+    ("#CXRLE Gen=12 Pos=a,b", 19, "found 'Pos=a,b'"),
+    ("  #CXRLE Pos=1,2 Gen=-4", 22, "'Gen=G'"),
+    ("#CXRLE Pos=" + "1" * 11 + ",0", 12, "at most 10"),
+    ("#CXRLE Gen=" + "1" * 5000, 12, "(5000 digits)"),
+])
+def test_bad_cxrle_values_are_pattern_errors(line, col, needle):
+    message = one_line_pattern_error(parse_rle, line + "\nx = 1, y = 1\no!")
+    assert message.startswith(f"big.rle:1:{col}: ") and needle in message, message
+
+
+def test_rule_mismatch_names_both_rules():
+    from emberfx.systems.life_patterns import rule_mismatch
+
+    highlife = parse_rle("x = 1, y = 1, rule = B36/S23\no!")
+    assert rule_mismatch(highlife, "b36s23") is None           # the same rule, spelt otherwise
+    assert rule_mismatch(highlife, "23/36") is None
+    assert rule_mismatch(parse_rle("x = 1, y = 1\no!"), "B3/S23") is None   # no rule in the file
+    assert rule_mismatch(highlife, "B3/S23") == ("says rule = B36/S23 in its header, but the "
+                                                "layer's rule is B3/S23")
+
+
+def test_read_pattern_refuses_what_is_not_a_regular_file(tmp_path):
+    import os
+
+    zero = tmp_path / "zero.rle"
+    zero.symlink_to("/dev/zero")
+    with pytest.raises(PatternError, match=r"zero\.rle: expected a regular pattern file, found a "
+                                           r"character device$"):
+        read_pattern(zero)
+    fifo = tmp_path / "pipe.cells"
+    os.mkfifo(fifo)
+    with pytest.raises(PatternError, match=r"found a FIFO \(named pipe\)$"):
+        read_pattern(fifo)                                     # refused without opening it
+    linked = tmp_path / "linked.rle"
+    linked.symlink_to(PATTERNS / "glider.rle")                 # a link to a file is fine
+    assert np.array_equal(read_pattern(linked).cells, GLIDER)
+    huge = tmp_path / "huge.rle"
+    with open(huge, "wb") as f:                                # sparse: no disk used
+        f.truncate(300 << 20)
+    with pytest.raises(PatternError, match=r"at most 256 MiB, found 300 MiB$"):
+        read_pattern(huge)

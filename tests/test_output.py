@@ -218,3 +218,221 @@ def test_render_to_file_gif_frames(tmp_path):
     out = render_to_file(eng, 3, tmp_path / "v.gif", fps=10, progress=False)
     assert sum(1 for _ in iio.imiter(out)) == 3
     assert iio.immeta(out, index=0)["duration"] == 100
+
+
+# ---------------------------------------------------------------------------- temp files
+
+def test_temp_name_carries_host_and_process_id(tmp_path, monkeypatch):
+    import emberfx.output as output
+
+    seen = []
+    original = output._temp_path
+
+    def spy(path):
+        tmp = original(path)
+        seen.append(tmp.name)
+        return tmp
+
+    monkeypatch.setattr(output, "_temp_path", spy)
+    with FrameWriter(tmp_path / "clip.gif", size=(W, H), fps=30) as w:
+        w.add(frames(1)[0])
+    (name,) = seen
+    match = output._TEMP_NAME.match(name)
+    assert match is not None, name
+    assert name.startswith(".clip.") and name.endswith(".tmp.gif")
+    assert int(match["pid"]) == os.getpid() and match["host"] == output._host()
+    assert listing(tmp_path) == ["clip.gif"]
+
+
+def dead_pid() -> int:
+    """The id of a process that has exited (and been reaped)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the sweep needs POSIX's signal 0")
+def test_a_new_write_removes_temp_files_of_gone_processes_only(tmp_path):
+    import subprocess
+    import sys
+
+    from emberfx.output import _host
+
+    host = _host()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        names = {
+            "gone": f".clip.emberfx-{host}-{dead_pid()}-0123abcd.tmp.mp4",
+            "gone_other_stem": f".a.b.emberfx-{host}-{dead_pid()}-89abcdef.tmp.gif",
+            "live": f".clip.emberfx-{host}-{live.pid}-0123abcd.tmp.mp4",
+            "mine": f".clip.emberfx-{host}-{os.getpid()}-0123abcd.tmp.png",
+            "other_host": f".clip.emberfx-{host}x-{dead_pid()}-0123abcd.tmp.mp4",
+            "not_ours": f".clip.{dead_pid()}.tmp.mp4",
+        }
+        for name in names.values():
+            (tmp_path / name).write_bytes(b"partial")
+        with FrameWriter(tmp_path / "new.gif", size=(W, H), fps=30) as w:
+            w.add(frames(1)[0])
+        kept = {key for key, name in names.items() if (tmp_path / name).exists()}
+        assert kept == {"live", "mine", "other_host", "not_ours"}
+        assert (tmp_path / "new.gif").is_file()
+    finally:
+        live.kill()
+        live.wait()
+
+
+# ---------------------------------------------------------------------------- ffmpeg failures
+
+FAKE_FFMPEG = '''#!{python}
+"""A stand-in for the ffmpeg binary; reading a file back (-stats) uses the real one."""
+import subprocess, sys
+real, mode, sample = {real!r}, {mode!r}, {sample!r}
+args = sys.argv[1:]
+if "-stats" in args:
+    sys.exit(subprocess.call([real] + args))
+if mode == "fails":              # a full disk: ffmpeg stops reading, complains, exits 1
+    sys.stdin.buffer.read(1000)
+    sys.stderr.write("[out#0/mp4 @ 0x55d1] Error writing trailer: No space left on device\\n")
+    sys.exit(1)
+if mode == "truncates":          # the old silent failure: a cut-off file and exit status 0
+    sys.stdin.buffer.read()
+    with open(args[-1], "wb") as f:
+        f.write(open(sample, "rb").read()[:3000])
+    sys.exit(0)
+if mode == "drops":              # a valid video with fewer frames than were sent
+    sys.exit(subprocess.call([real] + args[:-1] + ["-frames:v", "2", args[-1]]))
+'''
+
+
+@pytest.fixture
+def fake_ffmpeg(tmp_path_factory, monkeypatch):
+    import stat
+    import sys
+
+    import emberfx.video as video
+
+    folder = tmp_path_factory.mktemp("fake-ffmpeg")
+    sample = folder / "sample.mp4"
+    with FrameWriter(sample, size=(W, H), fps=30) as w:
+        for f in frames(8):
+            w.add(f)
+
+    def install(mode: str):
+        exe = folder / f"ffmpeg-{mode}"
+        exe.write_text(FAKE_FFMPEG.format(python=sys.executable, real=video.ffmpeg_exe(),
+                                          mode=mode, sample=str(sample)))
+        exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+        monkeypatch.setattr(video, "ffmpeg_exe", lambda: str(exe))
+
+    return install
+
+
+@pytest.mark.parametrize("count", [2, 200])   # fails at the finish / while frames still stream
+def test_ffmpeg_failure_is_one_line_and_leaves_nothing(tmp_path, fake_ffmpeg, count):
+    fake_ffmpeg("fails")
+    out = tmp_path / "clip.mp4"
+    out.write_bytes(b"old")                  # an earlier result survives a failed render
+    with pytest.raises(EmberError) as err:
+        with FrameWriter(out, size=(W, H), fps=30) as w:
+            for f in frames(count):
+                w.add(f)
+    message = str(err.value)
+    assert message == (f"cannot write {out}: ffmpeg failed: Error writing trailer: "
+                       f"No space left on device")
+    assert listing(tmp_path) == ["clip.mp4"] and out.read_bytes() == b"old"
+
+
+def test_a_truncated_video_is_caught_before_the_rename(tmp_path, fake_ffmpeg):
+    fake_ffmpeg("truncates")
+    out = tmp_path / "clip.mp4"
+    with pytest.raises(EmberError) as err:
+        with FrameWriter(out, size=(W, H), fps=30) as w:
+            for f in frames(5):
+                w.add(f)
+    message = str(err.value)
+    assert message.startswith(f"cannot write {out}: the written video does not read back")
+    assert "moov atom not found" in message and "\n" not in message
+    assert listing(tmp_path) == []
+
+
+def test_a_video_missing_frames_is_caught_before_the_rename(tmp_path, fake_ffmpeg):
+    fake_ffmpeg("drops")
+    out = tmp_path / "clip.mp4"
+    with pytest.raises(EmberError, match="has 2 frames, expected 5"):
+        with FrameWriter(out, size=(W, H), fps=30) as w:
+            for f in frames(5):
+                w.add(f)
+    assert listing(tmp_path) == []
+
+
+# ---------------------------------------------------------------------------- a full disk
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 200 KiB tmpfs (needs root and permission to mount; skipped otherwise)."""
+    import shutil
+    import subprocess
+
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    if os.name != "posix" or os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a small tmpfs needs root and the mount command")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", str(folder)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"mounting a tmpfs is not permitted here: {done.stderr.strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.mark.parametrize("ext, count", [(".mp4", 10), (".mp4", 300), (".gif", 40),
+                                        (".png", 1)])
+def test_a_full_disk_is_one_line_and_leaves_nothing(small_disk, ext, count):
+    (small_disk / "filler").write_bytes(bytes(150 * 1024))   # ~50 KiB left
+    size = (320, 180)   # random frames compress badly: each needs ~170 KiB
+    out = small_disk / f"clip{ext}"
+    with pytest.raises(EmberError) as err:
+        with FrameWriter(out, size=size, fps=30) as w:
+            for f in frames(count, size=size):
+                w.add(f)
+    message = str(err.value)
+    assert message.startswith(f"cannot write {out}: ") and "\n" not in message
+    assert "No space left on device" in message
+    assert listing(small_disk) == ["filler"]
+
+
+# ---------------------------------------------------------------------------- progress
+
+def test_progress_off_a_terminal_prints_plain_lines(tmp_path, capsys):
+    render_to_file(FakeEngine(), 4, tmp_path / "v.gif", progress=True)   # capsys: no tty
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if "v.gif: frame" in ln]
+    assert lines[0].startswith("emberfx: v.gif: frame 1/4 (25%), ")
+    assert lines[-1].startswith("emberfx: v.gif: frame 4/4 (100%), ")
+    assert len(lines) in (2, 3, 4)
+
+
+def test_progress_on_a_terminal_is_a_bar(capsys):
+    import io
+
+    from emberfx.output import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = Terminal()
+    with Progress(3, "x.mp4", stream=term) as progress:
+        for _ in range(3):
+            progress.update()
+    drawn = term.getvalue()
+    assert "x.mp4:" in drawn and "/3 [" in drawn and "\r" in drawn   # tqdm's bar, redrawn
+    assert "emberfx:" not in drawn                                  # no plain lines
+    silent = Terminal()
+    with Progress(3, "x.mp4", enabled=False, stream=silent) as progress:
+        progress.update(3)
+    assert silent.getvalue() == "" and capsys.readouterr().err == ""

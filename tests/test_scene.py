@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +16,7 @@ from emberfx.camera import Camera
 from emberfx.errors import SceneError
 from emberfx.scene import EntitySpec, Scene, SceneSettings, describe, load_scene, loads_scene
 from emberfx.systems.emitter_component import Emitter
+from emberfx.systems.forces import MAX_FORCES
 
 SCENES = Path(__file__).resolve().parent.parent / "scenes"
 
@@ -111,7 +114,7 @@ MALFORMED = {
         ["camera", "expected far > near", "found near=10.0 far=1.0"]),
     "fixed-dt-zero": (
         HEADER + "fixed_dt = 0\n",
-        ["scene.fixed_dt", "expected float > 0.0", "found 0"]),
+        ["scene.fixed_dt", "expected float >= 1e-06", "found 0"]),
     "fixed-dt-too-long": (
         HEADER + "fixed_dt = 2.5\n",
         ["scene.fixed_dt", "expected float <= 1.0", "found 2.5"]),
@@ -419,3 +422,88 @@ def test_a_scene_built_in_python_is_validated_like_a_file():
     with pytest.raises(SceneError, match="unknown component 'emiter'.*did you mean 'emitter'"):
         scene.add("typo", emiter={})
     assert loads_scene(scene.to_toml()) == scene
+
+
+# ------------------------------------------------------- what validate checks as the engine will
+
+LIFE_SCENE = HEADER + """
+[[entity]]
+name = "life"
+[entity.life]
+size = [{w}, {h}]
+pattern = "{pattern}"
+"""
+
+
+def life_scene(pattern: str, w=64, h=48, extra="") -> str:
+    return LIFE_SCENE.format(w=w, h=h, pattern=pattern) + extra
+
+
+def test_validate_refuses_a_pattern_offset_out_of_range(tmp_path):
+    (tmp_path / "glider.rle").write_text("x = 3, y = 3\nbo$2bo$3o!\n")
+    message = scene_error(tmp_path, life_scene("glider.rle", extra="offset = [62, 0]\n"))
+    check(message, "entity 'life'", "life.offset", "3x3 pattern inside the 64x48 grid",
+          "0 <= x <= 61", "found [62, 0]")
+    load_scene_text = life_scene("glider.rle", extra="offset = [61, 45]\n")
+    (tmp_path / "fits.toml").write_text(load_scene_text)
+    assert load_scene(tmp_path / "fits.toml").entity("life").components["life"].offset == (61, 45)
+
+
+def test_validate_refuses_a_pattern_larger_than_the_layer(tmp_path):
+    (tmp_path / "wide.cells").write_text("O" * 70 + "\n")
+    message = scene_error(tmp_path, life_scene("wide.cells"))
+    check(message, "entity 'life'", "life.pattern", "fits the 64x48 grid", "found 70x1")
+
+
+def test_validate_reads_the_pattern_and_names_its_line(tmp_path):
+    (tmp_path / "broken.rle").write_text("x = 3, y = 3\nbo$2bq$3o!\n")
+    message = scene_error(tmp_path, life_scene("broken.rle"))
+    check(message, "entity 'life'", "life.pattern", "broken.rle:2:", "found 'q'")
+
+
+def forces_scene(count: int, affected_by: str = "") -> str:
+    wells = "".join(f'[[entity]]\nname = "well{i}"\n[entity.attractor]\nstrength = 1.0\n'
+                    for i in range(count))
+    return FOUNTAIN + affected_by + wells
+
+
+def test_an_emitter_takes_at_most_max_forces(tmp_path):
+    loads_scene(forces_scene(MAX_FORCES))
+    message = scene_error(tmp_path, forces_scene(MAX_FORCES + 1))
+    check(message, "entity 'fountain'", "emitter.affected_by",
+          f"expected at most {MAX_FORCES} attractor / force_field / kill_zone components",
+          f"found {MAX_FORCES + 1}", "every one in the scene acts while it is unset")
+    # naming the ones that act lifts the limit on the scene, not on the emitter
+    loads_scene(forces_scene(MAX_FORCES + 1, 'affected_by = ["well0", "well1"]\n'))
+    scene = Scene()
+    for i in range(MAX_FORCES):
+        scene.add(f"well{i}", attractor={})
+    scene.add("jet", emitter={})
+    with pytest.raises(SceneError, match=r"entity 'jet': emitter.affected_by: expected at most"):
+        scene.add("one_too_many", attractor={})
+
+
+def test_scene_add_validates_an_edited_component_object():
+    emitter = Emitter()
+    emitter.rate = math.inf
+    with pytest.raises(SceneError, match=r"entity 'jet': emitter.rate: expected a finite number, "
+                                         r"found inf"):
+        Scene().add("jet", emitter=emitter)
+
+
+def test_describe_is_readable():
+    text = describe(load_scene(SCENES / "fireworks.toml"))
+    check(text, "shape={kind = 'sphere', radius = 0.1, surface = true}",
+          "bursts=[{time = 0.5, count = 3000, repeat = 1.5, cycles = 0}]")
+    assert "Shape(" not in text and "Burst(" not in text
+    for path in SCENE_FILES:
+        for line in describe(load_scene(path)).splitlines():
+            assert len(line) <= 100 or "," not in line, line   # wrapped between fields
+
+
+def test_describe_cuts_long_values_after_whole_items():
+    scene = Scene()
+    scene.add("flag", cloth={"resolution": [64, 8], "pins": [[i, 7] for i in range(40)]})
+    line = next(ln for ln in describe(scene).splitlines() if "pins=" in ln)
+    pins = line[line.index("pins="):]
+    assert re.search(r"pins=\[\[0, 7\], \[1, 7\], .*\[\d+, 7\], \.\.\. \d+ more\]", pins), pins

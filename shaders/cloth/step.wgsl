@@ -11,6 +11,11 @@
 // Bindings (group 0): 0 params (uniform ClothParams), 1 pos_in, 2 vel_in (read), 3 pos_out,
 //   4 vel_out (rw), 5 rest (read: initial position, w = 1 when pinned), 6 forces (read),
 //   7 colliders (read)
+// No branch or loop bound may depend on `params` (a uniform) alone: lavapipe (Mesa 22.x) then
+// "inlines" those uniform values, JIT-compiling a fresh variant of the shader at every dispatch
+// that rebinds the group and never freeing it (~0.5 MB and ~2 ms each). The counts are clamped
+// by arrayLength, a buffer size it cannot inline, which also keeps a stale count in bounds.
+// (`a && b` and `a || b` are branches on `a` too.)
 
 //! include common/random.wgsl
 //! include common/forces.wgsl
@@ -66,12 +71,13 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     f += spring(x, v, i + 1, j - 1, diag) + spring(x, v, i - 1, j + 1, diag);
     f += spring(x, v, i + 2, j, 2.0 * dx) + spring(x, v, i - 2, j, 2.0 * dx);
     f += spring(x, v, i, j + 2, 2.0 * dy) + spring(x, v, i, j - 2, 2.0 * dy);
-    if (HAS_WIND && params.force_count > 0u) {
+    let wind_count = min(params.force_count, arrayLength(&forces));
+    if (HAS_WIND && wind_count > 0u) {
         let du = pos_in[grid_at(i + 1, j, params)].xyz - pos_in[grid_at(i - 1, j, params)].xyz;
         let dv = pos_in[grid_at(i, j + 1, params)].xyz - pos_in[grid_at(i, j - 1, params)].xyz;
         let c = cross(du, dv);
         let n = select(vec3f(0.0, 0.0, 1.0), normalize(c), length(c) > 0.0);
-        for (var k = 0u; k < params.force_count; k++) {
+        for (var k = 0u; k < wind_count; k++) {
             let w = forces[k];
             if (w.kind == 7u) {
                 let along = dot(n, w.a.xyz - v);
@@ -82,7 +88,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     let v_next = v + f / params.mass * params.h;
     var contact = Contact(x + v_next * params.h, v_next);
     if (HAS_COLLIDERS) {
-        for (var k = 0u; k < params.collider_count; k++) {
+        for (var k = 0u; k < min(params.collider_count, arrayLength(&colliders)); k++) {
             contact = resolve_collision(colliders[k], contact.position, contact.velocity, 0.005);
         }
     }

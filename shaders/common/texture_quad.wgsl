@@ -1,7 +1,9 @@
 // common/texture_quad.wgsl  --  passes `<entity>:life:draw`, `<entity>:fractal:draw` (render)
 //
-// Shows a computed texture with nearest filtering: filling the view (aspect kept, centred) or as
-// a world quad in the x-y plane (quad_center, quad_size) seen through the scene camera.
+// Shows a computed texture with nearest filtering: filling the view or as a world quad in the x-y
+// plane (quad_center, quad_size) seen through the scene camera. Filling covers the whole viewport,
+// centred, with square texels: the texture's excess along one axis falls outside clip space and is
+// cropped (systems/life.py's cell_under inverts this mapping for painting).
 // Draw: 6 vertices, 1 instance. Bindings (group 0): 0 frame (uniform Frame),
 // 1 placement (uniform QuadPlacement), 2 image (texture_2d<f32>), 3 nearest (sampler)
 
@@ -33,12 +35,12 @@ fn vs_main(@builtin(vertex_index) vertex: u32) -> VertexOut {
         let world = placement.center.xyz + vec3f((c - 0.5) * placement.size.xy, 0.0);
         out.clip = frame.view_proj * vec4f(world, 1.0);
     } else {
-        // fit the grid's aspect into the viewport's
+        // cover: the axis where the grid is relatively longer reaches past the viewport's edges
         let grid_aspect = placement.size.x / placement.size.y;
         let view_aspect = frame.viewport.x / frame.viewport.y;
         var extent = vec2f(1.0, 1.0);
-        if (grid_aspect > view_aspect) { extent.y = view_aspect / grid_aspect; }
-        else { extent.x = grid_aspect / view_aspect; }
+        if (grid_aspect > view_aspect) { extent.x = grid_aspect / view_aspect; }
+        else { extent.y = view_aspect / grid_aspect; }
         out.clip = vec4f((c * 2.0 - 1.0) * extent, 0.0, 1.0);
     }
     return out;

@@ -12,10 +12,13 @@
 // folded into (x, y) past the per-dimension limit (block = y * nx + x, slot = block * 256 + lid).
 // Bindings (group 0): 0 params (uniform EmitterParams), 1 particles (rw),
 //                     2 free_mask (read), 3 free_offset (read), 4 alive_offset (read),
-//                     5 alive_list (rw)
+//                     5 alive_list (rw), 6 birth_params (read: the params buffer again, as storage)
 
 //! include common/random.wgsl
 //! include emitter/types.wgsl
+
+// true on software adapters (lavapipe): births read `birth_params` (EmitterParams in types.wgsl)
+override BIRTHS_FROM_STORAGE: bool = false;
 
 @group(0) @binding(0) var<uniform> params: EmitterParams;
 @group(0) @binding(1) var<storage, read_write> particles: array<Particle>;
@@ -23,6 +26,8 @@
 @group(0) @binding(3) var<storage, read> free_offset: array<u32>;
 @group(0) @binding(4) var<storage, read> alive_offset: array<u32>;
 @group(0) @binding(5) var<storage, read_write> alive_list: array<u32>;
+// the params again, for births on software adapters only: see EmitterParams in types.wgsl
+@group(0) @binding(6) var<storage, read> birth_params: EmitterParams;
 
 var<workgroup> word_free: array<u32, 8>;   // free slots per mask word of this block
 
@@ -48,7 +53,11 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     }
     var alive = (word & bit) == 0u;
     if (!alive && first_rank + free_before < params.budget) {
-        particles[i] = spawn_particle(params, i);
+        if (BIRTHS_FROM_STORAGE) {
+            particles[i] = spawn_particle(birth_params, i);
+        } else {
+            particles[i] = spawn_particle(params, i);
+        }
         alive = true;
     }
     if (alive) {

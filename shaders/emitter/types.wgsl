@@ -11,6 +11,14 @@ struct Particle {
     velocity_lifetime: vec4f,  // xyz: world units per second; w: lifetime, seconds (0 if unused)
 };                             // the slot is alive while age < lifetime
 
+// Every pass binds this record as `var<uniform> params`. The passes that give births (spawn.wgsl,
+// update.wgsl) also declare `var<storage, read> birth_params`, bound to the same buffer on
+// software adapters, where BIRTHS_FROM_STORAGE hands it to spawn_particle (one layout for both).
+// Births branch on fields alone (`switch shape_kind`, surface, radial, the axis). Lavapipe
+// (Mesa 22.x) inlines the uniform values that such branches read and JIT-compiles a new copy of
+// the shader at every dispatch that rebinds its group, never freeing one (three emitters grew
+// ~0.9 MB a step); it never inlines storage values. A GPU keeps the uniform loads (births through
+// storage slowed an H200's emitter step by ~1%) and binds a placeholder there (systems/emitter.py).
 struct EmitterParams {
     origin: vec4f,           // xyz: the emitter's centre
     direction: vec4f,        // xyz: unit cone axis (and shape axis); w: cos(spread half-angle)

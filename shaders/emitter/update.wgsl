@@ -16,7 +16,8 @@
 // Bindings (group 0): 0 params (uniform EmitterParams), 1 particles (rw), 2 counters (rw),
 //                     3 mask (rw: free bits in mode 0, alive bits otherwise; 8 words per block),
 //                     4 block_count (rw: free or alive slots per block),
-//                     5 forces (read: Force records, common/forces.wgsl)
+//                     5 forces (read: Force records, common/forces.wgsl),
+//                     6 birth_params (read: the params buffer again, as storage)
 
 //! include common/random.wgsl
 //! include common/forces.wgsl
@@ -26,6 +27,8 @@ override ALLOCATION: u32 = 0u;
 // false when the scene has no force entities: the force loop is compiled out (CPU backends run
 // the straight-line update several times faster)
 override HAS_FORCES: bool = true;
+// true on software adapters (lavapipe): births read `birth_params` (EmitterParams in types.wgsl)
+override BIRTHS_FROM_STORAGE: bool = false;
 
 @group(0) @binding(0) var<uniform> params: EmitterParams;
 @group(0) @binding(1) var<storage, read_write> particles: array<Particle>;
@@ -33,6 +36,8 @@ override HAS_FORCES: bool = true;
 @group(0) @binding(3) var<storage, read_write> mask: array<u32>;
 @group(0) @binding(4) var<storage, read_write> block_count: array<u32>;
 @group(0) @binding(5) var<storage, read> forces: array<Force>;
+// the params again, for births on software adapters only: see EmitterParams in types.wgsl
+@group(0) @binding(6) var<storage, read> birth_params: EmitterParams;
 
 var<workgroup> block_mask: array<atomic<u32>, 8>;
 
@@ -98,7 +103,11 @@ fn main(@builtin(local_invocation_index) lid: u32,
             alive = age < life;
         }
         if (!alive && ALLOCATION != 0u && take_budget()) {
-            particles[i] = spawn_particle(params, i);
+            if (BIRTHS_FROM_STORAGE) {
+                particles[i] = spawn_particle(birth_params, i);
+            } else {
+                particles[i] = spawn_particle(params, i);
+            }
             atomicAdd(&counters.born, 1u);
             alive = true;
         }

@@ -32,7 +32,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let row = u32(me.position.w) * params.species;
     let home = vec3i(cell_coords(x, params));
     let grid = vec3i(params.grid.xyz);
-    let reach = select(1, 0, params.dims == 2u);   // no z neighbours in 2D
+    // No z neighbours in 2D. A loop bound made of uniforms alone makes lavapipe (Mesa 22.x) JIT
+    // and leak a new variant of this shader at every dispatch (see cloth/step.wgsl); the buffer
+    // size, joined with `|` (`||` would branch on the uniform), keeps the bound out of its reach.
+    let reach = select(1, 0, (params.dims == 2u) | (arrayLength(&matrix) == 0u));
     var acc = vec3f(0.0);
     for (var dz = -reach; dz <= reach; dz++) {
         for (var dy = -1; dy <= 1; dy++) {

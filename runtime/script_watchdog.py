@@ -1,0 +1,190 @@
+"""The script watchdog: interrupts a script hook that runs longer than its time limit.
+
+One daemon thread watches every hook call of every Engine in the process. A hook call is made with
+``call(limit)`` and bracketed by ``begin(call)`` and ``end(call)``; when a call is still running
+past its deadline the watchdog raises ``ScriptTimeout`` in the thread that runs it, with ``PyThreadState_SetAsyncExc``. That
+reaches any thread (signals and ``_thread.interrupt_main()`` reach only the main thread), so
+Engines stepped from a notebook's worker thread or a thread pool are covered too.
+
+Races, and how they are closed:
+
+- The hook may return just as its deadline passes. The watchdog fires only under the lock and only
+  while the call is registered as running; ``end`` unregisters it under the same lock and, if the
+  call had fired, cancels a still-undelivered exception (``PyThreadState_SetAsyncExc(tid, NULL)``).
+  An exception that lands between the hook's return and ``end`` (or inside ``begin``) surfaces
+  in the caller's ``except ScriptTimeout``, which calls ``end`` again (it is idempotent) and
+  checks ``call.fired``.
+- The exception may land inside this module's own code in the hook's thread: see ``Watchdog``
+  for why that never leaves the lock held or a call registered.
+- Hooks nest (``ctx.emit`` calls other scripts' ``on_event``). Only the innermost call of a thread
+  is on the clock (see ``Watchdog``). An outer call's exception set just before a nested call
+  began lands inside that one; its handler sees that its own call did not fire and re-raises,
+  so the timeout is charged to the hook that overran.
+- A hook may swallow the exception (a bare ``except:``). While it stays registered the watchdog
+  fires again every ``REFIRE_SECONDS``.
+- Engine code that a hook calls (``ctx.spawn`` creating GPU buffers) runs ``shielded()``: the
+  watchdog waits, and a deadline that passed meanwhile raises when the engine call returns, so a
+  timeout never leaves the engine half-way through a change.
+
+Limit: the exception is delivered when the thread next runs Python bytecode. A hook blocked inside
+one long C call (``time.sleep(60)``, a blocking read) is interrupted only when that call returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import queue
+import threading
+import time
+from collections.abc import Iterator
+
+REFIRE_SECONDS = 1.0   # a hook that swallowed its ScriptTimeout gets another one this often
+
+
+class ScriptTimeout(BaseException):
+    """Raised inside a script hook that ran past its time limit. A ``BaseException`` so that a
+    script's ``except Exception`` cannot swallow it, and not a ``KeyboardInterrupt`` so that it
+    is never taken for Ctrl-C."""
+
+
+def _raise_in_thread(thread_id: int, exception: type[BaseException] | None) -> None:
+    """Set (or, with None, cancel) the exception a thread raises at its next bytecode."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread_id), ctypes.py_object(exception) if exception else None)
+
+
+class HookCall:
+    """One hook call: its thread, its deadline, whether the watchdog fired on it, and how deep
+    it is inside engine code (``shielded``). Made by the caller before ``begin`` so that the
+    caller can always ``end`` it, whatever lands in between."""
+
+    __slots__ = ("deadline", "fired", "limit", "shield", "started", "thread")
+
+    def __init__(self, limit: float):
+        self.thread = threading.get_ident()
+        self.limit = limit
+        self.started = self.deadline = float("inf")   # set by begin()
+        self.fired = False
+        self.shield = 0
+
+
+class Watchdog:
+    """Each thread has a stack of running hook calls (hooks nest through ``ctx.emit``). Only the
+    innermost one is on the clock: the time an outer hook spends waiting for a nested one is
+    added to its deadline, so each hook is charged for its own time and a nested hook that
+    never returns is the one stopped.
+
+    An asynchronous exception (or Ctrl-C) may land in a hook's thread at any bytecode, also inside
+    this class. So the hook side holds only a C-level lock (``with lock:`` cannot leave it held),
+    wakes the watchdog through a C-level queue (one atomic ``put``), and keeps no state that an
+    interrupted update could corrupt beyond the call that is being interrupted anyway."""
+
+    def __init__(self):
+        self._reset()
+
+    def _reset(self) -> None:
+        self._lock = threading.Lock()
+        self._wake = queue.SimpleQueue()             # a put wakes the watchdog thread
+        self._stacks: dict[int, list[HookCall]] = {}  # thread id -> its calls, outermost first
+        self._wake_at = float("inf")                  # when the watchdog thread next looks
+        self._thread: threading.Thread | None = None
+
+    @staticmethod
+    def call(limit: float | None) -> HookCall | None:
+        """A call to watch with ``begin`` (None: no limit, nothing to watch)."""
+        if not limit or limit == float("inf"):
+            return None
+        return HookCall(limit)
+
+    def begin(self, call: HookCall | None) -> None:
+        """Start the clock of ``call``, a hook about to run in this thread."""
+        if call is None:
+            return
+        with self._lock:
+            call.started = time.monotonic()
+            call.deadline = call.started + call.limit
+            self._stacks.setdefault(call.thread, []).append(call)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._watch, daemon=True,
+                                                name="emberfx-script-watchdog")
+                self._thread.start()
+            if call.deadline < self._wake_at:
+                self._wake.put(True)
+
+    def end(self, call: HookCall | None) -> None:
+        """The hook call returned or raised: stop watching it and cancel an exception the
+        watchdog set for it that was not delivered yet. Safe to call twice, or without begin."""
+        if call is None:
+            return
+        with self._lock:
+            stack = self._stacks.get(call.thread, [])
+            if call not in stack:
+                return
+            index = stack.index(call)
+            del stack[index]
+            if not stack:
+                del self._stacks[call.thread]
+            elif index == len(stack):   # it was the innermost: the outer ones resume their clocks
+                paused = time.monotonic() - call.started
+                for outer in stack:
+                    outer.deadline += paused
+            if call.fired:
+                _raise_in_thread(call.thread, None)
+
+    @contextlib.contextmanager
+    def shielded(self) -> Iterator[None]:
+        """Engine code called from a hook: not interrupted half-way; a deadline that passed
+        meanwhile raises ``ScriptTimeout`` when the block ends."""
+        with self._lock:
+            stack = self._stacks.get(threading.get_ident())
+            call = stack[-1] if stack else None
+            if call is not None:
+                call.shield += 1
+        if call is None:
+            yield
+            return
+        try:
+            yield
+        except BaseException:
+            self._unshield(call, may_raise=False)
+            raise
+        if self._unshield(call, may_raise=True):
+            raise ScriptTimeout
+
+    def _unshield(self, call: HookCall, may_raise: bool) -> bool:
+        """Leave a shielded block; True when the caller must raise ScriptTimeout (the call is
+        then marked as fired, so its handler takes it as its own)."""
+        with self._lock:
+            call.shield -= 1
+            if call.shield:
+                return False
+            if call.deadline < self._wake_at:
+                self._wake.put(True)   # the watchdog skipped it while it was shielded
+            now = time.monotonic()
+            if not may_raise or call.fired or call.deadline > now:
+                return False
+            call.fired = True
+            call.deadline = now + REFIRE_SECONDS   # in case the hook swallows this one
+            return True
+
+    def _watch(self) -> None:
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                watched = [stack[-1] for stack in self._stacks.values() if not stack[-1].shield]
+                for call in watched:
+                    if call.deadline <= now:
+                        call.fired = True
+                        call.deadline = now + REFIRE_SECONDS
+                        _raise_in_thread(call.thread, ScriptTimeout)
+                self._wake_at = min((c.deadline for c in watched), default=float("inf"))
+                wait = None if self._wake_at == float("inf") else self._wake_at - now
+            with contextlib.suppress(queue.Empty):
+                self._wake.get(timeout=wait)
+
+
+watchdog = Watchdog()
+# A forked child (a sweep worker) has no watchdog thread and may inherit a held lock.
+os.register_at_fork(after_in_child=watchdog._reset)

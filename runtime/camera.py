@@ -198,7 +198,7 @@ class Camera:
         axis /= np.linalg.norm(axis)
         target = np.asarray(self.target, np.float64)
         offset = np.asarray(self.position, np.float64) - target
-        distance = np.linalg.norm(offset)
+        distance = float(np.linalg.norm(offset))
         elevation = math.asin(float(np.clip(offset @ axis / distance, -1.0, 1.0)))
         flat = offset - (offset @ axis) * axis
         if np.linalg.norm(flat) < 1e-9 * distance:   # on the pole: azimuth from the screen's right
@@ -253,7 +253,7 @@ class Camera:
             return
         target = np.asarray(self.target, np.float64)
         offset = np.asarray(self.position, np.float64) - target
-        distance = np.linalg.norm(offset)
+        distance = float(np.linalg.norm(offset))
         # a scene may place the camera outside the range: it may stay there, not go further out
         lo, hi = min(2.0 * self.near, distance), max(0.5 * self.far, distance)
         wanted = float(np.clip(distance * scale, lo, hi))

@@ -153,37 +153,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
 # ---------------------------------------------------------------------------- helpers
 
-def bundled_scenes() -> dict[str, Path]:
-    """The scenes shipped inside emberfx, by name ('fountain' -> .../scenes/fountain.toml)."""
-    from importlib import resources
-
-    folder = resources.files("emberfx.scenes")
-    return {entry.name[:-len(".toml")]: Path(str(entry)) for entry in folder.iterdir()
-            if entry.name.endswith(".toml") and entry.is_file()}
-
-
-def resolve_scene_path(text: str) -> Path:
-    """A scene argument: a file path; where no such file exists, a bare name with or without
-    .toml ('fountain', 'fountain.toml') names a scene bundled with emberfx, from any folder."""
-    path = Path(text)
-    if path.is_file():
-        return path
-    if path.exists():
-        raise EmberError(f"{path}: not a scene file")
-    bundled = bundled_scenes()
-    if path.parent == Path(".") and path.suffix in ("", ".toml"):
-        name = path.name[:-len(".toml")] if path.suffix == ".toml" else path.name
-        if name in bundled:
-            return bundled[name]
-    raise EmberError(f"{path}: no such scene file (bundled scenes, named without a folder: "
-                     f"{', '.join(sorted(bundled))})")
-
-
 def _load(text: str):
-    path = resolve_scene_path(text)  # first: a missing file is an error even without scene.py
-    from .scene import load_scene
+    from .scene import load_scene  # a bare name finds a bundled scene (resolve_scene_path)
 
-    return load_scene(path)
+    return load_scene(text)
 
 
 def _check_out(path: Path, flag: str, allowed: tuple[str, ...]) -> None:
@@ -380,9 +353,10 @@ def cmd_life(args) -> int:
     gens = args.gens
     chunk = min(gens, LIFE_CHUNK)
 
+    from emberfx.systems.life_component import Life
+
     from .camera import Camera
     from .scene import EntitySpec, Scene, SceneSettings
-    from emberfx.systems.life_component import Life
 
     try:
         life = Life(size=(width, height), rule=rule, topology=args.topology, memory=args.memory,

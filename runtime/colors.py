@@ -15,7 +15,8 @@ def parse_color(text: str) -> tuple[float, float, float, float]:
     values = [int(digits[i:i + 2], 16) / 255.0 for i in range(0, len(digits), 2)]
     if len(values) == 3:
         values.append(1.0)
-    return tuple(values)
+    r, g, b, a = values
+    return r, g, b, a
 
 
 def check_colors(owner, *names: str) -> None:

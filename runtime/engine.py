@@ -22,6 +22,7 @@ import dataclasses
 import itertools
 import threading
 import time
+from collections.abc import Callable
 
 import esper
 import numpy as np
@@ -31,18 +32,34 @@ from emberfx import live_edits, registry, wgsl
 from emberfx.bundles import BundleCache
 from emberfx.clock import FixedClock
 from emberfx.colors import linear_color
-from emberfx.engine_guard import (checked_components, checked_scene, entity_name,
-                                  guard_public_methods, in_world, refusal, render_size, seconds,
-                                  step_count)
+from emberfx.engine_guard import (
+    checked_components,
+    checked_scene,
+    entity_name,
+    guard_public_methods,
+    in_world,
+    refusal,
+    render_size,
+    seconds,
+    step_count,
+)
 from emberfx.errors import DeviceLimitError, EmberError
-from emberfx.frame_graph import (DRAWING_PHASES, SIMULATION_PHASES, CopyBuffer, Draw, FrameGraph,
-                                 Pass, Phase, RenderTarget)
+from emberfx.frame_graph import (
+    DRAWING_PHASES,
+    SIMULATION_PHASES,
+    CopyBuffer,
+    Draw,
+    FrameGraph,
+    Pass,
+    Phase,
+    RenderTarget,
+)
 from emberfx.gpu import get_context
-from emberfx.live_edits import copy_fields
 from emberfx.layout import struct_dtype
+from emberfx.live_edits import copy_fields
 from emberfx.profiler import PassProfiler
 from emberfx.readback import GatherLayout, ReadbackRing
-from emberfx.system import EntityRef, SharedResources, StepInfo, WorldView, snapshot
+from emberfx.system import EntityRef, SharedResources, StepInfo, System, WorldView, snapshot
 
 FRAME = struct_dtype("common/frame.wgsl", "Frame")
 OUTPUT_FORMAT = "rgba8unorm-srgb"   # what render() returns: sRGB-encoded RGBA bytes
@@ -86,7 +103,8 @@ class Engine:
         ``script_timeout``: seconds a hook may run (default 5; 0: no limit)."""
         from emberfx.scripting import check_script_locations, script_policy
 
-        self._owner, self._owner_ident = threading.current_thread(), threading.get_ident()
+        self._owner = threading.current_thread()
+        self._owner_ident: int | None = threading.get_ident()   # None once closed
         scene = checked_scene(scene, "Engine(scene)")
         size = render_size(size) if size is not None else None
         self.script_policy = script_policy(scripts, script_timeout)
@@ -111,7 +129,7 @@ class Engine:
         self._stale_graphs: dict[str, FrameGraph] = {}   # replaced ones, to reuse their order
         self._bundles = BundleCache(self.device)   # the draws, recorded once and replayed
         self._frame_record = np.zeros((), FRAME)
-        self._frame_key = None
+        self._frame_key: tuple | None = None
         self.readback_every = 1   # steps between counter readbacks (the window reads fewer)
         self._present: dict[str, tuple] = {}
         self._encode_seconds = 0.0
@@ -159,7 +177,7 @@ class Engine:
         self._entities: dict[str, EntityRef] = {}
         self._components: dict[str, dict[str, object]] = {}
         types = registry.component_types()
-        self._systems = {}
+        self._systems: dict[str, System] = {}
         self._added: list[tuple[str, str]] = []   # (component key, entity) with GPU resources
         for index, spec in enumerate(self.scene.entities):
             components = {k: copy.deepcopy(c) for k, c in spec.components.items()}
@@ -168,7 +186,7 @@ class Engine:
             self._entities[spec.name] = EntityRef(spec.name, index, eid)
             self._components[spec.name] = components
         self._shared.world = WorldView(self._entities, self._components)
-        self._snapshots = {}
+        self._snapshots: dict[tuple[str, str], live_edits.Committed] = {}
         for name in self._components:
             self._attach(name, types)
         self._setup_readback()
@@ -205,11 +223,12 @@ class Engine:
         rarely reallocate. The old ring finishes its maps first: its buffers must never be freed
         or reused while mapped or pending (WGPU_NOTES: a submit touching one aborts)."""
         if getattr(self, "_ring", None) is not None:
+            assert self._ring is not None and self._gather is not None   # made together
             self._ring.destroy()
             self._gather.destroy()
         self._readback_layout = layout
-        self._gather = None
-        self._ring = None
+        self._gather: wgpu.GPUBuffer | None = None
+        self._ring: ReadbackRing | None = None
         if layout.end:
             capacity = max(READBACK_MIN_BYTES, 2 * layout.end)
             self._gather = self.device.create_buffer(
@@ -278,7 +297,8 @@ class Engine:
 
     def _simulate_one(self) -> None:
         t0 = time.perf_counter()
-        info = StepInfo(frame=self.clock.steps, dt=self.clock.fixed_dt, seed=self.scene.settings.seed)
+        info = StepInfo(frame=self.clock.steps, dt=self.clock.fixed_dt,
+                        seed=self.scene.settings.seed)
         for system in self._system_objects():
             system.before_step(info)
         encoder = self.device.create_command_encoder(label=f"emberfx:step:{info.frame}")
@@ -287,14 +307,15 @@ class Engine:
         # GIL hand-over on a small CPU), so an interactive loop may read every few steps; the
         # gather copies (the READBACK phase) are then left out too.
         due = info.frame % self.readback_every == 0
-        slot = self._ring.acquire() if self._ring is not None and due else None
+        ring = self._ring if due else None
+        slot = ring.acquire() if ring is not None else None
         phases = SIMULATION_PHASES if slot is not None else SIMULATION_PHASES - {Phase.READBACK}
         self._graph(OUTPUT_FORMAT).encode(encoder, {}, phases=phases, profiler=profiler)
-        if slot is not None:
-            encoder.copy_buffer_to_buffer(self._gather, 0, slot.buffer, 0, self._ring.size)
+        if ring is not None and slot is not None:
+            encoder.copy_buffer_to_buffer(self._gather, 0, slot.buffer, 0, ring.size)
         self.device.queue.submit([encoder.finish()])
-        if slot is not None:
-            self._ring.submitted(slot, info.frame)
+        if ring is not None and slot is not None:
+            ring.submitted(slot, info.frame)
         if profiler is not None:
             profiler.submitted()
         self.clock.tick()
@@ -383,7 +404,7 @@ class Engine:
 
     def _apply(self, plan, scene) -> None:
         new_specs = {s.name: s for s in scene.entities}
-        undo = []   # closures run newest-first when a later step fails
+        undo: list[Callable[..., object]] = []   # run newest-first when a later step fails
         try:
             for name, key in plan.updated:
                 live = self._components[name][key]
@@ -512,7 +533,8 @@ class Engine:
 
             close = difflib.get_close_matches(name, self._entities, n=1)
             hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise EmberError(f"no entity named '{name}' in scene '{self.scene.settings.name}'{hint}")
+            raise EmberError(f"no entity named '{name}' in scene "
+                             f"'{self.scene.settings.name}'{hint}")
         return self._entities[name]
 
     def entity(self, name: str) -> EntityView:
@@ -550,6 +572,19 @@ class Engine:
 
     def passes(self) -> list[str]:
         return self._graph(OUTPUT_FORMAT).names()
+
+    def frame_passes(self, phases=None) -> list[Pass]:
+        """This frame's ``Pass`` objects in the order ``encode`` records them, those of
+        ``phases`` (Phase values; default: all). Tools and benchmarks time a part of the frame
+        by encoding these in a ``FrameGraph`` of their own."""
+        if phases is not None:
+            phases = set(phases)
+            bad = [p for p in phases if not isinstance(p, Phase)]
+            if bad:
+                raise EmberError(f"frame_passes(phases): expected Phase values "
+                                 f"({', '.join(p.name for p in Phase)}), found {bad[0]!r}")
+        return [p for p in self._graph(OUTPUT_FORMAT).order
+                if phases is None or p.phase in phases]
 
     @property
     def profiling(self) -> bool:
@@ -633,10 +668,12 @@ class Engine:
 
     def _release_world(self) -> None:
         """What close() releases; a restart (reload with a new seed) then builds a new world."""
-        if getattr(self, "_ring", None) is not None:
-            self._ring.drain()
-        if getattr(self, "_profiler", None) is not None:
-            self._profiler.close()   # waits for its maps only; profiling goes on after a restart
+        ring: ReadbackRing | None = getattr(self, "_ring", None)
+        if ring is not None:
+            ring.drain()
+        profiler: PassProfiler | None = getattr(self, "_profiler", None)
+        if profiler is not None:
+            profiler.close()   # waits for its maps only; profiling goes on after a restart
         for key, name in reversed(getattr(self, "_added", [])):
             self._systems[key].remove(self._entities[name])
         self._added = []

@@ -21,12 +21,16 @@ import heapq
 import os
 from bisect import bisect_left
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Union
+from typing import TYPE_CHECKING
 
 from emberfx.bundles import draw_key
 from emberfx.errors import FrameGraphError
+
+if TYPE_CHECKING:
+    import wgpu
 
 
 class Phase(IntEnum):
@@ -52,37 +56,37 @@ class Dispatch:
     times in a row (substeps), each seeing the previous one's writes; a bind group given as a
     function is then called with the repeat index k, so ping-pong state alternates. One pass for
     all of them keeps Python's per-call cost (WGPU_NOTES) low."""
-    pipeline: object
+    pipeline: wgpu.GPUComputePipeline
     bind_groups: tuple = ()
-    groups: tuple[int, int, int] | object = (1, 1, 1)
-    indirect: tuple[object, int] | None = None  # (buffer, byte offset)
-    repeat: int | object = 1
+    groups: tuple[int, int, int] | Callable[[], tuple[int, int, int]] = (1, 1, 1)
+    indirect: tuple[wgpu.GPUBuffer, int] | None = None  # (buffer, byte offset)
+    repeat: int | Callable[[], int] = 1
 
 
 @dataclass(frozen=True)
 class Draw:
     """A draw into a named render target ("scene" or "output"); indirect when ``indirect`` is set,
     indexed when ``index`` = (index buffer, "uint32" | "uint16", index count) is."""
-    pipeline: object
+    pipeline: wgpu.GPURenderPipeline
     bind_groups: tuple = ()
     target: str = "scene"
     vertices: int = 3
     instances: int = 1
-    indirect: tuple[object, int] | None = None
-    index: tuple[object, str, int] | None = None
+    indirect: tuple[wgpu.GPUBuffer, int] | None = None
+    index: tuple[wgpu.GPUBuffer, str, int] | None = None
 
 
 @dataclass(frozen=True)
 class ClearBuffer:
-    buffer: object
+    buffer: wgpu.GPUBuffer
     offset: int = 0
     size: int | None = None
 
 
 @dataclass(frozen=True)
 class CopyBuffer:
-    source: object
-    destination: object
+    source: wgpu.GPUBuffer
+    destination: wgpu.GPUBuffer
     size: int
     source_offset: int = 0
     destination_offset: int = 0
@@ -92,11 +96,11 @@ class CopyBuffer:
 class CopyTexture:
     """A whole-texture copy (same size and format); either side may be a function returning the
     texture when the frame is encoded (render targets are recreated on resize)."""
-    source: object
-    destination: object
+    source: wgpu.GPUTexture | Callable[[], wgpu.GPUTexture]
+    destination: wgpu.GPUTexture | Callable[[], wgpu.GPUTexture]
 
 
-Operation = Union[Dispatch, Draw, ClearBuffer, CopyBuffer, CopyTexture]
+Operation = Dispatch | Draw | ClearBuffer | CopyBuffer | CopyTexture
 
 
 @dataclass(frozen=True)
@@ -119,9 +123,9 @@ class Pass:
 class RenderTarget:
     """Where draws of one target name go: colour view, optional depth view, clear colour; with
     its formats given, its draws may be replayed from render bundles (runtime/bundles.py)."""
-    color_view: object
+    color_view: wgpu.GPUTextureView
     clear_color: tuple[float, float, float, float] | None  # None: load what is there
-    depth_view: object | None = None
+    depth_view: wgpu.GPUTextureView | None = None
     color_format: str | None = None
     depth_format: str | None = None
 
@@ -142,7 +146,7 @@ class FrameGraph:
         self.shape = (tuple((p.name, p.phase, tuple(p.reads), tuple(p.writes), p.order)
                             for p in self.passes), frozenset(uploaded))
         if previous is not None and previous.shape == self.shape:
-            self._permutation = previous._permutation
+            self._permutation: list[int] = previous._permutation
             self.order = [self.passes[i] for i in self._permutation]
             return
         duplicates = sorted(n for n, k in Counter(p.name for p in self.passes).items() if k > 1)
@@ -283,8 +287,8 @@ class _Encoding:
         self.split = _splits_passes(profiler)
         self.bundles = None if self.split else bundles
         self.pending_draws: list[tuple] = []   # draw_keys waiting for the target's bundle
-        self.compute = None
-        self.render = None
+        self.compute: wgpu.GPUComputePassEncoder | None = None
+        self.render: wgpu.GPURenderPassEncoder | None = None
         self.render_target: str | None = None
         self.cleared: set[str] = set()
         self.bound: dict = {}   # what the open pass encoder has set: "pipeline", group index
@@ -355,6 +359,7 @@ class _Encoding:
             if self.split or self.render is None or self.render_target != op.target:
                 self._end_render()
                 self._begin_render(op.target, p.name if self.split else None, timestamp_writes)
+            assert self.render is not None   # open: reused, or just begun
             if self.bundles is not None and self.targets[op.target].color_format is not None:
                 self.pending_draws.append(draw_key(p.name, op))
                 return
@@ -423,6 +428,9 @@ class _Encoding:
 
     def _end_render(self) -> None:
         if self.pending_draws:
+            # draws are only held back inside an open render pass, with a bundle cache
+            assert self.render is not None and self.render_target is not None
+            assert self.bundles is not None
             target = self.targets[self.render_target]
             self.render.execute_bundles([self.bundles.bundle(
                 self.pending_draws, target.color_format,

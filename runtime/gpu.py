@@ -11,8 +11,12 @@ import functools
 import os
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from emberfx.errors import DeviceLimitError, NoAdapterError
+
+if TYPE_CHECKING:
+    import wgpu  # imported where used at run time, after the adapter checks
 
 INSTALL_HINT = (
     "install a Vulkan driver; with no GPU, the software one: "
@@ -73,8 +77,8 @@ def choose_adapter(adapters=None):
 class GpuContext:
     """One adapter and device, shared by every Engine in the process."""
 
-    adapter: object
-    device: object
+    adapter: wgpu.GPUAdapter
+    device: wgpu.GPUDevice
     limits: dict = field(default_factory=dict)
 
     @property

@@ -172,16 +172,18 @@ class HotReloader:
     def _reload(self, changed: set[Path]) -> str:
         from emberfx.scene import load_scene
 
-        path = self.watcher.path
+        watcher = self.watcher
+        assert watcher is not None   # poll() reloads only a scene read from a file
+        path = watcher.path
         try:
             scene = load_scene(path)
             plan = self.engine.reload(scene, changed)
         except EmberError as exc:
             # Seen once: don't report the same broken file on every poll, wait for the next save.
-            self.watcher.accept()
+            watcher.accept()
             self.error = str(exc)
             return self._say(f"reload failed, the last good scene keeps running: {exc}")
-        self.watcher.accept(scene)
+        watcher.accept(scene)
         self.error = None
         return self._say(f"reloaded {path.name}: {plan.summary()}")
 

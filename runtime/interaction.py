@@ -24,7 +24,7 @@ class Pointer:
         self.engine = engine
         self.gesture: str | None = None      # "orbit", "pan", "paint" or "erase" while dragging
         self.last: tuple[float, float] | None = None
-        self.layer = None                    # (EntityRef, Life component) being painted
+        self.layer: tuple | None = None      # (EntityRef, Life component) being painted
         self.last_cell: tuple[int, int] | None = None
 
     # events --------------------------------------------------------------------------------
@@ -55,6 +55,7 @@ class Pointer:
         elif self.gesture == "pan":
             camera.pan(dx, dy, viewport)
         else:
+            assert self.layer is not None   # a paint or erase gesture holds its layer
             ref, life = self.layer
             cell = self._system().cell_under(ref, life, camera, x, y, viewport)
             if cell is not None:
@@ -73,6 +74,7 @@ class Pointer:
 
     # helpers -------------------------------------------------------------------------------
     def _system(self):
+        assert self.layer is not None   # called while painting only
         ref, _ = self.layer
         return self.engine.system_of(ref.name, "life")
 
@@ -86,6 +88,7 @@ class Pointer:
         return None
 
     def _paint(self, cells) -> None:
+        assert self.layer is not None   # called while painting only
         ref, _ = self.layer
         self._system().paint(ref, cells, alive=self.gesture == "paint")
 

@@ -29,7 +29,7 @@ class _State:
     installed = 0          # nesting depth of deferred() on the main thread
     pending = False        # a Ctrl-C arrived and was not raised yet
     immediate = 0          # nesting depth of immediate(): raise at once
-    notice = None          # what the first Ctrl-C inside deferred() prints, if anything
+    notice: str | None = None   # what the first Ctrl-C inside deferred() prints, if anything
 
 
 _state = _State()

@@ -34,7 +34,9 @@ def _strip_comments(code: str) -> str:
 
 def _split_members(body: str) -> list[str]:
     """Split a struct body on commas that are not inside <...>."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in body:
         depth += ch == "<"
         depth -= ch == ">"
@@ -81,6 +83,7 @@ def _type_layout(t: str, structs: dict[str, str], file: str) -> Layout:
         return Layout(inner.align, stride * int(m.group(2)), (inner.fmt, (int(m.group(2)),)))
     if t in structs:
         dtype = _struct_from_body(t, structs, file)
+        assert dtype.metadata is not None   # struct dtypes carry their WGSL alignment
         return Layout(dtype.metadata["align"], dtype.itemsize, dtype)
     raise ValueError(f"shaders/{file}: struct member type {t!r} is not supported by emberfx.layout")
 

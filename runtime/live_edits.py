@@ -43,7 +43,8 @@ def copy_fields(source, target) -> None:
     for f in dataclasses.fields(target):
         value, current = getattr(source, f.name), getattr(target, f.name)
         if (type(current) is type(value) and dataclasses.is_dataclass(value)
-                and not type(value).__dataclass_params__.frozen):
+                # typeshed's dataclass protocol does not declare __dataclass_params__
+                and not type(value).__dataclass_params__.frozen):  # type: ignore[union-attr]
             copy_fields(value, current)
         else:
             setattr(target, f.name, copy.deepcopy(value))

@@ -25,11 +25,15 @@ import socket
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import interrupts
 from .errors import EmberError, UsageError
+
+if TYPE_CHECKING:
+    from .video import FfmpegPipe
 
 #: Extensions FrameWriter understands, with what each one keeps.
 FORMATS = {".png": "final frame", ".gif": "every frame", ".mp4": "every frame (H.264)"}
@@ -234,7 +238,7 @@ class FrameWriter:
         self.count = 0
         self._tmp: Path | None = None
         self._frames: list[np.ndarray] = []  # gif: all frames; png: the last one
-        self._ffmpeg = None  # mp4: the FfmpegPipe
+        self._ffmpeg: FfmpegPipe | None = None  # mp4, inside the 'with' block
 
     # PNG keeps only the final frame, so callers may skip rendering the others.
     @property
@@ -259,6 +263,7 @@ class FrameWriter:
             raise RuntimeError("FrameWriter.add() outside its 'with' block")
         frame = _as_rgba(frame, self.size)
         if self.kind == ".mp4":
+            assert self._ffmpeg is not None   # __enter__ started it
             self._ffmpeg.send(frame)
         elif self.kind == ".gif":
             # GIF has only 1-bit transparency: drop alpha so soft particle edges don't punch holes.
@@ -272,6 +277,7 @@ class FrameWriter:
         if exc_type is not None:  # any failure, KeyboardInterrupt included: leave nothing behind
             self._abort(tmp)
             return
+        assert tmp is not None   # __enter__ set it
         try:
             self._finish(tmp)
             self._verify(tmp)
@@ -290,6 +296,7 @@ class FrameWriter:
         if self.count == 0:
             raise EmberError(f"cannot write {self.path}: no frames were rendered")
         if self.kind == ".mp4":
+            assert self._ffmpeg is not None   # __enter__ started it
             self._ffmpeg.finish()   # waits for ffmpeg; EmberError with its complaint if it failed
             self._ffmpeg = None
         elif self.kind == ".gif":

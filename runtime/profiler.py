@@ -56,11 +56,12 @@ def _aligned(n: int, to: int) -> int:
 
 @dataclass
 class _Slot:
-    buffer: object
+    buffer: wgpu.GPUBuffer
     names: list[str] = field(default_factory=list)   # pass names in stamp order
     frame: int = -1
-    encoder: object = None   # the encoder that copies into it, until submitted() is called
-    promise: object = None   # the pending map; None once read and unmapped
+    # the encoder that copies into it, until submitted() is called
+    encoder: wgpu.GPUCommandEncoder | None = None
+    promise: wgpu.GPUPromise | None = None   # the pending map; None once read and unmapped
 
     @property
     def free(self) -> bool:

@@ -60,9 +60,9 @@ def abandon_map(buffer, promise) -> None:
 
 @dataclass
 class _Slot:
-    buffer: object
+    buffer: wgpu.GPUBuffer
     frame: int = -1
-    promise: object = None   # pending map, or None when the slot is free
+    promise: wgpu.GPUPromise | None = None   # pending map, or None when the slot is free
 
 
 class ReadbackRing:

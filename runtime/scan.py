@@ -17,11 +17,12 @@ import math
 import numpy as np
 import wgpu
 
+from emberfx import wgsl
 from emberfx.frame_graph import Dispatch, Pass, Phase
 from emberfx.gpu import GpuContext
 from emberfx.layout import struct_dtype
 
-TILE = 1024
+TILE = wgsl.int_constant("common/scan_tiles.wgsl", "TILE")   # values per workgroup
 PARAMS = struct_dtype("common/scan_tiles.wgsl", "ScanParams")
 
 
@@ -34,7 +35,7 @@ class PrefixScan:
         usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         # levels[k] = (values buffer, resource name, count); level k's tile sums are level k+1
         self.levels = [(values, resource, n)]
-        self.sums = []
+        self.sums: list[tuple[wgpu.GPUBuffer, str, int]] = []
         count = n
         while True:
             tiles = max(1, math.ceil(count / TILE))
@@ -69,7 +70,7 @@ class PrefixScan:
         tiles_pipeline = self.gpu.compute_pipeline("common/scan_tiles.wgsl")
         add_pipeline = self.gpu.compute_pipeline("common/scan_add.wgsl")
         out = []
-        for level, (values, resource, count) in enumerate(self.levels):
+        for level, (values, resource, _count) in enumerate(self.levels):
             sums, sums_resource, tiles = self.sums[level]
             group = self.gpu.bind_group(f"{self.name}:scan:tiles{level}", tiles_pipeline, 0,
                                         [self.params[level], values, sums])

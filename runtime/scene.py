@@ -155,8 +155,41 @@ class Scene:
 
 # ----------------------------------------------------------------------------------------- loading
 
+def bundled_scenes() -> dict[str, Path]:
+    """The scenes shipped inside emberfx, by name ('fountain' -> .../scenes/fountain.toml)."""
+    from importlib import resources
+
+    folder = resources.files("emberfx.scenes")
+    return {entry.name[:-len(".toml")]: Path(str(entry)) for entry in folder.iterdir()
+            if entry.name.endswith(".toml") and entry.is_file()}
+
+
+def resolve_scene_path(text: str) -> Path:
+    """A scene argument: a file path; where no such file exists, a bare name with or without
+    .toml ('fountain', 'fountain.toml') names a scene bundled with emberfx, from any folder."""
+    path = Path(text)
+    if path.is_file():
+        return path
+    if path.is_dir():
+        raise SceneError(path, "expected a scene file, found a directory")
+    if path.exists():   # a FIFO or a device would block or never end
+        raise SceneError(path, "expected a regular scene file, found a special file")
+    if path.parent != Path(".") or path.suffix not in ("", ".toml"):
+        return path   # never a bundled name: reading it says what is missing
+    bundled = bundled_scenes()
+    name = path.name[:-len(".toml")] if path.suffix == ".toml" else path.name
+    if name in bundled:
+        return bundled[name]
+    close = difflib.get_close_matches(name, bundled, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    raise SceneError(path, f"no such scene file (bundled scenes, named without a folder: "
+                           f"{', '.join(sorted(bundled))}){hint}")
+
+
 def load_scene(path: str | os.PathLike) -> Scene:
-    """Read and validate a scene file; raises SceneError. Never touches the GPU."""
+    """Read and validate a scene file (or a bundled scene by name, see resolve_scene_path);
+    raises SceneError. Never touches the GPU."""
+    path = resolve_scene_path(os.fspath(path))
     label = os.fspath(path)
     text = read_user_text(path, "scene", lambda message, line, _column: SceneError(
         label, message, field=None if line is None else f"line {line}"))
@@ -193,7 +226,7 @@ def validate_component(key: str, table: dict, *, entity: str, path=None) -> obje
     return loader.component(key, table, entity)
 
 
-def validated_copy(value, key: str, *, entity: str | None = None, path=None) -> object:
+def validated_copy(value, key: str, *, entity: str | None = None, path=None) -> Any:
     """A validated copy of ``value``, an object built or edited in Python (a dataclass's
     __init__ checks only what its __post_init__ does) or a dict of scene-file fields, checked
     like the file's table ``key`` ("scene", "camera" or a component key), nested objects
@@ -381,7 +414,7 @@ class _Loader:
                              entity=name)
         return EntitySpec(name, components, script)
 
-    def component(self, key: str, raw, entity: str) -> object:
+    def component(self, key: str, raw, entity: str | None) -> object:
         if not isinstance(raw, dict):
             raise self.error(f"expected a table [entity.{key}], found {show(raw)}", field=key,
                              entity=entity)
@@ -400,7 +433,7 @@ class _Loader:
                 raise self.error(rest, field=f"{key}.{head}", entity=entity) from None
         return obj
 
-    def path_value(self, value, field: str, entity: str) -> str:
+    def path_value(self, value, field: str, entity: str | None) -> str:
         if not isinstance(value, str) or not value:
             raise self.error(f"expected a file path (string), found {show(value)}", field=field,
                              entity=entity)

@@ -110,6 +110,7 @@ def explain(text: str, raw: dict, cls: type) -> tuple[str, str]:
     """msgspec's 'Expected `int` >= 1 - at `$.capacity`' -> ('capacity', 'expected int >= 1,
     found 0'), looking the found value up in the raw table along the path."""
     match = _AT.match(text.strip())
+    assert match is not None   # every part of the pattern is optional or matches anything
     message, where = match["message"], match["path"] or ""
     found = _lookup(raw, where)
     if missing := re.fullmatch(r"Object missing required field `(.+)`", message):
@@ -163,7 +164,7 @@ def _literal_values(cls: type, where: str) -> list:
 
 def _field_hint(cls: type, where: str):
     """The declared type of the field at a msgspec path ('shape.radius', 'bursts[0].count')."""
-    hint = cls
+    hint: Any = cls
     for step in _STEP.finditer(where):
         if step[1] is None:
             continue   # an index: its item type is inside the field's own type
@@ -258,5 +259,5 @@ def _show(value, limit: int, depth: int) -> str:
 def non_defaults(obj) -> list[tuple[str, Any]]:
     """(field, value) for each field of a component (or settings, camera) that differs from its
     default, in declaration order."""
-    return [(name, getattr(obj, name)) for name, default in fields_with_defaults(type(obj))
+    return [(name, getattr(obj, name)) for name, default in fields_with_defaults(obj.__class__)
             if getattr(obj, name) != default]

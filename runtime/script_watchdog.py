@@ -86,7 +86,7 @@ class Watchdog:
 
     def _reset(self) -> None:
         self._lock = threading.Lock()
-        self._wake = queue.SimpleQueue()             # a put wakes the watchdog thread
+        self._wake: queue.SimpleQueue[bool] = queue.SimpleQueue()   # a put wakes the watchdog
         self._stacks: dict[int, list[HookCall]] = {}  # thread id -> its calls, outermost first
         self._wake_at = float("inf")                  # when the watchdog thread next looks
         self._thread: threading.Thread | None = None

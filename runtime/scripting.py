@@ -233,7 +233,7 @@ class Script:
         self.label = label              # "scene" or "entity 'name'"
         self.timeout = timeout          # seconds per hook call; None or 0: no limit
         self.hooks: dict[str, object] = {}
-        self.mtime = None
+        self.mtime: float | None = None
         self.broken: set[str] = set()   # failed hooks ("*": all); retried after the file changes
         self.started = False            # on_start has been called
         self.last_report: dict[str, float] = {}
@@ -357,14 +357,15 @@ class Scripts:
         file and entity is kept as it is (its module state, its rng); only new ones are loaded,
         and only they get on_start. ``inputs``: the window's input state to share."""
         self.engine = engine
-        self.input = inputs or (previous.input if previous is not None else InputState())
+        self.input: InputState = inputs or (previous.input if previous is not None
+                                            else InputState())
         self.kept = {(s.path, s.context._entity): s for s in previous.scripts} if previous else {}
         self.scripts: list[Script] = []
-        self.started = previous.started if previous is not None else False
+        self.started: bool = previous.started if previous is not None else False
         self.policy = getattr(engine, "script_policy", None) or ScriptPolicy()
         self.events: list[Script] = []   # whose on_event is running, outermost first
         before = previous or getattr(engine, "scripts", None)   # a reload replaces that one
-        self.announced = before.announced if before is not None else False
+        self.announced: bool = before.announced if before is not None else False
         scene = engine.scene
         if not self.policy.run:
             self.announce_off(len(scene_scripts(scene)))

@@ -29,12 +29,13 @@ from __future__ import annotations
 import numpy as np
 import wgpu
 
+from emberfx import wgsl
 from emberfx.frame_graph import Dispatch, Pass, Phase
 from emberfx.gpu import GpuContext
 from emberfx.layout import struct_dtype
 
-TILE = 1024          # positions per workgroup in sort_local.wgsl
-GROUP = 64           # invocations per workgroup in sort_global.wgsl
+TILE = wgsl.int_constant("common/sort_local.wgsl", "TILE")     # positions per workgroup
+GROUP = wgsl.workgroup_size("common/sort_global.wgsl")[0]  # invocations per workgroup
 MAX_STAGES = 4       # global stages per dispatch (each invocation holds 2^stages pairs)
 PARAMS = struct_dtype("common/sort_global.wgsl", "SortParams")
 
@@ -69,7 +70,7 @@ def _global_invocations(n: int, j: int, stages: int) -> int:
 
 class KeySort:
     def __init__(self, gpu: GpuContext, name: str, keys, values, resource_keys: str,
-                 resource_values: str, n: int, count: tuple[object, int] | None = None,
+                 resource_values: str, n: int, count: tuple[wgpu.GPUBuffer, int] | None = None,
                  count_resource: str | None = None):
         """Sort the first ``count`` (default: all n) (keys[i], values[i]) pairs ascending by key,
         in place. ``count`` is (buffer, byte offset) of a u32 read on the GPU when the passes run
@@ -98,6 +99,7 @@ class KeySort:
         for buffer, what in ((keys, "keys"), (values, "values")):
             if buffer.size < 4 * n:
                 raise ValueError(f"{what} buffer holds {buffer.size} bytes, fewer than n = {n} u32")
+        assert count_resource is not None   # checked above: given together with count
         self.count_resource = count_resource
         self.plan = stage_plan(n)
         self.params = []
@@ -118,7 +120,7 @@ class KeySort:
     def passes(self, phase: Phase = Phase.SIMULATE) -> list[Pass]:
         tiles = -(-self.n // TILE)
         out = []
-        for (step, k, j, k_last, stages), params in zip(self.plan, self.params):
+        for (step, _k, j, _k_last, stages), params in zip(self.plan, self.params):
             if j == 0:
                 pipeline = self.gpu.compute_pipeline("common/sort_local.wgsl")
                 groups = tiles

@@ -22,7 +22,7 @@ def sprite_pipeline(device, shader: str, blend: str, color_format: str, depth_fo
     key = (id(device), shader, blend, color_format, depth_format)
     if key not in _CACHE:
         module = wgsl.create_module(device, shader)
-        target = {"format": color_format}
+        target: dict[str, object] = {"format": color_format}
         if BLENDS[blend] is not None:
             target["blend"] = BLENDS[blend]
         _CACHE[key] = device.create_render_pipeline(

@@ -10,7 +10,9 @@ A system never encodes commands itself.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import wgpu
@@ -39,13 +41,16 @@ class StepInfo:
 @dataclass
 class SharedResources:
     """Resources owned by the Engine that every system may bind."""
-    frame_uniform: object      # GPUBuffer holding common/frame.wgsl's Frame
-    world: object = None       # WorldView: other entities' components (read-only use)
+    frame_uniform: wgpu.GPUBuffer  # holds common/frame.wgsl's Frame
+    # other entities' components (read-only use); the engine gives each world its own view
+    world: WorldView = field(default_factory=lambda: WorldView({}, {}))
     fixed_dt: float = 1.0 / 60.0
     seed: int = 0
-    resolve: object = None     # scene.resolve: a path written in the scene -> a real path
+    # scene.resolve: a path written in the scene -> a real path
+    resolve: Callable[[str], Path] | None = None
     scene_path: object = None  # the scene file, for messages (None: built in Python)
-    scene_texture: object = None   # the HDR colour target (post passes read and replace it)
+    # the HDR colour target (post passes read and replace it)
+    scene_texture: wgpu.GPUTexture | None = None
     scene_format: str = SCENE_FORMAT
     depth_format: str = DEPTH_FORMAT
 
@@ -90,7 +95,7 @@ class Readback:
     entity: str
     system: str
     resource: str    # the frame-graph name of the buffer, e.g. "fountain/counters"
-    buffer: object
+    buffer: wgpu.GPUBuffer
     offset: int
     size: int
 

@@ -79,6 +79,7 @@ class FfmpegPipe:
         self._reader.start()
 
     def _read_errors(self) -> None:
+        assert self.proc.stderr is not None   # opened with PIPE
         for raw in self.proc.stderr:
             text = raw.decode(errors="replace").strip()
             if text:
@@ -87,13 +88,15 @@ class FfmpegPipe:
     def send(self, frame: np.ndarray) -> None:
         """Write one (h, w, 4) uint8 C-contiguous frame."""
         try:
-            self.proc.stdin.write(memoryview(frame).cast("B"))
+            assert self.proc.stdin is not None   # opened with PIPE
+            self.proc.stdin.write(frame.data.cast("B"))
         except BrokenPipeError:   # ffmpeg exited early (disk full, ...): its stderr says why
             raise self._failure() from None
         self.frames += 1
 
     def finish(self) -> None:
         """Flush, wait for ffmpeg to write the file, and raise an EmberError if it failed."""
+        assert self.proc.stdin is not None   # opened with PIPE
         try:
             self.proc.stdin.close()
         except BrokenPipeError:
@@ -106,6 +109,7 @@ class FfmpegPipe:
         """Stop ffmpeg now (an abort); the caller deletes its file."""
         if self.proc.poll() is None:
             self.proc.kill()
+        assert self.proc.stdin is not None   # opened with PIPE
         try:
             self.proc.stdin.close()
         except OSError:

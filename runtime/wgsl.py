@@ -12,10 +12,14 @@ the file and line it came from, so a compiler error at "wgsl:57:3" is reported a
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib.resources
+import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from emberfx.errors import ShaderError
 
@@ -76,8 +80,9 @@ def explain_compile_error(source: ShaderSource, message: str) -> str:
         return f"shaders/{file}:{line}:{m.group(2)}"
 
     text = _LOCATION.sub(relocate, message)
-    first = next((l.strip() for l in text.splitlines() if "error" in l.lower() and "Caused" not in l
-                  and "Validation Error" not in l), "")
+    first = next((line.strip() for line in text.splitlines()
+                  if "error" in line.lower() and "Caused" not in line
+                  and "Validation Error" not in line), "")
     where = _LOCATION.search(message)
     snippet = ""
     if where:
@@ -107,3 +112,181 @@ _MODULES: dict[int, dict[str, object]] = {}
 
 def _module_cache(device) -> dict[str, object]:
     return _MODULES.setdefault(id(device), {})
+
+
+# Module-scope constants and workgroup sizes, so the host reads numbers the WGSL owns instead of
+# typing them again. Values may be literals (hex, exponents, u/i/f/h suffixes, true/false) or
+# integer/float arithmetic over earlier consts; anything else is reported when it is asked for.
+
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_LINE_COMMENT = re.compile(r"//[^\n]*")
+_CONST = re.compile(r"\bconst\s+(\w+)\s*(?::\s*([\w<>]+)\s*)?=\s*([^;]*);")
+_ENTRY = re.compile(r"((?:@\w+\s*(?:\([^)]*\))?\s*)+)fn\s+(\w+)")
+_WORKGROUP_SIZE = re.compile(r"@workgroup_size\s*\(([^)]*)\)")
+_TOKEN = re.compile(r"\s*(?:(?P<float>(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fh]?"
+                    r"|[0-9]+[eE][+-]?[0-9]+[fh]?|[0-9]+[fh](?![\w]))"
+                    r"|(?P<int>0[xX][0-9a-fA-F]+[iu]?|[0-9]+[iu]?)(?![\w.])"
+                    r"|(?P<name>[A-Za-z_]\w*)|(?P<op><<|>>|[-+*/%()|&^~]))")
+_INTEGER_TYPES = {"u32": (0, 2**32 - 1), "i32": (-2**31, 2**31 - 1)}
+
+
+def _module_scope(code: str) -> str:
+    """``code`` without comments and with everything inside braces blanked, so only module-scope
+    declarations remain (function-local consts are not the host's business)."""
+    code = _LINE_COMMENT.sub("", _BLOCK_COMMENT.sub(" ", code))
+    out, depth = [], 0
+    for ch in code:
+        if ch == "{":
+            depth += 1
+        out.append(ch if depth == 0 or ch == "\n" else " ")
+        if ch == "}":
+            depth = max(0, depth - 1)
+    return "".join(out)
+
+
+def _evaluate(text: str, known: dict[str, int | float | bool]) -> int | float | bool:
+    """A WGSL constant expression of literals, known consts and + - * / % << >> | & ^ ~ ( )."""
+    text = text.strip()
+    if text in ("true", "false"):
+        return text == "true"
+    pieces, pos = [], 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise ValueError(f"cannot read {text[pos:].strip()!r}")
+        pos = m.end()
+        if m.group("float"):
+            pieces.append(repr(float(m.group("float").rstrip("fh"))))
+        elif m.group("int"):
+            digits = m.group("int").rstrip("iu")
+            pieces.append(str(int(digits, 16 if digits[:2] in ("0x", "0X") else 10)))
+        elif m.group("name"):
+            value = known.get(m.group("name"))
+            if value is None or isinstance(value, bool):
+                raise ValueError(f"{m.group('name')!r} is not an earlier numeric const")
+            pieces.append(repr(value))
+        else:
+            pieces.append(m.group("op"))
+    expression = " ".join(pieces)
+    if not any(p[0].isdigit() and ("." in p or "e" in p) for p in pieces):
+        expression = expression.replace("/", "//")   # integer division truncates in WGSL
+    try:
+        return _arithmetic(ast.parse(expression, mode="eval").body)
+    except (SyntaxError, ArithmeticError, TypeError) as exc:
+        raise ValueError(f"cannot evaluate {text!r} ({exc})") from None
+
+
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.BitOr: operator.or_,
+    ast.BitAnd: operator.and_, ast.BitXor: operator.xor}
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
+
+
+def _arithmetic(node: ast.AST) -> int | float:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        return _BINARY[type(node.op)](_arithmetic(node.left), _arithmetic(node.right))
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        return _UNARY[type(node.op)](_arithmetic(node.operand))
+    raise TypeError("not an arithmetic expression")
+
+
+def _typed(value, wgsl_type: str | None):
+    if wgsl_type in _INTEGER_TYPES:
+        low, high = _INTEGER_TYPES[wgsl_type]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"expected a {wgsl_type}, found {value!r}")
+    elif wgsl_type in ("f32", "f16"):
+        if isinstance(value, bool):
+            raise ValueError(f"expected a {wgsl_type}, found {value!r}")
+        value = float(value)
+    elif wgsl_type == "bool" and not isinstance(value, bool):
+        raise ValueError(f"expected a bool, found {value!r}")
+    return value
+
+
+@functools.cache
+def _declared_constants(name: str) -> dict[str, int | float | bool | ValueError]:
+    """Each module-scope const of shaders/``name`` (includes expanded): its value, or the reason
+    it could not be read."""
+    found: dict[str, int | float | bool | ValueError] = {}
+    for m in _CONST.finditer(_module_scope(load(name).code)):
+        const, wgsl_type, text = m.groups()
+        try:
+            readable = {k: v for k, v in found.items() if not isinstance(v, ValueError)}
+            found[const] = _typed(_evaluate(text, readable), wgsl_type)
+        except ValueError as exc:
+            found[const] = ValueError(f"const {const} = {' '.join(text.split())}: {exc}")
+    return found
+
+
+def constants(name: str) -> dict[str, int | float | bool]:
+    """The module-scope consts of shaders/``name`` (with its includes) that have a readable value."""
+    return {k: v for k, v in _declared_constants(name).items() if not isinstance(v, ValueError)}
+
+
+def constant(name: str, const: str) -> int | float | bool:
+    """The value of ``const NAME`` declared at module scope in shaders/``name`` or its includes."""
+    value = _declared_constants(name).get(const)
+    if value is None:
+        raise ShaderError(f"shaders/{name}: expected a module-scope 'const {const}', found none")
+    if isinstance(value, ValueError):
+        raise ShaderError(f"shaders/{name}: {value}")
+    return value
+
+
+def int_constant(name: str, const: str) -> int:
+    """``constant`` for a count or size the host computes with: an integer, else a ShaderError."""
+    value = constant(name, const)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ShaderError(f"shaders/{name}: expected 'const {const}' to be an integer, "
+                          f"found {value!r}")
+    return value
+
+
+def enum_constants(name: str, prefix: str) -> dict[str, int]:
+    """An enum-like table from consts named ``PREFIX_WORD``: ``const SHAPE_SPHERE: u32 = 1u;``
+    read with prefix "SHAPE" gives {"sphere": 1}."""
+    head = prefix.rstrip("_") + "_"
+    table = {k[len(head):].lower(): int_constant(name, k) for k in constants(name)
+             if k.startswith(head)}
+    if not table:
+        raise ShaderError(f"shaders/{name}: expected module-scope consts named {head}*, found none")
+    return table
+
+
+@functools.cache
+def workgroup_size(name: str, entry: str = "main") -> tuple[int, int, int]:
+    """The ``@workgroup_size(x[, y[, z]])`` of entry point ``entry`` in shaders/``name`` as
+    (x, y, z); each may be a literal or a const."""
+    for m in _ENTRY.finditer(_module_scope(load(name).code)):
+        if m.group(2) != entry:
+            continue
+        size = _WORKGROUP_SIZE.search(m.group(1))
+        if size is None:
+            break
+        dims = []
+        for text in size.group(1).split(","):
+            if not text.strip():
+                continue
+            try:
+                value = _evaluate(text, constants(name))
+            except ValueError as exc:
+                raise ShaderError(f"shaders/{name}: @workgroup_size of {entry}: {exc}; "
+                                  "expected a literal or a const (an override is the host's "
+                                  "choice, so the host cannot read it back)") from None
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ShaderError(f"shaders/{name}: @workgroup_size of {entry}: expected a "
+                                  f"positive integer, found {value!r}")
+            dims.append(value)
+        if not 1 <= len(dims) <= 3:
+            raise ShaderError(f"shaders/{name}: @workgroup_size of {entry}: expected 1 to 3 "
+                              f"sizes, found {len(dims)}")
+        dims += [1] * (3 - len(dims))
+        return dims[0], dims[1], dims[2]
+    raise ShaderError(f"shaders/{name}: expected a compute entry point '{entry}' with "
+                      "@workgroup_size, found none")

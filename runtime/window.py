@@ -21,9 +21,13 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import EmberError
 from .keys import key_name
+
+if TYPE_CHECKING:
+    from .inspector import Inspector
 
 # After a stall (window drag, breakpoint, first-frame shader compile) don't try to catch up on
 # seconds of simulation at once; the Engine may cap too, this keeps the window responsive anyway.
@@ -99,7 +103,7 @@ class _Runner:
         self.reloader = HotReloader(engine, interval=reload_interval)
         engine.readback_every = WINDOW_READBACK_EVERY
         self.pointer = Pointer(engine)
-        self.inspector = None
+        self.inspector: Inspector | None = None
         self.problem: str | None = None   # the latest reported frame-loop error, for the title
         self.last_report = -1e9
         self.next_title = 0.0

@@ -1,4 +1,4 @@
-"""The cloth system (seed 004's cloth, done properly): explicit mass-spring patches.
+"""The cloth system: explicit mass-spring patches.
 
 Per simulation step, for each cloth entity (one compute pass):
   SIMULATE  <e>:cloth:substeps     `substeps` explicit substeps (one dispatch, repeated),
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import wgpu
 
+from emberfx import wgsl
 from emberfx.colors import linear_color
 from emberfx.frame_graph import Dispatch, Draw, Pass, Phase
 from emberfx.layout import struct_dtype
@@ -30,6 +31,7 @@ from emberfx.systems.cloth_component import Cloth
 from emberfx.systems.forces import COLLIDER, FORCE, ForceField, pack_colliders, pack_forces
 
 PARAMS = struct_dtype("cloth/types.wgsl", "ClothParams")
+GROUP = wgsl.workgroup_size("cloth/step.wgsl")   # also cloth/normals.wgsl's
 LOOK = struct_dtype("cloth/draw.wgsl", "ClothLook")
 COLLIDER_KEYS = ("collider",)
 
@@ -80,6 +82,8 @@ class _Patch:
     parity: int = 0
     step_parity: int = 0
     built_with: tuple = ()    # (wireframe, wind, colliders) the passes were built for
+    triangle_count: int = 0   # index counts of the triangle and wireframe-edge buffers
+    edge_count: int = 0
 
 
 class ClothSystem(System):
@@ -137,7 +141,7 @@ class ClothSystem(System):
         prefix = f"{name}:cloth"
         patch.built_with = wireframe, wind, colliders = self._variant(patch)
         nx, ny = c.resolution
-        grid = (math.ceil(nx / 16), math.ceil(ny / 16), 1)
+        grid = (math.ceil(nx / GROUP[0]), math.ceil(ny / GROUP[1]), 1)
         # The wind and collider code is compiled out when nothing of the kind acts on the patch:
         # on CPU backends (lavapipe) a step that merely contains those loops ran several times
         # slower, even with zero iterations (the emitter's HAS_FORCES found the same).

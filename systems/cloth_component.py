@@ -1,4 +1,4 @@
-"""The ``cloth`` component: a mass-spring cloth patch (seed 004's cloth example).
+"""The ``cloth`` component: a mass-spring cloth patch.
 
 Kept apart from the system (systems/cloth.py) so that validating a scene needs no GPU code.
 """
@@ -46,7 +46,7 @@ class Cloth:
     substeps: Annotated[int, msgspec.Meta(ge=1, le=256)] = 16
     """per fixed step, all in one compute pass"""
     solver: Literal["explicit"] = "explicit"
-    """explicit mass-spring (semi-implicit Euler), as seed 004"""
+    """explicit mass-spring (semi-implicit Euler)"""
     color: str = "#d94f3d"
     checker: str | None = "#f2e9dc"
     """second colour of a checker pattern; None: plain"""
@@ -79,4 +79,4 @@ class Cloth:
             return [(0, ny - 1), (nx - 1, ny - 1)]
         if self.pins == "none":
             return []
-        return [tuple(p) for p in self.pins]
+        return [(i, j) for i, j in self.pins]

@@ -1,4 +1,4 @@
-"""The Emitter system (seed 002): a fixed-capacity particle pool with no free list.
+"""The Emitter system: a fixed-capacity particle pool with no free list.
 
 Per step, for each emitter entity (all in one compute pass):
   CLEAR     <e>:emitter:clear          zero the ticket / born / alive counters (clear_buffer)
@@ -21,8 +21,8 @@ it in its block (countOneBits). The alive list is dense and in slot order in eve
 Allocation modes (the ``allocation`` field):
   "ordered" (default): the k-th free slot in slot order is born when k < budget. The born set is a
       function of the state alone, so runs replay byte for byte.
-  "atomic": seed 002 as written: each free slot takes a unit with atomicSub and undoes an underflow.
-  "ticket": seed 002's variant: a monotonic atomicAdd ticket, born while ticket < budget.
+  "atomic": each free slot takes a unit of the budget with atomicSub and undoes an underflow.
+  "ticket": each free slot takes a monotonic atomicAdd ticket, born while ticket < budget.
   The atomic modes give exact counts but which free slots win depends on scheduling, so states
   are reproducible only when the budget covers every free slot.
 """
@@ -37,22 +37,39 @@ from dataclasses import dataclass, field
 import numpy as np
 import wgpu
 
+from emberfx import wgsl
 from emberfx.errors import SceneError
-from emberfx.frame_graph import (SIMULATION_PHASES, ClearBuffer, Dispatch, Draw, FrameGraph, Pass,
-                                 Phase)
+from emberfx.frame_graph import (
+    SIMULATION_PHASES,
+    ClearBuffer,
+    Dispatch,
+    Draw,
+    FrameGraph,
+    Pass,
+    Phase,
+)
 from emberfx.layout import struct_dtype
 from emberfx.readback import read_array, read_buffer
 from emberfx.registry import set_system
 from emberfx.scan import PrefixScan
-from emberfx.sprites import sprite_pipeline
 from emberfx.sort import KeySort
+from emberfx.sprites import sprite_pipeline
 from emberfx.system import EntityRef, Readback, StepInfo, System
 from emberfx.systems.emitter_component import Emitter
-from emberfx.systems.emitter_params import (BLOCK, LOOKS, PARAMS, Births, bake_looks,
-                                            pack_params)
+from emberfx.systems.emitter_params import (
+    BLOCK,
+    BLOCK_WORDS,
+    LOOKS,
+    PARAMS,
+    Births,
+    bake_looks,
+    pack_params,
+)
 from emberfx.systems.forces import FORCE, FORCE_KEYS, MAX_FORCES, arrange, pack_forces
 
-ALLOCATION_MODES = {"ordered": 0, "atomic": 1, "ticket": 2}
+ALLOCATION_MODES = wgsl.enum_constants("emitter/update.wgsl", "ALLOCATION")
+COUNT_GROUP = wgsl.workgroup_size("emitter/count.wgsl")[0]   # blocks per count workgroup
+DEPTH_GROUP = wgsl.workgroup_size("emitter/depth.wgsl")[0]   # alive entries per depth workgroup
 PREWARM_FRAMES = 1 << 31         # birth-seed frames used while prewarming
 # Prewarm submissions: each holds at most PREWARM_BATCH_WORK particle-steps (and at most
 # PREWARM_BATCH_STEPS steps), so one stays short on any device and the progress bar moves; a
@@ -69,14 +86,14 @@ class _Pool:
     """The GPU side of one emitter entity."""
     entity: EntityRef
     component: Emitter
-    buffers: dict[str, object]
+    buffers: dict[str, wgpu.GPUBuffer]
     passes: list[Pass]
-    scans: dict[str, object] = field(default_factory=dict)   # PrefixScan / KeySort helpers
+    readback: Readback   # the counters region the engine copies back each step
+    scans: dict[str, PrefixScan | KeySort] = field(default_factory=dict)
     births: Births = field(default_factory=Births)
     looks_key: tuple | None = None   # the curves last baked into the looks buffer
     param_record: np.ndarray = field(default_factory=lambda: np.zeros((), PARAMS))
     updates: dict[bool, Pass] = field(default_factory=dict)   # update pass by HAS_FORCES
-    readback: Readback | None = None
 
 
 class EmitterSystem(System):
@@ -129,10 +146,10 @@ class EmitterSystem(System):
         if component.blend == "alpha":
             buffers["sort_keys"] = self.storage_buffer(f"{name}/sort_keys", n * 4)
         if ordered:
-            buffers["free_mask"] = self.storage_buffer(f"{name}/free_mask", blocks * 8 * 4)
+            buffers["free_mask"] = self.storage_buffer(f"{name}/free_mask", blocks * BLOCK_WORDS * 4)
             buffers["block_free"] = self.storage_buffer(f"{name}/block_free", blocks * 4)
         else:
-            buffers["alive_mask"] = self.storage_buffer(f"{name}/alive_mask", blocks * 8 * 4)
+            buffers["alive_mask"] = self.storage_buffer(f"{name}/alive_mask", blocks * BLOCK_WORDS * 4)
         if not births_from_storage:
             # binding 6 is never read here: a placeholder keeps the params buffer to one usage
             # (bound as both uniform and storage, it cost an H200 ~0.4 us a step)
@@ -143,7 +160,8 @@ class EmitterSystem(System):
         grid = self.gpu.grid(blocks)
         prefix = f"{name}:emitter"
         gpu = self.gpu
-        scans = {"alive": PrefixScan(gpu, f"{prefix}:alive", b["block_alive"], r["block_alive"], blocks)}
+        alive_scan = PrefixScan(gpu, f"{prefix}:alive", b["block_alive"], r["block_alive"], blocks)
+        scans: dict[str, PrefixScan | KeySort] = {"alive": alive_scan}
 
         def dispatch(shader, groups_, buffers_, **constants):
             pipeline = gpu.compute_pipeline(f"emitter/{shader}.wgsl", constants)
@@ -159,7 +177,6 @@ class EmitterSystem(System):
                  writes=(r["counters"],)),
             update,
         ]
-        alive_scan = scans["alive"]
         if ordered:
             # free ranks -> alive counts per block -> alive ranks; then one pass gives births and
             # writes the alive list (emitter/count.wgsl and spawn.wgsl explain the arithmetic)
@@ -168,7 +185,7 @@ class EmitterSystem(System):
             passes += free_scan.passes()
             passes.append(Pass(
                 f"{prefix}:count", Phase.SIMULATE,
-                dispatch("count", (math.ceil(blocks / 256), 1, 1),
+                dispatch("count", (math.ceil(blocks / COUNT_GROUP), 1, 1),
                          [b["params"], b["block_free"], free_scan.total[0], b["block_alive"],
                           b["counters"]]),
                 reads=(r["params"], r["block_free"], free_scan.total_resource, r["counters"]),
@@ -193,7 +210,7 @@ class EmitterSystem(System):
         if component.blend == "alpha":   # back to front, by this frame's camera
             passes.append(Pass(
                 f"{prefix}:depth", Phase.RENDER,
-                dispatch("depth", grid, [self.shared.frame_uniform, b["particles"], b["alive_list"],
+                dispatch("depth", gpu.grid(math.ceil(n / DEPTH_GROUP)), [self.shared.frame_uniform, b["particles"], b["alive_list"],
                                          alive_scan.total[0], b["sort_keys"]]),
                 reads=("frame", r["particles"], r["alive_list"], alive_scan.total_resource),
                 writes=(r["sort_keys"],)))
@@ -430,7 +447,7 @@ class EmitterSystem(System):
         counters = np.frombuffer(read_buffer(self.device, pool.buffers["counters"],
                                              COUNTERS.itemsize), COUNTERS)[0]
         args = np.frombuffer(read_buffer(self.device, pool.buffers["draw_args"], 16), np.uint32)
-        out = {name: int(counters[name]) for name in COUNTERS.names}
+        out = {name: int(counters[name]) for name in COUNTERS.names or ()}
         out["draw_vertices"], out["draw_instances"] = int(args[0]), int(args[1])
         out["step_budget"] = pool.births.last_budget
         return out

@@ -44,7 +44,7 @@ def as_range(value: float | tuple[float, float]) -> tuple[float, float]:
 
 
 def _check_finite(name: str, values) -> None:
-    flat = []
+    flat: list[float] = []
     for v in values if isinstance(values, (tuple, list)) else (values,):
         flat.extend(v if isinstance(v, (tuple, list)) else (v,))
     if not all(math.isfinite(v) for v in flat):
@@ -109,6 +109,9 @@ class ColorStop:
     """'#rrggbb' or '#rrggbbaa'"""
 
 
+DEFAULT_COLORS: list[str | ColorStop] = ["#ffd27f", "#ff6a00"]   # each emitter gets a copy
+
+
 @component("emitter")
 @dataclass(slots=True)
 class Emitter:
@@ -148,7 +151,7 @@ class Emitter:
     """size multipliers over life, evenly spaced"""
     size_variation: Fraction = 0.0
     """per-particle random size factor in [1 - v, 1 + v]"""
-    color: str | list[str | ColorStop] = field(default_factory=lambda: ["#ffd27f", "#ff6a00"])
+    color: str | list[str | ColorStop] = field(default_factory=lambda: list(DEFAULT_COLORS))
     """a colour, a list of colours evenly spaced over life, or stops [{t, color}, ...]"""
     alpha_curve: list[Fraction] = field(default_factory=lambda: [1.0])
     """opacity multipliers over life, evenly spaced (e.g. [1, 1, 0] fades out at the end)"""
@@ -225,13 +228,14 @@ class Emitter:
         if any(stops_given) and not all(stops_given):
             raise ValueError("color: expected all plain colours or all {t, color} stops, found a mix")
         if all(stops_given):
-            stops = [(s.t, s.color) for s in items]
+            stops = [(s.t, s.color) for s in items if isinstance(s, ColorStop)]   # all are
             ts = [t for t, _ in stops]
             if ts != sorted(ts):
                 raise ValueError(f"color: expected stops sorted by t, found t = {ts}")
         else:
             n = len(items)
-            stops = [(i / (n - 1) if n > 1 else 0.0, c) for i, c in enumerate(items)]
+            stops = [(i / (n - 1) if n > 1 else 0.0, c) for i, c in enumerate(items)
+                     if isinstance(c, str)]   # all are
         for _, c in stops:
             try:
                 parse_color(c)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from emberfx import wgsl
 from emberfx.colors import linear_color
 from emberfx.layout import struct_dtype
 from emberfx.numbers import U32_MAX
@@ -17,16 +18,17 @@ from emberfx.systems.emitter_component import Emitter, as_range
 
 PARAMS = struct_dtype("emitter/types.wgsl", "EmitterParams")
 LOOKS = struct_dtype("emitter/types.wgsl", "Looks")
-LOOK_SAMPLES = 128
-SHAPES = {"point": 0, "sphere": 1, "box": 2, "disk": 3, "cone": 4, "ring": 5}
-BLOCK = 256
+LOOK_SAMPLES = wgsl.int_constant("emitter/types.wgsl", "LOOK_SAMPLES")
+SHAPES = wgsl.enum_constants("emitter/types.wgsl", "SHAPE")
+BLOCK = wgsl.int_constant("emitter/types.wgsl", "BLOCK")              # slots per mask block
+BLOCK_WORDS = wgsl.int_constant("emitter/types.wgsl", "BLOCK_WORDS")  # u32 mask words per block
 
 
 @dataclass
 class Births:
     """Per-emitter bookkeeping between steps."""
     carry: float = 0.0                   # fractional births carried to the next step
-    last_position: tuple | None = None   # where the emitter was at the previous step
+    last_position: np.ndarray | None = None   # where the emitter was at the previous step
     last_budget: int = 0
     extra: int = 0                       # one-off births asked for by a script (ctx.burst)
 

@@ -1,4 +1,4 @@
-"""Forces as components: ``attractor``, ``force_field`` and ``kill_zone`` (seed 004).
+"""Forces as components: ``attractor``, ``force_field`` and ``kill_zone``.
 
 They own no GPU resources of their own: every emitter packs the forces that act on it (all of
 them, or those its ``affected_by`` names) into one storage array per step, laid out as
@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 import msgspec
 import numpy as np
 
+from emberfx import wgsl
 from emberfx.layout import struct_dtype
 from emberfx.registry import component
 
@@ -23,8 +24,7 @@ Positive = Annotated[float, msgspec.Meta(gt=0.0)]
 NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
 
 FORCE = struct_dtype("common/forces.wgsl", "Force")
-KINDS = {"attractor": 0, "gravity": 1, "drag": 2, "vortex": 3, "turbulence": 4,
-         "kill_sphere": 5, "kill_box": 6, "wind": 7}
+KINDS = wgsl.enum_constants("common/forces.wgsl", "FORCE")   # {"attractor": 0, "kill_box": 6, ...}
 FORCE_KEYS = ("attractor", "force_field", "kill_zone")
 MAX_FORCES = 64
 """Force records one emitter's update takes: its forces buffer is sized for this many. The scene
@@ -203,6 +203,7 @@ class Collider:
 
 
 COLLIDER = struct_dtype("common/colliders.wgsl", "Collider")
+COLLIDER_KINDS = wgsl.enum_constants("common/colliders.wgsl", "COLLIDER")   # {"sphere": 0, "plane": 1}
 
 
 def pack_colliders(colliders: list) -> np.ndarray:
@@ -210,10 +211,10 @@ def pack_colliders(colliders: list) -> np.ndarray:
     for record, c in zip(records, colliders):
         if c.shape == "sphere":
             record["shape"] = (*c.center, c.radius)
-            record["kind"] = 0
+            record["kind"] = COLLIDER_KINDS["sphere"]
         else:
             n = _unit(c.normal, "normal")
             record["shape"] = (*n, float(np.dot(n, c.point)))
-            record["kind"] = 1
+            record["kind"] = COLLIDER_KINDS["plane"]
         record["friction"] = c.friction
     return records

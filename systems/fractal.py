@@ -1,4 +1,4 @@
-"""The fractal system (seed 004's Mandelbrot): escape-time sets computed into a texture.
+"""The fractal system: Mandelbrot and Julia escape-time sets computed into a texture.
 
   RENDER  <e>:fractal:escape   counts and colours per texel (only after a parameter changed:
                                otherwise the dispatch is skipped)
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import wgpu
 
+from emberfx import wgsl
 from emberfx.colors import linear_color
 from emberfx.frame_graph import Dispatch, Draw, Pass, Phase
 from emberfx.layout import struct_dtype
@@ -24,6 +25,7 @@ from emberfx.system import EntityRef, StepInfo, System
 from emberfx.systems.fractal_component import MAX_ZOOM, MIN_ZOOM, Fractal
 
 PARAMS = struct_dtype("fractal/escape.wgsl", "FractalParams")
+GROUP = wgsl.workgroup_size("fractal/escape.wgsl")
 PLACEMENT = struct_dtype("common/texture_quad.wgsl", "QuadPlacement")
 VIEW_FIELDS = ("kind", "center", "zoom", "zoom_rate", "max_iterations", "julia_c", "palette",
                "palette_period", "inside_color")
@@ -34,7 +36,7 @@ class _Layer:
     entity: EntityRef
     component: Fractal
     buffers: dict
-    texture: object
+    texture: wgpu.GPUTexture
     passes: list
     computed_key: tuple | None = None   # the view last computed; None: compute on the next frame
     time: float = 0.0                    # simulated seconds (for zoom_rate)
@@ -91,7 +93,7 @@ class FractalSystem(System):
                 {"binding": 0, "resource": {"buffer": b["params"]}},
                 {"binding": 1, "resource": {"buffer": b["iterations"]}},
                 {"binding": 2, "resource": layer.texture.create_view()}])
-        grid = (math.ceil(w / 16), math.ceil(h / 16), 1)
+        grid = (math.ceil(w / GROUP[0]), math.ceil(h / GROUP[1]), 1)
 
         def groups():   # work only when the view changed since the last computation
             key = self._view_key(layer)

@@ -1,4 +1,4 @@
-"""The ``fractal`` component: a Mandelbrot or Julia set computed per pixel (seed 004).
+"""The ``fractal`` component: a Mandelbrot or Julia set computed per pixel.
 
 Kept apart from the system (systems/fractal.py) so that validating a scene needs no GPU code.
 """

@@ -1,4 +1,4 @@
-"""The Life system (seeds 000 and 001): bit-packed Life-like automata on the GPU.
+"""The Life system: bit-packed Life-like automata on the GPU.
 
 Per simulation step, for each life entity:
   CLEAR     <e>:life:clear        zero the population counter
@@ -32,13 +32,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import wgpu
 
+from emberfx import wgsl
 from emberfx.colors import linear_color
-from emberfx.errors import EmberError
+from emberfx.errors import EmberError, UsageError
 from emberfx.frame_graph import ClearBuffer, Dispatch, Draw, Pass, Phase
 from emberfx.layout import struct_dtype
 from emberfx.readback import read_array
-from emberfx.sprites import texture_quad_pipeline
 from emberfx.registry import set_system
+from emberfx.sprites import texture_quad_pipeline
 from emberfx.system import EntityRef, Readback, StepInfo, System
 from emberfx.systems.life_component import Life
 from emberfx.systems.life_rules import parse_rule
@@ -47,14 +48,24 @@ PARAMS = struct_dtype("life/swar.wgsl", "LifeParams")
 LOOK = struct_dtype("life/look.wgsl", "LifeLook")
 PLACEMENT = struct_dtype("common/texture_quad.wgsl", "QuadPlacement")
 COUNTERS = struct_dtype("life/population.wgsl", "LifeCounters")
-TILE_W, TILE_H, BORDER_SLOTS = 8, 32, 76          # life/tile.wgsl
+TILE_W, TILE_H, BORDER_SLOTS = (wgsl.int_constant("life/tile.wgsl", k)
+                                for k in ("TILE_W", "TILE_H", "BORDER_SLOTS"))
 STEP_ROWS = 16                                     # rows per invocation of the step kernels
-# The pingpong kernel: "sweep" (several generations per dispatch, needs subgroups), "quad" (one
-# generation, four words per invocation, widths that are multiples of 128) or "word" (one
-# generation, one word per invocation, any width). Each falls back to the next where it cannot
-# run; the bench measures each against the others.
-PINGPONG_KERNEL = "sweep"
-SWEEP_GENS = 8          # generations per dispatch of life/step_sweep.wgsl (at most 16)
+# The pingpong kernels, fastest first: "sweep" (several generations per dispatch, needs
+# subgroups), "quad" (one generation, four words per invocation, widths that are multiples of
+# 128) and "word" (one generation, one word per invocation, any width). The component's
+# ``kernel`` field picks where to start ("auto": the first); each falls back to the next where it
+# cannot run.
+PINGPONG_KERNELS = ("sweep", "quad", "word")
+SWEEP_GENS = 8          # generations per dispatch of life/step_sweep.wgsl (at most MAX_SWEEP_GENS)
+MAX_SWEEP_GENS = wgsl.int_constant("life/step_sweep.wgsl", "MAX_GENS")
+SWEEP_GROUP = wgsl.workgroup_size("life/step_sweep.wgsl")[0]   # invocations per sweep workgroup
+STEP_GROUP = {"word": wgsl.workgroup_size("life/step.wgsl")[0],
+              "quad": wgsl.workgroup_size("life/step_quad.wgsl")[0]}
+TEXEL_GROUP = wgsl.workgroup_size("life/display.wgsl")[:2]       # also life/trail.wgsl's
+POPULATION_WORDS = (wgsl.workgroup_size("life/population.wgsl")[0]
+                    * wgsl.int_constant("life/population.wgsl", "WORDS_PER_INVOCATION"))
+PAINT_GROUP = wgsl.workgroup_size("life/paint.wgsl")[0]
 SWEEP_CHUNKS = (256, 128, 64)   # rows per subgroup, the largest that keeps the GPU busy
 SWEEP_BUSY_SUBGROUPS = 8192     # ... meaning this many subgroups (a hardware GPU)
 MAX_TEXTURE = 4096
@@ -77,7 +88,7 @@ class Sweep:
     chunk: int
 
     def grid(self, stride: int, height: int) -> tuple[int, int, int]:
-        strips_per_group = 64 // self.lanes        # workgroups of 64 invocations
+        strips_per_group = SWEEP_GROUP // self.lanes
         return (math.ceil(stride / (strips_per_group * (self.lanes - 2 * self.halo))),
                 math.ceil(height / self.chunk), 1)
 
@@ -91,7 +102,7 @@ def plan_sweep(lanes: int | None, width: int, height: int, torus: bool,
     if lanes is None or (torus and stride == 1):
         return None
     halo = 2 if torus and width % 32 else 1
-    if lanes - 2 * halo < 1 or 64 % lanes:
+    if lanes - 2 * halo < 1 or SWEEP_GROUP % lanes:
         return None
     strips = math.ceil(stride / (lanes - 2 * halo))
     chunk = next((c for c in SWEEP_CHUNKS if strips * math.ceil(height / c) >= busy_subgroups),
@@ -173,13 +184,17 @@ class _Layer:
     stride: int
     buffers: dict
     pipelines: dict
+    texture: wgpu.GPUTexture     # the cell image the draw samples
+    texture_size: tuple[int, int]
+    tiles: int                   # inplace: tiles in all, and per row
+    tiles_x: int
     groups: dict = field(default_factory=dict)
     parity: int = 0           # pingpong: which buffer holds the current generation
     step_parity: int = 0      # the parity the step being encoded starts from
     generation: int = 0
     look_key: tuple | None = None   # the colour and placement fields last uploaded
     trail_on: bool = False    # whether the trail pass ran in the steps so far
-    kernel: str = "word"      # pingpong: "sweep", "quad" or "word" (see PINGPONG_KERNEL)
+    kernel: str = "word"      # pingpong: the one of PINGPONG_KERNELS that runs
     sweep: Sweep | None = None
     constants: dict = field(default_factory=dict)   # the rule's override constants
     steppers: dict = field(default_factory=dict)    # (kernel, generations) -> pipeline, groups
@@ -229,8 +244,8 @@ class LifeSystem(System):
         texture = self.device.create_texture(
             label=f"{name}/image", size=(tex[0], tex[1], 1), format="rgba8unorm",
             usage=wgpu.TextureUsage.STORAGE_BINDING | wgpu.TextureUsage.TEXTURE_BINDING)
-        layer = _Layer(entity, component, width, height, stride, buffers, pipelines)
-        layer.texture, layer.texture_size, layer.tiles, layer.tiles_x = texture, tex, tiles, tiles_x
+        layer = _Layer(entity, component, width, height, stride, buffers, pipelines,
+                       texture, tex, tiles, tiles_x)
         layer.constants = constants
         if component.memory == "pingpong":
             self._choose_kernel(layer)
@@ -269,22 +284,27 @@ class LifeSystem(System):
         return cells
 
     def _choose_kernel(self, layer: _Layer) -> None:
-        """PINGPONG_KERNEL where the layer and device allow it, else the next that runs."""
+        """The component's ``kernel`` where the layer and device allow it, else the next of
+        PINGPONG_KERNELS that runs ("auto": the fastest that runs)."""
         torus = layer.component.topology == "torus"
         busy = 1 if self.gpu.is_software else SWEEP_BUSY_SUBGROUPS   # lavapipe: few, long sweeps
+        chosen = layer.component.kernel
+        wanted: str = PINGPONG_KERNELS[0] if chosen == "auto" else chosen
         layer.sweep = (plan_sweep(self.gpu.subgroup_size, layer.width, layer.height, torus, busy)
-                       if PINGPONG_KERNEL == "sweep" else None)
+                       if wanted == "sweep" else None)
         layer.kernel = ("sweep" if layer.sweep else
-                        "quad" if PINGPONG_KERNEL != "word" and uses_quads(layer.width) else "word")
+                        "quad" if wanted != "word" and uses_quads(layer.width) else "word")
 
     def _grid(self, layer: _Layer) -> tuple[int, int, int]:
         """The workgroup grid of each of the layer's step dispatches."""
         if layer.component.memory == "inplace":
             return self.gpu.grid(layer.tiles)
         if layer.kernel == "sweep":
+            assert layer.sweep is not None   # the sweep kernel is chosen with its plan
             return layer.sweep.grid(layer.stride, layer.height)
         across = 4 if layer.kernel == "quad" else 1     # words per invocation
-        return (math.ceil(layer.stride / across / 64), math.ceil(layer.height / STEP_ROWS), 1)
+        return (math.ceil(layer.stride / across / STEP_GROUP[layer.kernel]),
+                math.ceil(layer.height / STEP_ROWS), 1)
 
     def _stepper(self, layer: _Layer, gens: int):
         """(pipeline, bind group per parity) of a pingpong dispatch advancing `gens` generations,
@@ -293,7 +313,12 @@ class LifeSystem(System):
         if key not in layer.steppers:
             b, name = layer.buffers, layer.entity.name
             if layer.kernel == "sweep":
+                if not 1 <= gens <= MAX_SWEEP_GENS:   # GENS is an override: no const_assert sees it
+                    raise UsageError(f"entity '{name}': life/step_sweep.wgsl advances 1 to "
+                                     f"MAX_GENS = {MAX_SWEEP_GENS} generations per dispatch, "
+                                     f"asked for GENS = {gens}")
                 sweep, torus = layer.sweep, layer.component.topology == "torus"
+                assert sweep is not None   # the sweep kernel is chosen with its plan
                 pipeline = self.gpu.compute_pipeline("life/step_sweep.wgsl", dict(
                     layer.constants, GENS=gens, CHUNK=sweep.chunk, HALO=sweep.halo, TORUS=torus,
                     RAGGED_TORUS=torus and layer.width % 32 != 0))
@@ -367,7 +392,8 @@ class LifeSystem(System):
             grid = self._grid(layer)
             for k, gens in enumerate(self._plan(layer)):
                 pipeline, groups = self._stepper(layer, gens)
-                pick = (lambda k=k, groups=groups: groups[(layer.step_parity + k) % 2])
+                def pick(k=k, groups=groups):
+                    return groups[(layer.step_parity + k) % 2]
                 out.append(Pass(f"{prefix}:{kind}{k}", Phase.SIMULATE,
                                 Dispatch(pipeline, (pick,), grid),
                                 reads=(f"{name}/params", state), writes=(state,)))
@@ -380,9 +406,10 @@ class LifeSystem(System):
                 out.append(Pass(f"{prefix}:commit{k}", Phase.SIMULATE,
                                 Dispatch(p["commit"], (g["commit"],), grid),
                                 reads=(state, f"{name}/staging"), writes=(state,)))
-        current = (lambda key: (lambda: g[key][layer.parity % len(g[key])]))
+        def current(key):
+            return lambda: g[key][layer.parity % len(g[key])]
         tw, th = layer.texture_size
-        texels = (math.ceil(tw / 16), math.ceil(th / 16), 1)
+        texels = (math.ceil(tw / TEXEL_GROUP[0]), math.ceil(th / TEXEL_GROUP[1]), 1)
         if c.trail_color is not None:   # reads the state the step's generations end on
             out.append(Pass(f"{prefix}:trail", Phase.SIMULATE,
                             Dispatch(p["trail"], (current("trail"),), texels),
@@ -391,7 +418,7 @@ class LifeSystem(System):
         words = layer.stride * layer.height
         out.append(Pass(f"{prefix}:population", Phase.PREPARE,
                         Dispatch(p["population"], (current("population"),),
-                                 self.gpu.grid(math.ceil(words / (256 * 16)))),
+                                 self.gpu.grid(math.ceil(words / POPULATION_WORDS))),
                         reads=(state, f"{name}/counters"), writes=(f"{name}/counters",)))
         out.append(Pass(f"{prefix}:display", Phase.RENDER,
                         Dispatch(p["display"], (current("display"),), texels),
@@ -529,7 +556,7 @@ class LifeSystem(System):
                 {"binding": 0, "resource": {"buffer": buffer, "offset": 0, "size": nbytes}},
                 {"binding": 1, "resource": {"buffer": state, "offset": 0, "size": state.size}}])
         self.gpu.dispatch_now(f"{entity.name}:life:paint", pipeline, group,
-                              self.gpu.grid(math.ceil(len(edits) / 64)))
+                              self.gpu.grid(math.ceil(len(edits) / PAINT_GROUP)))
 
     # inspection --------------------------------------------------------------------------------
     def current_buffer(self, layer: _Layer):
@@ -549,7 +576,12 @@ class LifeSystem(System):
 
     def stats(self, entity: EntityRef, readback: dict[str, bytes]) -> dict:
         layer = self.layers[entity.name]
-        out = {"generation": layer.generation, "size": (layer.width, layer.height)}
+        out = {"generation": layer.generation, "size": (layer.width, layer.height),
+               # the step kernel that runs (the component's choice, or what it fell back to)
+               "kernel": layer.kernel if layer.component.memory == "pingpong" else "inplace"}
+        if layer.sweep is not None and out["kernel"] == "sweep":
+            out["sweep"] = {"lanes": layer.sweep.lanes, "rows_per_subgroup": layer.sweep.chunk,
+                            "generations_per_dispatch": SWEEP_GENS}
         data = readback.get(entity.name)
         if data is not None:
             out["population"] = int(np.frombuffer(data, COUNTERS)[0]["population"])

@@ -1,4 +1,4 @@
-"""The ``life`` component: a Life-like cellular automaton layer (seeds 000 and 001).
+"""The ``life`` component: a Life-like cellular automaton layer.
 
 Kept apart from the system (systems/life.py) so that validating a scene needs no GPU code. Rules
 and patterns are parsed by systems/life_rules.py and systems/life_patterns.py.
@@ -48,7 +48,12 @@ class Life:
     topology: Literal["torus", "dead"] = "torus"
     """torus wraps both edges; dead treats cells beyond the edges as dead (reload)"""
     memory: Literal["pingpong", "inplace"] = "pingpong"
-    """two state buffers, or one with a tile/halo/staging step (seed 000) (reload)"""
+    """two state buffers, or one updated in place through per-tile staging of the borders
+    (half the memory) (reload)"""
+    kernel: Literal["auto", "sweep", "quad", "word"] = "auto"
+    """pingpong step kernel: "sweep" (several generations per dispatch, needs subgroups), "quad"
+    (one generation, widths that are multiples of 128) or "word" (one generation, any width); one
+    that cannot run here falls back to the next; "auto": the fastest that runs (reload)"""
     pattern: str | None = None
     """.rle or .cells file, relative to the scene file (reload)"""
     offset: tuple[int, int] | None = None
@@ -75,7 +80,8 @@ class Life:
     """world units; the quad lies in the x-y plane"""
 
     PATH_FIELDS = ("pattern",)
-    RELOAD_FIELDS = ("size", "rule", "topology", "memory", "pattern", "offset", "density", "soup")
+    RELOAD_FIELDS = ("size", "rule", "topology", "memory", "kernel", "pattern", "offset",
+                     "density", "soup")
 
     def __post_init__(self):
         from emberfx.systems.life_rules import parse_rule
@@ -85,6 +91,9 @@ class Life:
         except ValueError as exc:
             raise ValueError(f"rule: {exc}") from None
         check_colors(self, "alive_color", "dead_color", "trail_color")
+        if self.memory == "inplace" and self.kernel != "auto":
+            raise ValueError(f'kernel: expected "auto" with memory = "inplace" (the in-place '
+                             f"step has one kernel), found '{self.kernel}'")
         if self.soup is not None:
             x, y, w, h = self.soup
             if w < 1 or h < 1 or x < 0 or y < 0 or x + w > self.size[0] or y + h > self.size[1]:

@@ -437,7 +437,7 @@ def random_soup(width: int, height: int, density: float, seed: int,
     x, y, w, h = (0, 0, width, height) if rect is None else (int(v) for v in rect)
     if w < 1 or h < 1 or x < 0 or y < 0 or x + w > width or y + h > height:
         raise PatternError("random_soup", f"expected a rectangle (x, y, width, height) inside the "
-                                          f"{width}x{height} grid, found {list(rect)}")
+                                          f"{width}x{height} grid, found {list(rect or ())}")
     rng = np.random.Generator(np.random.PCG64(int(seed)))
     grid = np.zeros((height, width), dtype=bool)
     grid[y:y + h, x:x + w] = rng.random((h, w)) < float(density)

@@ -1,4 +1,4 @@
-"""The particle-life system (seed 003): species attracting and repelling each other, with a
+"""The particle-life system: species attracting and repelling each other, with a
 uniform-grid neighbour search built by a counting sort each step.
 
 Per simulation step, for each particle_life entity (one compute pass):
@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import colorsys
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from emberfx import wgsl
 from emberfx.colors import srgb_to_linear
 from emberfx.frame_graph import ClearBuffer, CopyBuffer, Dispatch, Draw, Pass, Phase
 from emberfx.layout import struct_dtype
@@ -37,11 +39,14 @@ from emberfx.system import EntityRef, StepInfo, System
 from emberfx.systems.particle_life_component import ParticleLife
 
 PARTICLE = struct_dtype("particle_life/types.wgsl", "LifeParticle")
+# one invocation per particle (assign, scatter, forces, forces_all_pairs) or per grid cell (order)
+PARTICLE_GROUP = wgsl.workgroup_size("particle_life/assign.wgsl")[0]
+CELL_GROUP = wgsl.workgroup_size("particle_life/order_cells.wgsl")[0]
 PARAMS = struct_dtype("particle_life/types.wgsl", "PLParams")
 LOOK = struct_dtype("particle_life/draw.wgsl", "PLLook")
 
 
-def grid_for(box: tuple[float, ...], r_max: float) -> tuple[int, int, int]:
+def grid_for(box: Sequence[float], r_max: float) -> tuple[int, int, int]:
     """Cells per axis: as many as fit with a side >= r_max (z = 1 in 2D)."""
     cells = [max(1, math.floor(side / r_max)) for side in box]
     return (cells[0], cells[1], cells[2] if len(cells) == 3 else 1)
@@ -74,6 +79,8 @@ class _Swarm:
     buffers: dict
     passes: list
     scan: PrefixScan
+    grid: tuple[int, int, int]   # cells per axis
+    cells: int
     parity: int = 0           # which particle buffer holds the current state
     step_parity: int = 0
     steps: int = 0
@@ -117,8 +124,7 @@ class ParticleLifeSystem(System):
                            attraction_matrix(component, seed, entity.index).tobytes())
         prefix = f"{name}:particle_life"
         scan = PrefixScan(self.gpu, f"{prefix}:cells", b["cell_count"], f"{name}/cell_count", cells)
-        swarm = _Swarm(entity, component, b, [], scan)
-        swarm.grid, swarm.cells = grid, cells
+        swarm = _Swarm(entity, component, b, [], scan, grid, cells)
         self.swarms[name] = swarm
         swarm.passes = self._passes(swarm)
         self._write_params(swarm, StepInfo(frame=0, dt=self.shared.fixed_dt, seed=seed))
@@ -128,7 +134,7 @@ class ParticleLifeSystem(System):
         name = swarm.entity.name
         prefix = f"{name}:particle_life"
         r = lambda key: f"{name}/{key}"  # noqa: E731
-        n_groups = gpu.grid(math.ceil(c.count / 256))
+        n_groups = gpu.grid(math.ceil(c.count / PARTICLE_GROUP))
         state = r("particles")
 
         def group(shader, buffers):
@@ -169,7 +175,7 @@ class ParticleLifeSystem(System):
                      reads=(r("params"), r("cell_of"), r("cell_cursor")),
                      writes=(r("cell_cursor"), r("cell_particles"))),
                 Pass(f"{prefix}:order", Phase.SIMULATE,
-                     Dispatch(order[0], (order[1],), gpu.grid(math.ceil(swarm.cells / 64))),
+                     Dispatch(order[0], (order[1],), gpu.grid(math.ceil(swarm.cells / CELL_GROUP))),
                      reads=(r("params"), r("cell_count"), r("cell_particles")),
                      writes=(r("cell_particles"),))]
         passes.append(Pass(

@@ -1,4 +1,4 @@
-"""The ``particle_life`` component: species that attract and repel each other (seed 003).
+"""The ``particle_life`` component: species that attract and repel each other.
 
 Kept apart from the system (systems/particle_life.py) so that validating a scene needs no GPU code.
 """
@@ -37,14 +37,15 @@ class ParticleLife:
     """scale of the acceleration"""
     friction_half_life: Positive = 0.04
     """seconds for the velocity to halve without forces"""
-    box: list[Positive] = (2.0, 2.0)
+    # a list as scene files write it; __post_init__ stores it as a tuple
+    box: list[Positive] = (2.0, 2.0)  # type: ignore[assignment]
     """2 numbers: a 2D wrap-around box; 3 numbers: 3D (reload); centred on `center`"""
     center: tuple[float, float, float] = (0.0, 0.0, 0.0)
     """where the box's centre is drawn, world units"""
     reorder_every: Annotated[int, msgspec.Meta(ge=0, le=U32_MAX)] = 8
     """steps between reorders of the particle data by cell (0: never)"""
     neighbours: Literal["grid", "all_pairs"] = "grid"
-    """grid: uniform grid + counting sort (seed 003); all_pairs: every pair (reference, bench)"""
+    """grid: uniform grid + counting sort; all_pairs: every pair (reference, bench)"""
     size: Positive = 0.01
     """sprite size, world units"""
     blend: Literal["additive", "alpha", "opaque"] = "additive"
@@ -55,7 +56,7 @@ class ParticleLife:
     def __post_init__(self):
         if not isinstance(self.box, (list, tuple)) or len(self.box) not in (2, 3):
             raise ValueError(f"box: expected 2 numbers (2D) or 3 (3D), found {list(self.box)}")
-        self.box = tuple(float(b) for b in self.box)
+        self.box = tuple(float(b) for b in self.box)  # type: ignore[assignment]  # see box
         # checked here too, not only by the loader: the cell count below needs finite sizes
         if not (math.isfinite(self.r_max) and self.r_max > 0.0):
             raise ValueError(f"r_max: expected a positive finite number, found {self.r_max}")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import wgpu
 
+from emberfx import wgsl
 from emberfx.colors import linear_color
 from emberfx.frame_graph import CopyTexture, Dispatch, Pass, Phase
 from emberfx.layout import struct_dtype
@@ -25,6 +26,7 @@ from emberfx.systems.post_component import Bloom, EdgeDetect, Tonemap
 EDGE = struct_dtype("post/edge_types.wgsl", "EdgeSettings")
 TONEMAP = struct_dtype("post/tonemap.wgsl", "TonemapSettings")
 BLOOM = struct_dtype("post/bloom_types.wgsl", "BloomSettings")
+GROUP = wgsl.workgroup_size("post/tonemap.wgsl")   # every post pass's (16 x 16 pixels)
 HDR = "rgba16float"
 CHAIN = ("scene/color", "post/scratch")
 
@@ -32,7 +34,7 @@ CHAIN = ("scene/color", "post/scratch")
 @dataclass
 class _Effect:
     entity: EntityRef
-    component: object
+    component: EdgeDetect | Bloom | Tonemap
     key: str
 
 
@@ -90,22 +92,22 @@ class PostSystem(System):
         if scene is None or not self.effects:
             return []
         w, h = scene.size[:2]
-        full = (math.ceil(w / 16), math.ceil(h / 16), 1)
+        full = (math.ceil(w / GROUP[0]), math.ceil(h / GROUP[1]), 1)
         half_size = (max(1, w // 2), max(1, h // 2))
-        half = (math.ceil(half_size[0] / 16), math.ceil(half_size[1] / 16), 1)
+        half = (math.ceil(half_size[0] / GROUP[0]), math.ceil(half_size[1] / GROUP[1]), 1)
         temp = self._scratch("temp", (w, h))
         source, target = scene, temp
         out = []
-        for k, effect in enumerate(self.effects):
+        for effect in self.effects:
             prefix = f"{effect.entity.name}:post:{effect.key}"
             c = effect.component
             uniform = self.uniform_buffer(f"{prefix}/settings", 16 * 4)
-            if effect.key == "edge_detect":
+            if isinstance(c, EdgeDetect):
                 self.device.queue.write_buffer(uniform, 0, edge_settings(c))
                 pipeline = self.gpu.compute_pipeline("post/edge_detect.wgsl")
                 dispatches = [(prefix, pipeline,
                                self._group(pipeline, [uniform, source, target], prefix), full)]
-            elif effect.key == "tonemap":
+            elif isinstance(c, Tonemap):
                 rec = np.zeros((), TONEMAP)
                 rec["exposure"], rec["inverse_gamma"] = c.exposure, 1.0 / c.gamma
                 rec["aces"] = int(c.operator == "aces")

@@ -1,5 +1,5 @@
-"""Post-processing components: ``edge_detect``, ``bloom`` and ``tonemap`` (seed 004's edge filter,
-plus the usual bloom and tone mapping). Put them on one or more entities; they run on the
+"""Post-processing components: ``edge_detect`` (a Sobel filter),
+``bloom`` and ``tonemap``. Put them on one or more entities; they run on the
 scene's HDR image in the order they are declared in the scene file (entity by entity, and in each
 entity table by table), before the image goes to the window or the capture.
 """

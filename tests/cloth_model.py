@@ -1,4 +1,4 @@
-"""A numpy replica of the explicit mass-spring substep (seed 004), the oracle for cloth/step.wgsl."""
+"""A numpy replica of the explicit mass-spring substep, the oracle for cloth/step.wgsl."""
 
 from __future__ import annotations
 

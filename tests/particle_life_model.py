@@ -1,4 +1,4 @@
-"""All-pairs numpy particle life (seed 003's law, minimum image), the oracle for the grid."""
+"""All-pairs numpy particle life (the system's force law, minimum image), the oracle for the grid."""
 
 from __future__ import annotations
 

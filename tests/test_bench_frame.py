@@ -1,4 +1,4 @@
-"""`emberfx bench frame` runs its loop for real (timing is reported by the bench, never asserted)."""
+"""`emberfx bench frame` runs its loop for real (the bench reports timing; tests never check it)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from emberfx.bench_frame import frame_rows, measure_frames
+from emberfx.bench.frame import frame_rows, measure_frames
 from emberfx.engine import Engine
 from emberfx.scene import load_scene
 

@@ -385,3 +385,44 @@ def test_reload_with_a_new_scene_size_refits_the_live_camera(gpu):
     engine.reload(dataclasses.replace(scene, camera=own))
     assert engine.camera.reference_aspect == 2.5
     engine.close()
+
+
+# ------------------------------------------------------------------------------------ depth range
+# WebGPU clips depth to [0, 1]: the near plane must map to 0 and the far plane to 1. Perspective
+# depth at view distance d is f (d - n) / (d (f - n)); orthographic depth is (d - n) / (f - n).
+# With n = 1, f = 101 the perspective values are worked out by hand: d = 2 -> 101 / 200,
+# d = 11 -> 101 / 110; orthographic with n = 1, f = 11: d = 3.5 -> 0.25, d = 6 -> 0.5.
+PERSPECTIVE_DEPTHS = [(1.0, 0.0), (2.0, 0.505), (11.0, 101 / 110), (101.0, 1.0)]
+ORTHOGRAPHIC_DEPTHS = [(1.0, 0.0), (3.5, 0.25), (6.0, 0.5), (11.0, 1.0)]
+
+
+@pytest.mark.parametrize("distance,depth", PERSPECTIVE_DEPTHS)
+def test_perspective_depth_at_known_view_distances(distance, depth):
+    straight = Camera(position=(0.0, 0.0, 0.0), target=(0.0, 0.0, -1.0), near=1.0, far=101.0)
+    assert ndc(straight, (0.0, 0.0, -distance), 16 / 9)[2] == pytest.approx(depth, abs=1e-12)
+    # off-axis and from a tilted camera: depth depends only on the distance along the view axis
+    assert ndc(straight, (0.3 * distance, -0.2 * distance, -distance), 0.5)[2] == pytest.approx(
+        depth, abs=1e-12)
+    tilted = Camera(position=(3.0, -2.0, 4.5), target=(0.5, 1.0, -1.0), up=(0.2, 1.0, 0.1),
+                    near=1.0, far=101.0)
+    eye, right, up, forward = tilted.basis()
+    point = eye + distance * forward + 0.1 * distance * (right - up)
+    assert ndc(tilted, point, 4 / 3)[2] == pytest.approx(depth, abs=1e-9)
+
+
+@pytest.mark.parametrize("distance,depth", ORTHOGRAPHIC_DEPTHS)
+def test_orthographic_depth_is_linear_between_near_and_far(distance, depth):
+    camera = Camera(kind="orthographic", center=(2.0, -1.0), height=3.0, near=1.0, far=11.0)
+    eye = camera.basis()[0]
+    assert eye[2] == pytest.approx(5.5)          # the virtual eye sits at far / 2, looking down -z
+    point = (2.7, -1.4, eye[2] - distance)
+    assert ndc(camera, point, 1.5)[2] == pytest.approx(depth, abs=1e-12)
+
+
+@pytest.mark.parametrize("camera", [Camera(near=1.0, far=101.0),
+                                    Camera(kind="orthographic", near=1.0, far=11.0)],
+                         ids=["perspective", "orthographic"])
+def test_points_outside_near_and_far_fall_outside_the_depth_range(camera):
+    eye, _, _, forward = camera.basis()
+    assert ndc(camera, eye + 0.5 * forward, 1.0)[2] < 0.0           # nearer than near: clipped
+    assert ndc(camera, eye + 1.01 * camera.far * forward, 1.0)[2] > 1.0   # beyond far: clipped

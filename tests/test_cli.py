@@ -6,6 +6,7 @@ EMBERFX_REQUIRE_GPU=1, fail) without an adapter. The window test starts its own 
 
 from __future__ import annotations
 
+import argparse
 import os
 import select
 import shutil
@@ -75,7 +76,7 @@ def test_usage_errors_exit_2(capsys, tmp_path, monkeypatch, argv, needle):
 def test_parse_size_is_strict():
     assert cli.parse_size("640x360") == (640, 360)
     for bad in ["640", "640x", "x360", "640x360x2", "6.4x3", "-640x360", "640*360", ""]:
-        with pytest.raises(Exception):
+        with pytest.raises(argparse.ArgumentTypeError):
             cli.parse_size(bad)
 
 
@@ -138,7 +139,8 @@ def test_validate_lists_the_bundled_scenes_on_a_miss(tmp_path):
     bundled = sorted(p.stem for p in (ROOT / "scenes").glob("*.toml"))
     assert r.returncode == 1 and len(error_lines(r.stderr)) == 1, r.stderr
     assert r.stderr.strip() == (f"emberfx: error: fontain: no such scene file (bundled scenes, "
-                                f"named without a folder: {', '.join(bundled)})")
+                                f"named without a folder: {', '.join(bundled)}); did you mean "
+                                f"'fountain'?")
 
 
 def test_validate_checks_the_pattern_as_render_would(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cloth_model
 import numpy as np
 import pytest
 
@@ -11,8 +12,6 @@ from emberfx.errors import SceneError
 from emberfx.scene import EntitySpec, Scene, SceneSettings, loads_scene
 from emberfx.systems.cloth_component import Cloth
 from emberfx.systems.forces import Collider
-
-import cloth_model
 
 DT = 1.0 / 60.0
 
@@ -157,7 +156,10 @@ def test_kinetic_energy_decays_under_damping(gpu):
         energies.append(float((v ** 2).sum()))
     assert energies[0] > 0 and all(b < a for a, b in zip(energies, energies[1:]))
     assert energies[-1] < 0.5 * energies[0]
-    assert np.isfinite(engine.state("flag")["position"]).all() and start is not None
+    final = engine.state("flag")["position"]
+    moved = np.linalg.norm(final - start["position"], axis=-1)
+    # the kick moved the sheet, and no vertex flew off
+    assert np.isfinite(final).all() and 1e-3 < moved.max() < 1.0
 
 
 def test_the_sheet_never_ends_inside_the_sphere_or_below_the_floor(gpu):

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import emitter_model as model
 import numpy as np
 import pytest
 
 from emberfx.engine import Engine
 from emberfx.errors import DeviceLimitError
 from emberfx.scene import loads_scene
-
-import emitter_model as model
 
 DT = 1.0 / 60.0
 MODES = ["ordered", "atomic", "ticket"]
@@ -134,7 +133,8 @@ def test_births_and_integration_match_numpy_model(gpu):
     births from the PCG model, motion from semi-implicit Euler in float64."""
     engine = make(gpu, capacity=700, rate=1800.0, lifetime="[0.3, 0.8]", speed="[2.0, 5.0]")
     comp = engine.entity("jet").emitter
-    pos = np.zeros((700, 3)); vel = np.zeros((700, 3)); age = np.zeros(700); life = np.zeros(700)
+    pos, vel = np.zeros((700, 3)), np.zeros((700, 3))
+    age, life = np.zeros(700), np.zeros(700)
     for frame, budget in enumerate(model.budgets(comp.rate, DT, 40)):
         alive = age < life
         p2, v2, a2 = model.integrate(pos[alive], vel[alive], age[alive], DT, comp.gravity, comp.drag)

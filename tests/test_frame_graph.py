@@ -9,8 +9,16 @@ import pytest
 import wgpu
 
 from emberfx.errors import FrameGraphError
-from emberfx.frame_graph import (ClearBuffer, CopyBuffer, Dispatch, Draw, FrameGraph, Pass, Phase,
-                                 RenderTarget)
+from emberfx.frame_graph import (
+    ClearBuffer,
+    CopyBuffer,
+    Dispatch,
+    Draw,
+    FrameGraph,
+    Pass,
+    Phase,
+    RenderTarget,
+)
 
 
 def p(name, phase, reads=(), writes=(), op=None):

@@ -14,8 +14,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from emberfx.errors import EmberError
-from emberfx.systems.life_patterns import (MAX_CELLS, Pattern, PatternError, parse_cells,
-                                           parse_rle, read_pattern, write_rle)
+from emberfx.systems.life_patterns import (
+    MAX_CELLS,
+    Pattern,
+    PatternError,
+    parse_cells,
+    parse_rle,
+    read_pattern,
+    write_rle,
+)
 
 PATTERNS = Path(__file__).resolve().parent.parent / "scenes" / "patterns"
 SHIPPED_RLE = sorted(p.read_text() for p in PATTERNS.glob("*.rle"))

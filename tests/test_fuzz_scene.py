@@ -78,6 +78,7 @@ def table_class(top: str, key: str | None):
         return SceneSettings
     if top == "camera":
         return Camera
+    assert key is not None   # a component table has its key
     return component_types()[key].cls
 
 

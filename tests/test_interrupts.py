@@ -192,7 +192,7 @@ def cut_short(monkeypatch):
     def arm(where: str):
         cls, name = {"token": (_poller.PollToken, "set_done"),
                      "result": (_api.GPUPromise, "_wgpu_set_input")}[where]
-        original, hits = getattr(cls, name), []
+        original, hits = getattr(cls, name), list[str]()
 
         def interrupted(self, *args):
             if not hits:
@@ -293,6 +293,7 @@ def start_render(folder: Path, frames: int = 5000) -> tuple[subprocess.Popen, li
          "--out", "clip.mp4", "--size", "160x90"],
         cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines = []
+    assert proc.stderr is not None   # opened with PIPE
     for line in proc.stderr:
         lines.append(line)
         if "clip.mp4: frame 1/" in line:

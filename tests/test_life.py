@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import life_model
 import numpy as np
 import pytest
 
@@ -11,8 +12,6 @@ from emberfx.errors import DeviceLimitError, SceneError
 from emberfx.scene import EntitySpec, Scene, SceneSettings, loads_scene
 from emberfx.systems.life import pack_cells, unpack_cells
 from emberfx.systems.life_component import Life
-
-import life_model
 
 # Where the device has subgroups the default kernel is life/step_sweep.wgsl, except on a torus one
 # word wide (1x1, 31x7, 32x32). 128x3 and 384x37 (and 4096x64) are the single-generation quad
@@ -152,6 +151,8 @@ def test_grid_beyond_the_device_is_refused_with_numbers(gpu):
     ('size = [0, 10]', ["life.size[0]", ">= 1"]),
     ('topology = "klein"', ["life.topology", "torus"]),
     ('memory = "shared"', ["life.memory", "pingpong"]),
+    ('kernel = "fast"', ["life.kernel", "'auto'", "'sweep'", "'quad'", "'word'", "'fast'"]),
+    ('memory = "inplace"\nkernel = "quad"', ["life.kernel", '"auto"', "inplace", "'quad'"]),
     ('soup = [10, 10, 100, 5]', ["life.soup", "inside the 64x48 grid"]),
 ])
 def test_bad_life_fields_are_one_line_errors(text, pieces):
@@ -167,15 +168,14 @@ def test_bad_life_fields_are_one_line_errors(text, pieces):
 @pytest.mark.parametrize("kernel", ["quad", "word"])
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 @pytest.mark.parametrize("topology", ["torus", "dead"])
-def test_single_generation_kernels_stay_exact(gpu, kernel, size, topology, monkeypatch):
+def test_single_generation_kernels_stay_exact(gpu, kernel, size, topology):
     """The fallbacks where the sweep cannot run (no subgroups, a torus one word wide), and the
     bench's baselines: life/step_quad.wgsl (widths that are multiples of 128) and life/step.wgsl."""
-    import emberfx.systems.life as life_system
-
-    monkeypatch.setattr(life_system, "PINGPONG_KERNEL", kernel)
-    engine = life_engine(size, density=0.35, rule="B36/S23", topology=topology, steps_per_frame=5)
-    layer = engine.system_of("life", "life").layers["life"]
-    assert layer.kernel == ("quad" if kernel == "quad" and size[0] % 128 == 0 else "word")
+    engine = life_engine(size, density=0.35, rule="B36/S23", topology=topology, steps_per_frame=5,
+                         kernel=kernel)
+    expected = "quad" if kernel == "quad" and size[0] % 128 == 0 else "word"
+    assert engine.system_of("life", "life").layers["life"].kernel == expected
+    assert engine.stats()["entities"]["life"]["kernel"] == expected
     start = engine.state("life")["cells"]
     engine.step(4)
     np.testing.assert_array_equal(engine.state("life")["cells"],
@@ -368,3 +368,18 @@ def test_the_layers_rule_runs_and_a_rebuild_does_not_warn_again(gpu, tmp_path, c
     # the same rule spelt otherwise is no conflict
     Engine(load_scene(rule_scene(tmp_path, "b36s23")), size=(64, 48))
     assert "warning" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text,birth,survive", [
+    ("B3/S23", {3}, {2, 3}), ("b36s23", {3, 6}, {2, 3}), ("S23/B3", {3}, {2, 3}),
+    ("23/3", {3}, {2, 3}), ("23/36", {3, 6}, {2, 3}),
+    ("B3678/S34678", {3, 6, 7, 8}, {3, 4, 6, 7, 8}),
+    ("B2/S", {2}, set()), ("/2", {2}, set())])
+def test_the_numpy_oracle_reads_both_rule_notations_like_the_project(text, birth, survive):
+    """The oracle's own rule parser (tests/life_model.py) against hand-written sets, and the
+    project's parse_rule against the same sets, so neither can silently follow the other."""
+    from emberfx.systems.life_rules import parse_rule
+
+    assert life_model.rule_sets(text) == (frozenset(birth), frozenset(survive))
+    masks = parse_rule(text)
+    assert masks == (sum(1 << n for n in birth), sum(1 << n for n in survive))

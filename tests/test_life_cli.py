@@ -8,10 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import life_model
 import numpy as np
 import pytest
-
-import life_model
 from PIL import Image
 
 from emberfx import cli

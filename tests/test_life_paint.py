@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import zlib
 
+import life_model
 import numpy as np
 import pytest
 
@@ -15,8 +16,6 @@ from emberfx.engine import Engine
 from emberfx.scene import EntitySpec, Scene, SceneSettings
 from emberfx.systems.life import cells_on_line
 from emberfx.systems.life_component import Life
-
-import life_model
 
 WHITE, BLACK, BLUE = (255, 255, 255), (0, 0, 0), (0, 0, 255)
 
@@ -70,7 +69,7 @@ def test_paint_and_erase_equal_numpy_then_step_equals_numpy_life(gpu, memory, to
     torus = topology == "torus"
     expected = engine.state("life")["cells"]
     # twice round: the second round paints into the other pingpong buffer (parity 1)
-    for round_ in range(2):
+    for _round in range(2):
         drawn = random_cells(rng, size, 60)
         system.paint(ref, drawn)                                   # an (n, 2) array
         expected = apply(expected, drawn)
@@ -212,7 +211,8 @@ def test_fill_cell_under_numbers(gpu):
     centred, and 12.16 px of it are cropped above and below."""
     engine = life_engine((37, 23), (200, 100))
     system, ref, comp = painter(engine)
-    under = (lambda px, py: system.cell_under(ref, comp, None, px, py, (200, 100)))
+    def under(px, py):
+        return system.cell_under(ref, comp, None, px, py, (200, 100))
     cell = 200 / 37                                         # px per cell
     top = (23 * cell - 100) / 2                             # 12.16 px cropped above
     assert under(100, 50) == (18, 11)

@@ -8,14 +8,22 @@ import re
 import shutil
 from pathlib import Path
 
+import life_model
 import numpy as np
 import pytest
 
-import life_model
-
 from emberfx.errors import EmberError
-from emberfx.systems.life_patterns import (MAX_LINE, Pattern, PatternError, parse_cells,
-                                           parse_rle, place, random_soup, read_pattern, write_rle)
+from emberfx.systems.life_patterns import (
+    MAX_LINE,
+    Pattern,
+    PatternError,
+    parse_cells,
+    parse_rle,
+    place,
+    random_soup,
+    read_pattern,
+    write_rle,
+)
 
 PATTERNS = Path(__file__).resolve().parent.parent / "scenes" / "patterns"
 

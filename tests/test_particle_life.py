@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import particle_life_model as model
 import pytest
 
 from emberfx.camera import Camera
@@ -11,8 +12,6 @@ from emberfx.errors import SceneError
 from emberfx.scene import EntitySpec, Scene, SceneSettings, loads_scene
 from emberfx.systems.particle_life import PARTICLE, attraction_matrix
 from emberfx.systems.particle_life_component import ParticleLife
-
-import particle_life_model as model
 
 DT = 1.0 / 60.0
 

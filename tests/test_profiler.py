@@ -17,8 +17,17 @@ import wgpu
 import emberfx
 from emberfx.engine import OUTPUT_FORMAT
 from emberfx.errors import EmberError
-from emberfx.frame_graph import (SIMULATION_PHASES, ClearBuffer, CopyBuffer, Dispatch, Draw,
-                                 FrameGraph, Pass, Phase, RenderTarget)
+from emberfx.frame_graph import (
+    SIMULATION_PHASES,
+    ClearBuffer,
+    CopyBuffer,
+    Dispatch,
+    Draw,
+    FrameGraph,
+    Pass,
+    Phase,
+    RenderTarget,
+)
 from emberfx.profiler import CPU_ENCODE, GPU_TIMESTAMPS, PassProfiler
 
 N = 4000                      # elements; not a multiple of the workgroup size

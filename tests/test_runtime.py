@@ -13,7 +13,6 @@ from emberfx.gpu import choose_adapter
 from emberfx.readback import ReadbackRing
 from emberfx.scene import loads_scene
 
-
 # ------------------------------------------------------------------------------------- clock
 
 def test_fixed_clock_accumulates_and_caps():

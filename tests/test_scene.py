@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
 from pathlib import Path
 from typing import Annotated
@@ -398,7 +399,8 @@ def test_no_gpu_is_touched(monkeypatch):
 
 
 def test_public_names_importable():
-    from emberfx.scene import Scene as S, load_scene as load  # noqa: F401
+    from emberfx.scene import Scene as S  # noqa: F401
+    from emberfx.scene import load_scene as load  # noqa: F401
 
 
 def test_bindings_are_kept_lower_case_and_round_trip(tmp_path):
@@ -507,3 +509,21 @@ def test_describe_cuts_long_values_after_whole_items():
     line = next(ln for ln in describe(scene).splitlines() if "pins=" in ln)
     pins = line[line.index("pins="):]
     assert re.search(r"pins=\[\[0, 7\], \[1, 7\], .*\[\d+, 7\], \.\.\. \d+ more\]", pins), pins
+
+
+def test_load_scene_finds_bundled_scenes_by_name_from_any_folder(tmp_path, monkeypatch):
+    """The Python API resolves names as the CLI does; a folder path is never a bundled name."""
+    monkeypatch.chdir(tmp_path)
+    assert load_scene("fountain").settings.name == load_scene("fountain.toml").settings.name
+    assert load_scene("fountain").path.name == "fountain.toml"
+    with pytest.raises(SceneError, match="did you mean 'fountain'"):
+        load_scene("fountian")
+    with pytest.raises(SceneError, match="found nothing at"):
+        load_scene("sub/fountain.toml")
+
+
+def test_load_scene_refuses_a_fifo_instead_of_blocking(tmp_path):
+    fifo = tmp_path / "pipe.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(SceneError, match="found a special file"):
+        load_scene(fifo)

@@ -124,3 +124,120 @@ def test_layout_matches_what_the_gpu_writes(gpu, fake_shaders):
     np.testing.assert_array_equal(rows["velocity_lifetime"][:, :3],
                                   f[:, None] * np.float32([1, 2, 3]))
     np.testing.assert_array_equal(rows["velocity_lifetime"][:, 3], f + 0.25)
+
+
+# Offsets worked out by hand from WGSL's layout rules: six vec4f (16 bytes each), then two vec2f
+# (align 8) and sixteen 4-byte scalars; 176 bytes, a multiple of the 16-byte struct alignment.
+EMITTER_PARAMS_OFFSETS = {
+    "origin": 0, "direction": 16, "gravity": 32, "inherit": 48, "shape_size": 64, "shape": 80,
+    "speed_range": 96, "lifetime_range": 104, "capacity": 112, "budget": 116, "frame": 120,
+    "seed": 124, "entity": 128, "block_count": 132, "h": 136, "size": 140, "shape_kind": 144,
+    "shape_surface": 148, "radial": 152, "size_in_pixels": 156, "substeps": 160,
+    "force_count": 164, "accelerate_end": 168, "kill_start": 172}
+# A struct with real padding: a u32 in a vec3f's tail, vec2f at 8-byte alignment, and 8 bytes of
+# tail padding (40 -> 48) that an array stride must include.
+TAIL_WGSL = "// test\nstruct Tail { a: vec3f, t: u32, b: vec2f, c: u32, d: vec2f, };\n"
+TAIL_OFFSETS = {"a": 0, "t": 12, "b": 16, "c": 24, "d": 32}
+
+
+def marker(row: int, field: int, component: int) -> int:
+    """A value unique to (row, field, component), exact in f32, so a misplaced field shows."""
+    return row * 1000 + field * 10 + component
+
+
+def round_trip_shader(struct: str, include: str, dtype: np.dtype) -> str:
+    """WGSL that (1) writes every row of `out` with marker values + 0.5 (f32) or + 5 (u32), and
+    (2) copies every field component of the host-packed `inp` rows and of the uniform `one` into
+    a flat u32 list, in declaration order."""
+    assert dtype.names is not None and dtype.fields is not None   # a struct dtype
+    build, copy, flat = [], [], 0
+    for k, name in enumerate(dtype.names):
+        base, shape = dtype.fields[name][0].base, dtype.fields[name][0].shape
+        kind, extra = ("f32", "0.5") if base == np.float32 else ("u32", "5u")
+        items = [f"{kind}(i * 1000u + {marker(0, k, c)}u) + {extra}"
+                 for c in range(max(shape, default=1))]
+        build.append(f"vec{shape[0]}<{kind}>({', '.join(items)})" if shape else items[0])
+        for c in range(max(shape, default=1)):
+            access = f".{name}[{c}]" if shape else f".{name}"
+            copy.append(f"flat[i * COUNT + {flat}u] = u32(src{access});")
+            flat += 1
+    body = "\n        ".join(copy)
+    return f"""// test: {struct} written by the GPU and read by it from host-packed bytes
+//! include {include}
+const COUNT: u32 = {flat}u;
+@group(0) @binding(0) var<storage, read> inp: array<{struct}>;
+@group(0) @binding(1) var<storage, read_write> out: array<{struct}>;
+@group(0) @binding(2) var<storage, read_write> flat: array<u32>;
+@group(0) @binding(3) var<uniform> one: {struct};
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {{
+    let i = g.x;
+    if (i > arrayLength(&inp)) {{ return; }}
+    if (i < arrayLength(&inp)) {{
+        out[i] = {struct}({', '.join(build)});
+        let src = inp[i];
+        {body}
+    }} else {{
+        let src = one;
+        {body}
+    }}
+}}"""
+
+
+def check_round_trip(device, dtype: np.dtype, shader: str, n: int = 77) -> None:
+    assert dtype.names is not None and dtype.fields is not None   # a struct dtype
+    pipe = device.create_compute_pipeline(layout="auto", compute={
+        "module": wgsl.create_module(device, shader), "entry_point": "main"})
+    usage = wgpu.BufferUsage
+    rows = np.zeros(n + 1, dtype)             # row n goes to the uniform
+    expected_flat = []
+    for i in range(n + 1):
+        for k, name in enumerate(dtype.names):
+            shape = dtype.fields[name][0].shape
+            values = [marker(i, k, c) for c in range(max(shape, default=1))]
+            rows[i][name] = values if shape else values[0]
+            expected_flat += values
+    inp = device.create_buffer_with_data(data=rows[:n].tobytes(), usage=usage.STORAGE)
+    one = device.create_buffer_with_data(data=rows[n:].tobytes(), usage=usage.UNIFORM)
+    out = device.create_buffer(size=n * dtype.itemsize, usage=usage.STORAGE | usage.COPY_SRC)
+    flat = device.create_buffer(size=len(expected_flat) * 4, usage=usage.STORAGE | usage.COPY_SRC)
+    group = device.create_bind_group(layout=pipe.get_bind_group_layout(0), entries=[
+        {"binding": b, "resource": {"buffer": buf, "offset": 0, "size": buf.size}}
+        for b, buf in enumerate((inp, out, flat, one))])
+    enc = device.create_command_encoder()
+    cp = enc.begin_compute_pass()
+    cp.set_pipeline(pipe)
+    cp.set_bind_group(0, group)
+    cp.dispatch_workgroups((n + 1 + 63) // 64)
+    cp.end()
+    device.queue.submit([enc.finish()])
+    # host -> GPU: every field component landed where the shader's declaration reads it
+    np.testing.assert_array_equal(np.frombuffer(device.queue.read_buffer(flat), np.uint32),
+                                  np.array(expected_flat, np.uint32))
+    # GPU -> host: the dtype reads each field the shader wrote, fractions included
+    written = np.frombuffer(device.queue.read_buffer(out), dtype)
+    for k, name in enumerate(dtype.names):
+        field = dtype.fields[name][0]
+        width = max(field.shape, default=1)
+        want = np.array([[marker(i, k, c) for c in range(width)] for i in range(n)], np.float64)
+        want += 0.5 if field.base == np.float32 else 5
+        got = written[name].reshape(n, width).astype(np.float64)
+        np.testing.assert_array_equal(got, want, err_msg=name)
+
+
+def test_emitter_params_layout_matches_the_gpu_both_ways(gpu, fake_shaders):
+    """EmitterParams (vec4f block, vec2f pair, u32/f32 tail): hand offsets, then the GPU reads
+    host-packed rows (storage array and uniform) and writes rows the dtype reads back."""
+    params = layout.struct_dtype("emitter/types.wgsl", "EmitterParams")
+    assert {name: params.fields[name][1] for name in params.names} == EMITTER_PARAMS_OFFSETS
+    assert params.itemsize == 176
+    fake_shaders["t/params.wgsl"] = round_trip_shader("EmitterParams", "emitter/types.wgsl", params)
+    check_round_trip(gpu.device, params, "t/params.wgsl")
+
+
+def test_padded_struct_layout_matches_the_gpu_both_ways(gpu, fake_shaders):
+    fake_shaders["t/tail.wgsl"] = TAIL_WGSL
+    tail = layout.struct_dtype("t/tail.wgsl", "Tail")
+    assert {name: tail.fields[name][1] for name in tail.names} == TAIL_OFFSETS
+    assert tail.itemsize == 48                # 40 bytes of fields, rounded to the 16-byte alignment
+    fake_shaders["t/tail_trip.wgsl"] = round_trip_shader("Tail", "t/tail.wgsl", tail)
+    check_round_trip(gpu.device, tail, "t/tail_trip.wgsl")

@@ -1,4 +1,4 @@
-// cloth/step.wgsl  --  pass `<entity>:cloth:substeps` (solver = "explicit", seed 004)
+// cloth/step.wgsl  --  pass `<entity>:cloth:substeps` (solver = "explicit")
 //
 // One substep h for every vertex, reading the previous state and writing the other buffer (no
 // vertex may see a neighbour already moved this substep). Forces: gravity, air drag, 12 springs
@@ -79,7 +79,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
         let n = select(vec3f(0.0, 0.0, 1.0), normalize(c), length(c) > 0.0);
         for (var k = 0u; k < wind_count; k++) {
             let w = forces[k];
-            if (w.kind == 7u) {
+            if (w.kind == FORCE_WIND) {
                 let along = dot(n, w.a.xyz - v);
                 f += 0.6 * params.rest.w * along * abs(along) * n;
             }

@@ -4,6 +4,10 @@
 // kind 0 sphere: shape = (centre xyz, radius); kind 1 plane: shape = (unit normal xyz, offset d)
 // with the allowed side n . x >= d.
 
+// Collider.kind; the host (systems/forces.py) maps each collider's shape by these names.
+const COLLIDER_SPHERE: u32 = 0u;
+const COLLIDER_PLANE: u32 = 1u;
+
 struct Collider {
     shape: vec4f,
     kind: u32,
@@ -20,7 +24,7 @@ struct Contact {
 fn resolve_collision(c: Collider, x: vec3f, v: vec3f, margin: f32) -> Contact {
     var n = vec3f(0.0);
     var depth = 0.0;
-    if (c.kind == 0u) {
+    if (c.kind == COLLIDER_SPHERE) {
         let r = x - c.shape.xyz;
         let d = length(r);
         depth = c.shape.w + margin - d;

@@ -14,6 +14,16 @@
 // 7 wind        velocity xyz (gusts applied by the host), coefficient (1/s): particles are
 //               dragged towards the wind's velocity; cloth takes it through its normals
 
+// Force.kind; the host (systems/forces.py) maps each force's kind by these names.
+const FORCE_ATTRACTOR: u32 = 0u;
+const FORCE_GRAVITY: u32 = 1u;
+const FORCE_DRAG: u32 = 2u;
+const FORCE_VORTEX: u32 = 3u;
+const FORCE_TURBULENCE: u32 = 4u;
+const FORCE_KILL_SPHERE: u32 = 5u;
+const FORCE_KILL_BOX: u32 = 6u;
+const FORCE_WIND: u32 = 7u;
+
 struct Force {
     a: vec4f,
     b: vec4f,
@@ -63,12 +73,12 @@ fn turbulence_acceleration(f: Force, x: vec3f) -> vec3f {
 
 fn force_acceleration(f: Force, x: vec3f, v: vec3f) -> vec3f {
     switch f.kind {
-        case 0u: { return attractor_acceleration(f, x); }
-        case 1u: { return f.a.xyz; }
-        case 2u: { return -f.a.x * v; }
-        case 3u: { return f.a.w * cross(f.b.xyz, x - f.a.xyz); }
-        case 4u: { return turbulence_acceleration(f, x); }
-        case 7u: { return f.a.w * (f.a.xyz - v); }
+        case FORCE_ATTRACTOR: { return attractor_acceleration(f, x); }
+        case FORCE_GRAVITY: { return f.a.xyz; }
+        case FORCE_DRAG: { return -f.a.x * v; }
+        case FORCE_VORTEX: { return f.a.w * cross(f.b.xyz, x - f.a.xyz); }
+        case FORCE_TURBULENCE: { return turbulence_acceleration(f, x); }
+        case FORCE_WIND: { return f.a.w * (f.a.xyz - v); }
         default: { return vec3f(0.0); }
     }
 }
@@ -76,9 +86,9 @@ fn force_acceleration(f: Force, x: vec3f, v: vec3f) -> vec3f {
 // Whether a particle at x dies: inside a kill zone or an attractor's kill radius.
 fn force_kills(f: Force, x: vec3f) -> bool {
     switch f.kind {
-        case 0u: { let r = f.a.xyz - x; return f.b.z > 0.0 && dot(r, r) < f.b.z * f.b.z; }
-        case 5u: { let r = x - f.a.xyz; return dot(r, r) < f.a.w * f.a.w; }
-        case 6u: { return all(abs(x - f.a.xyz) < f.b.xyz); }
+        case FORCE_ATTRACTOR: { let r = f.a.xyz - x; return f.b.z > 0.0 && dot(r, r) < f.b.z * f.b.z; }
+        case FORCE_KILL_SPHERE: { let r = x - f.a.xyz; return dot(r, r) < f.a.w * f.a.w; }
+        case FORCE_KILL_BOX: { return all(abs(x - f.a.xyz) < f.b.xyz); }
         default: { return false; }
     }
 }

@@ -2,7 +2,7 @@
 //
 // Every random number is a pure function of (scene seed, entity, slot, frame, draw): no state is
 // stored and no atomic ticket order is involved, so a run replays bit for bit. The mixer is the
-// PCG-RXS-M-XS 32-bit output permutation (O'Neill 2014), as in seed 002.
+// PCG-RXS-M-XS 32-bit output permutation (O'Neill 2014).
 
 fn pcg_hash(x0: u32) -> u32 {
     let state = x0 * 747796405u + 2891336453u;

@@ -7,6 +7,8 @@
 // (x, y) past the per-dimension limit (tile = y * nx + x).
 // Bindings (group 0): 0 params (uniform ScanParams), 1 values (rw, n words), 2 tile_offsets (read)
 
+//! include common/dispatch.wgsl
+
 struct ScanParams {
     n: u32,   // values at this level
 };
@@ -18,7 +20,7 @@ struct ScanParams {
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let tile = wid.y * groups.x + wid.x;
+    let tile = folded_workgroup(wid, groups);
     let first = tile * 1024u + lid * 4u;
     if (first >= params.n) { return; }
     let offset = tile_offsets[tile];

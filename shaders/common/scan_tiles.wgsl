@@ -11,6 +11,8 @@
 // limit (tile = y * nx + x).
 // Bindings (group 0): 0 params (uniform ScanParams), 1 values (rw, n words), 2 tile_sums (rw)
 
+//! include common/dispatch.wgsl
+
 struct ScanParams {
     n: u32,   // values at this level
 };
@@ -27,7 +29,7 @@ var<workgroup> sums: array<u32, 256>;
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let tile = wid.y * groups.x + wid.x;
+    let tile = folded_workgroup(wid, groups);
     let first = tile * TILE + lid * PER_INVOCATION;
     var own: array<u32, 4>;
     var total = 0u;

@@ -17,6 +17,8 @@
 // Bindings (group 0): 0 params (uniform SortParams), 1 keys (rw, n words), 2 values (rw, n words),
 //   3 counts (read; count = min(n, counts[params.count_word]))
 
+//! include common/dispatch.wgsl
+
 struct SortParams {
     n: u32,           // capacity: keys and values hold n words
     count_word: u32,  // index into counts of the number of pairs to sort
@@ -37,10 +39,12 @@ var<private> held_keys: array<u32, 16>;
 var<private> held_values: array<u32, 16>;
 var<private> held_at: array<u32, 16>;   // the position each held pair came from
 
-@compute @workgroup_size(64)
+const WORKGROUP_SIZE: u32 = 64u;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let invocation = (wid.y * groups.x + wid.x) * 64u + lid;
+    let invocation = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
     let count = min(params.n, counts[params.count_word]);
     let j = params.j;
     let low = firstTrailingBit(j) + 1u - STAGES;   // the smallest distance is 2^low

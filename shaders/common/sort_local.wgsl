@@ -20,6 +20,8 @@
 // Bindings (group 0): 0 params (uniform SortParams), 1 keys (rw, n words), 2 values (rw, n words),
 //   3 counts (read; count = min(n, counts[params.count_word]))
 
+//! include common/dispatch.wgsl
+
 struct SortParams {
     n: u32,           // capacity: keys and values hold n words
     count_word: u32,  // index into counts of the number of pairs to sort
@@ -115,7 +117,7 @@ fn top_bit(k: u32) -> u32 {
 @compute @workgroup_size(64)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let base = (wid.y * groups.x + wid.x) * TILE;
+    let base = (folded_workgroup(wid, groups)) * TILE;
     let count = min(params.n, counts[params.count_word]);
     // Workgroup-uniform (read-only storage and the workgroup id), so the barriers stay legal.
     if (base >= count) { return; }

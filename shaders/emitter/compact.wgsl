@@ -10,6 +10,7 @@
 // Bindings (group 0): 0 params (uniform EmitterParams), 1 alive_mask (read),
 //                     2 block_alive_offset (read), 3 alive_list (rw)
 
+//! include common/dispatch.wgsl
 //! include common/random.wgsl
 //! include emitter/types.wgsl
 
@@ -18,17 +19,17 @@
 @group(0) @binding(2) var<storage, read> block_alive_offset: array<u32>;
 @group(0) @binding(3) var<storage, read_write> alive_list: array<u32>;
 
-var<workgroup> word_alive: array<u32, 8>;   // alive slots per mask word of this block
+var<workgroup> word_alive: array<u32, BLOCK_WORDS>;   // alive slots per mask word of this block
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(BLOCK)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let block = wid.y * groups.x + wid.x;
-    if (lid < 8u && block < params.block_count) {
-        word_alive[lid] = countOneBits(alive_mask[block * 8u + lid]);
+    let block = folded_workgroup(wid, groups);
+    if (lid < BLOCK_WORDS && block < params.block_count) {
+        word_alive[lid] = countOneBits(alive_mask[block * BLOCK_WORDS + lid]);
     }
     workgroupBarrier();
-    let i = block * 256u + lid;
+    let i = block * BLOCK + lid;
     if (i >= params.capacity) { return; }
     let word = alive_mask[i / 32u];
     let bit = 1u << (i % 32u);

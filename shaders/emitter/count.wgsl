@@ -29,7 +29,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     var next = free_total[0];
     if (b + 1u < params.block_count) { next = free_offset[b + 1u]; }
     let free = next - free_offset[b];
-    let slots = min(256u, params.capacity - b * 256u);
+    let slots = min(BLOCK, params.capacity - b * BLOCK);
     var births = 0u;
     if (params.budget > free_offset[b]) { births = min(free, params.budget - free_offset[b]); }
     block_alive[b] = slots - free + births;

@@ -10,6 +10,7 @@
 // Bindings (group 0): 0 frame (uniform Frame), 1 particles (read), 2 alive_list (read),
 //                     3 alive_total (read, word 0), 4 keys (rw)
 
+//! include common/dispatch.wgsl
 //! include common/frame.wgsl
 //! include common/random.wgsl
 //! include emitter/types.wgsl
@@ -25,10 +26,12 @@ fn orderable(x: f32) -> u32 {
     return select(bits | 0x80000000u, ~bits, (bits & 0x80000000u) != 0u);
 }
 
-@compute @workgroup_size(256)
+const WORKGROUP_SIZE: u32 = 256u;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let k = (wid.y * groups.x + wid.x) * 256u + lid;
+    let k = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
     if (k >= alive_total[0]) { return; }
     let forward = cross(frame.camera_up.xyz, frame.camera_right.xyz);
     let p = particles[alive_list[k]].position_age.xyz;

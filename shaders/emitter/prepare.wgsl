@@ -2,8 +2,8 @@
 //
 // Writes the drawIndirect arguments: 6 vertices (two triangles) per alive particle, instance count
 // = the compaction scan's total, which is exactly the length of the dense alive list the vertex
-// shader reads particles through (seed 002's compaction caveat). Also copies that count into
-// counters.alive for the readback ring.
+// shader reads particles through (a count of its own could disagree with the list). Also copies
+// that count into counters.alive for the readback ring.
 //
 // Workgroup size 1; dispatch (1, 1, 1).
 // Bindings: group 0: 0 counters (rw), 1 alive_total (read, the scan's total in word 0);

@@ -14,6 +14,7 @@
 //                     2 free_mask (read), 3 free_offset (read), 4 alive_offset (read),
 //                     5 alive_list (rw), 6 birth_params (read: the params buffer again, as storage)
 
+//! include common/dispatch.wgsl
 //! include common/random.wgsl
 //! include emitter/types.wgsl
 
@@ -29,18 +30,18 @@ override BIRTHS_FROM_STORAGE: bool = false;
 // the params again, for births on software adapters only: see EmitterParams in types.wgsl
 @group(0) @binding(6) var<storage, read> birth_params: EmitterParams;
 
-var<workgroup> word_free: array<u32, 8>;   // free slots per mask word of this block
+var<workgroup> word_free: array<u32, BLOCK_WORDS>;   // free slots per mask word of this block
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(BLOCK)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let block = wid.y * groups.x + wid.x;
-    if (lid < 8u && block < params.block_count) {
-        word_free[lid] = countOneBits(free_mask[block * 8u + lid]);
+    let block = folded_workgroup(wid, groups);
+    if (lid < BLOCK_WORDS && block < params.block_count) {
+        word_free[lid] = countOneBits(free_mask[block * BLOCK_WORDS + lid]);
     }
     workgroupBarrier();
 
-    let i = block * 256u + lid;
+    let i = block * BLOCK + lid;
     if (i >= params.capacity) { return; }
     let word = free_mask[i / 32u];
     let bit = 1u << (i % 32u);

@@ -33,10 +33,10 @@ struct EmitterParams {
     frame: u32,              // simulation step index (seeds births)
     seed: u32,               // scene seed
     entity: u32,             // entity index in the scene (seeds births)
-    block_count: u32,        // ceil(capacity / 256): one mask block (8 words) per workgroup
+    block_count: u32,        // ceil(capacity / BLOCK): one mask block (BLOCK_WORDS) per workgroup
     h: f32,                  // seconds per step
     size: f32,               // billboard edge: world units, or pixels when size_in_pixels = 1
-    shape_kind: u32,         // 0 point, 1 sphere, 2 box, 3 disk, 4 cone, 5 ring
+    shape_kind: u32,         // SHAPE_* below
     shape_surface: u32,      // 1: on the surface only
     radial: u32,             // 1: initial direction outward from the shape
     size_in_pixels: u32,
@@ -45,6 +45,19 @@ struct EmitterParams {
     accelerate_end: u32,     // forces[0 .. accelerate_end) accelerate particles
     kill_start: u32,         // forces[kill_start .. force_count) can kill them
 };
+
+// Slots per block: one workgroup of the update, spawn and compact passes, one bit each in
+// BLOCK_WORDS mask words. The host reads these (systems/emitter_params.py).
+const BLOCK: u32 = 256u;
+const BLOCK_WORDS: u32 = BLOCK / 32u;
+
+// Emission shapes (EmitterParams.shape_kind); the host maps the scene's shape.kind by name.
+const SHAPE_POINT: u32 = 0u;
+const SHAPE_SPHERE: u32 = 1u;
+const SHAPE_BOX: u32 = 2u;
+const SHAPE_DISK: u32 = 3u;
+const SHAPE_CONE: u32 = 4u;
+const SHAPE_RING: u32 = 5u;
 
 // Appearance over life, baked by the host (systems/emitter.py) into LOOK_SAMPLES evenly spaced
 // samples: linear rgb + alpha, and the size multiplier (4 per vec4).
@@ -87,13 +100,13 @@ fn sample_shape(params: EmitterParams, key: u32) -> ShapeSample {
     let radius = params.shape.x;
     var out: ShapeSample;
     switch params.shape_kind {
-        case 1u: {   // sphere: uniform in the ball (cube-root radius) or on the shell
+        case SHAPE_SPHERE: {   // sphere: uniform in the ball (cube-root radius) or on the shell
             var r = radius;
             if (!surface) { r = radius * pow(random01(key, 6u), 1.0 / 3.0); }
             out.offset = sphere_dir * r;
             out.outward = sphere_dir;
         }
-        case 2u: {   // box: uniform in the volume, or on a face chosen by its area
+        case SHAPE_BOX: {   // box: uniform in the volume, or on a face chosen by its area
             let half = params.shape_size.xyz;
             var p = (vec3f(random01(key, 4u), random01(key, 5u), random01(key, 6u)) * 2.0 - 1.0) * half;
             if (surface) {
@@ -107,7 +120,7 @@ fn sample_shape(params: EmitterParams, key: u32) -> ShapeSample {
             out.offset = p;
             out.outward = select(sphere_dir, normalize(p), dot(p, p) > 0.0);
         }
-        case 3u, 4u, 5u: {   // disk, cone (base disk), ring: in the plane across the axis
+        case SHAPE_DISK, SHAPE_CONE, SHAPE_RING: {   // disk, cone (base disk), ring: in the plane across the axis
             var helper = vec3f(0.0, 1.0, 0.0);
             if (abs(axis.y) > 0.999) { helper = vec3f(1.0, 0.0, 0.0); }
             let tangent = normalize(cross(helper, axis));
@@ -116,12 +129,12 @@ fn sample_shape(params: EmitterParams, key: u32) -> ShapeSample {
             let radial = tangent * cos(phi) + bitangent * sin(phi);
             var rho = radius;
             if (!surface) {
-                let inner = select(0.0, params.shape_size.w, params.shape_kind == 5u);
+                let inner = select(0.0, params.shape_size.w, params.shape_kind == SHAPE_RING);
                 rho = sqrt(mix(inner * inner, radius * radius, random01(key, 4u)));
             }
             out.offset = radial * rho;
             out.outward = radial;
-            if (params.shape_kind == 4u) {   // cone: directions open up towards the rim
+            if (params.shape_kind == SHAPE_CONE) {   // cone: directions open up towards the rim
                 let spread = params.shape.y * select(0.0, rho / radius, radius > 0.0);
                 out.outward = normalize(axis + radial * spread);
             }
@@ -140,7 +153,7 @@ fn spawn_particle(params: EmitterParams, slot: u32) -> Particle {
     let key = birth_key(params.seed, params.entity, slot, params.frame);
     let where_ = sample_shape(params, key);
     var axis = params.direction.xyz;
-    if (params.radial == 1u || params.shape_kind == 4u) { axis = where_.outward; }
+    if (params.radial == 1u || params.shape_kind == SHAPE_CONE) { axis = where_.outward; }
     let dir = cone_direction(axis, params.direction.w, random01(key, 0u), random01(key, 1u));
     let speed = mix(params.speed_range.x, params.speed_range.y, random01(key, 2u));
     let lifetime = mix(params.lifetime_range.x, params.lifetime_range.y, random01(key, 3u));

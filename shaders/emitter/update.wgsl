@@ -2,12 +2,12 @@
 //
 // Ages and integrates every alive particle: per substep h = fixed_dt / substeps,
 // a = gravity - drag v + sum of the forces (attractors, fields); v += a h; x += v h
-// (semi-implicit Euler, seed 004). A particle in a kill zone or an attractor's kill radius dies.
+// (semi-implicit Euler). A particle in a kill zone or an attractor's kill radius dies.
 // Dead slots are then handled by ALLOCATION:
 //   0 ordered: set the slot's bit in free_mask and count the block's free slots in block_free;
 //              common/scan_*.wgsl ranks them and emitter/spawn.wgsl gives births to the lowest
-//   1 atomic:  take one unit of the step's budget with atomicSub, undoing an underflow (seed 002)
-//   2 ticket:  take a monotonic ticket with atomicAdd; born while ticket < budget (seed 002)
+//   1 atomic:  take one unit of the step's budget with atomicSub, undoing an underflow
+//   2 ticket:  take a monotonic ticket with atomicAdd; born while ticket < budget
 // In modes 1 and 2 the births happen here, so this pass also writes the alive mask and the
 // block's alive count that the compaction (scan + emitter/compact.wgsl) reads.
 //
@@ -19,11 +19,16 @@
 //                     5 forces (read: Force records, common/forces.wgsl),
 //                     6 birth_params (read: the params buffer again, as storage)
 
+//! include common/dispatch.wgsl
 //! include common/random.wgsl
 //! include common/forces.wgsl
 //! include emitter/types.wgsl
 
-override ALLOCATION: u32 = 0u;
+// Allocation modes (override ALLOCATION); the host maps the scene's allocation by name.
+const ALLOCATION_ORDERED: u32 = 0u;
+const ALLOCATION_ATOMIC: u32 = 1u;
+const ALLOCATION_TICKET: u32 = 2u;
+override ALLOCATION: u32 = ALLOCATION_ORDERED;
 // false when the scene has no force entities: the force loop is compiled out (CPU backends run
 // the straight-line update several times faster)
 override HAS_FORCES: bool = true;
@@ -39,14 +44,14 @@ override BIRTHS_FROM_STORAGE: bool = false;
 // the params again, for births on software adapters only: see EmitterParams in types.wgsl
 @group(0) @binding(6) var<storage, read> birth_params: EmitterParams;
 
-var<workgroup> block_mask: array<atomic<u32>, 8>;
+var<workgroup> block_mask: array<atomic<u32>, BLOCK_WORDS>;
 
 fn take_budget() -> bool {
-    if (ALLOCATION == 1u) {
+    if (ALLOCATION == ALLOCATION_ATOMIC) {
         let before = atomicSub(&counters.budget, 1u);
         // Valid only if a unit was there: 1 <= before <= budget. Once some invocation has taken
         // the counter below zero it wraps to ~4e9 until that invocation's undo lands, and anyone
-        // subtracting meanwhile sees such a value, so "before == 0" alone (seed 002's test) would
+        // subtracting meanwhile sees such a value, so a test of "before == 0" alone would
         // let them through; the upper bound catches it, and they undo too.
         if (before == 0u || before > params.budget) {
             atomicAdd(&counters.budget, 1u);
@@ -58,15 +63,15 @@ fn take_budget() -> bool {
     return ticket < params.budget;
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(BLOCK)
 fn main(@builtin(local_invocation_index) lid: u32,
         @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let block = wid.y * groups.x + wid.x;
-    if (lid < 8u) { atomicStore(&block_mask[lid], 0u); }
+    let block = folded_workgroup(wid, groups);
+    if (lid < BLOCK_WORDS) { atomicStore(&block_mask[lid], 0u); }
     workgroupBarrier();
 
-    let i = block * 256u + lid;
+    let i = block * BLOCK + lid;
     if (i < params.capacity) {
         let p = particles[i];
         let lifetime = p.velocity_lifetime.w;
@@ -102,7 +107,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
             particles[i] = Particle(vec4f(x, age), vec4f(v, life));
             alive = age < life;
         }
-        if (!alive && ALLOCATION != 0u && take_budget()) {
+        if (!alive && ALLOCATION != ALLOCATION_ORDERED && take_budget()) {
             if (BIRTHS_FROM_STORAGE) {
                 particles[i] = spawn_particle(birth_params, i);
             } else {
@@ -112,17 +117,17 @@ fn main(@builtin(local_invocation_index) lid: u32,
             alive = true;
         }
         // mode 0 marks free slots (births come later); modes 1, 2 mark the final alive slots
-        if (alive == (ALLOCATION != 0u)) {
+        if (alive == (ALLOCATION != ALLOCATION_ORDERED)) {
             atomicOr(&block_mask[lid / 32u], 1u << (lid % 32u));
         }
     }
 
     workgroupBarrier();
     if (block < params.block_count) {
-        if (lid < 8u) { mask[block * 8u + lid] = atomicLoad(&block_mask[lid]); }
+        if (lid < BLOCK_WORDS) { mask[block * BLOCK_WORDS + lid] = atomicLoad(&block_mask[lid]); }
         if (lid == 0u) {
             var n = 0u;
-            for (var k = 0u; k < 8u; k++) { n += countOneBits(atomicLoad(&block_mask[k])); }
+            for (var k = 0u; k < BLOCK_WORDS; k++) { n += countOneBits(atomicLoad(&block_mask[k])); }
             block_count[block] = n;
         }
     }

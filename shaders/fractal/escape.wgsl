@@ -1,6 +1,6 @@
 // fractal/escape.wgsl  --  pass `<entity>:fractal:escape` (RENDER phase; only after a change)
 //
-// Escape time per texel (seed 004's Mandelbrot): pixel (px, py) is the point
+// Escape time per texel: pixel (px, py) is the point
 // x = cx + (px + 0.5 - w/2) * 3 / (zoom h), y = cy - (py + 0.5 - h/2) * 3 / (zoom h);
 // Mandelbrot: z0 = 0, c = that point; Julia: z0 = that point, c = julia_c; z <- z^2 + c. The count
 // is the first n >= 1 with |z_n|^2 > 4, or max_iterations. Writes the count and a colour from the

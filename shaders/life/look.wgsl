@@ -2,7 +2,7 @@
 // and trail settings (LifeLook, one uniform per layer) and the texel -> cell mapping.
 //
 // The image and the trail are at most 4096 texels per side; a larger grid is sampled, texel
-// (tx, ty) showing cell (scale(tx, width, tex_w), scale(ty, height, tex_h)) (seed 001).
+// (tx, ty) showing cell (scale(tx, width, tex_w), scale(ty, height, tex_h)).
 
 struct LifeLook {
     alive: vec4f,       // linear colours

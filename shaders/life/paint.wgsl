@@ -9,15 +9,19 @@
 // Bindings (group 0): 0 edits (read, vec2u(word, mask), bound to exactly the edits in use),
 //                     1 state (rw, the packed words of the current generation)
 
+//! include common/dispatch.wgsl
+
 override ALIVE: u32 = 1u;
 
 @group(0) @binding(0) var<storage, read> edits: array<vec2u>;
 @group(0) @binding(1) var<storage, read_write> state: array<atomic<u32>>;
 
-@compute @workgroup_size(64)
+const WORKGROUP_SIZE: u32 = 64u;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let i = (wid.y * groups.x + wid.x) * 64u + lid;
+    let i = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
     if (i >= arrayLength(&edits)) { return; }
     let edit = edits[i];
     if (edit.x >= arrayLength(&state)) { return; }

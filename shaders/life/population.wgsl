@@ -7,6 +7,7 @@
 // ceil(words / (256 * WORDS_PER_INVOCATION)) workgroups, folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (uniform LifeParams), 1 state (read), 2 counters (rw)
 
+//! include common/dispatch.wgsl
 //! include life/swar.wgsl
 
 const WORDS_PER_INVOCATION: u32 = 16u;
@@ -22,13 +23,15 @@ struct LifeCounters {
 
 var<workgroup> group_total: atomic<u32>;
 
-@compute @workgroup_size(256)
+const WORKGROUP_SIZE: u32 = 256u;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
     if (lid == 0u) { atomicStore(&group_total, 0u); }
     workgroupBarrier();
     let words = params.stride * params.height;
-    let first = ((wid.y * groups.x + wid.x) * 256u + lid) * WORDS_PER_INVOCATION;
+    let first = folded_invocation(wid, groups, WORKGROUP_SIZE, lid) * WORDS_PER_INVOCATION;
     var n = 0u;
     for (var k = 0u; k < WORDS_PER_INVOCATION; k++) {
         if (first + k < words) { n += countOneBits(state[first + k]); }

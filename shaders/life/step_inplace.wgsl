@@ -1,4 +1,4 @@
-// life/step_inplace.wgsl  --  pass `<entity>:life:step<k>` (memory = "inplace", seed 000)
+// life/step_inplace.wgsl  --  pass `<entity>:life:step<k>` (memory = "inplace")
 //
 // One generation on a single state buffer. The workgroup loads its tile plus a one-word, one-row
 // halo into workgroup memory, computes every word from there, writes interior words straight back
@@ -9,6 +9,7 @@
 // (tiles_x * tiles_y) folded into (x, y) past the per-dimension limit (tile = y * nx + x).
 // Bindings (group 0): 0 params (uniform LifeParams), 1 state (rw), 2 staging (rw)
 
+//! include common/dispatch.wgsl
 //! include life/swar.wgsl
 //! include life/tile.wgsl
 
@@ -36,7 +37,7 @@ fn load_word(word: i32, y: i32) -> u32 {
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let tile = wid.y * groups.x + wid.x;
+    let tile = folded_workgroup(wid, groups);
     let tx = tile % params.tiles_x;
     let ty = tile / params.tiles_x;
     let tiles = params.tiles_x * ((params.height + TILE_H - 1u) / TILE_H);

@@ -1,7 +1,7 @@
 // life/swar.wgsl: bit-sliced Life arithmetic shared by the step passes (no pass of its own).
 //
 // A u32 holds 32 cells (bit j = cell word * 32 + j). A word's 8 neighbour counts are added as
-// bit-sliced numbers with carry-save adders (seed 001): four words sb0..sb3 hold bit 0..3 of all
+// bit-sliced numbers with carry-save adders: four words sb0..sb3 hold bit 0..3 of all
 // 32 counts. Any Life-like rule then follows from which counts (0..8) give birth or survival:
 // BIRTH and SURVIVE are bit masks over the counts, set per pipeline as override constants, so the
 // loop over counts folds away at pipeline creation.

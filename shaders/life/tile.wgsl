@@ -1,4 +1,4 @@
-// life/tile.wgsl: the tiling shared by the in-place passes (no pass of its own; seed 000).
+// life/tile.wgsl: the tiling shared by the in-place passes (no pass of its own).
 //
 // A workgroup owns a tile of TILE_W words x TILE_H rows (one invocation per word). Its border
 // words (first and last row and column of the tile, clipped to the grid) are what neighbouring

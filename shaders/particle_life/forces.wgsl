@@ -10,6 +10,7 @@
 //   3 ids_in (read), 4 ids_out (rw), 5 matrix (read, species^2 f32), 6 cell_start (read),
 //   7 cell_particles (read)
 
+//! include common/dispatch.wgsl
 //! include particle_life/types.wgsl
 
 @group(0) @binding(0) var<uniform> params: PLParams;
@@ -21,10 +22,12 @@
 @group(0) @binding(6) var<storage, read> cell_start: array<u32>;
 @group(0) @binding(7) var<storage, read> cell_particles: array<u32>;
 
-@compute @workgroup_size(256)
+const WORKGROUP_SIZE: u32 = 256u;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let k = (wid.y * groups.x + wid.x) * 256u + lid;
+    let k = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
     if (k >= params.count) { return; }
     let i = cell_particles[k];
     let me = particles_in[i];

@@ -7,6 +7,7 @@
 // Bindings (group 0): 0 params (uniform PLParams), 1 particles_in (read), 2 particles_out (rw),
 //   3 ids_in (read), 4 ids_out (rw), 5 matrix (read, species^2 f32)
 
+//! include common/dispatch.wgsl
 //! include particle_life/types.wgsl
 
 @group(0) @binding(0) var<uniform> params: PLParams;
@@ -16,10 +17,12 @@
 @group(0) @binding(4) var<storage, read_write> ids_out: array<u32>;
 @group(0) @binding(5) var<storage, read> matrix: array<f32>;
 
-@compute @workgroup_size(256)
+const WORKGROUP_SIZE: u32 = 256u;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let i = (wid.y * groups.x + wid.x) * 256u + lid;
+    let i = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
     if (i >= params.count) { return; }
     let me = particles_in[i];
     let x = me.position.xyz;

@@ -7,16 +7,19 @@
 // Bindings (group 0): 0 params (uniform PLParams), 1 cell_start (read, exclusive scan of counts),
 //                     2 cell_particles (rw)
 
+//! include common/dispatch.wgsl
 //! include particle_life/types.wgsl
 
 @group(0) @binding(0) var<uniform> params: PLParams;
 @group(0) @binding(1) var<storage, read> cell_start: array<u32>;
 @group(0) @binding(2) var<storage, read_write> cell_particles: array<u32>;
 
-@compute @workgroup_size(64)
+const WORKGROUP_SIZE: u32 = 64u;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let cell = (wid.y * groups.x + wid.x) * 64u + lid;
+    let cell = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
     if (cell >= params.grid.w) { return; }
     let first = cell_start[cell];
     var end = params.count;

@@ -1,12 +1,13 @@
 // particle_life/scatter.wgsl  --  pass `<entity>:particle_life:scatter`
 //
-// Counting sort, step 3 (seed 003): with cell_cursor holding each cell's start (the exclusive
+// Counting sort, step 3: with cell_cursor holding each cell's start (the exclusive
 // scan of the counts, copied), each particle takes the next slot of its cell with atomicAdd and
 // writes its index there, so cell_particles lists the particles cell by cell.
 // Workgroup size 256; dispatch ceil(count / 256) workgroups, folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (uniform PLParams), 1 cell_of (read), 2 cell_cursor (rw atomics),
 //                     3 cell_particles (rw, count words)
 
+//! include common/dispatch.wgsl
 //! include particle_life/types.wgsl
 
 @group(0) @binding(0) var<uniform> params: PLParams;
@@ -14,10 +15,12 @@
 @group(0) @binding(2) var<storage, read_write> cell_cursor: array<atomic<u32>>;
 @group(0) @binding(3) var<storage, read_write> cell_particles: array<u32>;
 
-@compute @workgroup_size(256)
+const WORKGROUP_SIZE: u32 = 256u;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let i = (wid.y * groups.x + wid.x) * 256u + lid;
+    let i = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
     if (i >= params.count) { return; }
     cell_particles[atomicAdd(&cell_cursor[cell_of[i]], 1u)] = i;
 }

@@ -1,5 +1,5 @@
 // particle_life/types.wgsl: shared structs and helpers of the particle-life passes (no pass of
-// its own; seed 003). Python reads these structs through emberfx.layout.
+// its own). Python reads these structs through emberfx.layout.
 
 struct LifeParticle {
     position: vec4f,   // xyz in [0, box) (z = 0 in 2D); w: species as a float (exact up to 16)

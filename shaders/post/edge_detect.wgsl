@@ -1,6 +1,6 @@
 // post/edge_detect.wgsl  --  pass `<entity>:post:edge_detect` (POST phase)
 //
-// Sobel on luminance (seed 004's edge filter): each 16x16 workgroup loads its tile plus a
+// Sobel on luminance: each 16x16 workgroup loads its tile plus a
 // one-pixel halo of luminance into workgroup memory (18x18), then every pixel reads its 3x3
 // neighbourhood from there. Pixels beyond the image repeat the nearest edge pixel.
 // overlay: mix(colour, edge colour, clamp(strength * |G|)); edges: edge colour * clamp(...).

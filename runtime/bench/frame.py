@@ -24,6 +24,7 @@ from importlib import resources
 
 import numpy as np
 
+from emberfx.bench.harness import output_texture, sync
 from emberfx.window import WINDOW_READBACK_EVERY
 
 TARGET_MS = 2.0
@@ -59,10 +60,8 @@ def measure_frames(engine, pipelined: bool, frames: int = MEASURED_FRAMES,
     without its submits, split into ``python_step`` + ``python_draw`` by their shares of all the
     measured frames. So the two parts add up to ``python`` and neither exceeds it, which the
     medians of the parts would not promise."""
-    from emberfx.bench import _sync
-
-    wait = (lambda: None) if pipelined else (lambda: _sync(engine.device))
-    texture = engine._output_texture
+    wait = (lambda: None) if pipelined else (lambda: sync(engine.device))
+    texture = output_texture(engine)
     steps, draws, step_submits, draw_submits, thread = [], [], [], [], []
     with _SubmitTimer(engine.device.queue) as submit:
         for index in range(warmup + frames):
@@ -83,7 +82,8 @@ def measure_frames(engine, pipelined: bool, frames: int = MEASURED_FRAMES,
                 step_submits.append(step_submit)
                 draw_submits.append(submit.seconds)
                 thread.append((c1 - c0) + (c3 - c2))
-    _sync(engine.device)
+    sync(engine.device)
+    texture.destroy()
     step_python = np.subtract(steps, step_submits)
     draw_python = np.subtract(draws, draw_submits)
     python = step_python + draw_python

@@ -12,12 +12,12 @@ import time
 
 import numpy as np
 
-from emberfx.bench_taichi import _stdout_to_stderr
+from emberfx.bench.harness import stdout_to_stderr
 
 
 def lifelib_rate(cells: np.ndarray, generations: int) -> float:
     """Cell updates per second of lifelib's B3/S23 on ``cells`` (a bool (h, w) grid)."""
-    with _stdout_to_stderr():   # its build messages go to stdout
+    with stdout_to_stderr():   # its build messages go to stdout
         import lifelib
 
         session = lifelib.load_rules("b3s23")
@@ -28,6 +28,6 @@ def lifelib_rate(cells: np.ndarray, generations: int) -> float:
         pattern[np.stack([xs, ys], axis=1).astype(np.int64)] = np.ones(len(xs), np.int64)
     start = time.perf_counter()
     evolved = pattern[generations]
-    evolved.population   # forces the evolution
+    _ = evolved.population   # reading it forces the evolution
     seconds = time.perf_counter() - start
     return cells.size * generations / seconds

@@ -1,0 +1,67 @@
+"""``emberfx bench post``: milliseconds per 1920x1080 frame for each post pass alone, and the
+naive global-memory Sobel (post/edge_detect_naive.wgsl) beside the tiled one."""
+
+from __future__ import annotations
+
+from emberfx.bench.harness import timed_passes
+
+POST_SCENE = """
+[[entity]]
+name = "post"
+[entity.bloom]
+[entity.edge_detect]
+[entity.tonemap]
+"""
+
+
+def bench_post() -> list[dict]:
+    from emberfx.engine import Engine
+    from emberfx.gpu import get_context
+    from emberfx.scene import loads_scene
+
+    ctx = get_context()
+    engine = Engine(loads_scene(POST_SCENE, path="<bench>"), size=(1920, 1080))
+    engine.render()
+    rows = []
+    iterations = 3 if ctx.is_software else 50
+    post = [p for p in engine.frame_passes() if ":post:" in p.name or p.name == "post:copy"]
+    for p in post:
+        # wall clock around one submission of many: lavapipe's timestamps came back far too
+        # small around these texture passes (0.07 ms for what takes 30 ms)
+        seconds = timed_passes(ctx.device, [p], iterations, timestamps=False)
+        rows.append({"name": f"post pass {p.name.split(':post:')[-1]}, 1920x1080",
+                     "value": seconds * 1e3, "unit": "ms"})
+        if p.name.endswith(":post:edge_detect"):
+            naive = naive_edge_pass(ctx, engine, p)
+            seconds = timed_passes(ctx.device, [naive], iterations, timestamps=False)
+            rows.append({"name": "post pass edge_detect, naive global loads (reference)",
+                         "value": seconds * 1e3, "unit": "ms"})
+    engine.close()
+    return rows
+
+
+def naive_edge_pass(ctx, engine, tiled):
+    """post/edge_detect_naive.wgsl as a pass like ``tiled`` (the engine's edge_detect pass):
+    the same settings, grid and texture sizes and formats, on textures of its own. A Sobel's
+    cost does not depend on the pixels (the bench scene's are one background colour anyway)."""
+    import wgpu
+
+    from emberfx.frame_graph import Dispatch, Pass
+    from emberfx.system import SCENE_FORMAT
+    from emberfx.systems.post import HDR, edge_settings
+
+    w, h = engine.size
+    source = ctx.device.create_texture(label="bench/source", size=(w, h, 1), format=SCENE_FORMAT,
+                                       usage=wgpu.TextureUsage.TEXTURE_BINDING)
+    edges = ctx.device.create_texture(label="bench/edges", size=(w, h, 1), format=HDR,
+                                      usage=wgpu.TextureUsage.STORAGE_BINDING)
+    settings = ctx.device.create_buffer_with_data(
+        data=edge_settings(engine.components_of("post")["edge_detect"]),
+        usage=wgpu.BufferUsage.UNIFORM)
+    pipeline = ctx.compute_pipeline("post/edge_detect_naive.wgsl")
+    group = ctx.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=[
+        {"binding": 0, "resource": {"buffer": settings}},
+        {"binding": 1, "resource": source.create_view()},
+        {"binding": 2, "resource": edges.create_view()}])
+    return Pass("bench:naive", tiled.phase, Dispatch(pipeline, (group,), tiled.op.groups),
+                reads=("bench/source",), writes=("bench/edges",))

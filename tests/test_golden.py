@@ -1,0 +1,129 @@
+"""Golden images: every example scene, rendered small on the GPU after a fixed number of steps,
+matches its reference PNG in tests/golden/<scene>.png within a stated tolerance.
+
+Tolerance (per image, over the RGB channels of 8-bit pixels): the mean absolute difference is at
+most MEAN_TOLERANCE levels, and at most CHANGED_FRACTION of the pixels differ by more than
+CHANGED_LEVELS in any channel. That absorbs rounding differences between Mesa (lavapipe)
+versions, which move a sprite edge or a cloth shading gradient by a level or a pixel, but a
+changed colour or a missing entity fails (the last tests prove it against the same goldens).
+Measured on lavapipe: a rerun differs by 0; the fountain with blue instead of orange particles
+differs by 2.2 levels mean and 2.6% of pixels; the showcase without its smallest drawn entity
+(the particle-life swarm, ~1% of the picture) by 0.8 levels and 0.9% of pixels.
+
+Regenerate after an intended visual change, then LOOK at every PNG before committing it:
+
+    EMBERFX_UPDATE_GOLDEN=1 pytest tests/test_golden.py
+
+(the rendering tests then write the references and skip; the next plain run compares).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from emberfx.engine import Engine
+from emberfx.scene import Scene, load_scene
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENES = sorted((ROOT / "scenes").glob("*.toml"))
+GOLDEN = Path(__file__).resolve().parent / "golden"
+WIDTH = 160              # pixels; the height follows the scene's aspect
+STEPS = 30               # fixed simulation steps before the picture
+STEPS_FOR = {"smoke": 180}   # the plume needs ~3 simulated seconds to rise into view
+MEAN_TOLERANCE = 1.5     # levels of 255, mean over all pixels and RGB channels
+CHANGED_LEVELS = 40      # a pixel "differs" when a channel moves by more than this ...
+CHANGED_FRACTION = 0.005 # ... and at most this share of the pixels may (72 of 160 x 90)
+UPDATE = os.environ.get("EMBERFX_UPDATE_GOLDEN") == "1"
+
+
+def render(scene: Scene, steps: int = STEPS) -> np.ndarray:
+    w, h = scene.settings.size
+    engine = Engine(scene, size=(WIDTH, max(1, round(WIDTH * h / w))))
+    try:
+        engine.step(steps)
+        return engine.render()
+    finally:
+        engine.close()
+
+
+def read_png(path: Path) -> np.ndarray:
+    from PIL import Image
+
+    with Image.open(path) as image:
+        return np.asarray(image.convert("RGBA"))
+
+
+def difference(image: np.ndarray, golden: np.ndarray) -> tuple[float, float]:
+    """(mean absolute difference in levels, share of pixels off by more than CHANGED_LEVELS)."""
+    assert image.shape == golden.shape, f"size {image.shape} differs from the golden {golden.shape}"
+    delta = np.abs(image[..., :3].astype(np.int16) - golden[..., :3].astype(np.int16))
+    return float(delta.mean()), float((delta.max(axis=2) > CHANGED_LEVELS).mean())
+
+
+def matches(image: np.ndarray, golden: np.ndarray) -> bool:
+    mean, changed = difference(image, golden)
+    return mean <= MEAN_TOLERANCE and changed <= CHANGED_FRACTION
+
+
+@pytest.mark.parametrize("path", SCENES, ids=[p.stem for p in SCENES])
+def test_scene_matches_its_golden_image(gpu, path):
+    image = render(load_scene(path), STEPS_FOR.get(path.stem, STEPS))
+    reference = GOLDEN / f"{path.stem}.png"
+    if UPDATE:
+        from emberfx.output import write_png
+
+        GOLDEN.mkdir(exist_ok=True)
+        write_png(reference, image)
+        pytest.skip(f"wrote {reference.relative_to(ROOT)}")
+    assert reference.exists(), (f"no golden {reference.name}: "
+                                f"run EMBERFX_UPDATE_GOLDEN=1 pytest {__file__}")
+    mean, changed = difference(image, read_png(reference))
+    assert mean <= MEAN_TOLERANCE and changed <= CHANGED_FRACTION, (
+        f"{path.name}: mean difference {mean:.2f} levels (limit {MEAN_TOLERANCE}), "
+        f"{changed:.2%} of pixels off by > {CHANGED_LEVELS} (limit {CHANGED_FRACTION:.0%})")
+
+
+def test_every_golden_belongs_to_a_scene():
+    assert sorted(p.stem for p in GOLDEN.glob("*.png")) == [p.stem for p in SCENES]
+
+
+# ----------------------------------------------------- the tolerance catches real regressions
+def fountain() -> Scene:
+    return load_scene(ROOT / "scenes" / "fountain.toml")
+
+
+@pytest.mark.skipif(UPDATE, reason="goldens are being rewritten")
+def test_a_changed_particle_colour_fails_the_comparison(gpu):
+    scene = fountain()
+    spec = scene.entities[0]
+    emitter = dataclasses.replace(spec.components["emitter"], color=("#40a0ff", "#2040ff"))
+    changed = dataclasses.replace(scene, entities=[dataclasses.replace(
+        spec, components={**spec.components, "emitter": emitter})] + scene.entities[1:])
+    assert not matches(render(changed), read_png(GOLDEN / "fountain.png"))
+
+
+@pytest.mark.skipif(UPDATE, reason="goldens are being rewritten")
+def test_a_missing_entity_fails_the_comparison(gpu):
+    scene = load_scene(ROOT / "scenes" / "showcase.toml")
+    golden = read_png(GOLDEN / "showcase.png")
+    drawn = {"emitter", "cloth", "life", "particle_life"}   # the others only push these around
+    removed = []
+    for k, spec in enumerate(scene.entities):
+        if drawn & set(spec.components):
+            others = scene.entities[:k] + scene.entities[k + 1:]
+            without = dataclasses.replace(scene, entities=others)
+            assert not matches(render(without), golden), f"without {spec.name} it still matches"
+            removed.append(spec.name)
+    assert removed == ["fountain", "stars", "flag", "life", "swarm"]
+
+
+@pytest.mark.skipif(UPDATE, reason="goldens are being rewritten")
+def test_a_later_frame_of_the_same_scene_fails_the_comparison(gpu):
+    """The simulation must have advanced to the golden's step: ten steps more is a different
+    picture (checked on the fountain, whose particles move about 2 px per step at this size)."""
+    assert not matches(render(fountain(), STEPS + 10), read_png(GOLDEN / "fountain.png"))

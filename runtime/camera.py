@@ -1,7 +1,8 @@
 """The scene camera: a description (the ``[camera]`` table) and its view/projection matrices.
 
 Matrices are numpy float32, column vectors (clip = proj @ view @ world), depth in [0, 1] as WebGPU
-expects. They are uploaded once per frame in the shared ``frame`` uniform (shaders/common/frame.wgsl).
+expects. They are uploaded once per frame in the shared ``frame`` uniform
+(shaders/common/frame.wgsl).
 
 Mouse interaction (the interactive window calls these; all pure numpy, no GPU): ``orbit``, ``pan``
 and ``zoom`` edit the camera in place; ``ray`` and ``view_plane_point`` turn a cursor position into
@@ -76,7 +77,8 @@ class Camera:
             raise ValueError("up: expected a non-zero vector, found [0, 0, 0]")
         if self.kind == "perspective":
             if np.allclose(np.subtract(self.target, self.position), 0.0):
-                raise ValueError(f"target: expected a point other than position, found {list(self.target)}")
+                raise ValueError(f"target: expected a point other than position, "
+                                 f"found {list(self.target)}")
         # The view-projection matrix goes to the GPU as 32-bit floats, for viewports as narrow
         # or as wide as a texture allows (aspect 1/16384 .. 16384: the matrix scales with it).
         with np.errstate(all="ignore"):   # an overflow shows as inf or nan: refused below

@@ -4,19 +4,29 @@ Exit status: 0 ok, 1 an EmberError (a user mistake or environment problem, print
 ``emberfx: error: ...``), 2 a usage error (the usage line, then the message), 130 Ctrl-C.
 Anything else is a bug and keeps its traceback.
 
-Heavy modules (wgpu, the engine, imageio) are imported inside the commands, so ``validate`` and
-``--help`` work on a machine without a GPU and start fast.
+Families add their own commands (``registry.cli_command``); the parser lists them after the
+built-in scene commands, and main() runs them with the same exit statuses.
+
+Heavy modules (wgpu's adapter, the engine, imageio) are imported inside the commands, so
+``validate`` and ``--help`` work on a machine without a GPU.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import textwrap
 from pathlib import Path
 
+from . import registry
+from .arguments import (
+    add_script_flags,
+    check_output_suffix,
+    parse_size,
+    positive_int,
+    script_policy_from_args,
+)
 from .errors import EmberError, UsageError
 from .headless import HEADLESS_FRAMES
 
@@ -32,43 +42,6 @@ INFO_LIMITS = (
     "max_compute_invocations_per_workgroup",
     "max_texture_dimension_2d",
 )
-
-
-# ---------------------------------------------------------------------------- argument types
-
-def parse_size(text: str) -> tuple[int, int]:
-    """'640x360' -> (640, 360). Strict: digits, 'x', digits, both positive."""
-    m = re.fullmatch(r"([0-9]+)[xX]([0-9]+)", text.strip())
-    if not m or int(m[1]) < 1 or int(m[2]) < 1:
-        raise argparse.ArgumentTypeError(f"expected WxH with positive integers (e.g. 640x360), "
-                                         f"got '{text}'")
-    return int(m[1]), int(m[2])
-
-
-def positive_int(text: str) -> int:
-    if not re.fullmatch(r"\+?[0-9]+", text.strip()) or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got '{text}'")
-    return int(text)
-
-
-def seconds(text: str) -> float:
-    """A time limit: a number of seconds >= 0 (0: no limit)."""
-    if not re.fullmatch(r"\+?([0-9]+\.?[0-9]*|\.[0-9]+)", text.strip()):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0 (0: no limit), "
-                                         f"got '{text}'")
-    return float(text)
-
-
-def add_script_flags(s: argparse.ArgumentParser, run_flags: bool = True) -> None:
-    """The flags that say whether and how a scene's scripts (Python code) may run."""
-    if run_flags:
-        s.add_argument("--no-scripts", action="store_true",
-                       help="run none of the scene's scripts (also: EMBERFX_NO_SCRIPTS=1)")
-        s.add_argument("--script-timeout", type=seconds, metavar="S",
-                       help="stop a script hook that runs longer than S seconds and skip its "
-                            "script (default: 5; 0: no limit)")
-    s.add_argument("--allow-outside-scripts", action="store_true",
-                   help="allow scripts outside the scene file's folder")
 
 
 def _version() -> str:
@@ -126,24 +99,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
     add("info", "show the GPU adapter, backend and limits")
 
-    s = add("life", "run a Life pattern headless for N generations and print its population")
-    s.add_argument("pattern", metavar="PATTERN", help="pattern file: .rle or .cells")
-    s.add_argument("--gens", type=positive_int, required=True, metavar="N",
-                   help="generations to run")
-    s.add_argument("--size", type=parse_size, metavar="WxH",
-                   help=f"grid size in cells (default: the pattern's size times 2, at least "
-                        f"{LIFE_MIN_SIDE} per side); the pattern is centred")
-    s.add_argument("--rule", type=life_rule, metavar="R",
-                   help="Life-like rule, e.g. B3/S23, b36s23 or 23/3 (default: the RLE "
-                        "header's rule, else B3/S23)")
-    s.add_argument("--topology", choices=("torus", "dead"), default="torus",
-                   help="torus wraps the edges; dead: cells beyond them are dead (default: torus)")
-    s.add_argument("--memory", choices=("pingpong", "inplace"), default="pingpong",
-                   help="state buffers: two, or one with tiles and halos (default: pingpong)")
-    s.add_argument("--out", type=Path, metavar="FILE",
-                   help="write the final grid: .rle (cells) or .png (the rendered image)")
-    s.add_argument("--no-scripts", action="store_true",
-                   help="run no scripts (a pattern has none; accepted like run and render)")
+    for command in registry.cli_commands().values():   # loads the families
+        if command.name in subs:
+            raise RuntimeError(f"CLI command {command.name!r}: a built-in command has that name")
+        command.add_arguments(add(command.name, command.help_text))
 
     s = add("bench", "run benchmarks (all when no NAME is given)")
     s.add_argument("names", nargs="*", metavar="NAME")
@@ -159,12 +118,6 @@ def _load(text: str):
     return load_scene(text)
 
 
-def _check_out(path: Path, flag: str, allowed: tuple[str, ...]) -> None:
-    """Reject a bad output extension before minutes of rendering, not after."""
-    if path.suffix.lower() not in allowed:
-        raise UsageError(f"{flag} {path}: the file must end in {', '.join(allowed)}")
-
-
 def _one_line(exc: BaseException) -> str:
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     return "; ".join(lines) or type(exc).__name__
@@ -176,17 +129,6 @@ def _engine(scene, size=None, scripts=True, announce=False):
     from .headless import build_engine
 
     return build_engine(scene, size, announce=announce, scripts=scripts)
-
-
-def _script_policy(args):
-    """What the command's script flags allow (EMBERFX_NO_SCRIPTS=1 is applied by the Engine)."""
-    from .scripting import DEFAULT_SCRIPT_TIMEOUT, ScriptPolicy
-
-    timeout = getattr(args, "script_timeout", None)
-    return ScriptPolicy(run=not args.no_scripts,
-                        timeout=DEFAULT_SCRIPT_TIMEOUT if timeout is None else timeout,
-                        allow_outside=getattr(args, "allow_outside_scripts", False),
-                        off_reason="--no-scripts")
 
 
 def _render(scene, frames: int, out: Path, size=None, engine=None, scripts=True) -> int:
@@ -224,16 +166,16 @@ def cmd_validate(args) -> int:
 
 
 def cmd_render(args) -> int:
-    _check_out(args.out, "--out", (".png", ".gif", ".mp4"))
+    check_output_suffix(args.out, "--out", (".png", ".gif", ".mp4"))
     return _render(_load(args.scene), args.frames, args.out, args.size,
-                   scripts=_script_policy(args))
+                   scripts=script_policy_from_args(args))
 
 
 def cmd_run(args) -> int:
     from . import window
 
     if args.screenshot is not None:
-        _check_out(args.screenshot, "--screenshot", (".png",))
+        check_output_suffix(args.screenshot, "--screenshot", (".png",))
     scene = _load(args.scene)
     frames = args.frames or DEFAULT_RUN_FRAMES
     stem = Path(getattr(scene, "path", None) or args.scene).stem
@@ -242,8 +184,8 @@ def cmd_run(args) -> int:
     if not window.has_display():
         print(f"{PROG}: no display (DISPLAY/WAYLAND_DISPLAY unset or glfw cannot start); "
               f"{headless}", file=sys.stderr)
-        return _render(scene, frames, out, scripts=_script_policy(args))
-    engine = _engine(scene, scripts=_script_policy(args), announce=True)
+        return _render(scene, frames, out, scripts=script_policy_from_args(args))
+    engine = _engine(scene, scripts=script_policy_from_args(args), announce=True)
     if not window.can_present(engine.adapter):
         print(f"{PROG}: the OpenGL adapter cannot show a window ({window.NO_PRESENT_HINT}); "
               f"{headless}", file=sys.stderr)
@@ -316,85 +258,6 @@ def cmd_info(args) -> int:
     return 0
 
 
-LIFE_MIN_SIDE = 64      # `life`: smallest default grid side, in cells
-LIFE_MAX_RENDER = 1024  # `life`: largest render target side (the grid itself may be larger)
-LIFE_CHUNK = 64         # `life`: generations per Engine.step (Life's steps_per_frame)
-
-
-def life_rule(text: str) -> str:
-    """A Life-like rule ('B3/S23', 'b36s23', MCell '23/3'), kept as written."""
-    from emberfx.systems.life_rules import parse_rule
-
-    try:
-        parse_rule(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
-
-
-def cmd_life(args) -> int:
-    if args.out is not None:   # before the run, not after it
-        _check_out(args.out, "--out", (".rle", ".png"))
-        if not args.out.parent.is_dir():
-            raise EmberError(f"cannot write {args.out}: folder {args.out.parent} does not exist")
-        if args.out.is_dir():
-            raise EmberError(f"cannot write {args.out}: it is a folder")
-    from emberfx.systems.life_patterns import read_pattern, write_rle
-    from emberfx.systems.life_rules import parse_rule, rule_name
-
-    path = Path(args.pattern)
-    pattern = read_pattern(path)   # PatternError names the file, line and column
-    w, h = pattern.size
-    width, height = args.size or (max(LIFE_MIN_SIDE, 2 * w), max(LIFE_MIN_SIDE, 2 * h))
-    if w > width or h > height:
-        raise EmberError(f"{path}: the {w}x{h} pattern does not fit the {width}x{height} grid "
-                         f"(--size {width}x{height})")
-    rule = args.rule or pattern.rule or "B3/S23"
-    gens = args.gens
-    chunk = min(gens, LIFE_CHUNK)
-
-    from emberfx.systems.life_component import Life
-
-    from .camera import Camera
-    from .scene import EntitySpec, Scene, SceneSettings
-
-    try:
-        life = Life(size=(width, height), rule=rule, topology=args.topology, memory=args.memory,
-                    pattern=str(path.resolve()), offset=None, steps_per_frame=chunk)
-    except ValueError as exc:
-        raise EmberError(f"{path}: {exc}") from None
-    render_size = (min(width, LIFE_MAX_RENDER), min(height, LIFE_MAX_RENDER))
-    scene = Scene(SceneSettings(name=f"life {path.name}", size=render_size),
-                  Camera(kind="orthographic"), [EntitySpec("life", {"life": life})], path=None)
-    engine = _engine(scene, render_size, _script_policy(args))
-    try:
-        engine.step(gens // chunk)            # chunk generations per step
-        if gens % chunk:
-            engine.entity("life").life.steps_per_frame = gens % chunk   # a live field
-            engine.step(1)
-        cells = engine.state("life")["cells"]
-        if args.out is not None and args.out.suffix.lower() == ".png":
-            from .output import write_png
-
-            write_png(args.out, engine.render())
-            print(f"wrote {args.out} ({render_size[0]}x{render_size[1]})")
-    finally:
-        engine.close()
-    if args.out is not None and args.out.suffix.lower() == ".rle":
-        text = write_rle(cells, rule=rule_name(*parse_rule(rule)), name=pattern.name)
-        _write_text(args.out, text)
-        print(f"wrote {args.out} ({width}x{height} cells)")
-    print(f"population {int(cells.sum())}")
-    return 0
-
-
-def _write_text(path: Path, text: str) -> None:
-    """Write atomically: a temp file next to ``path``, then os.replace; one-line errors."""
-    from .output import write_atomically
-
-    write_atomically(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8", newline="\n"))
-
-
 def cmd_bench(args) -> int:
     from . import bench
 
@@ -406,7 +269,7 @@ def cmd_bench(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "render": cmd_render, "validate": cmd_validate,
-            "passes": cmd_passes, "info": cmd_info, "life": cmd_life, "bench": cmd_bench}
+            "passes": cmd_passes, "info": cmd_info, "bench": cmd_bench}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -416,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse: usage errors (2), --help/--version (0)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     try:
-        return COMMANDS[args.command](args)
+        run = COMMANDS.get(args.command) or registry.cli_commands()[args.command].run
+        return run(args)
     except UsageError as exc:
         subs[args.command].print_usage(sys.stderr)
         print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)

@@ -54,7 +54,8 @@ def _enumerate():
     try:
         return list(wgpu.gpu.enumerate_adapters_sync())
     except Exception as exc:  # a broken or missing loader shows up here, not as "no adapters"
-        raise NoAdapterError(f"no GPU adapter could be enumerated ({exc}); {INSTALL_HINT}") from None
+        raise NoAdapterError(f"no GPU adapter could be enumerated ({exc}); "
+                             f"{INSTALL_HINT}") from None
 
 
 def choose_adapter(adapters=None):
@@ -150,7 +151,8 @@ class GpuContext:
                                    f"device ({self.label})")
         return (-(-groups // y), y, 1)
 
-    def compute_pipeline(self, shader: str, constants: dict | None = None, label: str | None = None):
+    def compute_pipeline(self, shader: str, constants: dict | None = None,
+                         label: str | None = None):
         """A compute pipeline for shaders/``shader`` (entry point ``main``), cached."""
         from emberfx import wgsl
 

@@ -5,7 +5,8 @@ edited component as its scene file's table would be treated: validated (nested o
 words. A refused edit is undone: the component gets its last valid values back, so a rejected
 value can never become the state a later rollback returns to.
 
-Each live component has a ``Committed`` record, kept by the Engine under (entity, key): the
+Each live component has a ``Committed`` record, kept by the entity store (world.py) under
+(entity, key): the
 snapshot of its last valid values, to notice an edit cheaply every step, and a copy of them, to
 put back.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Callable
 
 from emberfx import registry
 from emberfx.engine_guard import relabelled
@@ -50,19 +52,21 @@ def copy_fields(source, target) -> None:
             setattr(target, f.name, copy.deepcopy(value))
 
 
-def sync(engine) -> list[tuple[str, str, Committed]]:
-    """Apply the edits made since the last sync: live fields flow into the next uniform write,
-    reload-class fields (e.g. capacity) rebuild that entity's GPU resources. An edit that is
+def sync(world, scene_path, *, invalidate_graphs: Callable[[], None],
+         lay_out_readback: Callable[[], None]) -> list[tuple[str, str, Committed]]:
+    """Apply the edits made in ``world`` (the Engine's entity store) since the last sync: live
+    fields flow into the next uniform write, reload-class fields (e.g. capacity) rebuild that
+    entity's GPU resources, after which the readbacks are laid out again. An edit that is
     invalid, or that the device refuses, is undone and raised. Returns the edits applied, for
     ``undo`` should the step that uses them fail."""
     types = registry.component_types()
     applied = []
-    for name, components in engine._components.items():
+    for name, components in world.components.items():
         for key, component in components.items():
-            before = engine._snapshots[(name, key)]
+            before = world.snapshots[(name, key)]
             if snapshot(component) == before.values:
                 continue
-            valid = _checked_edit(engine, name, key, component, before)
+            valid = _checked_edit(world, scene_path, name, key, component, before)
             copy_fields(valid, component)   # the loader's types: tuples, no numpy values
             now = snapshot(component)
             fields = [f.name for f in dataclasses.fields(component)]
@@ -71,58 +75,60 @@ def sync(engine) -> list[tuple[str, str, Committed]]:
             # those in PASS_FIELDS, or, listing nothing, every field counts.
             pass_fields = getattr(component, "PASS_FIELDS", None)
             if pass_fields is None or changed & set(pass_fields):
-                engine._invalidate_graphs()
-            system = engine._systems.get(key) if types[key].system else None
+                invalidate_graphs()
+            system = world.systems.get(key) if types[key].system else None
             if system is not None and changed & set(getattr(component, "RELOAD_FIELDS", ())):
                 try:
-                    system.rebuild(engine._entities[name], component)
+                    system.rebuild(world.entities[name], component)
                 except EmberError:
                     copy_fields(before.copy, component)
-                    system.add(engine._entities[name], component)  # rebuild removed it
+                    system.add(world.entities[name], component)  # rebuild removed it
                     raise
                 finally:
-                    engine._setup_readback()
-            engine._snapshots[(name, key)] = Committed(now, valid)
+                    lay_out_readback()
+            world.snapshots[(name, key)] = Committed(now, valid)
             applied.append((name, key, before))
     return applied
 
 
-def undo(engine, applied: list[tuple[str, str, Committed]]) -> None:
+def undo(world, applied: list[tuple[str, str, Committed]]) -> None:
     """The step after these edits failed: the edited components get their last valid values
     back. Their snapshots keep the refused values, so the next sync sees a change and rebuilds
     what the restored values need (e.g. the old capacity)."""
     for name, key, before in applied:
-        component = engine._components.get(name, {}).get(key)
+        component = world.components.get(name, {}).get(key)
         if component is not None:
-            refused = engine._snapshots[(name, key)].values
+            refused = world.snapshots[(name, key)].values
             copy_fields(before.copy, component)
-            engine._snapshots[(name, key)] = Committed(refused, before.copy)
+            world.snapshots[(name, key)] = Committed(refused, before.copy)
 
 
-def _checked_edit(engine, name: str, key: str, component, before: Committed):
+def _checked_edit(world, scene_path, name: str, key: str, component, before: Committed):
     """A validated copy of an edited live component; if the edit is invalid, the component
     gets its last valid values back and a SceneError says why."""
     from emberfx.scene import validated_copy
 
     try:
-        valid = validated_copy(component, key, entity=name, path=engine.scene.path)
+        valid = validated_copy(component, key, entity=name, path=scene_path)
     except SceneError as exc:
         copy_fields(before.copy, component)
         raise relabelled(exc, "live edit", UNDONE) from None
     references = getattr(type(component), "REFERENCES", {})
     if any(getattr(valid, f) != getattr(before.copy, f) for f in references):
         try:
-            check_references(engine, name, {key: valid}, "live edit", UNDONE)
+            check_references(world.components, scene_path, name, {key: valid}, "live edit",
+                             UNDONE)
         except SceneError:
             copy_fields(before.copy, component)
             raise
     return valid
 
 
-def check_references(engine, name: str, components: dict, label: str, note: str = "") -> None:
+def check_references(live: dict[str, dict], scene_path, name: str, components: dict,
+                     label: str, note: str = "") -> None:
     """The entity names that ``components`` refer to (an emitter's ``affected_by``) must be
-    entities with a wanted component, as in a scene file. Only the named entities are looked
-    at, so a spawn costs the same in a world of any size."""
+    entities of ``live`` (name -> its live components) with a wanted component, as in a scene
+    file. Only the named entities are looked at, so a spawn costs the same at any size."""
     from emberfx.scene import EntitySpec
     from emberfx.scene import check_references as check
 
@@ -130,7 +136,6 @@ def check_references(engine, name: str, components: dict, label: str, note: str 
                for t in (getattr(c, f) or ())}
     if not targets:
         return
-    live = engine._components
     # every name only when one is missing, for the message's "did you mean"
     known = live if not targets <= live.keys() else {t: live[t] for t in targets}
     spec = EntitySpec(name, {**live.get(name, {}), **components})
@@ -138,6 +143,6 @@ def check_references(engine, name: str, components: dict, label: str, note: str 
     if name not in known:
         among.append(spec)
     try:
-        check([spec], among, engine.scene.path)
+        check([spec], among, scene_path)
     except SceneError as exc:
         raise relabelled(exc, label, note) from None

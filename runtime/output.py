@@ -55,7 +55,8 @@ def _as_rgba(frame: np.ndarray, size: tuple[int, int] | None = None) -> np.ndarr
     if a.shape[2] == 3:  # accept RGB too: add an opaque alpha channel
         a = np.concatenate([a, np.full(a.shape[:2] + (1,), 255, np.uint8)], axis=2)
     if size is not None and (a.shape[1], a.shape[0]) != tuple(size):
-        raise ValueError(f"frame is {a.shape[1]}x{a.shape[0]}, the writer expects {size[0]}x{size[1]}")
+        raise ValueError(f"frame is {a.shape[1]}x{a.shape[0]}, "
+                         f"the writer expects {size[0]}x{size[1]}")
     return np.ascontiguousarray(a)
 
 
@@ -108,7 +109,8 @@ def _temp_path(path: Path) -> Path:
     """Create (exclusively) and return a hidden temp file next to ``path`` with its extension.
 
     Same extension, because ffmpeg and imageio choose the container from it. Created with mode
-    0o666 minus the umask, so the renamed result has ordinary permissions (mkstemp would give 0o600).
+    0o666 minus the umask, so the renamed result has ordinary permissions (mkstemp would give
+    0o600).
     """
     folder = path.parent
     if not folder.is_dir():

@@ -151,7 +151,8 @@ class PassProfiler:
             return
         if slot.buffer.size < PASS_BYTES * len(names):
             slot.buffer = self._new_staging(self.capacity)   # free: neither mapped nor pending
-        needed = sum(_aligned(PASS_BYTES * (end - start), RESOLVE_ALIGN) for _, start, end in ranges)
+        needed = sum(_aligned(PASS_BYTES * (end - start), RESOLVE_ALIGN)
+                     for _, start, end in ranges)
         if self._resolve is None or self._resolve.size < needed:
             # earlier encoders keep the old buffer alive until they have run
             self._resolve = self.device.create_buffer(
@@ -162,8 +163,10 @@ class PassProfiler:
             if end == start:
                 continue
             size = PASS_BYTES * (end - start)
-            encoder.resolve_query_set(query_set, 2 * start, 2 * (end - start), self._resolve, offset)
-            encoder.copy_buffer_to_buffer(self._resolve, offset, slot.buffer, PASS_BYTES * start, size)
+            encoder.resolve_query_set(query_set, 2 * start, 2 * (end - start),
+                                      self._resolve, offset)
+            encoder.copy_buffer_to_buffer(self._resolve, offset,
+                                          slot.buffer, PASS_BYTES * start, size)
             offset += _aligned(size, RESOLVE_ALIGN)
         slot.names, slot.encoder, slot.frame = names, encoder, self._frames
         self._frames += 1
@@ -244,4 +247,5 @@ class PassProfiler:
 
     def _new_staging(self, passes: int):
         return self.device.create_buffer(label="profiler:staging", size=PASS_BYTES * passes,
-                                         usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+                                         usage=wgpu.BufferUsage.MAP_READ
+                                         | wgpu.BufferUsage.COPY_DST)

@@ -6,7 +6,8 @@ completed and it has been unmapped: a submit that touches a mapped or map-pendin
 process in wgpu-native (see WGPU_NOTES), so when every slot is still in flight the frame simply
 skips its readback instead of waiting.
 
-There is also ``read_buffer``: a blocking read for tests and ``Engine.state()``, never the frame loop.
+There is also ``read_buffer``: a blocking read for tests and ``Engine.state()``, never the frame
+loop.
 """
 
 from __future__ import annotations

@@ -343,7 +343,8 @@ class _Loader:
                         if not kinds[target] & set(wanted):
                             raise self.error(
                                 f"expected an entity with {' or '.join(wanted)}, found "
-                                f"'{target}' with {', '.join(sorted(kinds[target])) or 'no components'}",
+                                f"'{target}' with "
+                                f"{', '.join(sorted(kinds[target])) or 'no components'}",
                                 field=where, entity=spec.name)
                 self.reference_limits(spec, key, comp, kinds)
 

@@ -2,9 +2,10 @@
 
 One daemon thread watches every hook call of every Engine in the process. A hook call is made with
 ``call(limit)`` and bracketed by ``begin(call)`` and ``end(call)``; when a call is still running
-past its deadline the watchdog raises ``ScriptTimeout`` in the thread that runs it, with ``PyThreadState_SetAsyncExc``. That
-reaches any thread (signals and ``_thread.interrupt_main()`` reach only the main thread), so
-Engines stepped from a notebook's worker thread or a thread pool are covered too.
+past its deadline the watchdog raises ``ScriptTimeout`` in the thread that runs it, with
+``PyThreadState_SetAsyncExc``. That reaches any thread (signals and ``_thread.interrupt_main()``
+reach only the main thread), so Engines stepped from a notebook's worker thread or a thread pool
+are covered too.
 
 Races, and how they are closed:
 

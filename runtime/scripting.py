@@ -9,14 +9,16 @@ A script file defines any of::
 
 ``ctx`` reaches the scene: ``ctx.entity("well").attractor.position = (x, y, z)`` takes effect on the
 next step; ``ctx.time``, ``ctx.frame``, ``ctx.dt``, ``ctx.rng`` (seeded from the scene seed),
-``ctx.spawn``, ``ctx.delete``, ``ctx.burst``, ``ctx.paint``, ``ctx.emit``, ``ctx.input`` and, for
-entity scripts, ``ctx.self`` (that entity). A script that fails to load or raises never stops the
+``ctx.spawn``, ``ctx.delete``, ``ctx.emit``, ``ctx.input``, for entity scripts ``ctx.self`` (that
+entity), and the actions component families register (``ctx.burst`` from emitters, ``ctx.paint``
+from Life; see runtime/registry.py). A script that fails to load or raises never stops the
 frame loop: the error is printed with its traceback (at most once per second per hook) and the
-failing hook is skipped until the file changes on disk, when it is loaded again. A hook that calls ``sys.exit()``,
-runs longer than the time limit (``ScriptPolicy.timeout``, see runtime/script_watchdog.py) or
-loads a module that does either is reported in one line and its whole script is skipped the same
-way. An ``on_event`` that keeps re-emitting events (``MAX_EVENT_DEPTH`` deep) is reported and
-skipped. Ctrl-C is never caught here: it interrupts a hook at once and ends the program.
+failing hook is skipped until the file changes on disk, when it is loaded again. A hook that
+calls ``sys.exit()``, runs longer than the time limit (``ScriptPolicy.timeout``, see
+runtime/script_watchdog.py) or loads a module that does either is reported in one line and its
+whole script is skipped the same way. An ``on_event`` that keeps re-emitting events
+(``MAX_EVENT_DEPTH`` deep) is reported and skipped. Ctrl-C is never caught here: it interrupts a
+hook at once and ends the program.
 
 Trust: a scene with scripts is a program. Its scripts run with the rights of the process, so
 ``ScriptPolicy`` can turn them off (``--no-scripts``, ``EMBERFX_NO_SCRIPTS=1``,
@@ -27,6 +29,8 @@ allowed (``--allow-outside-scripts``). Inspection (``validate``, ``passes``) nev
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import functools
 import inspect
 import math
 import numbers
@@ -42,6 +46,7 @@ import numpy as np
 
 from emberfx import interrupts
 from emberfx.errors import EmberError, SceneError
+from emberfx.registry import script_actions
 from emberfx.script_watchdog import ScriptTimeout, watchdog
 
 HOOKS = {"on_start": 1, "on_update": 2, "on_key": 2, "on_event": 3}   # parameters after nothing
@@ -150,11 +155,16 @@ def check_script_locations(scene, policy: ScriptPolicy) -> None:
 class InputState:
     """What the window saw (filled by the window; empty headless): keys held, by their emberfx
     names ("a", "space", "f2"; see runtime/keys.py), the cursor in logical pixels from the window's
-    top-left, the mouse buttons held (1 left, 2 right, 3 middle) and whether the cursor is inside."""
+    top-left, the mouse buttons held (1 left, 2 right, 3 middle) and whether the cursor is
+    inside."""
     keys: set = field(default_factory=set)
     mouse: tuple[float, float] = (0.0, 0.0)
     buttons: set = field(default_factory=set)
     inside: bool = False
+
+
+class UnknownActionError(EmberError, AttributeError):
+    """``ctx.<name>`` that no family registered: one line, and ``hasattr(ctx, name)`` is False."""
 
 
 class ScriptContext:
@@ -196,30 +206,30 @@ class ScriptContext:
         with watchdog.shielded():
             self._engine.delete(name)
 
-    def burst(self, emitter: str, count: int) -> None:
-        """`count` extra births for that emitter on the next step (on top of its rate): a whole
-        number from 0 to the emitter's capacity (more would not fit the pool)."""
-        components = self._engine.components_of(emitter)
-        call = f"ctx.burst({emitter!r}, {count!r})"
-        if "emitter" not in components:
-            raise EmberError(f"{call}: expected an entity with an emitter, found one with "
-                             f"{', '.join(components) or 'no components'}")
-        if isinstance(count, (bool, np.bool_)) or not isinstance(count, numbers.Integral):
-            raise EmberError(f"{call}: expected a whole number of particles, found "
-                             f"{type(count).__name__}")
-        capacity = components["emitter"].capacity
-        if not 0 <= count <= capacity:
-            raise EmberError(f"{call}: expected a count from 0 to {capacity:,} (the emitter's "
-                             f"capacity), found {int(count):,}")
-        with watchdog.shielded():
-            self._engine.system_of(emitter, "emitter").burst(self._engine._ref(emitter),
-                                                             int(count))
-
-    def paint(self, layer: str, cells, alive: bool = True) -> None:
-        """Set Life cells ((x, y) pairs, row 0 at the top) alive or dead in that layer now."""
+    def __getattr__(self, name: str):
+        """``ctx.burst``, ``ctx.paint``, ...: the script actions families register
+        (runtime/registry.py), run shielded like the engine changes above."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        actions = script_actions()
+        action = actions.get(name)
+        if action is None:
+            known = sorted({*actions, *(a for a in dir(type(self)) if not a.startswith("_"))})
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean ctx.{close[0]}?" if close else ""
+            raise UnknownActionError(f"ctx.{name}: no such action{hint} (actions: "
+                                     f"{', '.join(sorted(actions))})")
         engine = self._engine
-        with watchdog.shielded():
-            engine.system_of(layer, "life").paint(engine._ref(layer), cells, alive=alive)
+
+        @functools.wraps(action)
+        def run(*args, **kwargs):
+            with watchdog.shielded():
+                return action(engine, *args, **kwargs)
+
+        signature = inspect.signature(action)   # what the script passes: no engine
+        run.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=list(signature.parameters.values())[1:])
+        return run
 
     def emit(self, name: str, data=None) -> None:
         self._engine.scripts.event(name, data)

@@ -9,8 +9,10 @@ from emberfx import wgsl
 BLENDS = {
     "additive": {"color": {"src_factor": "one", "dst_factor": "one", "operation": "add"},
                  "alpha": {"src_factor": "zero", "dst_factor": "one", "operation": "add"}},
-    "alpha": {"color": {"src_factor": "one", "dst_factor": "one-minus-src-alpha", "operation": "add"},
-              "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha", "operation": "add"}},
+    "alpha": {"color": {"src_factor": "one", "dst_factor": "one-minus-src-alpha",
+                        "operation": "add"},
+              "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha",
+                        "operation": "add"}},
     "opaque": None,
 }
 

@@ -225,7 +225,8 @@ def _declared_constants(name: str) -> dict[str, int | float | bool | ValueError]
 
 
 def constants(name: str) -> dict[str, int | float | bool]:
-    """The module-scope consts of shaders/``name`` (with its includes) that have a readable value."""
+    """The module-scope consts of shaders/``name`` (with its includes) that have a readable
+    value."""
     return {k: v for k, v in _declared_constants(name).items() if not isinstance(v, ValueError)}
 
 

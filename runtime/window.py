@@ -38,7 +38,8 @@ def has_display() -> bool:
     """True when a glfw window can be opened here.
 
     On Linux a display server must be named in DISPLAY or WAYLAND_DISPLAY; that check is cheap and
-    avoids glfw's noisy errors. Then glfw itself must initialise (a stale DISPLAY, a missing libglfw).
+    avoids glfw's noisy errors. Then glfw itself must initialise (a stale DISPLAY, a missing
+    libglfw).
     """
     if sys.platform.startswith("linux") or "bsd" in sys.platform:
         if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):

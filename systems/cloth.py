@@ -55,7 +55,8 @@ def initial_positions(c: Cloth) -> np.ndarray:
     """(ny, nx, 3): vertex (i, j) at position + R (i size_x / (nx - 1), j size_y / (ny - 1), 0)."""
     nx, ny = c.resolution
     i, j = np.meshgrid(np.arange(nx), np.arange(ny))
-    local = np.stack([i * c.size[0] / (nx - 1), j * c.size[1] / (ny - 1), np.zeros_like(i, float)], -1)
+    local = np.stack([i * c.size[0] / (nx - 1), j * c.size[1] / (ny - 1),
+                      np.zeros_like(i, float)], -1)
     return np.asarray(c.position) + local @ rotation_matrix(c.rotation_deg).T
 
 
@@ -179,7 +180,8 @@ class ClothSystem(System):
         if c.wireframe:
             wire = self._wire_pipeline()
             wire_groups = [gpu.bind_group(f"{prefix}:wire", wire, 0,
-                                          [self.shared.frame_uniform, b[f"pos{p}"]]) for p in (0, 1)]
+                                          [self.shared.frame_uniform, b[f"pos{p}"]])
+                           for p in (0, 1)]
             passes.append(Pass(f"{prefix}:wire", Phase.RENDER,
                                Draw(wire, (lambda: wire_groups[patch.parity],), target="scene",
                                     index=(b["edges"], "uint32", patch.edge_count)),

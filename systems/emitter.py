@@ -126,7 +126,8 @@ class EmitterSystem(System):
             raise SceneError(self.shared.scene_path, problem, entity=name, field="emitter.prewarm")
         blocks = math.ceil(n / BLOCK)
         self.gpu.check_buffer_size(n * PARTICLE.itemsize,
-                                   f"entity '{name}': emitter.capacity = {n:,} ({PARTICLE.itemsize} bytes per particle)")
+                                   f"entity '{name}': emitter.capacity = {n:,} "
+                                   f"({PARTICLE.itemsize} bytes per particle)")
         ordered = component.allocation == "ordered"
         births_from_storage = self.births_from_storage()
         params_usage = wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
@@ -146,10 +147,12 @@ class EmitterSystem(System):
         if component.blend == "alpha":
             buffers["sort_keys"] = self.storage_buffer(f"{name}/sort_keys", n * 4)
         if ordered:
-            buffers["free_mask"] = self.storage_buffer(f"{name}/free_mask", blocks * BLOCK_WORDS * 4)
+            buffers["free_mask"] = self.storage_buffer(f"{name}/free_mask",
+                                                       blocks * BLOCK_WORDS * 4)
             buffers["block_free"] = self.storage_buffer(f"{name}/block_free", blocks * 4)
         else:
-            buffers["alive_mask"] = self.storage_buffer(f"{name}/alive_mask", blocks * BLOCK_WORDS * 4)
+            buffers["alive_mask"] = self.storage_buffer(f"{name}/alive_mask",
+                                                        blocks * BLOCK_WORDS * 4)
         if not births_from_storage:
             # binding 6 is never read here: a placeholder keeps the params buffer to one usage
             # (bound as both uniform and storage, it cost an H200 ~0.4 us a step)
@@ -165,7 +168,8 @@ class EmitterSystem(System):
 
         def dispatch(shader, groups_, buffers_, **constants):
             pipeline = gpu.compute_pipeline(f"emitter/{shader}.wgsl", constants)
-            return Dispatch(pipeline, (gpu.bind_group(f"{prefix}:{shader}", pipeline, 0, buffers_),),
+            return Dispatch(pipeline,
+                            (gpu.bind_group(f"{prefix}:{shader}", pipeline, 0, buffers_),),
                             groups_)
 
         has_forces = self._scene_has_forces()
@@ -173,7 +177,8 @@ class EmitterSystem(System):
             self._compile_forces(has_forces)
         update = self._update_pass(name, component, buffers, has_forces)
         passes = [
-            Pass(f"{prefix}:clear", Phase.CLEAR, ClearBuffer(b["counters"], 4, COUNTERS.itemsize - 4),
+            Pass(f"{prefix}:clear", Phase.CLEAR,
+                 ClearBuffer(b["counters"], 4, COUNTERS.itemsize - 4),
                  writes=(r["counters"],)),
             update,
         ]
@@ -210,8 +215,9 @@ class EmitterSystem(System):
         if component.blend == "alpha":   # back to front, by this frame's camera
             passes.append(Pass(
                 f"{prefix}:depth", Phase.RENDER,
-                dispatch("depth", gpu.grid(math.ceil(n / DEPTH_GROUP)), [self.shared.frame_uniform, b["particles"], b["alive_list"],
-                                         alive_scan.total[0], b["sort_keys"]]),
+                dispatch("depth", gpu.grid(math.ceil(n / DEPTH_GROUP)),
+                         [self.shared.frame_uniform, b["particles"], b["alive_list"],
+                          alive_scan.total[0], b["sort_keys"]]),
                 reads=("frame", r["particles"], r["alive_list"], alive_scan.total_resource),
                 writes=(r["sort_keys"],)))
             scans["sort"] = KeySort(gpu, prefix, b["sort_keys"], b["alive_list"], r["sort_keys"],
@@ -225,7 +231,8 @@ class EmitterSystem(System):
             Pass(f"{prefix}:prepare", Phase.PREPARE,
                  Dispatch(prepare, (gpu.bind_group(f"{prefix}:prepare", prepare, 0,
                                                    [b["counters"], total_buffer]),
-                                    gpu.bind_group(f"{prefix}:args", prepare, 1, [b["draw_args"]]))),
+                                    gpu.bind_group(f"{prefix}:args", prepare, 1,
+                                                   [b["draw_args"]]))),
                  reads=(r["counters"], alive_scan.total_resource),
                  writes=(r["counters"], r["draw_args"])),
             Pass(f"{prefix}:draw", Phase.RENDER,
@@ -279,7 +286,8 @@ class EmitterSystem(System):
                 for first in range(0, steps, batch):
                     uniforms = [self._step_uniforms(
                         pool, StepInfo(frame=PREWARM_FRAMES + k, dt=dt, seed=seed),
-                        (k - steps) * dt, in_scene) for k in range(first, min(first + batch, steps))]
+                        (k - steps) * dt, in_scene)
+                        for k in range(first, min(first + batch, steps))]
                     sizes = [len(part) for part in uniforms[0]]
                     stride = sum(sizes)
                     if staging is None:
@@ -328,7 +336,8 @@ class EmitterSystem(System):
                                      b[marks[1]], b["forces"], birth_binding(b)])
         r = lambda k: f"{name}/{k}"  # noqa: E731
         return Pass(f"{name}:emitter:update", Phase.SIMULATE,
-                    Dispatch(pipeline, (group,), self.gpu.grid(math.ceil(component.capacity / BLOCK))),
+                    Dispatch(pipeline, (group,),
+                             self.gpu.grid(math.ceil(component.capacity / BLOCK))),
                     reads=(r("params"), r("particles"), r("counters"), r("forces")),
                     writes=(r("particles"), r("counters"), r(marks[0]), r(marks[1])))
 

@@ -226,7 +226,8 @@ class Emitter:
             raise ValueError("color: expected at least one colour stop, found []")
         stops_given = [isinstance(i, ColorStop) for i in items]
         if any(stops_given) and not all(stops_given):
-            raise ValueError("color: expected all plain colours or all {t, color} stops, found a mix")
+            raise ValueError("color: expected all plain colours or all {t, color} stops, "
+                             "found a mix")
         if all(stops_given):
             stops = [(s.t, s.color) for s in items if isinstance(s, ColorStop)]   # all are
             ts = [t for t, _ in stops]

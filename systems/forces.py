@@ -107,9 +107,11 @@ class ForceField:
             _unit(self.direction, "direction")
 
     def wind_velocity(self, time: float) -> np.ndarray:
-        """Wind: its velocity at a simulated time, gusting smoothly (a sum of incommensurate sines)."""
+        """Wind: its velocity at a simulated time, gusting smoothly (a sum of incommensurate
+        sines)."""
         phase = 2.0 * math.pi * self.frequency * time
-        wave = 0.6 * math.sin(phase) + 0.3 * math.sin(2.7 * phase + 1.3) + 0.1 * math.sin(6.1 * phase)
+        wave = (0.6 * math.sin(phase) + 0.3 * math.sin(2.7 * phase + 1.3)
+                + 0.1 * math.sin(6.1 * phase))
         return _unit(self.direction, "direction") * self.strength * (1.0 + self.gust * wave)
 
     def pack(self, record, time: float = 0.0) -> None:
@@ -203,7 +205,8 @@ class Collider:
 
 
 COLLIDER = struct_dtype("common/colliders.wgsl", "Collider")
-COLLIDER_KINDS = wgsl.enum_constants("common/colliders.wgsl", "COLLIDER")   # {"sphere": 0, "plane": 1}
+# kind name -> value, e.g. {"sphere": 0, "plane": 1}
+COLLIDER_KINDS = wgsl.enum_constants("common/colliders.wgsl", "COLLIDER")
 
 
 def pack_colliders(colliders: list) -> np.ndarray:

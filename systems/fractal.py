@@ -37,8 +37,9 @@ class _Layer:
     component: Fractal
     buffers: dict
     texture: wgpu.GPUTexture
-    passes: list
+    passes_by_display: dict[str, list[Pass]]   # "fill" and "quad", built once in add()
     computed_key: tuple | None = None   # the view last computed; None: compute on the next frame
+    placement_key: tuple | None = None  # the placement last uploaded
     time: float = 0.0                    # simulated seconds (for zoom_rate)
 
 
@@ -62,13 +63,17 @@ class FractalSystem(System):
         b = {"params": self.uniform_buffer(f"{name}/params", PARAMS.itemsize),
              "placement": self.uniform_buffer(f"{name}/placement", PLACEMENT.itemsize),
              "iterations": self.storage_buffer(f"{name}/iterations", w * h * 4,
-                                               what=f"entity '{name}': fractal.resolution = {w}x{h}")}
+                                               what=f"entity '{name}': "
+                                                    f"fractal.resolution = {w}x{h}")}
         texture = self.device.create_texture(
             label=f"{name}/image", size=(w, h, 1), format="rgba8unorm",
             usage=wgpu.TextureUsage.STORAGE_BINDING | wgpu.TextureUsage.TEXTURE_BINDING)
-        layer = _Layer(entity, component, b, texture, [])
+        layer = _Layer(entity, component, b, texture, {})
         self.layers[name] = layer
-        layer.passes = self._passes(layer)
+        # both display modes up front: a live switch between them picks a list, allocates nothing
+        escape = self._escape_pass(layer)
+        layer.passes_by_display = {display: [escape, self._draw_pass(layer, display)]
+                                   for display in ("fill", "quad")}
         self._write_uniforms(layer)
 
     def _view_key(self, layer: _Layer) -> tuple:
@@ -82,43 +87,45 @@ class FractalSystem(System):
         exponent = min(max(c.zoom_rate * layer.time, -700.0), 700.0)
         return min(max(c.zoom * math.exp(exponent), MIN_ZOOM), MAX_ZOOM)
 
-    def _passes(self, layer: _Layer) -> list[Pass]:
+    def _escape_pass(self, layer: _Layer) -> Pass:
         gpu, b, c = self.gpu, layer.buffers, layer.component
         name = layer.entity.name
-        prefix = f"{name}:fractal"
-        w, h = c.resolution
         escape = gpu.compute_pipeline("fractal/escape.wgsl")
         group = self.device.create_bind_group(
-            label=f"{prefix}:escape", layout=escape.get_bind_group_layout(0), entries=[
+            label=f"{name}:fractal:escape", layout=escape.get_bind_group_layout(0), entries=[
                 {"binding": 0, "resource": {"buffer": b["params"]}},
                 {"binding": 1, "resource": {"buffer": b["iterations"]}},
                 {"binding": 2, "resource": layer.texture.create_view()}])
-        grid = (math.ceil(w / GROUP[0]), math.ceil(h / GROUP[1]), 1)
 
         def groups():   # work only when the view changed since the last computation
+            self._write_placement(layer)   # a moved quad shows even while the view is unchanged
             key = self._view_key(layer)
             if key == layer.computed_key:
                 return (0, 0, 0)
             self._write_uniforms(layer)   # queued writes land before this frame's submit
             layer.computed_key = key
-            return grid
+            w, h = c.resolution
+            return (math.ceil(w / GROUP[0]), math.ceil(h / GROUP[1]), 1)
 
-        draw = texture_quad_pipeline(self.device, c.display, self.shared.scene_format,
+        return Pass(f"{name}:fractal:escape", Phase.RENDER, Dispatch(escape, (group,), groups),
+                    reads=(f"{name}/params",), writes=(f"{name}/image", f"{name}/iterations"),
+                    order=-100)
+
+    def _draw_pass(self, layer: _Layer, display: str) -> Pass:
+        name = layer.entity.name
+        draw = texture_quad_pipeline(self.device, display, self.shared.scene_format,
                                      self.shared.depth_format)
         draw_group = self.device.create_bind_group(
-            label=f"{prefix}:draw", layout=draw.get_bind_group_layout(0), entries=[
+            label=f"{name}:fractal:draw:{display}", layout=draw.get_bind_group_layout(0),
+            entries=[
                 {"binding": 0, "resource": {"buffer": self.shared.frame_uniform}},
-                {"binding": 1, "resource": {"buffer": b["placement"]}},
+                {"binding": 1, "resource": {"buffer": layer.buffers["placement"]}},
                 {"binding": 2, "resource": layer.texture.create_view()},
                 {"binding": 3, "resource": self._sampler}])
-        r = lambda k: f"{name}/{k}"  # noqa: E731
-        return [
-            Pass(f"{prefix}:escape", Phase.RENDER, Dispatch(escape, (group,), groups),
-                 reads=(r("params"),), writes=(r("image"), r("iterations")), order=-100),
-            Pass(f"{prefix}:draw", Phase.RENDER, Draw(draw, (draw_group,), target="scene", vertices=6),
-                 reads=("frame", r("placement"), r("image")), writes=("scene/color",),
-                 order=-100 if c.display == "fill" else 0),
-        ]
+        return Pass(f"{name}:fractal:draw", Phase.RENDER,
+                    Draw(draw, (draw_group,), target="scene", vertices=6),
+                    reads=("frame", f"{name}/placement", f"{name}/image"),
+                    writes=("scene/color",), order=-100 if display == "fill" else 0)
 
     def remove(self, entity: EntityRef) -> None:
         layer = self.layers.pop(entity.name)
@@ -128,11 +135,8 @@ class FractalSystem(System):
 
     def passes(self) -> list[Pass]:
         out = []
-        for layer in self.layers.values():
-            # called again after any edit: rebuild (the display mode may have changed) and upload
-            self._write_uniforms(layer)
-            layer.passes = self._passes(layer)
-            out += layer.passes
+        for layer in self.layers.values():   # pure: the display mode picks a prepared list
+            out += layer.passes_by_display[layer.component.display]
         return out
 
     def uploaded(self) -> set[str]:
@@ -160,6 +164,15 @@ class FractalSystem(System):
         rec["palette_count"] = len(colors)
         rec["palette_period"] = c.palette_period
         self.device.queue.write_buffer(layer.buffers["params"], 0, rec.tobytes())
+        self._write_placement(layer, force=True)
+
+    def _write_placement(self, layer: _Layer, force: bool = False) -> None:
+        c = layer.component
+        key = (c.display, tuple(c.quad_center), tuple(c.quad_size), tuple(c.resolution))
+        if key == layer.placement_key and not force:
+            return
+        layer.placement_key = key
+        w, h = c.resolution
         placement = np.zeros((), PLACEMENT)
         if c.display == "quad":
             placement["center"] = (*c.quad_center, 1.0)
@@ -173,7 +186,7 @@ class FractalSystem(System):
         self._write_uniforms(layer)
         if self._view_key(layer) != layer.computed_key:   # never drawn since the last change
             encoder = self.device.create_command_encoder(label=f"{entity.name}:fractal:state")
-            escape = [p for p in layer.passes if p.name.endswith(":escape")][0]
+            escape = layer.passes_by_display[layer.component.display][0]
             from emberfx.frame_graph import FrameGraph
 
             FrameGraph([escape], uploaded=set(escape.reads)).encode(encoder, {})

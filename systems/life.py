@@ -356,6 +356,15 @@ class LifeSystem(System):
         layer.groups["trail"] = [
             gpu.bind_group(f"{name}:life:trail", p["trail"], 0,
                            [b["params"], b["look"], b[s], b["trail"]]) for s in states]
+        layer.groups["draw"] = {}   # both displays: a live edit of `display` picks the other
+        for mode in ("fill", "quad"):
+            draw = self._draw_pipeline(mode)
+            layer.groups["draw"][mode] = self.device.create_bind_group(
+                label=f"{name}:life:draw", layout=draw.get_bind_group_layout(0), entries=[
+                    {"binding": 0, "resource": {"buffer": self.shared.frame_uniform}},
+                    {"binding": 1, "resource": {"buffer": b["placement"]}},
+                    {"binding": 2, "resource": layer.texture.create_view()},
+                    {"binding": 3, "resource": self._sampler}])
 
     def remove(self, entity: EntityRef) -> None:
         layer = self.layers.pop(entity.name)
@@ -424,13 +433,7 @@ class LifeSystem(System):
                         Dispatch(p["display"], (current("display"),), texels),
                         reads=(state, f"{name}/look", f"{name}/trail"),
                         writes=(f"{name}/image",), order=-100))
-        draw = self._draw_pipeline(c.display)
-        group = self.device.create_bind_group(
-            label=f"{prefix}:draw", layout=draw.get_bind_group_layout(0), entries=[
-                {"binding": 0, "resource": {"buffer": self.shared.frame_uniform}},
-                {"binding": 1, "resource": {"buffer": layer.buffers["placement"]}},
-                {"binding": 2, "resource": layer.texture.create_view()},
-                {"binding": 3, "resource": self._sampler}])
+        draw, group = self._draw_pipeline(c.display), g["draw"][c.display]
         out.append(Pass(f"{prefix}:draw", Phase.RENDER,
                         Draw(draw, (group,), target="scene", vertices=6),
                         reads=("frame", f"{name}/placement", f"{name}/image"),

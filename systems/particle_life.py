@@ -105,8 +105,10 @@ class ParticleLifeSystem(System):
         b = {
             "params": self.uniform_buffer(f"{name}/params", PARAMS.itemsize),
             "look": self.uniform_buffer(f"{name}/look", LOOK.itemsize),
-            "particles0": self.storage_buffer(f"{name}/particles0", n * PARTICLE.itemsize, what=what),
-            "particles1": self.storage_buffer(f"{name}/particles1", n * PARTICLE.itemsize, what=what),
+            "particles0": self.storage_buffer(f"{name}/particles0", n * PARTICLE.itemsize,
+                                              what=what),
+            "particles1": self.storage_buffer(f"{name}/particles1", n * PARTICLE.itemsize,
+                                              what=what),
             "ids0": self.storage_buffer(f"{name}/ids0", n * 4),
             "ids1": self.storage_buffer(f"{name}/ids1", n * 4),
             "matrix": self.storage_buffer(f"{name}/matrix", component.species ** 2 * 4),
@@ -150,8 +152,9 @@ class ParticleLifeSystem(System):
             by_parity[("assign", p)] = group("assign", [b["params"], b[src], b["cell_of"],
                                                         b["cell_count"]])
             extra = [b["cell_count"], b["cell_particles"]] if c.neighbours == "grid" else []
-            by_parity[("forces", p)] = group(forces_shader, [b["params"], b[src], b[dst], b[ids_src],
-                                                             b[ids_dst], b["matrix"]] + extra)
+            by_parity[("forces", p)] = group(forces_shader, [b["params"], b[src], b[dst],
+                                                             b[ids_src], b[ids_dst], b["matrix"]]
+                                             + extra)
         pick = lambda key: (lambda: by_parity[(key, swarm.step_parity)][1])  # noqa: E731
         pipeline = lambda key: by_parity[(key, 0)][0]  # noqa: E731
         passes = []
@@ -171,7 +174,8 @@ class ParticleLifeSystem(System):
                 Pass(f"{prefix}:cursor", Phase.SIMULATE,
                      CopyBuffer(b["cell_count"], b["cell_cursor"], swarm.cells * 4),
                      reads=(r("cell_count"),), writes=(r("cell_cursor"),)),
-                Pass(f"{prefix}:scatter", Phase.SIMULATE, Dispatch(scatter[0], (scatter[1],), n_groups),
+                Pass(f"{prefix}:scatter", Phase.SIMULATE,
+                     Dispatch(scatter[0], (scatter[1],), n_groups),
                      reads=(r("params"), r("cell_of"), r("cell_cursor")),
                      writes=(r("cell_cursor"), r("cell_particles"))),
                 Pass(f"{prefix}:order", Phase.SIMULATE,
@@ -231,7 +235,8 @@ class ParticleLifeSystem(System):
         grid = swarm.grid
         rec = np.zeros((), PARAMS)
         rec["box"] = (*box, step.dt)
-        rec["cell_size"] = (*(np.asarray(box) / np.asarray(grid)), 0.5 ** (step.dt / c.friction_half_life))
+        rec["cell_size"] = (*(np.asarray(box) / np.asarray(grid)),
+                            0.5 ** (step.dt / c.friction_half_life))
         rec["grid"] = (*grid, swarm.cells)
         rec["count"], rec["species"], rec["dims"] = c.count, c.species, c.dims
         every = c.reorder_every
@@ -239,7 +244,8 @@ class ParticleLifeSystem(System):
         rec["r_max"], rec["beta"], rec["force"] = c.r_max, c.beta, c.force
         self.device.queue.write_buffer(swarm.buffers["params"], 0, rec.tobytes())
         look = np.zeros((), LOOK)
-        corner = np.asarray(c.center, np.float64) - 0.5 * np.asarray(box if c.dims == 3 else box[:2] + (0.0,))
+        corner = (np.asarray(c.center, np.float64)
+                  - 0.5 * np.asarray(box if c.dims == 3 else box[:2] + (0.0,)))
         look["origin"] = (*corner, c.size)
         palette = np.zeros((16, 4), np.float32)
         for s in range(c.species):

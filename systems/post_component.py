@@ -33,6 +33,8 @@ class EdgeDetect:
     mode: Literal["overlay", "edges"] = "overlay"
     """overlay: edges drawn over the image; edges: the edges alone"""
 
+    PASS_FIELDS = ()   # written to a uniform before each step: a live edit never changes a pass
+
     def __post_init__(self):
         check_colors(self, "color")
 
@@ -46,6 +48,8 @@ class Bloom:
     radius: Annotated[int, msgspec.Meta(ge=1, le=32)] = 8
     """blur radius in half-resolution pixels (Gaussian, sigma = radius / 2)"""
 
+    PASS_FIELDS = ()   # written to a uniform before each step: a live edit never changes a pass
+
 
 @component("tonemap")
 @dataclass(slots=True)
@@ -54,3 +58,5 @@ class Tonemap:
     exposure: Annotated[float, msgspec.Meta(gt=0.0), _GAIN] = 1.0
     gamma: Positive = 1.0
     """an extra power on the mapped value (1: none; the output's sRGB encoding still applies)"""
+
+    PASS_FIELDS = ()   # written to a uniform before each step: a live edit never changes a pass

@@ -1,4 +1,5 @@
-"""All-pairs numpy particle life (the system's force law, minimum image), the oracle for the grid."""
+"""All-pairs numpy particle life (the system's force law, minimum image), the oracle for the
+grid."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def step(position, velocity, species, matrix, *, box, r_max, beta, force, half_l
         a = matrix[species[start:start + 512][:, None], species[None, :]]
         near = (dist > 0) & (dist < r_max)
         f = np.where(near, force_law(dist / r_max, a, beta), 0.0)
-        acc[start:start + 512] = (f[:, :, None] * d / np.where(dist > 0, dist, 1.0)[:, :, None]).sum(axis=1)
+        acc[start:start + 512] = (f[:, :, None] * d
+                                  / np.where(dist > 0, dist, 1.0)[:, :, None]).sum(axis=1)
     acc *= r_max * force
     v = v * 0.5 ** (dt / half_life) + acc * dt
     x = x + v * dt

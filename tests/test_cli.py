@@ -165,7 +165,7 @@ def test_validate_prints_a_readable_summary(capsys):
     assert all(len(line) <= 100 for line in out.splitlines())
 
 
-# ---------------------------------------------------------------------------- plumbing, faked engine
+# --------------------------------------------------------------------------- plumbing, faked engine
 
 class FakeEngine:
     """The Engine surface the CLI uses, without a GPU: a picture that changes every step."""

@@ -181,7 +181,8 @@ def test_looks_interpolate_colour_stops_in_linear_light():
     t = mid / (LOOK_SAMPLES - 1)
     np.testing.assert_allclose(looks["color"][mid, :3], t, rtol=1e-6)   # linear, not sRGB
     np.testing.assert_allclose(looks["color"][:, 3], np.linspace(1, 0, LOOK_SAMPLES), atol=1e-6)
-    np.testing.assert_allclose(looks["size"].reshape(-1), np.linspace(1, 3, LOOK_SAMPLES), rtol=1e-6)
+    np.testing.assert_allclose(looks["size"].reshape(-1), np.linspace(1, 3, LOOK_SAMPLES),
+                               rtol=1e-6)
     from emberfx.systems.emitter_component import ColorStop
 
     stops = Emitter(color=[ColorStop(0.0, "#ff0000"), ColorStop(0.5, "#0000ff")])
@@ -195,7 +196,8 @@ def test_looks_interpolate_colour_stops_in_linear_light():
 def test_pixel_sized_particles_cover_the_same_pixels_at_any_distance(gpu):
     def lit_pixels(z: float) -> int:
         text = HEAD.replace('kind = "orthographic"\nheight = 6.0',
-                            'kind = "perspective"\nposition = [0.0, 0.0, 5.0]\ntarget = [0.0, 0.0, 0.0]') + f"""
+                            'kind = "perspective"\nposition = [0.0, 0.0, 5.0]\n'
+                            'target = [0.0, 0.0, 0.0]') + f"""
 [[entity]]
 name = "e"
 [entity.emitter]
@@ -229,7 +231,8 @@ blend = "opaque"
 ])
 def test_bad_emission_input_is_one_line(fields, pieces):
     with pytest.raises(SceneError) as info:
-        engine_text = HEAD + f'[[entity]]\nname = "e"\n[entity.emitter]\ncapacity = 4000\n{fields}\n'
+        engine_text = (HEAD + '[[entity]]\nname = "e"\n[entity.emitter]\n'
+                              f'capacity = 4000\n{fields}\n')
         loads_scene(engine_text, path="emission.toml")
     message = str(info.value)
     assert "\n" not in message and "entity 'e'" in message
@@ -239,7 +242,8 @@ def test_bad_emission_input_is_one_line(fields, pieces):
 
 def test_alpha_emitters_draw_back_to_front(gpu):
     text = HEAD.replace('kind = "orthographic"\nheight = 6.0',
-                        'kind = "perspective"\nposition = [1.0, 2.0, 6.0]\ntarget = [0.0, 0.5, 0.0]') + """
+                        'kind = "perspective"\nposition = [1.0, 2.0, 6.0]\n'
+                        'target = [0.0, 0.5, 0.0]') + """
 [[entity]]
 name = "e"
 [entity.emitter]

@@ -137,7 +137,8 @@ def test_births_and_integration_match_numpy_model(gpu):
     age, life = np.zeros(700), np.zeros(700)
     for frame, budget in enumerate(model.budgets(comp.rate, DT, 40)):
         alive = age < life
-        p2, v2, a2 = model.integrate(pos[alive], vel[alive], age[alive], DT, comp.gravity, comp.drag)
+        p2, v2, a2 = model.integrate(pos[alive], vel[alive], age[alive], DT,
+                                     comp.gravity, comp.drag)
         pos[alive], vel[alive], age[alive] = p2, v2, a2
         free = ~(age < life)
         slots = model.ordered_births(free, budget)

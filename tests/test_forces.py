@@ -75,7 +75,8 @@ def run_against_model(text: str, steps: int, entity: str = "jet", tol: float = 2
         after = engine.state(entity)
         alive = before["alive"]
         x, v, killed = model.integrate_with_forces(
-            before["position"][alive].astype(np.float64), before["velocity"][alive].astype(np.float64),
+            before["position"][alive].astype(np.float64),
+            before["velocity"][alive].astype(np.float64),
             DT, comp.substeps, comp.gravity, comp.drag, forces)
         aged = before["age"][alive] + np.float32(DT)
         still = ~killed & (aged < before["lifetime"][alive])
@@ -140,8 +141,8 @@ def test_turbulence_is_divergence_free():
 
 
 def test_affected_by_limits_the_forces(gpu):
-    text = (emitter("jet", extra='affected_by = ["well"]') + emitter("free", extra="affected_by = []")
-            + TWO_ATTRACTORS)
+    text = (emitter("jet", extra='affected_by = ["well"]')
+            + emitter("free", extra="affected_by = []") + TWO_ATTRACTORS)
     engine = run_against_model(text, steps=10, entity="jet")
     system = engine.system_of("jet", "emitter")
     assert [type(f).__name__ for f in system.forces_on(system.pools["jet"])] == ["Attractor"]

@@ -33,7 +33,8 @@ def escape_counts(w, h, center, zoom, max_iterations, julia_c=None):
     counts = np.zeros((h, w), np.int64)
     active = np.ones((h, w), bool)
     for n in range(1, max_iterations + 1):
-        zr, zi = np.where(active, zr * zr - zi * zi + cr, zr), np.where(active, f(2) * zr * zi + ci, zi)
+        zr, zi = (np.where(active, zr * zr - zi * zi + cr, zr),
+                  np.where(active, f(2) * zr * zi + ci, zi))
         escaped = active & (zr * zr + zi * zi > f(4))
         counts[active] = n
         active &= ~escaped

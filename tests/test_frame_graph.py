@@ -108,7 +108,8 @@ def test_consecutive_compute_work_shares_one_compute_pass(monkeypatch, labels):
         p("a:update", Phase.SIMULATE, reads=["c"], writes=["c"]),
         p("b:update", Phase.SIMULATE, writes=["d"]),
         p("a:prepare", Phase.PREPARE, reads=["c"], writes=["args"]),
-        Pass("a:draw", Phase.RENDER, Draw(None, indirect=(None, 0)), reads=("args",), writes=("img",)),
+        Pass("a:draw", Phase.RENDER, Draw(None, indirect=(None, 0)),
+             reads=("args",), writes=("img",)),
         Pass("a:readback", Phase.READBACK, CopyBuffer(None, None, 16), reads=("c",), writes=("g",)),
     ]
     graph = FrameGraph(passes)
@@ -216,7 +217,7 @@ def test_draws_replayed_from_render_bundles_match_direct_draws(gpu, scenes_dir):
 
     scene = load_scene(scenes_dir / "showcase.toml")
     bundled, direct = Engine(scene, size=(96, 54)), Engine(scene, size=(96, 54))
-    direct._bundles = None
+    direct._renderer.bundles = None
     try:
         recorded = []
         for _ in range(6):
@@ -224,7 +225,7 @@ def test_draws_replayed_from_render_bundles_match_direct_draws(gpu, scenes_dir):
             direct.step(1)
             image = bundled.render()
             np.testing.assert_array_equal(image, direct.render())
-            recorded.append(bundled._bundles.recorded)
+            recorded.append(bundled._renderer.bundles.recorded)
         assert image[..., :3].std() > 0
         assert recorded[-1] == recorded[-3] <= 8     # reused, one bundle per parity combination
     finally:

@@ -136,7 +136,7 @@ def test_entities_appear_and_go(gpu, scene_file):
     assert any(name.startswith("dot:") for name in engine.passes())
     engine.reload(loads_scene(edit(BASE, '[[entity]]\nname = "right"', '[[entity]]\nname = "gone"')
                               .replace('name = "gone"', 'name = "renamed"'), scene_file))
-    assert "right" not in engine._entities and "dot" not in engine._entities
+    assert "right" not in engine.entity_names() and "dot" not in engine.entity_names()
     assert not any(n.startswith(("dot:", "right:")) for n in engine.passes())
     engine.step(1)
     assert int(engine.state("renamed")["alive"].sum()) == 5
@@ -152,7 +152,7 @@ def test_a_reload_the_device_refuses_is_undone(gpu, scene_file):
         f'[[entity]]\nname = "huge"\n[entity.emitter]\ncapacity = {too_big}\n'
     with pytest.raises(EmberError):
         engine.reload(loads_scene(bad, scene_file))
-    assert set(engine._entities) == {"left", "right", "well"}
+    assert set(engine.entity_names()) == {"left", "right", "well"}
     assert engine.entity("right").emitter.rate == 300.0            # the update was undone
     np.testing.assert_array_equal(engine.state("left")["alive"], before["alive"])
     engine.step(1)

@@ -271,7 +271,7 @@ def test_engine_close_does_not_hang_on_a_cut_short_readback(gpu, cut_short, wher
 
     engine = Engine(load_scene(FOUNTAIN), size=(64, 36))
     engine.step(2)                      # the first readbacks complete normally
-    slots = engine._ring.slots
+    slots = engine._telemetry.ring.slots
     assert wait_for(lambda: all(s.promise is None or _settled(s.promise) for s in slots))
     hits = cut_short(where)
     engine.step(1)                      # this step's readback map is cut short

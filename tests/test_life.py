@@ -86,11 +86,13 @@ def test_steps_per_frame_paused_and_population_readback(gpu):
     start = engine.state("life")["cells"]
     population = {}                                    # step index -> live cells after it
     engine.step(2)
-    np.testing.assert_array_equal(engine.state("life")["cells"], life_model.step(start, generations=6))
+    np.testing.assert_array_equal(engine.state("life")["cells"],
+                                  life_model.step(start, generations=6))
     population[1] = int(life_model.step(start, generations=6).sum())
     engine.entity("life").life.paused = True
     engine.step(3)
-    np.testing.assert_array_equal(engine.state("life")["cells"], life_model.step(start, generations=6))
+    np.testing.assert_array_equal(engine.state("life")["cells"],
+                                  life_model.step(start, generations=6))
     engine.entity("life").life.paused = False
     engine.entity("life").life.steps_per_frame = 4
     for k in range(4):

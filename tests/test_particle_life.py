@@ -69,7 +69,8 @@ def test_one_grid_step_equals_all_pairs_numpy(gpu, count, dims):
                       force=1.0, half_life=0.04, dt=DT)
     np.testing.assert_array_equal(state["species"], species)
     np.testing.assert_allclose(state["velocity"], v, atol=1e-4, rtol=0)
-    wrapped = (state["position"] - x + 0.5 * np.asarray(box)) % np.asarray(box) - 0.5 * np.asarray(box)
+    wrapped = ((state["position"] - x + 0.5 * np.asarray(box)) % np.asarray(box)
+               - 0.5 * np.asarray(box))
     np.testing.assert_allclose(wrapped, 0.0, atol=1e-4)
 
 

@@ -38,8 +38,8 @@ def run_shader(gpu, shader: str, settings: bytes, image: np.ndarray) -> np.ndarr
     cp.dispatch_workgroups(-(-w // 16), -(-h // 16), 1)
     cp.end()
     device.queue.submit([encoder.finish()])
-    data = device.queue.read_texture({"texture": target}, {"bytes_per_row": w * 8, "rows_per_image": h},
-                                     (w, h, 1))
+    data = device.queue.read_texture({"texture": target},
+                                     {"bytes_per_row": w * 8, "rows_per_image": h}, (w, h, 1))
     return np.frombuffer(data, np.float16).reshape(h, w, 4).astype(np.float32)
 
 
@@ -53,7 +53,8 @@ def numpy_sobel(image: np.ndarray) -> np.ndarray:
     return np.sqrt(gx * gx + gy * gy)
 
 
-@pytest.mark.parametrize("size", [(37, 23), (16, 16), (1, 1), (64, 33)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("size", [(37, 23), (16, 16), (1, 1), (64, 33)],
+                         ids=lambda s: f"{s[0]}x{s[1]}")
 def test_tiled_sobel_equals_numpy_and_the_naive_version(gpu, size):
     """float16 image in and out: edges within 2e-3 of numpy (float16 rounding of the output)."""
     w, h = size
@@ -101,7 +102,8 @@ name = "look"
 
 
 def test_the_chain_runs_in_declared_order_and_changes_the_image(gpu):
-    bloom, tone = "[entity.bloom]\nthreshold = 0.2\nintensity = 2.0", "[entity.tonemap]\nexposure = 0.5"
+    bloom = "[entity.bloom]\nthreshold = 0.2\nintensity = 2.0"
+    tone = "[entity.tonemap]\nexposure = 0.5"
     orders = {}
     images = {}
     for first, second in ((bloom, tone), (tone, bloom)):
@@ -112,7 +114,8 @@ def test_the_chain_runs_in_declared_order_and_changes_the_image(gpu):
         images[first] = engine.render()
         assert engine.passes()[-2] == "scene:frame:present"
     assert orders[bloom] == ["look:post:bloom_extract", "look:post:bloom_blur_x",
-                             "look:post:bloom_blur_y", "look:post:bloom_combine", "look:post:tonemap"]
+                             "look:post:bloom_blur_y", "look:post:bloom_combine",
+                             "look:post:tonemap"]
     assert orders[tone][0] == "look:post:tonemap" and orders[tone][-1] == "look:post:bloom_combine"
     assert not np.array_equal(images[bloom], images[tone])
 
@@ -133,7 +136,8 @@ def test_bad_post_fields_are_one_line_errors(text, pieces):
 
 
 def test_an_odd_number_of_effects_ends_with_one_copy_back(gpu):
-    text = POST_SCENE.format(first="[entity.bloom]\n[entity.edge_detect]", second="[entity.tonemap]")
+    text = POST_SCENE.format(first="[entity.bloom]\n[entity.edge_detect]",
+                             second="[entity.tonemap]")
     engine = Engine(loads_scene(text), size=(40, 30))
     names = engine.passes()
     post = [n for n in names if "post" in n]

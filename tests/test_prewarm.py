@@ -116,7 +116,7 @@ def test_batched_prewarm_is_byte_identical_to_stepping_one_step_at_a_time(gpu, m
     scene = loads_scene(SCENE)
     with Engine(scene) as batched_engine:
         batched = states(batched_engine)
-        counters = {n: batched_engine.system_of(n, "emitter").counters(batched_engine._entities[n])
+        counters = {n: batched_engine.system_of(n, "emitter").counters(batched_engine.entity_ref(n))
                     for n in CAPACITIES}
         monkeypatch.setattr(emitter_system.EmitterSystem, "_prewarm", stepwise_prewarm)
         with Engine(scene) as stepwise_engine:
@@ -124,7 +124,7 @@ def test_batched_prewarm_is_byte_identical_to_stepping_one_step_at_a_time(gpu, m
             assert_identical(batched, stepwise)
             for n in CAPACITIES:
                 system = stepwise_engine.system_of(n, "emitter")
-                assert counters[n] == system.counters(stepwise_engine._entities[n])
+                assert counters[n] == system.counters(stepwise_engine.entity_ref(n))
             # the prewarm is real: the pools are busy before the first step
             assert all(batched[n]["alive"].sum() > 0 for n in CAPACITIES)
             # and it leaves the birth bookkeeping (carry, bursts) as stepping does

@@ -15,7 +15,6 @@ import pytest
 import wgpu
 
 import emberfx
-from emberfx.engine import OUTPUT_FORMAT
 from emberfx.errors import EmberError
 from emberfx.frame_graph import (
     SIMULATION_PHASES,
@@ -68,7 +67,8 @@ def lcg_oracle(start: np.ndarray, rounds: int) -> np.ndarray:
 
 
 class SpyEncoder:
-    """Forwards to a real GPUCommandEncoder; records the passes begun and the buffers copied into."""
+    """Forwards to a real GPUCommandEncoder; records the passes begun and the buffers copied
+    into."""
 
     def __init__(self, encoder):
         self.encoder = encoder
@@ -325,7 +325,7 @@ def test_the_ring_never_touches_a_slot_in_flight(gpu):
 
 
 def _timed_kinds(engine) -> set[str]:
-    return {p.name for p in engine._graph(OUTPUT_FORMAT).order if p.kind in ("compute", "render")}
+    return {p.name for p in engine.frame_passes() if p.kind in ("compute", "render")}
 
 
 def test_engine_times_every_pass_of_steps_and_draws(scenes_dir, gpu):
@@ -337,7 +337,7 @@ def test_engine_times_every_pass_of_steps_and_draws(scenes_dir, gpu):
         assert engine.stats()["pass_time_source"] is None
         engine.profiling = True
         assert engine.profiling
-        simulation_compute = [p for p in engine._graph(OUTPUT_FORMAT).order
+        simulation_compute = [p for p in engine.frame_passes()
                               if p.kind == "compute" and p.phase in SIMULATION_PHASES]
         assert engine.stats()["compute_passes_per_step"] == len(simulation_compute)
         for _ in range(4):
@@ -346,10 +346,11 @@ def test_engine_times_every_pass_of_steps_and_draws(scenes_dir, gpu):
             plain.step()
             expected = plain.render()
             np.testing.assert_array_equal(image, expected)   # splitting passes changes nothing
-        engine._profiler.wait()
+        engine._telemetry.profiler.wait()
         times = engine.pass_times()
         assert set(times) == _timed_kinds(engine)
-        assert {"fountain:emitter:update", "fountain:emitter:draw", "scene:frame:present"} <= set(times)
+        assert {"fountain:emitter:update", "fountain:emitter:draw",
+                "scene:frame:present"} <= set(times)
         assert all(math.isfinite(ms) and ms >= 0 for ms in times.values()), times
         stamps = "timestamp-query" in engine.device.features
         assert engine.stats()["pass_time_source"] == (GPU_TIMESTAMPS if stamps else CPU_ENCODE)

@@ -68,7 +68,8 @@ def test_readback_ring_never_reuses_a_slot_in_flight(gpu):
     device = gpu.device
     import wgpu
 
-    source = device.create_buffer(size=8, usage=wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST)
+    source = device.create_buffer(size=8,
+                                  usage=wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST)
     ring = ReadbackRing(device, 8, slots=2)
     seen = []
     for frame in range(60):
@@ -125,7 +126,8 @@ def project(camera: Camera, point, size) -> tuple[float, float]:
 
 @pytest.mark.parametrize("camera_text,size", [
     ('kind = "orthographic"\ncenter = [0.5, -0.25]\nheight = 4.0', 0.3),
-    ('kind = "perspective"\nposition = [1.0, 2.0, 5.0]\ntarget = [0.0, 0.5, 0.0]\nfov_deg = 40.0', 0.3),
+    ('kind = "perspective"\nposition = [1.0, 2.0, 5.0]\ntarget = [0.0, 0.5, 0.0]\n'
+     'fov_deg = 40.0', 0.3),
 ])
 def test_a_particle_lands_where_the_camera_projects_it(gpu, camera_text, size):
     point = (0.9, 0.6, 0.0)

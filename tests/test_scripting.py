@@ -22,7 +22,8 @@ from emberfx.scripting import Script
 DATA = Path(__file__).parent / "data"
 
 
-def scene_with(tmp_path: Path, script: str, extra: str = "", entity_script: str | None = None) -> Engine:
+def scene_with(tmp_path: Path, script: str, extra: str = "",
+               entity_script: str | None = None) -> Engine:
     (tmp_path / "scripts").mkdir(exist_ok=True)
     shutil.copy(DATA / "scripts" / script, tmp_path / "scripts" / script)
     if entity_script:

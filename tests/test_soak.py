@@ -285,7 +285,9 @@ def test_engines_opened_and_closed_in_turn_do_not_accumulate(gpu):
         del engine
         gc.collect()
         after_close.append(rss_mb())
-    assert held[0] - before > 85.0                             # an engine this size shows in RSS
+    # the engine must be large enough that one left behind per round would exceed FLAT_MB (it
+    # adds 70-90 MB; less when earlier tests left freed blocks for the allocator to reuse)
+    assert held[0] - before > FLAT_MB
     growth = max(after_close[3:]) - after_close[2]
     assert growth <= FLAT_MB, (f"RSS after each close: {[round(m) for m in after_close]} MB "
                                f"(before: {before:.0f} MB)")

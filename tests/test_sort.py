@@ -1,5 +1,5 @@
-"""The shared GPU key sort against numpy, at lengths around the tile and power-of-two sizes, with the
-count taken from n or read on the GPU."""
+"""The shared GPU key sort against numpy, at lengths around the tile and power-of-two sizes, with
+the count taken from n or read on the GPU."""
 
 from __future__ import annotations
 
@@ -165,7 +165,8 @@ def test_stage_plan_counts():
         covered = [(k, j >> s) for _, k, j, _, stages in stage_plan(n) if j
                    for s in range(stages)]
         top = n.bit_length() - 1
-        assert covered == [(1 << m, 1 << d) for m in range(11, top + 1) for d in range(m - 1, 9, -1)]
+        assert covered == [(1 << m, 1 << d) for m in range(11, top + 1)
+                           for d in range(m - 1, 9, -1)]
 
 
 def test_bad_arguments(gpu):

@@ -50,7 +50,8 @@ def test_compile_error_names_the_included_file_and_line(gpu, fake_shaders):
     with pytest.raises(ShaderError) as info:
         wgsl.create_module(gpu.device, "t/main.wgsl")
     message = str(info.value)
-    assert message.startswith("shaders/t/lib.wgsl:5:1:") or message.startswith("shaders/t/lib.wgsl:4:")
+    assert (message.startswith("shaders/t/lib.wgsl:5:1:")
+            or message.startswith("shaders/t/lib.wgsl:4:"))
     assert "expected" in message and "\n" not in message
 
 

@@ -17,7 +17,8 @@ from emberfx.errors import ShaderError, UsageError
 def fake_shaders(monkeypatch):
     files = {}
     real = wgsl.read_text
-    monkeypatch.setattr(wgsl, "read_text", lambda name: files[name] if name in files else real(name))
+    monkeypatch.setattr(wgsl, "read_text",
+                        lambda name: files[name] if name in files else real(name))
     caches = (wgsl.load, wgsl._declared_constants, wgsl.workgroup_size)
     for cache in caches:
         cache.cache_clear()
@@ -68,7 +69,8 @@ def test_reader_on_tricky_text(fake_shaders):
         with pytest.raises(ShaderError, match=f"shaders/t/c.wgsl: const {unreadable} = "):
             wgsl.constant("t/c.wgsl", unreadable)
     for absent in ("IN_COMMENT", "IN_BLOCK", "LOCAL", "ALSO", "NOPE"):
-        with pytest.raises(ShaderError, match=f"expected a module-scope 'const {absent}', found none"):
+        with pytest.raises(ShaderError,
+                           match=f"expected a module-scope 'const {absent}', found none"):
             wgsl.constant("t/c.wgsl", absent)
     assert wgsl.workgroup_size("t/c.wgsl") == (32, 2, 1)
     with pytest.raises(ShaderError, match="@workgroup_size of by_override: 'ALSO' is not"):
@@ -82,8 +84,9 @@ def test_reader_on_tricky_text(fake_shaders):
 
 
 def test_python_follows_an_edited_const(fake_shaders):
-    fake_shaders["t/e.wgsl"] = ("// t/e.wgsl\nconst MODE_FIRST: u32 = 4u;\nconst MODE_SECOND_ONE = 9u;\n"
-                                "const MODEL: u32 = 1u;\n@compute @workgroup_size(128)\nfn main() {}\n")
+    fake_shaders["t/e.wgsl"] = ("// t/e.wgsl\nconst MODE_FIRST: u32 = 4u;\n"
+                                "const MODE_SECOND_ONE = 9u;\nconst MODEL: u32 = 1u;\n"
+                                "@compute @workgroup_size(128)\nfn main() {}\n")
     assert wgsl.enum_constants("t/e.wgsl", "MODE") == {"first": 4, "second_one": 9}
     assert wgsl.workgroup_size("t/e.wgsl") == (128, 1, 1)
 
@@ -121,7 +124,8 @@ def test_tables_equal_what_the_wgsl_declares():
         wgsl.constant("common/scan_tiles.wgsl", "PER_INVOCATION")
     assert (sort.TILE, sort.GROUP) == (1024, 64)
     for shader in ("forces", "forces_all_pairs", "scatter"):
-        assert wgsl.workgroup_size(f"particle_life/{shader}.wgsl")[0] == particle_life.PARTICLE_GROUP
+        assert (wgsl.workgroup_size(f"particle_life/{shader}.wgsl")[0]
+                == particle_life.PARTICLE_GROUP)
     root = importlib.resources.files("emberfx.shaders").joinpath("post")
     for f in root.iterdir():
         if "@compute" in f.read_text(encoding="utf-8"):

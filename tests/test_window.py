@@ -344,7 +344,8 @@ def test_inspector_edits_are_validated_like_a_scene_file():
     assert "rate" in check_field(emitter, "rate", -1.0) and emitter.rate != -1.0
     assert "color" in check_field(emitter, "color", "#zz0000")
     life = Life()
-    assert check_field(life, "rule", "B3/S23") is None and check_field(life, "rule", "B9") is not None
+    assert check_field(life, "rule", "B3/S23") is None
+    assert check_field(life, "rule", "B9") is not None
     import typing
     assert _literal_choices(typing.get_type_hints(Life, include_extras=True)["topology"]) == \
         ["torus", "dead"]

@@ -11,6 +11,7 @@ itself, with ``msgspec.Meta`` and these constants.
 
 from __future__ import annotations
 
+import functools
 import math
 import types
 import typing
@@ -66,10 +67,12 @@ def bad_numbers(cls: type, table: dict, prefix: str):
                 yield where, item, problem
 
 
-def _members(hint) -> list:
+@functools.lru_cache(maxsize=4096)   # live edits check components every step: walk each type once
+def _members(hint) -> tuple:
     """The plain types a value of this declared type may be: Annotated unwrapped, unions
     expanded, None dropped."""
-    out, pending = [], [hint]
+    out: list = []
+    pending = [hint]
     while pending:
         t = pending.pop()
         if typing.get_origin(t) is Annotated:
@@ -78,12 +81,13 @@ def _members(hint) -> list:
             pending.extend(typing.get_args(t))
         elif t is not None and t is not type(None):
             out.append(t)
-    return out
+    return tuple(out)
 
 
-def _inner(hints: list, step: str | int) -> list:
+@functools.lru_cache(maxsize=4096)
+def _inner(hints: tuple, step: str | int) -> tuple:
     """The types inside ``hints`` at a table key (str) or an array index (int)."""
-    out = []
+    out: list = []
     for t in hints:
         origin, args = typing.get_origin(t), typing.get_args(t)
         if isinstance(step, str):
@@ -98,4 +102,4 @@ def _inner(hints: list, step: str | int) -> list:
                 out += _members(args[0])
             elif step < len(args):
                 out += _members(args[step])
-    return out
+    return tuple(out)

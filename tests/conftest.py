@@ -32,3 +32,24 @@ def gpu():
 @pytest.fixture
 def scenes_dir() -> Path:
     return SCENES
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 200 KiB tmpfs for disk-full tests (needs root and permission to mount; skipped
+    otherwise: the writers' ffmpeg-failure tests cover the same path without a mount)."""
+    import shutil
+    import subprocess
+
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    if os.name != "posix" or os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a small tmpfs needs root and the mount command")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", str(folder)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"mounting a tmpfs is not permitted here: {done.stderr.strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)

@@ -534,26 +534,15 @@ def test_kill_9_leaves_a_temp_file_that_the_next_render_removes(tmp_path, gpu):
 
 
 @pytest.fixture
-def full_disk(tmp_path):
-    """A 200 KiB tmpfs, full (needs root and permission to mount; skipped otherwise)."""
-    folder = tmp_path / "disk"
-    folder.mkdir()
-    if os.name != "posix" or os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small tmpfs needs root and the mount command")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", str(folder)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"mounting a tmpfs is not permitted here: {done.stderr.strip()}")
-    try:
-        with open(folder / "filler", "wb", buffering=0) as filler:
-            try:
-                for _ in range(64):
-                    filler.write(bytes(4096))
-            except OSError:   # ENOSPC: full
-                pass
-        yield folder
-    finally:
-        subprocess.run(["umount", str(folder)], check=True)
+def full_disk(small_disk):
+    """The 200 KiB tmpfs of conftest's small_disk, filled up."""
+    with open(small_disk / "filler", "wb", buffering=0) as filler:
+        try:
+            for _ in range(64):
+                filler.write(bytes(4096))
+        except OSError:   # ENOSPC: full
+            pass
+    return small_disk
 
 
 @pytest.mark.parametrize("frames", [3, 400])   # the disk fills at the end / mid-stream

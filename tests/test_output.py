@@ -370,26 +370,6 @@ def test_a_video_missing_frames_is_caught_before_the_rename(tmp_path, fake_ffmpe
 
 # ---------------------------------------------------------------------------- a full disk
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 200 KiB tmpfs (needs root and permission to mount; skipped otherwise)."""
-    import shutil
-    import subprocess
-
-    folder = tmp_path / "disk"
-    folder.mkdir()
-    if os.name != "posix" or os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small tmpfs needs root and the mount command")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", str(folder)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"mounting a tmpfs is not permitted here: {done.stderr.strip()}")
-    try:
-        yield folder
-    finally:
-        subprocess.run(["umount", str(folder)], check=True)
-
-
 @pytest.mark.parametrize("ext, count", [(".mp4", 10), (".mp4", 300), (".gif", 40),
                                         (".png", 1)])
 def test_a_full_disk_is_one_line_and_leaves_nothing(small_disk, ext, count):

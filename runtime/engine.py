@@ -13,8 +13,9 @@ phases once per fixed step; ``render``/``draw_to`` encode RENDER and POST for th
 The window and the CLI are thin faces over this class.
 
 Every public method first checks the rules of engine_guard.py: the Engine is open (close() is
-final), it is used from the thread that created it, and esper is switched to its own world.
-Edits of live components (``engine.entity("jet").emitter.rate = 900``) go through live_edits.py.
+final), it is used from the thread that created it, and esper is switched to its own world
+(``engine.world`` names it, for querying it with esper directly). Edits of live components
+(``engine.entity("jet").emitter.rate = 900``) mark them dirty; live_edits.py applies them.
 """
 
 from __future__ import annotations
@@ -42,14 +43,17 @@ from emberfx.frame_graph import SIMULATION_PHASES, Pass, Phase
 from emberfx.gpu import get_context
 from emberfx.reload import Reloader
 from emberfx.renderer import OUTPUT_FORMAT, Renderer, frame_uniform_buffer
+from emberfx.resources import Resources
 from emberfx.system import EntityRef, SharedResources, StepInfo
 from emberfx.telemetry import Telemetry
-from emberfx.world import EntityView, Name, World
+from emberfx.world import EntityView, Name, World, WorldHandle
 
 __all__ = ["OUTPUT_FORMAT", "Engine", "EntityView", "Name"]   # tools import these from here
 
 
-@guard_public_methods(exempt=("close",))   # engine_guard: open, owner thread, own world
+# engine_guard: open, owner thread, own world; ``world`` checks the first two and switches
+# only for the calls made through it, so ``with engine.world:`` restores the caller's world
+@guard_public_methods(exempt=("close", "world"))
 class Engine:
     def __init__(self, scene, size: tuple[int, int] | None = None, *, scripts=True,
                  script_timeout: float | None = None):
@@ -73,7 +77,10 @@ class Engine:
         self.clock = FixedClock(scene.settings.fixed_dt)
         self.size = self._checked_size(size if size is not None else scene.settings.size)
         self.readback_every = 1   # steps between counter readbacks (the window reads fewer)
-        self._shared = SharedResources(frame_uniform=frame_uniform_buffer(self.device),
+        self.resources = Resources(self.gpu)   # every GPU buffer and texture, by name
+        frame_uniform = frame_uniform_buffer(self.device)
+        self.resources.adopt("frame", frame_uniform)
+        self._shared = SharedResources(frame_uniform=frame_uniform, resources=self.resources,
                                        fixed_dt=scene.settings.fixed_dt, seed=scene.settings.seed,
                                        resolve=scene.resolve, scene_path=scene.path)
         self._store = World(self.gpu, self._shared)
@@ -98,6 +105,19 @@ class Engine:
         """The name of this Engine's esper world (engine_guard switches to it on every call)."""
         return self._store.esper_world
 
+    @property
+    def world(self) -> WorldHandle:
+        """The Engine's esper world: ``with engine.world: esper.get_components(Name, Emitter)``,
+        or ``engine.world.get_components(...)``, ``.get_component(cls)``, ``.entity(name)``
+        (the esper entity id) and ``.name``; the components are the live ones."""
+        self._check_usable("world")
+        return WorldHandle(self._store, lambda: self._check_usable("world"),
+                           lambda name: self._ref(name, "world.entity(name)"))
+
+    def _check_usable(self, what: str) -> None:
+        if self._owner_ident != threading.get_ident():
+            raise refusal(self, what)
+
     # construction ------------------------------------------------------------------------------
     def _checked_size(self, size) -> tuple[int, int]:
         w, h = render_size(size)
@@ -117,6 +137,8 @@ class Engine:
 
     def _lay_out_readback(self) -> None:
         """A new readback layout for every system (the world was built or an entity rebuilt)."""
+        # first the systems adapt: one that binds another entity's buffers binds the remade ones
+        self._store.world_changed()
         self._telemetry.lay_out(self._store.system_objects())
         self._renderer.invalidate_graphs()
 
@@ -157,7 +179,7 @@ class Engine:
         t0 = time.perf_counter()
         info = StepInfo(frame=self.clock.steps, dt=self.clock.fixed_dt,
                         seed=self.scene.settings.seed)
-        self._store.before_step(info)
+        self._store.process(info)   # esper.process: each system's before_step, by priority
         encoder = self.device.create_command_encoder(label=f"emberfx:step:{info.frame}")
         telemetry = self._telemetry
         # Each readback maps a buffer, and every map wakes wgpu-py's poll thread (about 1 ms of
@@ -191,8 +213,7 @@ class Engine:
             raise EmberError(f"spawn: an entity named '{name}' exists already")
         types = registry.component_types()
         built = checked_components(components, name, path=self.scene.path, label="spawn")
-        live_edits.check_references(self._store.components, self.scene.path, name, built,
-                                    "spawn")
+        live_edits.check_references(self._store, self.scene.path, name, built, "spawn")
         self._store.add(name, built)
         try:
             self._store.attach(name, types)
@@ -211,7 +232,7 @@ class Engine:
     def reload(self, scene, changed_files=()):
         """Turn the running scene into ``scene`` (validated, e.g. the file after an edit) and
         return the ReloadPlan applied. Unchanged entities keep their GPU state; an edited
-        component takes the file's values (live fields rewrite a uniform, reload-class fields
+        component takes the file's values (live fields rewrite a uniform, rebuild-class fields
         rebuild that entity). If a step fails (e.g. a capacity the device refuses) everything done
         so far is undone and the error is raised: the last good scene keeps running."""
         return self._reloader.reload(scene, changed_files)
@@ -255,11 +276,11 @@ class Engine:
 
     def components_of(self, name: str) -> dict[str, object]:
         """The entity's live components by key (edit their fields; the next step applies them)."""
-        return self._store.components[self._ref(name).name]
+        return self._store.components_of(self._ref(name).name)
 
     def entities_with(self, key: str) -> list:
         """``[(EntityRef, component), ...]`` for every entity with a ``key`` component, in order."""
-        return self._shared.world.components(key)
+        return self._store.query(key)
 
     def system_of(self, name: str, key: str):
         """The system object that runs entity ``name``'s ``key`` component (tests, tools)."""
@@ -317,6 +338,7 @@ class Engine:
             raise refusal(self, "close")
         try:
             self._release_world()
+            self.resources.release_all()   # what a failed add left behind
             # a restart keeps these; close() destroys them now, not when the caller drops its
             # last reference to the Engine
             self._renderer.release()

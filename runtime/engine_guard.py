@@ -29,7 +29,8 @@ import esper
 
 from emberfx.errors import EmberError, SceneError
 
-_ESPER_LOCK = threading.Lock()
+# reentrant: a system's query during esper.process (which holds it) switches nothing
+_ESPER_LOCK = threading.RLock()
 
 
 class EngineUsageError(EmberError):
@@ -52,6 +53,32 @@ def in_world(world: str):
     with _ESPER_LOCK:
         esper.switch_world(world)
         yield
+
+
+@contextlib.contextmanager
+def visiting(world: str):
+    """esper calls made in ``world``, after which the caller's world is current again (a user's
+    esper code around ours keeps its world; "default" if the body deleted it). Switches only
+    when needed: inside an Engine call its world is current already."""
+    with _ESPER_LOCK:
+        previous = esper.current_world
+        if previous == world:
+            yield
+            return
+        esper.switch_world(world)
+        try:
+            yield
+        finally:
+            esper.switch_world(previous if previous in esper.list_worlds() else "default")
+
+
+def switch_to(world: str) -> str:
+    """Make ``world`` esper's current world; returns the one it replaces."""
+    with _ESPER_LOCK:
+        previous = esper.current_world
+        if previous != world:
+            esper.switch_world(world)
+        return previous
 
 
 def guard_public_methods(*, exempt: tuple[str, ...] = ()):

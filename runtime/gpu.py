@@ -165,6 +165,20 @@ class GpuContext:
                          "constants": dict(constants or {})})
         return cache[key]
 
+    def explicit_compute_pipeline(self, shader: str, constants: dict | None = None):
+        """A compute pipeline for shaders/``shader`` (entry point ``main``) whose layout is made
+        from the shader's declarations (bindings.group_layouts), cached."""
+        from emberfx import bindings, wgsl
+
+        key = ("explicit", shader, tuple(sorted((constants or {}).items())))
+        cache = self.__dict__.setdefault("_pipelines", {})
+        if key not in cache:
+            cache[key] = self.device.create_compute_pipeline(
+                label=shader, layout=bindings.pipeline_layout(self.device, shader),
+                compute={"module": wgsl.create_module(self.device, shader), "entry_point": "main",
+                         "constants": dict(constants or {})})
+        return cache[key]
+
     def bind_group(self, label: str, pipeline, index: int, buffers: list):
         """Bind group ``index`` of ``pipeline`` with ``buffers`` at bindings 0, 1, 2, ..."""
         entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}

@@ -4,8 +4,9 @@ Three pieces, from pure to stateful:
 
 - ``plan_reload(old, new, changed_files)`` compares two validated scenes entity by entity and says
   what the Engine must do: spawn, delete, respawn (the set of components changed), update fields
-  in place (the Engine's live/reload-field rules then decide between a uniform write and a rebuild
-  of that entity), rebuild an entity whose pattern file changed on disk, or restart the whole
+  in place (through the live-edit path: each changed field's declared change class, see
+  components.py, decides between a uniform write, new passes and a rebuild of that entity),
+  rebuild an entity whose pattern file changed on disk, or restart the whole
   world (the seed or fixed_dt changed: every entity's history depends on them). Entities that did
   not change keep their GPU state.
 - ``SceneWatcher`` polls modification times of the scene file and of the files its components

@@ -5,10 +5,10 @@ It shows the frame rate, the simulation clock, the last hot-reload result, per-p
 is switched on only while that section is open, because it splits shared compute passes) and the
 counters from the asynchronous readbacks (alive particles, Life population). Every component
 field can be edited: the new value is validated as a scene file would be (``check_field``) and
-then set on the live component, so live fields rewrite a uniform on the next step and
-reload-class fields (marked "rebuild") rebuild that entity. Nested structs (an emitter's shape,
-bursts) and lists (colour stops, curves) get one editor per element; an unset optional field
-(``None``) is shown read-only.
+then set on the live component, which marks it for the next step's live-edit sync: live fields
+rewrite a uniform, rebuild-class fields (marked "rebuild") rebuild that entity. Nested structs
+(an emitter's shape, bursts) and lists (colour stops, curves) get one editor per element; an
+unset optional field (``None``) is shown read-only.
 
 The window creates the panel the first time it is needed (F1, or a reload error to show), so
 imgui-bundle is only imported then.
@@ -23,6 +23,7 @@ import typing
 import msgspec
 
 from emberfx.colors import parse_color
+from emberfx.components import Change, changes_of
 from emberfx.errors import EmberError
 
 PANEL_WIDTH = 460
@@ -156,11 +157,12 @@ class Inspector:
 
     def _fields(self, entity: str, key: str, component) -> None:
         imgui = self.imgui
-        reload = set(getattr(component, "RELOAD_FIELDS", ()))
+        changes = changes_of(type(component))
         hints = typing.get_type_hints(type(component), include_extras=True)
         for f in dataclasses.fields(component):
             value = getattr(component, f.name)
-            label = f"{f.name}{' (rebuild)' if f.name in reload else ''}##{entity}.{key}"
+            rebuilds = changes.get(f.name) is Change.REBUILD
+            label = f"{f.name}{' (rebuild)' if rebuilds else ''}##{entity}.{key}"
             changed, new = self._widget(label, value, hints.get(f.name))
             where = (entity, key, f.name)
             if changed:

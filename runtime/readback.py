@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import wgpu
 
+from emberfx.resources import BufferView
+
 COPY_ALIGN = 4
 DRAIN_SECONDS = 2.0    # close() waits this long in all for in-flight maps, then abandons them
 ABORT_SECONDS = 0.2    # after destroying a buffer, how long its map callback may take to say so
@@ -173,7 +175,12 @@ def _aligned(size: int) -> int:
 
 
 def read_buffer(device, buffer, size: int | None = None, offset: int = 0) -> bytes:
-    """Blocking copy of a buffer's bytes to the CPU (tests, state(); not for the frame loop)."""
+    """Blocking copy of a buffer's bytes to the CPU (tests, state(); not for the frame loop).
+    ``buffer`` may be a GPUBuffer or a registry BufferView (offsets are then within the view)."""
+    if isinstance(buffer, BufferView):
+        size = buffer.size - offset if size is None else size
+        offset += buffer.offset
+        buffer = buffer.buffer
     size = buffer.size - offset if size is None else size
     if size == 0:
         return b""

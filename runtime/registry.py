@@ -55,15 +55,37 @@ _loaded = False
 
 
 def component(key: str, *, system: type | None = None):
-    """Class decorator: register ``cls`` as the component stored under ``[entity.<key>]``."""
+    """Class decorator: register ``cls`` as the component stored under ``[entity.<key>]``. It
+    must be a dataclass deriving from ``emberfx.components.Tracked`` whose every field (and
+    every field of the dataclasses nested in it) declares its change class with ``live()``,
+    ``passes()`` or ``rebuild()``: the Engine notices edits by it."""
 
     def register(cls: type) -> type:
         if key in _TYPES and _TYPES[key].cls is not cls:
             raise RuntimeError(f"component key {key!r} registered twice")
+        if any(ct.cls is cls and k != key for k, ct in _TYPES.items()):
+            raise RuntimeError(f"{cls.__qualname__} registered under two component keys")
+        check_component_class(cls)
         _TYPES[key] = ComponentType(key, cls, system)
         return cls
 
     return register
+
+
+def check_component_class(cls: type) -> None:
+    """RuntimeError unless ``cls`` can be a tracked component (see ``component``)."""
+    import dataclasses
+
+    from emberfx.components import Tracked, undeclared_fields
+
+    if not (dataclasses.is_dataclass(cls) and issubclass(cls, Tracked)):
+        raise RuntimeError(f"component class {cls.__qualname__}: expected a dataclass deriving "
+                           f"from emberfx.components.Tracked")
+    missing = undeclared_fields(cls)
+    if missing:
+        raise RuntimeError(f"component class {cls.__qualname__}: these fields declare no "
+                           f"change class (live(), passes() or rebuild() from "
+                           f"emberfx.components): {', '.join(missing)}")
 
 
 def set_system(key: str, system: type) -> None:
@@ -87,6 +109,28 @@ def load_builtin_systems() -> None:
 def component_types() -> dict[str, ComponentType]:
     load_builtin_systems()
     return dict(_TYPES)
+
+
+def component_type(key: str) -> ComponentType | None:
+    """The registration of ``key`` (None if nothing is registered under it); no copy."""
+    load_builtin_systems()
+    return _TYPES.get(key)
+
+
+_KEYS: dict[type, str] = {}   # component class -> key, made from _TYPES when that changes
+
+
+def component_key(cls: type) -> str | None:
+    """The key a component class is registered under (None: not a registered component)."""
+    load_builtin_systems()
+    key = _KEYS.get(cls)
+    if key is not None and key in _TYPES and _TYPES[key].cls is cls:
+        return key
+    if key is not None or len(_KEYS) != len(_TYPES):   # registrations changed since
+        _KEYS.clear()
+        _KEYS.update({ct.cls: k for k, ct in _TYPES.items()})
+        return _KEYS.get(cls)
+    return None
 
 
 

@@ -67,19 +67,19 @@ class Reloader:
         new_specs = {s.name: s for s in scene.entities}
         undo: list[Callable[..., object]] = []   # run newest-first when a later step fails
         try:
-            for name, key in plan.updated:
-                live = world.components[name][key]
+            for name, key in plan.updated:   # edits as any other: marked, then synced
+                live = world.live_component(name, key)
                 before = copy.deepcopy(live)
                 undo.append(lambda live=live, before=before: copy_fields(before, live))
                 copy_fields(new_specs[name].components[key], live)
             self._sync()
             for name, key in plan.refreshed:
-                world.systems[key].rebuild(world.entities[name], world.components[name][key])
+                world.systems[key].rebuild(world.entities[name], world.live_component(name, key))
             for name in plan.added:
                 engine.spawn(name, copy.deepcopy(new_specs[name].components))
                 undo.append(lambda name=name: engine.delete(name))
             for name in plan.respawned:
-                old = world.components[name]
+                old = world.components_of(name)
                 engine.delete(name)
                 undo.append(lambda name=name, old=old: engine.spawn(name, old))
                 engine.spawn(name, copy.deepcopy(new_specs[name].components))

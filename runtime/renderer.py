@@ -59,6 +59,7 @@ class Renderer:
         self.scene_texture = self.device.create_texture(
             label="scene/color", size=(w, h, 1), format=shared.scene_format, usage=usage)
         shared.scene_texture = self.scene_texture
+        shared.resources.adopt("scene/color", self.scene_texture)
         self.depth_texture = self.device.create_texture(
             label="scene/depth", size=(w, h, 1), format=shared.depth_format,
             usage=wgpu.TextureUsage.RENDER_ATTACHMENT)
@@ -87,7 +88,8 @@ class Renderer:
             passes.append(Pass("scene:frame:present", Phase.POST,
                                Draw(pipeline, (bind_group,), target="output", vertices=3),
                                reads=("scene/color",), writes=("output",)))
-            uploaded = {"frame", "scene/color"}  # the frame uniform; the cleared scene target
+            # the frame uniform, the cleared scene target, and every persistent resource
+            uploaded = {"frame", "scene/color"} | self.shared.resources.persistent()
             for s in systems:
                 uploaded |= s.uploaded()
             graph = FrameGraph(passes, uploaded, previous=self._stale_graphs.get(output_format))

@@ -257,6 +257,12 @@ def _plain(value):
     raise TypeError(f"a {type(value).__name__}")
 
 
+def referenced_names(value) -> list[str]:
+    """The entity names a ``REFERENCES`` field holds: one name (a trail's ``source``), a list
+    (an emitter's ``affected_by``), or none (None)."""
+    return [value] if isinstance(value, str) else list(value or ())
+
+
 def check_references(entities: list[EntitySpec], among: list[EntitySpec] | None = None,
                      path=None) -> None:
     """The fields of ``entities`` that name other entities (``REFERENCES``) must name one of
@@ -334,8 +340,10 @@ class _Loader:
         for spec in entities:
             for key, comp in spec.components.items():
                 for field_name, wanted in getattr(type(comp), "REFERENCES", {}).items():
-                    for index, target in enumerate(getattr(comp, field_name) or ()):
-                        where = f"{key}.{field_name}[{index}]"
+                    value = getattr(comp, field_name)
+                    for index, target in enumerate(referenced_names(value)):
+                        where = (f"{key}.{field_name}" if isinstance(value, str)
+                                 else f"{key}.{field_name}[{index}]")
                         if target not in kinds:
                             raise self.error(f"no entity named '{target}'; "
                                              + _suggest(target, kinds, "entity names"),

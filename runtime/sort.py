@@ -1,8 +1,8 @@
 """A reusable GPU sort of (key: u32, value: u32) pairs, ascending by key, as frame-graph passes.
 
-    sort = KeySort(gpu, "smoke:emitter", keys, values, "smoke/sort_keys", "smoke/alive_list",
-                   capacity, count=(counters, 4), count_resource="smoke/counters")
-    passes += sort.passes(Phase.PREPARE)
+    sort = KeySort(self.build, "smoke:emitter", "smoke/sort_keys", "smoke/alive_list", capacity,
+                   count=(alive_total, 0))
+    passes += sort.passes(Phase.RENDER)
     # afterwards keys[:count] is ascending and values[i] is still the value of keys[i]
 
 A bitonic sorting network over the capacity rounded up to a power of two, ordering pairs by
@@ -22,6 +22,10 @@ Barriers and memory round trips are what cost on software Vulkan, so an invocati
 sort_local.wgsl holds 16 pairs in registers and goes through workgroup memory (one barrier) only
 when the next distance leaves them, and sort_global.wgsl reads and writes memory once per up to
 four stages. Every pass is one dispatch inside the frame's compute pass.
+
+The sort's own uniforms (and its count word when none is given) are registry resources of the
+keys' owner and family, named after the keys (``smoke/sort_keys:sort_params:local`` ...), so
+they go when the entity goes.
 """
 
 from __future__ import annotations
@@ -30,9 +34,10 @@ import numpy as np
 import wgpu
 
 from emberfx import wgsl
-from emberfx.frame_graph import Dispatch, Pass, Phase
-from emberfx.gpu import GpuContext
+from emberfx.bindings import PassBuilder
+from emberfx.frame_graph import Pass, Phase
 from emberfx.layout import struct_dtype
+from emberfx.resources import BufferView
 
 TILE = wgsl.int_constant("common/sort_local.wgsl", "TILE")     # positions per workgroup
 GROUP = wgsl.workgroup_size("common/sort_global.wgsl")[0]  # invocations per workgroup
@@ -69,49 +74,48 @@ def _global_invocations(n: int, j: int, stages: int) -> int:
 
 
 class KeySort:
-    def __init__(self, gpu: GpuContext, name: str, keys, values, resource_keys: str,
-                 resource_values: str, n: int, count: tuple[wgpu.GPUBuffer, int] | None = None,
-                 count_resource: str | None = None):
+    def __init__(self, build: PassBuilder, name: str, keys: BufferView | str,
+                 values: BufferView | str, n: int,
+                 count: tuple[BufferView | str, int] | None = None):
         """Sort the first ``count`` (default: all n) (keys[i], values[i]) pairs ascending by key,
-        in place. ``count`` is (buffer, byte offset) of a u32 read on the GPU when the passes run
-        (clamped to n); that buffer needs STORAGE usage and must be neither ``keys`` nor
-        ``values`` (it is bound read-only next to them). ``name`` prefixes the passes
-        (``<name>:sort:local`` ...) and the resources this sort owns."""
-        if (count is None) != (count_resource is None):
-            raise ValueError("count and count_resource go together")
-        self.gpu, self.name, self.n = gpu, name, n
+        in place. ``count`` is (buffer resource, byte offset) of a u32 read on the GPU when the
+        passes run (clamped to n); that resource needs STORAGE usage and must be neither
+        ``keys`` nor ``values`` (it is bound read-only next to them). ``name`` prefixes the
+        passes (``<name>:sort:local`` ...)."""
+        resources = build.resources
+        keys, values = (resources.buffer_view(v) if isinstance(v, str) else v
+                        for v in (keys, values))
+        self.build, self.name, self.n = build, name, n
         self.keys, self.values = keys, values
-        self.resource_keys, self.resource_values = resource_keys, resource_values
-        self.owned: list = []
+        owner, key = keys.name.split("/", 1)
+
+        def buffer(suffix: str, size: int, usage: int) -> BufferView:
+            return resources.buffer(owner, f"{key}:{suffix}", size,
+                                    usage | wgpu.BufferUsage.COPY_DST, family=keys.family)
+
         if count is None:
             # Our own count word holding n, so the shaders have one code path.
-            buffer = gpu.buffer(f"{name}/sort_count", 4,
-                                wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST)
-            gpu.device.queue.write_buffer(buffer, 0, np.array([n], np.uint32).tobytes())
-            self.owned.append(buffer)
-            count, count_resource = (buffer, 0), f"{name}/sort_count"
-            self._uploaded = {count_resource}
-        else:
-            self._uploaded = set()
-        self.count_buffer, offset = count
-        if offset % 4 or offset + 4 > self.count_buffer.size:
+            view = buffer("sort_count", 4, wgpu.BufferUsage.STORAGE)
+            resources.write(view, np.array([n], np.uint32).tobytes())
+            count = (view, 0)
+        counted, offset = count
+        self.count = resources.buffer_view(counted) if isinstance(counted, str) else counted
+        if offset % 4 or offset + 4 > self.count.size:
             raise ValueError(f"count offset {offset} is not a u32 inside its buffer")
-        for buffer, what in ((keys, "keys"), (values, "values")):
-            if buffer.size < 4 * n:
-                raise ValueError(f"{what} buffer holds {buffer.size} bytes, fewer than n = {n} u32")
-        assert count_resource is not None   # checked above: given together with count
-        self.count_resource = count_resource
+        if self.count.name in (keys.name, values.name):
+            raise ValueError(f"the count word may not sit in the sorted '{self.count.name}'")
+        for view, what in ((keys, "keys"), (values, "values")):
+            if view.size < 4 * n:
+                raise ValueError(f"{what} buffer holds {view.size} bytes, fewer than n = {n} u32")
         self.plan = stage_plan(n)
         self.params = []
         for step, k, j, k_last, _ in self.plan:
-            buffer = gpu.buffer(f"{name}/sort_params:{step}", PARAMS.itemsize,
-                                wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
+            view = buffer(f"sort_params:{step}", PARAMS.itemsize, wgpu.BufferUsage.UNIFORM)
             record = np.zeros((), PARAMS)
             record["n"], record["count_word"] = n, offset // 4
             record["k"], record["j"], record["k_last"] = k, j, k_last
-            gpu.device.queue.write_buffer(buffer, 0, record.tobytes())
-            self.params.append(buffer)
-            self.owned.append(buffer)
+            resources.write(view, record.tobytes())
+            self.params.append(view)
 
     @property
     def dispatch_count(self) -> int:
@@ -119,28 +123,16 @@ class KeySort:
 
     def passes(self, phase: Phase = Phase.SIMULATE) -> list[Pass]:
         tiles = -(-self.n // TILE)
+        grid = self.build.gpu.grid
         out = []
         for (step, _k, j, _k_last, stages), params in zip(self.plan, self.params):
             if j == 0:
-                pipeline = self.gpu.compute_pipeline("common/sort_local.wgsl")
-                groups = tiles
+                shader, constants, groups = "common/sort_local.wgsl", {}, tiles
             else:
-                pipeline = self.gpu.compute_pipeline("common/sort_global.wgsl",
-                                                     {"STAGES": stages})
+                shader, constants = "common/sort_global.wgsl", {"STAGES": stages}
                 groups = -(-_global_invocations(self.n, j, stages) // GROUP)
-            label = f"{self.name}:sort:{step}"
-            group = self.gpu.bind_group(label, pipeline, 0,
-                                        [params, self.keys, self.values, self.count_buffer])
-            out.append(Pass(label, phase, Dispatch(pipeline, (group,), self.gpu.grid(groups)),
-                            reads=(self.resource_keys, self.resource_values, self.count_resource),
-                            writes=(self.resource_keys, self.resource_values)))
+            out.append(self.build.compute(
+                f"{self.name}:sort:{step}", phase, shader, grid(groups),
+                {"params": params, "keys": self.keys, "values": self.values,
+                 "counts": self.count}, constants=constants))
         return out
-
-    def uploaded(self) -> set[str]:
-        """The count word this sort owns (when no count was given) is written at construction."""
-        return set(self._uploaded)
-
-    def destroy(self) -> None:
-        for buffer in self.owned:
-            buffer.destroy()
-        self.owned = []

@@ -5,6 +5,7 @@ view or as a world quad (shaders/common/texture_quad.wgsl) for Life and fractal 
 from __future__ import annotations
 
 from emberfx import wgsl
+from emberfx.bindings import RENDER, pipeline_layout
 
 BLENDS = {
     "additive": {"color": {"src_factor": "one", "dst_factor": "one", "operation": "add"},
@@ -28,7 +29,7 @@ def sprite_pipeline(device, shader: str, blend: str, color_format: str, depth_fo
         if BLENDS[blend] is not None:
             target["blend"] = BLENDS[blend]
         _CACHE[key] = device.create_render_pipeline(
-            label=f"{shader}:{blend}", layout="auto",
+            label=f"{shader}:{blend}", layout=pipeline_layout(device, shader, RENDER),
             vertex={"module": module, "entry_point": "vs_main"},
             primitive={"topology": "triangle-list"},
             # sprites test depth (hidden behind opaque geometry); only opaque ones write it
@@ -45,7 +46,8 @@ def texture_quad_pipeline(device, mode: str, color_format: str, depth_format: st
     if key not in _CACHE:
         module = wgsl.create_module(device, "common/texture_quad.wgsl")
         _CACHE[key] = device.create_render_pipeline(
-            label=f"texture_quad:{mode}", layout="auto",
+            label=f"texture_quad:{mode}",
+            layout=pipeline_layout(device, "common/texture_quad.wgsl", RENDER),
             vertex={"module": module, "entry_point": "vs_main"},
             primitive={"topology": "triangle-list"},
             depth_stencil={"format": depth_format, "depth_write_enabled": mode == "quad",

@@ -1,24 +1,34 @@
 """What a system is: the bridge from one component family to GPU resources and passes.
 
 The Engine owns one system object per component family present in a scene. It tells the system
-when an entity with that component appears (``add``), changes a reload-class field (``rebuild``)
-or goes away (``remove``); before each simulation step and each drawn frame it lets the system
-write its uniforms; and it asks for the system's passes whenever the set of entities changes.
-A system never encodes commands itself.
+when an entity with that component appears (``add``), changes a rebuild-class field
+(``rebuild``) or goes away (``remove``); before each simulation step it lets the system write its
+uniforms; and it asks for the system's passes whenever the set of entities changes. A system
+never encodes commands itself.
+
+A system is an esper Processor of the Engine's esper world: each step the Engine runs
+``esper.process(step)``, which calls every system's ``process`` (``before_step``) by descending
+``priority`` (see ``Priority``). A system sees other entities through ``query`` (an emitter, the
+forces acting on it), which reads the esper world.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import esper
 import numpy as np
 import wgpu
 
+from emberfx.bindings import PassBuilder
 from emberfx.frame_graph import Pass
 from emberfx.gpu import GpuContext
+from emberfx.resources import Resources
 
 SCENE_FORMAT = "rgba16float"   # linear HDR colour: additive particles may exceed 1 before present
 DEPTH_FORMAT = "depth32float"
@@ -42,8 +52,10 @@ class StepInfo:
 class SharedResources:
     """Resources owned by the Engine that every system may bind."""
     frame_uniform: wgpu.GPUBuffer  # holds common/frame.wgsl's Frame
-    # other entities' components (read-only use); the engine gives each world its own view
-    world: WorldView = field(default_factory=lambda: WorldView({}, {}))
+    # every GPU buffer and texture by 'owner/key' name (the frame uniform is "frame")
+    resources: Resources
+    # the Engine's world query (World.query): (EntityRef, component) pairs in entity order
+    query: Callable[..., list[tuple[EntityRef, Any]]] = lambda *kinds: []
     fixed_dt: float = 1.0 / 60.0
     seed: int = 0
     # scene.resolve: a path written in the scene -> a real path
@@ -53,40 +65,6 @@ class SharedResources:
     scene_texture: wgpu.GPUTexture | None = None
     scene_format: str = SCENE_FORMAT
     depth_format: str = DEPTH_FORMAT
-
-
-class WorldView:
-    """What a system may see of the scene beyond its own components (e.g. an emitter the forces
-    acting on it): ``components("attractor") -> [(EntityRef, component), ...]`` in scene order.
-
-    The entities holding each component key are indexed, and the engine reports spawns and
-    deletions (``added``, ``removed``), so a query costs what it returns: every emitter asks for
-    its forces every step, and that must not grow with the number of entities."""
-
-    def __init__(self, entities: dict[str, EntityRef], components: dict[str, dict[str, object]]):
-        self._entities = entities
-        self._components = components
-        self._holders: dict[str, dict[str, None]] = {}   # key -> entity names, in scene order
-        for name in components:
-            self.added(name)
-
-    def added(self, name: str) -> None:
-        for key in self._components[name]:
-            self._holders.setdefault(key, {})[name] = None
-
-    def removed(self, name: str) -> None:
-        for holders in self._holders.values():
-            holders.pop(name, None)
-
-    def components(self, *keys: str) -> list[tuple[EntityRef, object]]:
-        if len(keys) == 1:
-            key = keys[0]
-            return [(self._entities[n], self._components[n][key])
-                    for n in self._holders.get(key, ())]
-        names = {n for key in keys for n in self._holders.get(key, ())}
-        return [(self._entities[n], comp)
-                for n in sorted(names, key=lambda n: self._entities[n].index)
-                for key, comp in self._components[n].items() if key in keys]
 
 
 @dataclass(frozen=True)
@@ -100,13 +78,25 @@ class Readback:
     size: int
 
 
-class System:
+class Priority(enum.IntEnum):
+    """The order systems run in each step (esper runs the higher first): what other families
+    read is written before they read it."""
+    FORCES = 400       # families that publish forces or fields other families read
+    DYNAMICS = 300     # what forces act on: emitters, cloth
+    SIMULATION = 200   # self-contained simulations: Life, particle life, fractals, trails
+    POST = 100         # post effects, last
+
+
+class System(esper.Processor):
     key: str = ""
+    priority: int = Priority.SIMULATION
 
     def __init__(self, gpu: GpuContext, shared: SharedResources):
         self.gpu = gpu
         self.device = gpu.device
         self.shared = shared
+        self.resources = shared.resources
+        self.build = PassBuilder(gpu, shared.resources)   # passes with named bindings
 
     # lifecycle -------------------------------------------------------------------------------
     def add(self, entity: EntityRef, component) -> None:
@@ -116,11 +106,30 @@ class System:
         raise NotImplementedError
 
     def rebuild(self, entity: EntityRef, component) -> None:
-        self.remove(entity)
-        self.add(entity, component)
+        self.detach(entity)
+        try:
+            self.add(entity, component)
+        except Exception:
+            self.resources.release(entity.name, self.key)   # what the failed add made
+            raise
+
+    def detach(self, entity: EntityRef) -> None:
+        """The entity leaves this system: ``remove``, then the registry releases every resource
+        the system made for it (so ``remove`` need not destroy them)."""
+        try:
+            self.remove(entity)
+        finally:
+            self.resources.release(entity.name, self.key)
 
     def world_changed(self) -> None:
         """Entities were spawned or deleted (other systems' too): adapt, e.g. to new forces."""
+
+    def query(self, *kinds: str | type) -> list[tuple[EntityRef, Any]]:
+        """Every component of the given keys (``"attractor"``) or classes in the Engine's world,
+        as ``[(EntityRef, component), ...]`` in entity order (and, within an entity, in its
+        component order). Cached until an entity or component comes or goes, so asking every
+        step costs what it returns."""
+        return self.shared.query(*kinds)
 
     # per frame -------------------------------------------------------------------------------
     def passes(self) -> list[Pass]:
@@ -132,6 +141,10 @@ class System:
 
     def before_step(self, step: StepInfo) -> None:
         """Write this step's uniforms (queue.write_buffer)."""
+
+    def process(self, step: StepInfo) -> None:
+        """``esper.process(step)`` calls it: this system's part of the step."""
+        self.before_step(step)
 
     def readbacks(self) -> list[Readback]:
         return []
@@ -148,6 +161,14 @@ class System:
         return {}
 
     # helpers for subclasses ------------------------------------------------------------------
+    def buffer(self, entity: EntityRef, key: str, size: int, usage: int, *,
+               what: str | None = None, persistent: bool = True):
+        """A registry buffer ``<entity>/<key>`` owned by the entity and this system; usage may
+        name STORAGE, UNIFORM, INDIRECT ... flags (COPY_SRC/COPY_DST are always added)."""
+        usage |= wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+        return self.resources.buffer(entity.name, key, size, usage, what=what,
+                                     persistent=persistent, family=self.key)
+
     def storage_buffer(self, label: str, size: int, *, extra_usage=0, what: str | None = None):
         usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         return self.gpu.buffer(label, size, usage | extra_usage, what=what)
@@ -163,10 +184,10 @@ _SCALARS = frozenset({int, float, str, bool, type(None)})
 
 
 def snapshot(component) -> tuple:
-    """A cheap value copy of a component's fields, nested objects included (an edit of
-    ``emitter.shape.radius`` must show), to notice edits between steps. It runs twice a frame
-    for every component, so field names are looked up once per class and plain values are
-    kept as they are."""
+    """A cheap value copy of a dataclass's fields, nested objects included, to notice a change
+    by comparison: the renderer keys the camera part of the frame uniform on it (the camera is
+    no entity component, so no tracking tells of its edits). Field names are looked up once
+    per class and plain values are kept as they are."""
     names = _FIELD_NAMES.get(type(component))
     if names is None:
         names = _FIELD_NAMES[type(component)] = tuple(f.name for f in dataclasses.fields(component))

@@ -291,3 +291,91 @@ def workgroup_size(name: str, entry: str = "main") -> tuple[int, int, int]:
         return dims[0], dims[1], dims[2]
     raise ShaderError(f"shaders/{name}: expected a compute entry point '{entry}' with "
                       "@workgroup_size, found none")
+
+
+# Resource bindings: ``@group(g) @binding(b) var<space, access> name: type;`` at module scope.
+# Passes bind resources by these names, and each declaration's address space and access mode
+# say whether the pass reads or writes what is bound (runtime/bindings.py).
+
+_BINDING = re.compile(r"(@(?:group|binding)\s*\(\s*\d+\s*\)\s*@(?:group|binding)\s*\(\s*\d+\s*\))"
+                      r"\s*var\s*(?:<([^>]*)>)?\s*(\w+)\s*:\s*([^;]+);")
+_GROUP = re.compile(r"@group\s*\(\s*(\d+)\s*\)")
+_BINDING_INDEX = re.compile(r"@binding\s*\(\s*(\d+)\s*\)")
+_STORAGE_TEXTURE = re.compile(r"texture_storage_(\w+)\s*<\s*(\w+)\s*,\s*(\w+)\s*>")
+_SAMPLED_TEXTURE = re.compile(r"texture_(multisampled_)?(1d|2d_array|2d|3d|cube_array|cube)"
+                              r"\s*<\s*(\w+)\s*>")
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One module-scope resource declaration of a shader."""
+    group: int
+    index: int
+    name: str
+    kind: str      # uniform | storage | texture | depth-texture | storage-texture | sampler
+    access: str    # read | read_write | write (storage buffers and storage textures)
+    type: str      # the WGSL type text, e.g. "array<Particle>" or "texture_2d<f32>"
+
+    @property
+    def reads(self) -> bool:
+        return self.access != "write"
+
+    @property
+    def writes(self) -> bool:
+        return self.access in ("read_write", "write")
+
+
+def _binding_kind(space: str | None, type_text: str) -> tuple[str, str]:
+    parts = [p.strip() for p in (space or "").split(",") if p.strip()]
+    if parts and parts[0] == "uniform":
+        return "uniform", "read"
+    if parts and parts[0] == "storage":
+        return "storage", parts[1] if len(parts) > 1 else "read"
+    if type_text.startswith("texture_storage_"):
+        m = _STORAGE_TEXTURE.match(type_text)
+        return "storage-texture", m.group(3) if m else "write"
+    if type_text.startswith("texture_depth"):
+        return "depth-texture", "read"
+    if type_text.startswith("texture_"):
+        return "texture", "read"
+    if type_text.startswith("sampler"):
+        return "sampler", "read"
+    raise ShaderError(f"unknown resource type {type_text!r}")
+
+
+@functools.cache
+def bindings(name: str) -> dict[str, Binding]:
+    """The resource declarations of shaders/``name`` (includes expanded), by variable name, in
+    (group, binding) order."""
+    found: list[Binding] = []
+    for m in _BINDING.finditer(_module_scope(load(name).code)):
+        attributes, space, var, type_text = m.groups()
+        type_text = " ".join(type_text.split())
+        try:
+            kind, access = _binding_kind(space, type_text)
+        except ShaderError as exc:
+            raise ShaderError(f"shaders/{name}: binding '{var}': {exc}") from None
+        found.append(Binding(int(_GROUP.search(attributes).group(1)),        # type: ignore[union-attr]
+                             int(_BINDING_INDEX.search(attributes).group(1)),  # type: ignore[union-attr]
+                             var, kind, access, type_text))
+    found.sort(key=lambda b: (b.group, b.index))
+    return {b.name: b for b in found}
+
+
+def storage_texture_format(binding: Binding) -> tuple[str, str]:
+    """(dimension, texel format) of a storage texture binding."""
+    m = _STORAGE_TEXTURE.match(binding.type)
+    if m is None:
+        raise ShaderError(f"binding '{binding.name}': cannot read {binding.type!r}")
+    return m.group(1), m.group(2)
+
+
+def sampled_texture_type(binding: Binding) -> tuple[str, str, bool]:
+    """(view dimension, sample scalar, multisampled) of a sampled texture binding."""
+    if binding.kind == "depth-texture":
+        dims = binding.type.removeprefix("texture_depth_").removeprefix("multisampled_")
+        return dims.replace("_", "-"), "depth", "multisampled" in binding.type
+    m = _SAMPLED_TEXTURE.match(binding.type)
+    if m is None:
+        raise ShaderError(f"binding '{binding.name}': cannot read {binding.type!r}")
+    return m.group(2).replace("_", "-"), m.group(3), bool(m.group(1))

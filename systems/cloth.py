@@ -26,7 +26,7 @@ from emberfx.frame_graph import Dispatch, Draw, Pass, Phase
 from emberfx.layout import struct_dtype
 from emberfx.readback import read_array
 from emberfx.registry import set_system
-from emberfx.system import EntityRef, StepInfo, System
+from emberfx.system import EntityRef, Priority, StepInfo, System
 from emberfx.systems.cloth_component import Cloth
 from emberfx.systems.forces import COLLIDER, FORCE, ForceField, pack_colliders, pack_forces
 
@@ -89,6 +89,7 @@ class _Patch:
 
 class ClothSystem(System):
     key = "cloth"
+    priority = Priority.DYNAMICS
 
     def __init__(self, gpu, shared):
         super().__init__(gpu, shared)
@@ -105,15 +106,14 @@ class ClothSystem(System):
                   f"too few for stiffness {component.stiffness:g} and mass {component.mass:g} "
                   f"(explicit steps diverge); use at least {needed}", file=sys.stderr)
         self.gpu.check_buffer_size(n * 16, what)
-        world = self.shared.world
         b = {k: self.storage_buffer(f"{name}/{k}", n * 16, what=what)
              for k in ("pos0", "pos1", "vel0", "vel1", "rest", "normals")}
         b["params"] = self.uniform_buffer(f"{name}/params", PARAMS.itemsize)
         b["look"] = self.uniform_buffer(f"{name}/look", LOOK.itemsize)
         b["forces"] = self.storage_buffer(
-            f"{name}/forces", max(1, len(world.components("force_field"))) * FORCE.itemsize)
+            f"{name}/forces", max(1, len(self.query("force_field"))) * FORCE.itemsize)
         b["colliders"] = self.storage_buffer(
-            f"{name}/colliders", max(1, len(world.components(*COLLIDER_KEYS))) * COLLIDER.itemsize)
+            f"{name}/colliders", max(1, len(self.query(*COLLIDER_KEYS))) * COLLIDER.itemsize)
         tris, edges = triangle_indices(nx, ny), edge_indices(nx, ny)
         index_usage = wgpu.BufferUsage.INDEX | wgpu.BufferUsage.COPY_DST
         b["triangles"] = self.device.create_buffer_with_data(data=tris, usage=index_usage)
@@ -237,7 +237,7 @@ class ClothSystem(System):
 
     def acting_on(self, patch: _Patch, keys: tuple[str, ...]) -> list:
         wanted = patch.component.affected_by
-        return [comp for ref, comp in self.shared.world.components(*keys)
+        return [comp for ref, comp in self.query(*keys)
                 if wanted is None or ref.name in wanted]
 
     def before_step(self, step: StepInfo) -> None:

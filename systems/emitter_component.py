@@ -6,12 +6,13 @@ Kept apart from the system (systems/emitter.py) so that validating a scene needs
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 import msgspec
 
 from emberfx.colors import parse_color
+from emberfx.components import Tracked, live, rebuild
 from emberfx.numbers import U32_MAX
 from emberfx.registry import component
 from emberfx.systems.forces import MAX_FORCES
@@ -52,19 +53,19 @@ def _check_finite(name: str, values) -> None:
 
 
 @dataclass(slots=True)
-class Shape:
+class Shape(Tracked):
     """Where on the emitter particles are born (centred on ``position``, oriented by
     ``direction`` for disk, cone and ring)."""
-    kind: Literal["point", "sphere", "box", "disk", "cone", "ring"] = "point"
-    radius: NonNegative = 0.5
+    kind: Literal["point", "sphere", "box", "disk", "cone", "ring"] = live("point")
+    radius: NonNegative = live(0.5)
     """sphere, disk, cone (base), ring: world units"""
-    size: tuple[NonNegative, NonNegative, NonNegative] = (1.0, 1.0, 1.0)
+    size: tuple[NonNegative, NonNegative, NonNegative] = live((1.0, 1.0, 1.0))
     """box: full extents along x, y, z"""
-    thickness: NonNegative = 0.1
+    thickness: NonNegative = live(0.1)
     """ring: radial width (the ring spans radius - thickness .. radius)"""
-    angle_deg: Annotated[float, msgspec.Meta(ge=0.0, lt=90.0)] = 25.0
+    angle_deg: Annotated[float, msgspec.Meta(ge=0.0, lt=90.0)] = live(25.0)
     """cone: half-angle of the velocity directions at the base's rim"""
-    surface: bool = False
+    surface: bool = live(False)
     """true: on the shape's surface (sphere shell, box faces, disk/cone rim, ring circle)"""
 
     def __post_init__(self):
@@ -74,13 +75,13 @@ class Shape:
 
 
 @dataclass(slots=True)
-class Burst:
+class Burst(Tracked):
     """``count`` particles at ``time`` seconds, then every ``repeat`` seconds, ``cycles`` times."""
-    time: NonNegative = 0.0
-    count: Annotated[int, msgspec.Meta(ge=1)] = 100
-    repeat: NonNegative = 0.0
+    time: NonNegative = live(0.0)
+    count: Annotated[int, msgspec.Meta(ge=1)] = live(100)
+    repeat: NonNegative = live(0.0)
     """seconds between cycles; 0 fires once"""
-    cycles: Annotated[int, msgspec.Meta(ge=0, le=U32_MAX)] = 1
+    cycles: Annotated[int, msgspec.Meta(ge=0, le=U32_MAX)] = live(1)
     """how many times it fires; 0 = forever (needs repeat > 0)"""
 
     def __post_init__(self):
@@ -102,10 +103,10 @@ class Burst:
 
 
 @dataclass(slots=True)
-class ColorStop:
-    t: Fraction
+class ColorStop(Tracked):
+    t: Fraction = live()
     """position over life, 0 = birth, 1 = death"""
-    color: str
+    color: str = live()
     """'#rrggbb' or '#rrggbbaa'"""
 
 
@@ -114,60 +115,58 @@ DEFAULT_COLORS: list[str | ColorStop] = ["#ffd27f", "#ff6a00"]   # each emitter 
 
 @component("emitter")
 @dataclass(slots=True)
-class Emitter:
-    capacity: Annotated[int, msgspec.Meta(ge=1, le=MAX_CAPACITY)] = 10000
+class Emitter(Tracked):
+    capacity: Annotated[int, msgspec.Meta(ge=1, le=MAX_CAPACITY)] = rebuild(10000)
     """slots in the pool (reload: changing it rebuilds the pool)"""
-    rate: BirthRate = 1000.0
+    rate: BirthRate = live(1000.0)
     """particles per second; the fractional part carries across steps"""
-    rate_over_distance: BirthRate = 0.0
+    rate_over_distance: BirthRate = live(0.0)
     """extra particles per world unit the emitter's position moves"""
-    bursts: list[Burst] = field(default_factory=list)
-    lifetime: Range = (1.0, 2.0)
+    bursts: list[Burst] = live(default_factory=list)
+    lifetime: Range = live((1.0, 2.0))
     """seconds: a number or [min, max]"""
-    speed: Range = (1.0, 2.0)
+    speed: Range = live((1.0, 2.0))
     """initial speed, m/s: a number or [min, max]"""
-    position: Vec3 = (0.0, 0.0, 0.0)
+    position: Vec3 = live((0.0, 0.0, 0.0))
     """the emitter's centre, world units (edit it live to move the emitter)"""
-    shape: Shape = field(default_factory=Shape)
-    direction: Vec3 = (0.0, 1.0, 0.0)
+    shape: Shape = live(default_factory=Shape)
+    direction: Vec3 = live((0.0, 1.0, 0.0))
     """axis of the emission cone (and of disk, cone and ring shapes)"""
-    spread_deg: Annotated[float, msgspec.Meta(ge=0.0, le=180.0)] = 15.0
+    spread_deg: Annotated[float, msgspec.Meta(ge=0.0, le=180.0)] = live(15.0)
     """cone half-angle of initial directions around `direction`, degrees"""
-    velocity: Literal["direction", "radial"] = "direction"
+    velocity: Literal["direction", "radial"] = live("direction")
     """initial direction: around `direction`, or outward from the shape's centre"""
-    inherit_velocity: Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)] = 0.0
+    inherit_velocity: Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)] = live(0.0)
     """share of the emitter's own velocity (from its moving position) given to new particles"""
-    prewarm: Annotated[float, msgspec.Meta(ge=0.0, le=60.0)] = 0.0
+    prewarm: Annotated[float, msgspec.Meta(ge=0.0, le=60.0)] = rebuild(0.0)
     """seconds simulated when the emitter is created, so it starts in its steady state; the
     work, capacity x prewarm steps, is bounded by MAX_PREWARM_WORK (prewarm_problem)"""
-    gravity: Vec3 = (0.0, -9.81, 0.0)
+    gravity: Vec3 = live((0.0, -9.81, 0.0))
     """m/s^2"""
-    drag: NonNegative = 0.0
+    drag: NonNegative = live(0.0)
     """linear drag, 1/s"""
-    size: Annotated[float, msgspec.Meta(gt=0.0)] = 0.03
+    size: Annotated[float, msgspec.Meta(gt=0.0)] = live(0.03)
     """billboard edge: world units, or pixels with size_unit = "pixels\""""
-    size_unit: Literal["world", "pixels"] = "world"
-    size_curve: list[NonNegative] = field(default_factory=lambda: [1.0])
+    size_unit: Literal["world", "pixels"] = live("world")
+    size_curve: list[NonNegative] = live(default_factory=lambda: [1.0])
     """size multipliers over life, evenly spaced"""
-    size_variation: Fraction = 0.0
+    size_variation: Fraction = live(0.0)
     """per-particle random size factor in [1 - v, 1 + v]"""
-    color: str | list[str | ColorStop] = field(default_factory=lambda: list(DEFAULT_COLORS))
+    color: str | list[str | ColorStop] = live(default_factory=lambda: list(DEFAULT_COLORS))
     """a colour, a list of colours evenly spaced over life, or stops [{t, color}, ...]"""
-    alpha_curve: list[Fraction] = field(default_factory=lambda: [1.0])
+    alpha_curve: list[Fraction] = live(default_factory=lambda: [1.0])
     """opacity multipliers over life, evenly spaced (e.g. [1, 1, 0] fades out at the end)"""
-    color_variation: Fraction = 0.0
+    color_variation: Fraction = live(0.0)
     """per-particle random brightness factor in [1 - v, 1 + v]"""
-    blend: Literal["additive", "alpha", "opaque"] = "additive"
+    blend: Literal["additive", "alpha", "opaque"] = rebuild("additive")
     """alpha: premultiplied, drawn back to front (sorted on the GPU)"""
-    allocation: Literal["ordered", "atomic", "ticket"] = "ordered"
+    allocation: Literal["ordered", "atomic", "ticket"] = rebuild("ordered")
     """how dead slots share a step's emission budget (reload); see docs in the README"""
-    substeps: Annotated[int, msgspec.Meta(ge=1, le=64)] = 1
+    substeps: Annotated[int, msgspec.Meta(ge=1, le=64)] = live(1)
     """integration substeps per fixed step (h = fixed_dt / substeps)"""
-    affected_by: list[str] | None = None
+    affected_by: list[str] | None = live(None)
     """names of the attractor / force_field / kill_zone entities acting on it; None = all"""
 
-    RELOAD_FIELDS = ("capacity", "allocation", "blend", "prewarm")
-    PASS_FIELDS = ()   # its passes are built when the entity is (re)built, not per edit
     REFERENCES = {"affected_by": ("attractor", "force_field", "kill_zone")}
     REFERENCE_LIMITS = {"affected_by": MAX_FORCES}
 

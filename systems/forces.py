@@ -16,6 +16,7 @@ import msgspec
 import numpy as np
 
 from emberfx import wgsl
+from emberfx.components import Tracked, live, passes
 from emberfx.layout import struct_dtype
 from emberfx.registry import component
 
@@ -49,21 +50,19 @@ def _unit(v: Vec3, name: str) -> np.ndarray:
 
 @component("attractor")
 @dataclass(slots=True)
-class Attractor:
-    position: Vec3 = (0.0, 0.0, 0.0)
+class Attractor(Tracked):
+    position: Vec3 = live((0.0, 0.0, 0.0))
     """world units"""
-    strength: float = 1.0
+    strength: float = live(1.0)
     """G in a = G r / (|r|^2 + softening^2)^(3/2), r = position - x; negative repels"""
-    softening: Positive = 0.1
+    softening: Positive = live(0.1)
     """eps, world units: keeps the pull finite at the centre"""
-    radius: NonNegative = 0.0
+    radius: NonNegative = live(0.0)
     """acts only within this distance; 0 = everywhere"""
-    kill_radius: NonNegative = 0.0
+    kill_radius: NonNegative = live(0.0)
     """particles closer than this die; 0 = never"""
-    follow_mouse: bool = False
+    follow_mouse: bool = live(False)
     """interactive window: the attractor follows the cursor in the view plane; ignored headless"""
-
-    PASS_FIELDS = ()   # packed into a uniform each step: a live edit never changes a pass
 
     def __post_init__(self):
         _finite(self, "position", "strength", "softening", "radius", "kill_radius")
@@ -76,27 +75,25 @@ class Attractor:
 
 @component("force_field")
 @dataclass(slots=True)
-class ForceField:
-    kind: Literal["gravity", "drag", "vortex", "turbulence", "wind"] = "gravity"
-    acceleration: Vec3 = (0.0, -9.81, 0.0)
+class ForceField(Tracked):
+    kind: Literal["gravity", "drag", "vortex", "turbulence", "wind"] = passes("gravity")
+    acceleration: Vec3 = live((0.0, -9.81, 0.0))
     """gravity: m/s^2"""
-    coefficient: NonNegative = 0.1
+    coefficient: NonNegative = live(0.1)
     """drag: 1/s (a = -coefficient v)"""
-    center: Vec3 = (0.0, 0.0, 0.0)
+    center: Vec3 = live((0.0, 0.0, 0.0))
     """vortex: a point on the axis"""
-    axis: Vec3 = (0.0, 1.0, 0.0)
+    axis: Vec3 = live((0.0, 1.0, 0.0))
     """vortex: rotation axis (right-handed)"""
-    strength: float = 1.0
+    strength: float = live(1.0)
     """vortex: 1/s^2 (a = strength axis x (x - center)); turbulence: m/s^2"""
-    frequency: Positive = 1.0
+    frequency: Positive = live(1.0)
     """turbulence: spatial frequency of the first octave, 1/m; wind: gusts per second"""
-    octaves: Annotated[int, msgspec.Meta(ge=1, le=8)] = 3
-    direction: Vec3 = (1.0, 0.0, 0.0)
+    octaves: Annotated[int, msgspec.Meta(ge=1, le=8)] = live(3)
+    direction: Vec3 = live((1.0, 0.0, 0.0))
     """wind: the direction it blows (its speed is `strength`, m/s)"""
-    gust: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.0
+    gust: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = live(0.0)
     """wind: gusts vary the speed by up to this fraction"""
-
-    PASS_FIELDS = ("kind",)   # a cloth compiles its wind code in only while a wind acts
 
     def __post_init__(self):
         _finite(self, "acceleration", "coefficient", "center", "axis", "strength", "frequency",
@@ -131,15 +128,13 @@ class ForceField:
 
 @component("kill_zone")
 @dataclass(slots=True)
-class KillZone:
-    shape: Literal["sphere", "box"] = "sphere"
-    center: Vec3 = (0.0, 0.0, 0.0)
-    radius: Positive = 1.0
+class KillZone(Tracked):
+    shape: Literal["sphere", "box"] = live("sphere")
+    center: Vec3 = live((0.0, 0.0, 0.0))
+    radius: Positive = live(1.0)
     """sphere: world units"""
-    half_size: tuple[Positive, Positive, Positive] = (1.0, 1.0, 1.0)
+    half_size: tuple[Positive, Positive, Positive] = live((1.0, 1.0, 1.0))
     """box: half extents along x, y, z"""
-
-    PASS_FIELDS = ()   # packed into a uniform each step: a live edit never changes a pass
 
     def __post_init__(self):
         _finite(self, "center", "radius", "half_size")
@@ -185,18 +180,16 @@ def pack_forces(forces: list, time: float = 0.0) -> np.ndarray:
 
 @component("collider")
 @dataclass(slots=True)
-class Collider:
+class Collider(Tracked):
     """A solid that cloth does not enter: a sphere (center, radius) or a plane (point, normal)."""
-    shape: Literal["sphere", "plane"] = "sphere"
-    center: Vec3 = (0.0, 0.0, 0.0)
-    radius: Positive = 1.0
-    point: Vec3 = (0.0, 0.0, 0.0)
-    normal: Vec3 = (0.0, 1.0, 0.0)
+    shape: Literal["sphere", "plane"] = live("sphere")
+    center: Vec3 = live((0.0, 0.0, 0.0))
+    radius: Positive = live(1.0)
+    point: Vec3 = live((0.0, 0.0, 0.0))
+    normal: Vec3 = live((0.0, 1.0, 0.0))
     """plane: the side cloth stays on"""
-    friction: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.3
+    friction: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = live(0.3)
     """share of the tangential velocity removed on contact"""
-
-    PASS_FIELDS = ()   # packed into a uniform each step: a live edit never changes a pass
 
     def __post_init__(self):
         _finite(self, "center", "radius", "point", "normal", "friction")

@@ -16,12 +16,12 @@ import wgpu
 
 from emberfx import wgsl
 from emberfx.colors import linear_color
-from emberfx.frame_graph import Dispatch, Draw, Pass, Phase
+from emberfx.frame_graph import Pass, Phase
 from emberfx.layout import struct_dtype
 from emberfx.readback import read_array
 from emberfx.registry import set_system
 from emberfx.sprites import texture_quad_pipeline
-from emberfx.system import EntityRef, StepInfo, System
+from emberfx.system import EntityRef, Priority, StepInfo, System
 from emberfx.systems.fractal_component import MAX_ZOOM, MIN_ZOOM, Fractal
 
 PARAMS = struct_dtype("fractal/escape.wgsl", "FractalParams")
@@ -35,8 +35,7 @@ VIEW_FIELDS = ("kind", "center", "zoom", "zoom_rate", "max_iterations", "julia_c
 class _Layer:
     entity: EntityRef
     component: Fractal
-    buffers: dict
-    texture: wgpu.GPUTexture
+    buffers: dict   # registry views: params, placement, iterations
     passes_by_display: dict[str, list[Pass]]   # "fill" and "quad", built once in add()
     computed_key: tuple | None = None   # the view last computed; None: compute on the next frame
     placement_key: tuple | None = None  # the placement last uploaded
@@ -45,6 +44,7 @@ class _Layer:
 
 class FractalSystem(System):
     key = "fractal"
+    priority = Priority.SIMULATION
 
     def __init__(self, gpu, shared):
         super().__init__(gpu, shared)
@@ -60,15 +60,15 @@ class FractalSystem(System):
 
             raise DeviceLimitError(f"entity '{name}': fractal.resolution = {w}x{h} exceeds this "
                                    f"device's {limit} texels per side ({self.gpu.label})")
-        b = {"params": self.uniform_buffer(f"{name}/params", PARAMS.itemsize),
-             "placement": self.uniform_buffer(f"{name}/placement", PLACEMENT.itemsize),
-             "iterations": self.storage_buffer(f"{name}/iterations", w * h * 4,
-                                               what=f"entity '{name}': "
-                                                    f"fractal.resolution = {w}x{h}")}
-        texture = self.device.create_texture(
-            label=f"{name}/image", size=(w, h, 1), format="rgba8unorm",
-            usage=wgpu.TextureUsage.STORAGE_BINDING | wgpu.TextureUsage.TEXTURE_BINDING)
-        layer = _Layer(entity, component, b, texture, {})
+        uniform, storage = wgpu.BufferUsage.UNIFORM, wgpu.BufferUsage.STORAGE
+        b = {"params": self.buffer(entity, "params", PARAMS.itemsize, uniform),
+             "placement": self.buffer(entity, "placement", PLACEMENT.itemsize, uniform),
+             "iterations": self.buffer(entity, "iterations", w * h * 4, storage,
+                                       what=f"entity '{name}': fractal.resolution = {w}x{h}")}
+        self.resources.texture(name, "image", size=(w, h), format="rgba8unorm",
+                               usage=wgpu.TextureUsage.STORAGE_BINDING
+                               | wgpu.TextureUsage.TEXTURE_BINDING, family=self.key)
+        layer = _Layer(entity, component, b, {})
         self.layers[name] = layer
         # both display modes up front: a live switch between them picks a list, allocates nothing
         escape = self._escape_pass(layer)
@@ -88,14 +88,8 @@ class FractalSystem(System):
         return min(max(c.zoom * math.exp(exponent), MIN_ZOOM), MAX_ZOOM)
 
     def _escape_pass(self, layer: _Layer) -> Pass:
-        gpu, b, c = self.gpu, layer.buffers, layer.component
+        c = layer.component
         name = layer.entity.name
-        escape = gpu.compute_pipeline("fractal/escape.wgsl")
-        group = self.device.create_bind_group(
-            label=f"{name}:fractal:escape", layout=escape.get_bind_group_layout(0), entries=[
-                {"binding": 0, "resource": {"buffer": b["params"]}},
-                {"binding": 1, "resource": {"buffer": b["iterations"]}},
-                {"binding": 2, "resource": layer.texture.create_view()}])
 
         def groups():   # work only when the view changed since the last computation
             self._write_placement(layer)   # a moved quad shows even while the view is unchanged
@@ -107,40 +101,28 @@ class FractalSystem(System):
             w, h = c.resolution
             return (math.ceil(w / GROUP[0]), math.ceil(h / GROUP[1]), 1)
 
-        return Pass(f"{name}:fractal:escape", Phase.RENDER, Dispatch(escape, (group,), groups),
-                    reads=(f"{name}/params",), writes=(f"{name}/image", f"{name}/iterations"),
-                    order=-100)
+        return self.build.compute(f"{name}:fractal:escape", Phase.RENDER, "fractal/escape.wgsl",
+                                  groups, {"params": f"{name}/params",
+                                           "iterations": f"{name}/iterations",
+                                           "image": f"{name}/image"}, order=-100)
 
     def _draw_pass(self, layer: _Layer, display: str) -> Pass:
         name = layer.entity.name
         draw = texture_quad_pipeline(self.device, display, self.shared.scene_format,
                                      self.shared.depth_format)
-        draw_group = self.device.create_bind_group(
-            label=f"{name}:fractal:draw:{display}", layout=draw.get_bind_group_layout(0),
-            entries=[
-                {"binding": 0, "resource": {"buffer": self.shared.frame_uniform}},
-                {"binding": 1, "resource": {"buffer": layer.buffers["placement"]}},
-                {"binding": 2, "resource": layer.texture.create_view()},
-                {"binding": 3, "resource": self._sampler}])
-        return Pass(f"{name}:fractal:draw", Phase.RENDER,
-                    Draw(draw, (draw_group,), target="scene", vertices=6),
-                    reads=("frame", f"{name}/placement", f"{name}/image"),
-                    writes=("scene/color",), order=-100 if display == "fill" else 0)
+        return self.build.draw(f"{name}:fractal:draw", "common/texture_quad.wgsl", draw,
+                               {"frame": "frame", "placement": f"{name}/placement",
+                                "image": f"{name}/image", "nearest": self._sampler},
+                               vertices=6, order=-100 if display == "fill" else 0)
 
     def remove(self, entity: EntityRef) -> None:
-        layer = self.layers.pop(entity.name)
-        for buffer in layer.buffers.values():
-            buffer.destroy()
-        layer.texture.destroy()
+        del self.layers[entity.name]   # the registry releases its resources
 
     def passes(self) -> list[Pass]:
         out = []
         for layer in self.layers.values():   # pure: the display mode picks a prepared list
             out += layer.passes_by_display[layer.component.display]
         return out
-
-    def uploaded(self) -> set[str]:
-        return {f"{n}/{k}" for n in self.layers for k in ("params", "placement")}
 
     def before_step(self, step: StepInfo) -> None:
         for layer in self.layers.values():
@@ -163,7 +145,7 @@ class FractalSystem(System):
         rec["max_iterations"] = c.max_iterations
         rec["palette_count"] = len(colors)
         rec["palette_period"] = c.palette_period
-        self.device.queue.write_buffer(layer.buffers["params"], 0, rec.tobytes())
+        self.resources.write(layer.buffers["params"], rec.tobytes())
         self._write_placement(layer, force=True)
 
     def _write_placement(self, layer: _Layer, force: bool = False) -> None:
@@ -179,7 +161,7 @@ class FractalSystem(System):
             placement["size"] = (*c.quad_size, 0.0, 0.0)
         else:
             placement["size"] = (w, h, 0.0, 0.0)
-        self.device.queue.write_buffer(layer.buffers["placement"], 0, placement.tobytes())
+        self.resources.write(layer.buffers["placement"], placement.tobytes())
 
     def state(self, entity: EntityRef) -> dict[str, np.ndarray]:
         layer = self.layers[entity.name]

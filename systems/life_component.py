@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from emberfx.colors import check_colors
+from emberfx.components import Tracked, live, passes, rebuild
 from emberfx.registry import component
 
 MAX_SIDE = 1 << 20   # cells per side accepted by the scene format; the device refuses earlier
@@ -40,48 +41,46 @@ def pattern_origin(grid: tuple[int, int], pattern: tuple[int, int],
 
 @component("life")
 @dataclass(slots=True)
-class Life:
-    size: tuple[Side, Side] = (256, 256)
+class Life(Tracked):
+    size: tuple[Side, Side] = rebuild((256, 256))
     """cells: width, height (reload)"""
-    rule: str = "B3/S23"
+    rule: str = rebuild("B3/S23")
     """any Life-like rule: "B3/S23", "b36s23", or MCell "23/3" (reload)"""
-    topology: Literal["torus", "dead"] = "torus"
+    topology: Literal["torus", "dead"] = rebuild("torus")
     """torus wraps both edges; dead treats cells beyond the edges as dead (reload)"""
-    memory: Literal["pingpong", "inplace"] = "pingpong"
+    memory: Literal["pingpong", "inplace"] = rebuild("pingpong")
     """two state buffers, or one updated in place through per-tile staging of the borders
     (half the memory) (reload)"""
-    kernel: Literal["auto", "sweep", "quad", "word"] = "auto"
+    kernel: Literal["auto", "sweep", "quad", "word"] = rebuild("auto")
     """pingpong step kernel: "sweep" (several generations per dispatch, needs subgroups), "quad"
     (one generation, widths that are multiples of 128) or "word" (one generation, any width); one
     that cannot run here falls back to the next; "auto": the fastest that runs (reload)"""
-    pattern: str | None = None
+    pattern: str | None = rebuild(None)
     """.rle or .cells file, relative to the scene file (reload)"""
-    offset: tuple[int, int] | None = None
+    offset: tuple[int, int] | None = rebuild(None)
     """where the pattern's top-left cell goes (x, y); default: centred (reload)"""
-    density: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.0
+    density: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = rebuild(0.0)
     """random soup density when > 0, seeded by the scene seed (reload)"""
-    soup: tuple[int, int, int, int] | None = None
+    soup: tuple[int, int, int, int] | None = rebuild(None)
     """rectangle (x, y, width, height) the soup fills; default: the whole grid (reload)"""
-    steps_per_frame: Annotated[int, msgspec.Meta(ge=0, le=1024)] = 1
+    steps_per_frame: Annotated[int, msgspec.Meta(ge=0, le=1024)] = passes(1)
     """generations per simulation step"""
-    paused: bool = False
-    alive_color: str = "#00e676"
-    dead_color: str = "#151515"
-    trail_color: str | None = None
+    paused: bool = passes(False)
+    alive_color: str = live("#00e676")
+    dead_color: str = live("#151515")
+    trail_color: str | None = passes(None)
     """colour recently dead cells fade from; None: no trail"""
-    trail_fade: Annotated[float, msgspec.Meta(gt=0.0, lt=1.0)] = 0.85
+    trail_fade: Annotated[float, msgspec.Meta(gt=0.0, lt=1.0)] = live(0.85)
     """trail brightness kept per simulation step (fixed_dt), so the trail is the same however
     often it is drawn; 0.9 keeps 0.9 ** 60 = 0.2% after one second at 60 steps a second"""
-    display: Literal["fill", "quad"] = "fill"
+    display: Literal["fill", "quad"] = passes("fill")
     """"fill": cover the whole view (square cells, centred, the excess cropped), or "quad": draw
     as a quad in the world (quad_center, quad_size)"""
-    quad_center: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    quad_size: tuple[float, float] = (4.0, 4.0)
+    quad_center: tuple[float, float, float] = live((0.0, 0.0, 0.0))
+    quad_size: tuple[float, float] = live((4.0, 4.0))
     """world units; the quad lies in the x-y plane"""
 
     PATH_FIELDS = ("pattern",)
-    RELOAD_FIELDS = ("size", "rule", "topology", "memory", "kernel", "pattern", "offset",
-                     "density", "soup")
 
     def __post_init__(self):
         from emberfx.systems.life_rules import parse_rule

@@ -26,16 +26,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import wgpu
 
 from emberfx import wgsl
 from emberfx.colors import srgb_to_linear
-from emberfx.frame_graph import ClearBuffer, CopyBuffer, Dispatch, Draw, Pass, Phase
+from emberfx.frame_graph import Pass, Phase
 from emberfx.layout import struct_dtype
 from emberfx.readback import read_array
 from emberfx.registry import set_system
 from emberfx.scan import PrefixScan
 from emberfx.sprites import sprite_pipeline
-from emberfx.system import EntityRef, StepInfo, System
+from emberfx.system import EntityRef, Priority, StepInfo, System
 from emberfx.systems.particle_life_component import ParticleLife
 
 PARTICLE = struct_dtype("particle_life/types.wgsl", "LifeParticle")
@@ -76,7 +77,7 @@ def initial_particles(component: ParticleLife, seed: int, entity: int) -> np.nda
 class _Swarm:
     entity: EntityRef
     component: ParticleLife
-    buffers: dict
+    buffers: dict   # the registry's <entity>/<key> views, by key
     passes: list
     scan: PrefixScan
     grid: tuple[int, int, int]   # cells per axis
@@ -89,6 +90,7 @@ class _Swarm:
 
 class ParticleLifeSystem(System):
     key = "particle_life"
+    priority = Priority.SIMULATION
 
     def __init__(self, gpu, shared):
         super().__init__(gpu, shared)
@@ -102,30 +104,22 @@ class ParticleLifeSystem(System):
         self.gpu.check_buffer_size(n * PARTICLE.itemsize, what)
         self.gpu.check_buffer_size(cells * 4, f"entity '{name}': particle_life grid of "
                                               f"{cells:,} cells (box / r_max)")
-        b = {
-            "params": self.uniform_buffer(f"{name}/params", PARAMS.itemsize),
-            "look": self.uniform_buffer(f"{name}/look", LOOK.itemsize),
-            "particles0": self.storage_buffer(f"{name}/particles0", n * PARTICLE.itemsize,
-                                              what=what),
-            "particles1": self.storage_buffer(f"{name}/particles1", n * PARTICLE.itemsize,
-                                              what=what),
-            "ids0": self.storage_buffer(f"{name}/ids0", n * 4),
-            "ids1": self.storage_buffer(f"{name}/ids1", n * 4),
-            "matrix": self.storage_buffer(f"{name}/matrix", component.species ** 2 * 4),
-            "cell_of": self.storage_buffer(f"{name}/cell_of", n * 4),
-            "cell_count": self.storage_buffer(f"{name}/cell_count", cells * 4),
-            "cell_cursor": self.storage_buffer(f"{name}/cell_cursor", cells * 4),
-            "cell_particles": self.storage_buffer(f"{name}/cell_particles", n * 4),
-        }
-        queue = self.device.queue
-        seed = self.shared.seed
-        queue.write_buffer(b["particles0"], 0,
-                           initial_particles(component, seed, entity.index).tobytes())
-        queue.write_buffer(b["ids0"], 0, np.arange(n, dtype=np.uint32).tobytes())
-        queue.write_buffer(b["matrix"], 0,
-                           attraction_matrix(component, seed, entity.index).tobytes())
-        prefix = f"{name}:particle_life"
-        scan = PrefixScan(self.gpu, f"{prefix}:cells", b["cell_count"], f"{name}/cell_count", cells)
+        uniform, storage = wgpu.BufferUsage.UNIFORM, wgpu.BufferUsage.STORAGE
+        sizes = {"params": (PARAMS.itemsize, uniform), "look": (LOOK.itemsize, uniform),
+                 "particles0": (n * PARTICLE.itemsize, storage),
+                 "particles1": (n * PARTICLE.itemsize, storage),
+                 "ids0": (n * 4, storage), "ids1": (n * 4, storage),
+                 "matrix": (component.species ** 2 * 4, storage), "cell_of": (n * 4, storage),
+                 "cell_count": (cells * 4, storage), "cell_cursor": (cells * 4, storage),
+                 "cell_particles": (n * 4, storage)}
+        b = {key: self.buffer(entity, key, size, usage,
+                              what=what if key.startswith("particles") else None)
+             for key, (size, usage) in sizes.items()}
+        write, seed = self.resources.write, self.shared.seed
+        write(b["particles0"], initial_particles(component, seed, entity.index).tobytes())
+        write(b["ids0"], np.arange(n, dtype=np.uint32).tobytes())
+        write(b["matrix"], attraction_matrix(component, seed, entity.index).tobytes())
+        scan = PrefixScan(self.build, f"{name}:particle_life:cells", b["cell_count"], cells)
         swarm = _Swarm(entity, component, b, [], scan, grid, cells)
         self.swarms[name] = swarm
         swarm.passes = self._passes(swarm)
@@ -133,72 +127,49 @@ class ParticleLifeSystem(System):
 
     def _passes(self, swarm: _Swarm) -> list[Pass]:
         gpu, b, c = self.gpu, swarm.buffers, swarm.component
-        name = swarm.entity.name
-        prefix = f"{name}:particle_life"
-        r = lambda key: f"{name}/{key}"  # noqa: E731
+        prefix = f"{swarm.entity.name}:particle_life"
+        compute = self.build.compute
         n_groups = gpu.grid(math.ceil(c.count / PARTICLE_GROUP))
-        state = r("particles")
-
-        def group(shader, buffers):
-            pipeline = gpu.compute_pipeline(f"particle_life/{shader}.wgsl")
-            return pipeline, gpu.bind_group(f"{prefix}:{shader}", pipeline, 0, buffers)
-
-        # bind groups for both parities; the step picks by its starting parity
-        forces_shader = "forces" if c.neighbours == "grid" else "forces_all_pairs"
-        by_parity = {}
+        uses_grid = c.neighbours == "grid"
+        # the particle and id buffers ping-pong: variant p reads set p and writes set 1 - p; a
+        # step picks by its starting parity, the draw by the parity after the step
+        forces_shader = "forces" if uses_grid else "forces_all_pairs"
+        assign, forces = [], []
         for p in (0, 1):
-            src, dst = f"particles{p}", f"particles{1 - p}"
-            ids_src, ids_dst = f"ids{p}", f"ids{1 - p}"
-            by_parity[("assign", p)] = group("assign", [b["params"], b[src], b["cell_of"],
-                                                        b["cell_count"]])
-            extra = [b["cell_count"], b["cell_particles"]] if c.neighbours == "grid" else []
-            by_parity[("forces", p)] = group(forces_shader, [b["params"], b[src], b[dst],
-                                                             b[ids_src], b[ids_dst], b["matrix"]]
-                                             + extra)
-        pick = lambda key: (lambda: by_parity[(key, swarm.step_parity)][1])  # noqa: E731
-        pipeline = lambda key: by_parity[(key, 0)][0]  # noqa: E731
+            assign.append({"params": b["params"], "particles": b[f"particles{p}"],
+                           "cell_of": b["cell_of"], "cell_count": b["cell_count"]})
+            forces.append({"params": b["params"], "particles_in": b[f"particles{p}"],
+                           "particles_out": b[f"particles{1 - p}"], "ids_in": b[f"ids{p}"],
+                           "ids_out": b[f"ids{1 - p}"], "matrix": b["matrix"]})
+            if uses_grid:
+                forces[p].update(cell_start=b["cell_count"], cell_particles=b["cell_particles"])
+        stepping = lambda: swarm.step_parity  # noqa: E731
         passes = []
-        if c.neighbours == "grid":
-            scatter = group("scatter", [b["params"], b["cell_of"], b["cell_cursor"],
-                                        b["cell_particles"]])
-            order = group("order_cells", [b["params"], b["cell_count"], b["cell_particles"]])
+        if uses_grid:
             passes += [
-                Pass(f"{prefix}:clear", Phase.CLEAR, ClearBuffer(b["cell_count"]),
-                     writes=(r("cell_count"),)),
-                Pass(f"{prefix}:assign", Phase.SIMULATE,
-                     Dispatch(pipeline("assign"), (pick("assign"),), n_groups),
-                     reads=(r("params"), state, r("cell_count")),
-                     writes=(r("cell_of"), r("cell_count")))]
+                self.build.clear(f"{prefix}:clear", Phase.CLEAR, b["cell_count"]),
+                compute(f"{prefix}:assign", Phase.SIMULATE, "particle_life/assign.wgsl",
+                        n_groups, assign, pick=stepping)]
             passes += swarm.scan.passes()
             passes += [
-                Pass(f"{prefix}:cursor", Phase.SIMULATE,
-                     CopyBuffer(b["cell_count"], b["cell_cursor"], swarm.cells * 4),
-                     reads=(r("cell_count"),), writes=(r("cell_cursor"),)),
-                Pass(f"{prefix}:scatter", Phase.SIMULATE,
-                     Dispatch(scatter[0], (scatter[1],), n_groups),
-                     reads=(r("params"), r("cell_of"), r("cell_cursor")),
-                     writes=(r("cell_cursor"), r("cell_particles"))),
-                Pass(f"{prefix}:order", Phase.SIMULATE,
-                     Dispatch(order[0], (order[1],), gpu.grid(math.ceil(swarm.cells / CELL_GROUP))),
-                     reads=(r("params"), r("cell_count"), r("cell_particles")),
-                     writes=(r("cell_particles"),))]
-        passes.append(Pass(
-            f"{prefix}:forces", Phase.SIMULATE,
-            Dispatch(pipeline("forces"), (pick("forces"),), n_groups),
-            reads=(r("params"), state, r("ids"), r("matrix"))
-            + ((r("cell_count"), r("cell_particles")) if c.neighbours == "grid" else ()),
-            writes=(state, r("ids"))))
-        draw = self._draw_pipeline(c.blend)
-        draw_groups = [self.device.create_bind_group(
-            label=f"{prefix}:draw", layout=draw.get_bind_group_layout(0), entries=[
-                {"binding": 0, "resource": {"buffer": self.shared.frame_uniform}},
-                {"binding": 1, "resource": {"buffer": b["look"]}},
-                {"binding": 2, "resource": {"buffer": b[f"particles{p}"]}}]) for p in (0, 1)]
-        passes.append(Pass(
-            f"{prefix}:draw", Phase.RENDER,
-            Draw(draw, (lambda: draw_groups[swarm.parity],), target="scene", vertices=6,
-                 instances=c.count),
-            reads=("frame", r("look"), state), writes=("scene/color",),
+                self.build.copy(f"{prefix}:cursor", Phase.SIMULATE, b["cell_count"],
+                                b["cell_cursor"], swarm.cells * 4),
+                compute(f"{prefix}:scatter", Phase.SIMULATE, "particle_life/scatter.wgsl",
+                        n_groups, {"params": b["params"], "cell_of": b["cell_of"],
+                                   "cell_cursor": b["cell_cursor"],
+                                   "cell_particles": b["cell_particles"]}),
+                compute(f"{prefix}:order", Phase.SIMULATE, "particle_life/order_cells.wgsl",
+                        gpu.grid(math.ceil(swarm.cells / CELL_GROUP)),
+                        {"params": b["params"], "cell_start": b["cell_count"],
+                         "cell_particles": b["cell_particles"]})]
+        passes.append(compute(f"{prefix}:forces", Phase.SIMULATE,
+                              f"particle_life/{forces_shader}.wgsl", n_groups, forces,
+                              pick=stepping))
+        passes.append(self.build.draw(
+            f"{prefix}:draw", "particle_life/draw.wgsl", self._draw_pipeline(c.blend),
+            [{"frame": "frame", "look": b["look"], "particles": b[f"particles{p}"]}
+             for p in (0, 1)],
+            pick=lambda: swarm.parity, vertices=6, instances=c.count,
             order=100 if c.blend == "alpha" else 0))
         return passes
 
@@ -207,20 +178,10 @@ class ParticleLifeSystem(System):
                                self.shared.scene_format, self.shared.depth_format)
 
     def remove(self, entity: EntityRef) -> None:
-        swarm = self.swarms.pop(entity.name)
-        for buffer in swarm.buffers.values():
-            buffer.destroy()
-        swarm.scan.destroy()
+        del self.swarms[entity.name]   # the registry releases its buffers, the scan's included
 
     def passes(self) -> list[Pass]:
         return [p for s in self.swarms.values() for p in s.passes]
-
-    def uploaded(self) -> set[str]:
-        names = set()
-        for n, s in self.swarms.items():
-            names |= {f"{n}/{k}" for k in ("params", "look", "particles", "ids", "matrix")}
-            names |= s.scan.uploaded()
-        return names
 
     def before_step(self, step: StepInfo) -> None:
         for swarm in self.swarms.values():
@@ -242,7 +203,7 @@ class ParticleLifeSystem(System):
         every = c.reorder_every
         rec["reorder"] = int(every > 0 and c.neighbours == "grid" and step.frame % every == 0)
         rec["r_max"], rec["beta"], rec["force"] = c.r_max, c.beta, c.force
-        self.device.queue.write_buffer(swarm.buffers["params"], 0, rec.tobytes())
+        self.resources.write(swarm.buffers["params"], rec.tobytes())
         look = np.zeros((), LOOK)
         corner = (np.asarray(c.center, np.float64)
                   - 0.5 * np.asarray(box if c.dims == 3 else box[:2] + (0.0,)))
@@ -252,7 +213,7 @@ class ParticleLifeSystem(System):
             rgb = colorsys.hsv_to_rgb(s / c.species, 0.75, 1.0)
             palette[s] = (*(srgb_to_linear(v) for v in rgb), 1.0)
         look["palette"] = palette
-        self.device.queue.write_buffer(swarm.buffers["look"], 0, look.tobytes())
+        self.resources.write(swarm.buffers["look"], look.tobytes())
 
     def state(self, entity: EntityRef) -> dict[str, np.ndarray]:
         swarm = self.swarms[entity.name]

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from emberfx.components import Tracked, live, rebuild
 from emberfx.numbers import U32_MAX
 from emberfx.registry import component
 
@@ -19,39 +20,36 @@ Positive = Annotated[float, msgspec.Meta(gt=0.0)]
 
 @component("particle_life")
 @dataclass(slots=True)
-class ParticleLife:
-    count: Annotated[int, msgspec.Meta(ge=1, le=1 << 26)] = 20000
+class ParticleLife(Tracked):
+    count: Annotated[int, msgspec.Meta(ge=1, le=1 << 26)] = rebuild(20000)
     """particles (reload)"""
-    species: Annotated[int, msgspec.Meta(ge=2, le=16)] = 6
+    species: Annotated[int, msgspec.Meta(ge=2, le=16)] = rebuild(6)
     """kinds of particle (reload)"""
-    matrix: Literal["random"] | list[list[float]] = "random"
+    matrix: Literal["random"] | list[list[float]] = rebuild("random")
     """S x S attraction in [-1, 1]: row = the particle feeling it, column = the other; "random"
     draws one from the scene seed"""
-    r_max: Positive = 0.1
+    r_max: Positive = rebuild(0.1)
     """interaction radius, world units"""
-    beta: Annotated[float, msgspec.Meta(gt=0.0, lt=1.0)] = 0.3
+    beta: Annotated[float, msgspec.Meta(gt=0.0, lt=1.0)] = live(0.3)
     """the repulsion zone as a fraction of r_max"""
     force: Annotated[float, msgspec.Meta(
         ge=-1e6, le=1e6, description="a larger scale throws particles across the whole box "
-        "within one step")] = 1.0
+        "within one step")] = live(1.0)
     """scale of the acceleration"""
-    friction_half_life: Positive = 0.04
+    friction_half_life: Positive = live(0.04)
     """seconds for the velocity to halve without forces"""
     # a list as scene files write it; __post_init__ stores it as a tuple
-    box: list[Positive] = (2.0, 2.0)  # type: ignore[assignment]
+    box: list[Positive] = rebuild((2.0, 2.0))
     """2 numbers: a 2D wrap-around box; 3 numbers: 3D (reload); centred on `center`"""
-    center: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    center: tuple[float, float, float] = live((0.0, 0.0, 0.0))
     """where the box's centre is drawn, world units"""
-    reorder_every: Annotated[int, msgspec.Meta(ge=0, le=U32_MAX)] = 8
+    reorder_every: Annotated[int, msgspec.Meta(ge=0, le=U32_MAX)] = live(8)
     """steps between reorders of the particle data by cell (0: never)"""
-    neighbours: Literal["grid", "all_pairs"] = "grid"
+    neighbours: Literal["grid", "all_pairs"] = rebuild("grid")
     """grid: uniform grid + counting sort; all_pairs: every pair (reference, bench)"""
-    size: Positive = 0.01
+    size: Positive = live(0.01)
     """sprite size, world units"""
-    blend: Literal["additive", "alpha", "opaque"] = "additive"
-
-    RELOAD_FIELDS = ("count", "species", "box", "neighbours", "matrix", "r_max")
-    PASS_FIELDS = ()   # its passes are built when the entity is (re)built, not per edit
+    blend: Literal["additive", "alpha", "opaque"] = rebuild("additive")
 
     def __post_init__(self):
         if not isinstance(self.box, (list, tuple)) or len(self.box) not in (2, 3):

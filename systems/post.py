@@ -20,7 +20,7 @@ from emberfx.colors import linear_color
 from emberfx.frame_graph import CopyTexture, Dispatch, Pass, Phase
 from emberfx.layout import struct_dtype
 from emberfx.registry import set_system
-from emberfx.system import EntityRef, StepInfo, System
+from emberfx.system import EntityRef, Priority, StepInfo, System
 from emberfx.systems.post_component import Bloom, EdgeDetect, Tonemap
 
 EDGE = struct_dtype("post/edge_types.wgsl", "EdgeSettings")
@@ -76,6 +76,7 @@ class PostSystem(System):
     """Every GPU object is made in add (and again for a new scene image, after a resize):
     passes() only picks each effect's bind groups for its place in the scene/scratch chain."""
     key = "post"
+    priority = Priority.POST
 
     def __init__(self, gpu, shared):
         super().__init__(gpu, shared)

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from emberfx.colors import check_colors
+from emberfx.components import Tracked, live
 from emberfx.registry import component
 
 NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
@@ -25,15 +26,13 @@ Gain = Annotated[float, msgspec.Meta(ge=0.0), _GAIN]
 
 @component("edge_detect")
 @dataclass(slots=True)
-class EdgeDetect:
+class EdgeDetect(Tracked):
     """Sobel edges of the luminance; each workgroup works on a tile + halo in workgroup memory."""
-    strength: Gain = 1.0
+    strength: Gain = live(1.0)
     """scale of the gradient magnitude before it is mixed in"""
-    color: str = "#ffffff"
-    mode: Literal["overlay", "edges"] = "overlay"
+    color: str = live("#ffffff")
+    mode: Literal["overlay", "edges"] = live("overlay")
     """overlay: edges drawn over the image; edges: the edges alone"""
-
-    PASS_FIELDS = ()   # written to a uniform before each step: a live edit never changes a pass
 
     def __post_init__(self):
         check_colors(self, "color")
@@ -41,22 +40,19 @@ class EdgeDetect:
 
 @component("bloom")
 @dataclass(slots=True)
-class Bloom:
-    threshold: Gain = 1.0
+class Bloom(Tracked):
+    threshold: Gain = live(1.0)
     """linear brightness above which light blooms"""
-    intensity: Gain = 0.6
-    radius: Annotated[int, msgspec.Meta(ge=1, le=32)] = 8
+    intensity: Gain = live(0.6)
+    radius: Annotated[int, msgspec.Meta(ge=1, le=32)] = live(8)
     """blur radius in half-resolution pixels (Gaussian, sigma = radius / 2)"""
-
-    PASS_FIELDS = ()   # written to a uniform before each step: a live edit never changes a pass
 
 
 @component("tonemap")
 @dataclass(slots=True)
-class Tonemap:
-    operator: Literal["aces", "reinhard"] = "aces"
-    exposure: Annotated[float, msgspec.Meta(gt=0.0), _GAIN] = 1.0
-    gamma: Positive = 1.0
+class Tonemap(Tracked):
+    operator: Literal["aces", "reinhard"] = live("aces")
+    exposure: Annotated[float, msgspec.Meta(gt=0.0), _GAIN] = live(1.0)
+    gamma: Positive = live(1.0)
     """an extra power on the mapped value (1: none; the output's sRGB encoding still applies)"""
 
-    PASS_FIELDS = ()   # written to a uniform before each step: a live edit never changes a pass

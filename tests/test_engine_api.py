@@ -23,6 +23,7 @@ import pytest
 
 from emberfx import registry
 from emberfx.camera import Camera
+from emberfx.components import Tracked, live
 from emberfx.engine import Engine, Name
 from emberfx.engine_guard import EngineClosedError, EngineThreadError, EngineUsageError
 from emberfx.errors import DeviceLimitError, EmberError, SceneError
@@ -433,8 +434,8 @@ def test_a_script_naming_a_missing_entity_is_checked_like_the_file(gpu, tmp_path
 # A component whose system fails in the step for values the file format allows: the edit that
 # led there is rolled back, as a device refusal would be.
 @dataclass(slots=True)
-class Fragile:
-    load: Annotated[int, msgspec.Meta(ge=0)] = 1
+class Fragile(Tracked):
+    load: Annotated[int, msgspec.Meta(ge=0)] = live(1)
 
 
 class FragileSystem(System):

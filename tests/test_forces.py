@@ -158,7 +158,7 @@ def test_affected_by_limits_the_forces(gpu):
 def test_kill_zones_leave_no_live_particle_inside(gpu, zone):
     text = emitter(extra="substeps = 2") + f'[[entity]]\nname = "zone"\n{zone}\n'
     engine = run_against_model(text, steps=40)
-    zone_component = next(iter(engine.entity("zone")._components.values()))
+    zone_component = next(iter(engine.components_of("zone").values()))
     state = engine.state("jet")
     inside = model.kills(state["position"].astype(np.float64), [zone_component])
     assert not (inside & state["alive"]).any()

@@ -100,7 +100,7 @@ def test_an_edited_entity_changes_and_the_others_keep_their_particles(gpu, scene
     engine.step(20)
     left = engine.state("left")
     assert 0 < left["alive"].sum() < 3000
-    # capacity is a reload-class field: "right" gets a new pool; "left" must not notice a thing
+    # capacity is a rebuild-class field: "right" gets a new pool; "left" must not notice a thing
     engine.reload(loads_scene(edit(BASE, "capacity = 2000", "capacity = 500"), scene_file))
     after_left, after_right = engine.state("left"), engine.state("right")
     for key in ("position", "velocity", "age", "alive"):

@@ -133,7 +133,7 @@ def test_display_fills_the_view_with_the_palette(gpu):
     cells = np.zeros((8, 8), bool)
     cells[1, 0] = True                                 # the top-left visible cell
     cells[0, 7] = True                                 # cropped: never shown
-    engine.device.queue.write_buffer(system.current_buffer(layer), 0, pack(cells).tobytes())
+    engine.resources.write(system.current_buffer(layer), pack(cells).tobytes())
     image = engine.render()
     assert image[0, 0, 0] == 255 and image[7, 7, 0] == 255       # cell (0, 1): 8x8 pixels
     assert image[0, 8, 0] == 0 and image[8, 0, 0] == 0 and image[0, 63, 0] == 0
@@ -198,12 +198,12 @@ def test_sweep_across_strips_and_chunks_stays_exact(gpu, size, topology, generat
     """life/step_sweep.wgsl at its most generations per dispatch (16: one register window per
     generation) with 16-row chunks, so that every strip and chunk edge and
     every wrap is crossed; 21 = 16 + a dispatch of 5."""
-    import emberfx.systems.life as life_system
+    import emberfx.systems.life_kernels as kernels
 
     if not gpu.subgroup_size:
         pytest.skip("the device has no subgroups: the sweep falls back (tested above)")
-    monkeypatch.setattr(life_system, "SWEEP_GENS", 16)
-    monkeypatch.setattr(life_system, "SWEEP_CHUNKS", (16,))
+    monkeypatch.setattr(kernels, "SWEEP_GENS", 16)
+    monkeypatch.setattr(kernels, "SWEEP_CHUNKS", (16,))
     engine = life_engine(size, density=0.4, topology=topology, steps_per_frame=generations)
     system = engine.system_of("life", "life")
     layer = system.layers["life"]
@@ -218,7 +218,7 @@ def test_sweep_across_strips_and_chunks_stays_exact(gpu, size, topology, generat
 
 
 def test_sweep_layout_and_dispatch_plan():
-    from emberfx.systems.life import Sweep, pingpong_plan, plan_sweep
+    from emberfx.systems.life_kernels import Sweep, pingpong_plan, plan_sweep
 
     assert plan_sweep(None, 4096, 64, True, 1) is None            # no subgroups
     assert plan_sweep(32, 31, 64, True, 1) is None                # a torus one word wide

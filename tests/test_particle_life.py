@@ -31,9 +31,9 @@ def put_particles(engine, position, velocity, species):
     rows["position"][:, :position.shape[1]] = position
     rows["position"][:, 3] = species
     rows["velocity"][:, :velocity.shape[1]] = velocity
-    engine.device.queue.write_buffer(swarm.buffers[f"particles{swarm.parity}"], 0, rows.tobytes())
-    engine.device.queue.write_buffer(swarm.buffers[f"ids{swarm.parity}"], 0,
-                                     np.arange(len(position), dtype=np.uint32).tobytes())
+    engine.resources.write(f"swarm/particles{swarm.parity}", rows.tobytes())
+    engine.resources.write(f"swarm/ids{swarm.parity}",
+                           np.arange(len(position), dtype=np.uint32).tobytes())
 
 
 def boundary_particles(n, box, r_max, rng):

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-import emberfx.systems.emitter as emitter_system
+import emberfx.systems.emitter_prewarm as emitter_prewarm
 from emberfx.engine import Engine
 from emberfx.errors import SceneError
 from emberfx.frame_graph import SIMULATION_PHASES, FrameGraph, Phase
@@ -87,9 +87,9 @@ def stepwise_prewarm(system, pool) -> None:
     dt, seed = system.shared.fixed_dt, system.shared.seed
     steps = pool.component.prewarm_steps(dt)
     graph = FrameGraph([p for p in pool.passes if p.phase in SIMULATION_PHASES
-                        and p.phase != Phase.READBACK], system.uploaded())
+                        and p.phase != Phase.READBACK], system.resources.persistent())
     for k in range(steps):
-        system._upload_step(pool, StepInfo(frame=emitter_system.PREWARM_FRAMES + k, dt=dt,
+        system._upload_step(pool, StepInfo(frame=emitter_prewarm.PREWARM_FRAMES + k, dt=dt,
                                            seed=seed), start=(k - steps) * dt)
         encoder = system.device.create_command_encoder(label="test:prewarm:stepwise")
         graph.encode(encoder, {})
@@ -109,8 +109,8 @@ def assert_identical(batched: dict, stepwise: dict) -> None:
 
 
 def test_batched_prewarm_is_byte_identical_to_stepping_one_step_at_a_time(gpu, monkeypatch):
-    monkeypatch.setattr(emitter_system, "PREWARM_BATCH_WORK", BATCH_WORK)
-    batches = {name: emitter_system.prewarm_batch_steps(cap) for name, cap in CAPACITIES.items()}
+    monkeypatch.setattr(emitter_prewarm, "PREWARM_BATCH_WORK", BATCH_WORK)
+    batches = {name: emitter_prewarm.prewarm_batch_steps(cap) for name, cap in CAPACITIES.items()}
     assert batches == {"small": 7, "ragged": 1, "tiny": 23}
     assert STEPS % 7 and STEPS % 23   # the last batch of each is a partial one
     scene = loads_scene(SCENE)
@@ -118,7 +118,7 @@ def test_batched_prewarm_is_byte_identical_to_stepping_one_step_at_a_time(gpu, m
         batched = states(batched_engine)
         counters = {n: batched_engine.system_of(n, "emitter").counters(batched_engine.entity_ref(n))
                     for n in CAPACITIES}
-        monkeypatch.setattr(emitter_system.EmitterSystem, "_prewarm", stepwise_prewarm)
+        monkeypatch.setattr(emitter_prewarm, "prewarm", stepwise_prewarm)
         with Engine(scene) as stepwise_engine:
             stepwise = states(stepwise_engine)
             assert_identical(batched, stepwise)
@@ -134,11 +134,11 @@ def test_batched_prewarm_is_byte_identical_to_stepping_one_step_at_a_time(gpu, m
 
 
 def test_prewarm_batches_respect_the_work_per_submission():
-    assert emitter_system.prewarm_batch_steps(1) == emitter_system.PREWARM_BATCH_STEPS
+    assert emitter_prewarm.prewarm_batch_steps(1) == emitter_prewarm.PREWARM_BATCH_STEPS
     big = 4_000_000
-    assert emitter_system.prewarm_batch_steps(big) == max(
-        1, emitter_system.PREWARM_BATCH_WORK // big)
-    assert emitter_system.prewarm_batch_steps(emitter_system.PREWARM_BATCH_WORK + 1) == 1
+    assert emitter_prewarm.prewarm_batch_steps(big) == max(
+        1, emitter_prewarm.PREWARM_BATCH_WORK // big)
+    assert emitter_prewarm.prewarm_batch_steps(emitter_prewarm.PREWARM_BATCH_WORK + 1) == 1
 
 
 def test_the_prewarm_bound_is_on_work_not_seconds():
@@ -220,13 +220,13 @@ capacity = 1000
 rate = 500.0
 prewarm = {PREWARM!r}
 """
-    monkeypatch.setattr(emitter_system, "PREWARM_NOTICE_WORK", 1000 * STEPS)
+    monkeypatch.setattr(emitter_prewarm, "PREWARM_NOTICE_WORK", 1000 * STEPS)
     with Engine(loads_scene(text)):
         pass
     err = capsys.readouterr().err
     assert (f"emberfx: entity 'warm': prewarming {PREWARM:g} s = {STEPS} steps of 1,000 slots "
             f"({1000 * STEPS:,} particle-steps)") in err
-    monkeypatch.setattr(emitter_system, "PREWARM_NOTICE_WORK", 1000 * STEPS + 1)
+    monkeypatch.setattr(emitter_prewarm, "PREWARM_NOTICE_WORK", 1000 * STEPS + 1)
     with Engine(loads_scene(text)):
         pass
     assert "prewarming" not in capsys.readouterr().err   # a short one stays quiet

@@ -190,6 +190,8 @@ name = "jet"
 [entity.emitter]
 capacity = 64
 rate = 60.0
+[entity.trail]
+source = "jet"
 [[entity]]
 name = "well"
 [entity.attractor]

@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 import wgpu
 
+from emberfx.bindings import PassBuilder
 from emberfx.frame_graph import FrameGraph
 from emberfx.readback import read_array
+from emberfx.resources import Resources
 from emberfx.sort import KeySort, stage_plan
 
 LENGTHS = [0, 1, 2, 3, 255, 256, 257, 1000, 1024, 1025, 2048, 4097, 100_003]
@@ -30,29 +32,29 @@ def random_keys(rng, n: int) -> np.ndarray:
 def run_sort(gpu, keys: np.ndarray, values: np.ndarray, count: int | None = None):
     """Sort on the GPU; count None sorts all n, else the count is read from a GPU buffer."""
     device = gpu.device
+    resources = Resources(gpu)
     n = keys.size
-    key_buffer = device.create_buffer(size=max(16, keys.nbytes), usage=USAGE)
-    value_buffer = device.create_buffer(size=max(16, values.nbytes), usage=USAGE)
+    key_buffer = resources.buffer("test", "keys", keys.nbytes, USAGE)
+    value_buffer = resources.buffer("test", "values", values.nbytes, USAGE)
     if n:
-        device.queue.write_buffer(key_buffer, 0, keys.tobytes())
-        device.queue.write_buffer(value_buffer, 0, values.tobytes())
-    uploaded = {"test/keys", "test/values"}
+        resources.write(key_buffer, keys.tobytes())
+        resources.write(value_buffer, values.tobytes())
+    build = PassBuilder(gpu, resources)
     if count is None:
-        sort = KeySort(gpu, "test", key_buffer, value_buffer, "test/keys", "test/values", n)
+        sort = KeySort(build, "test", key_buffer, value_buffer, n)
     else:
-        counters = device.create_buffer(size=16, usage=USAGE)
-        device.queue.write_buffer(counters, COUNT_OFFSET, np.array([count], np.uint32).tobytes())
-        sort = KeySort(gpu, "test", key_buffer, value_buffer, "test/keys", "test/values", n,
-                       count=(counters, COUNT_OFFSET), count_resource="test/counters")
-        uploaded.add("test/counters")
-    graph = FrameGraph(sort.passes(), uploaded=uploaded | sort.uploaded())
+        counters = resources.buffer("test", "counters", 16, USAGE)
+        resources.write(counters, np.array([count], np.uint32).tobytes(), COUNT_OFFSET)
+        sort = KeySort(build, "test", "test/keys", "test/values", n,
+                       count=("test/counters", COUNT_OFFSET))
+    graph = FrameGraph(sort.passes(), uploaded=resources.persistent())
     encoder = device.create_command_encoder()
     graph.encode(encoder, {})
     device.queue.submit([encoder.finish()])
     out_keys = read_array(device, key_buffer, np.uint32, n)
     out_values = read_array(device, value_buffer, np.uint32, n)
     assert graph.compute_pass_count() == (1 if n else 0)
-    sort.destroy()
+    resources.release_all()
     return out_keys, out_values
 
 
@@ -136,22 +138,29 @@ def test_folded_grids_index_the_same_pairs(gpu, monkeypatch):
 
 
 def test_passes_are_named_unique_and_share_one_compute_pass(gpu):
-    device = gpu.device
+    resources = Resources(gpu)
     n = 2**16 + 1
-    keys = device.create_buffer(size=4 * n, usage=wgpu.BufferUsage.STORAGE)
-    values = device.create_buffer(size=4 * n, usage=wgpu.BufferUsage.STORAGE)
-    counters = device.create_buffer(size=16, usage=wgpu.BufferUsage.STORAGE)
-    sort = KeySort(gpu, "smoke:emitter", keys, values, "smoke/keys", "smoke/alive_list", n,
-                   count=(counters, 4), count_resource="smoke/counters")
+    for key, size in (("keys", 4 * n), ("alive_list", 4 * n), ("counters", 16)):
+        resources.buffer("smoke", key, size, wgpu.BufferUsage.STORAGE, family="emitter")
+    sort = KeySort(PassBuilder(gpu, resources), "smoke:emitter", "smoke/keys", "smoke/alive_list",
+                   n, count=("smoke/counters", 4))
     passes = sort.passes()
     names = [p.name for p in passes]
     assert len(names) == len(set(names)) == len(stage_plan(n))
     assert all(name.startswith("smoke:emitter:sort:") for name in names)
     assert names[0] == "smoke:emitter:sort:local" and names[-1] == "smoke:emitter:sort:merge131072"
-    graph = FrameGraph(passes, uploaded={"smoke/keys", "smoke/alive_list", "smoke/counters"})
+    # keys and values are read_write, the params uniform and the count word read only
+    for p in passes:
+        step = p.name.removeprefix("smoke:emitter:sort:")
+        assert set(p.reads) == {f"smoke/keys:sort_params:{step}", "smoke/keys",
+                                "smoke/alive_list", "smoke/counters"}
+        assert set(p.writes) == {"smoke/keys", "smoke/alive_list"}
+    graph = FrameGraph(passes, uploaded=resources.persistent())
     assert graph.names() == names
     assert graph.compute_pass_count() == 1
-    sort.destroy()
+    # the sort's uniforms belong to the keys' owner and family, released with them
+    resources.release("smoke", "emitter")
+    assert resources.names() == []
 
 
 def test_stage_plan_counts():
@@ -170,11 +179,16 @@ def test_stage_plan_counts():
 
 
 def test_bad_arguments(gpu):
-    device = gpu.device
-    small = device.create_buffer(size=16, usage=wgpu.BufferUsage.STORAGE)
-    with pytest.raises(ValueError, match="go together"):
-        KeySort(gpu, "t", small, small, "t/k", "t/v", 4, count=(small, 0))
+    resources = Resources(gpu)
+    build = PassBuilder(gpu, resources)
+    for key in ("k", "v", "c"):
+        resources.buffer("t", key, 16, USAGE)
     with pytest.raises(ValueError, match="inside its buffer"):
-        KeySort(gpu, "t", small, small, "t/k", "t/v", 4, count=(small, 2), count_resource="t/c")
+        KeySort(build, "t", "t/k", "t/v", 4, count=("t/c", 2))
+    with pytest.raises(ValueError, match="inside its buffer"):
+        KeySort(build, "t", "t/k", "t/v", 4, count=("t/c", 16))
+    with pytest.raises(ValueError, match="may not sit in the sorted 't/v'"):
+        KeySort(build, "t", "t/k", "t/v", 4, count=("t/v", 0))
     with pytest.raises(ValueError, match="fewer than n"):
-        KeySort(gpu, "t", small, small, "t/k", "t/v", 5)
+        KeySort(build, "t", "t/k", "t/v", 5, count=("t/c", 0))
+    resources.release_all()

@@ -97,7 +97,15 @@ def _used_beyond_declaration(shader: str, name: str) -> bool:
 
 def test_tables_equal_what_the_wgsl_declares():
     from emberfx import scan, sort
-    from emberfx.systems import emitter, emitter_params, forces, life, particle_life, post
+    from emberfx.systems import (
+        emitter,
+        emitter_params,
+        forces,
+        life_display,
+        life_kernels,
+        particle_life,
+        post,
+    )
 
     assert emitter_params.SHAPES == {"point": 0, "sphere": 1, "box": 2, "disk": 3, "cone": 4,
                                      "ring": 5}
@@ -114,12 +122,13 @@ def test_tables_equal_what_the_wgsl_declares():
     assert emitter_params.BLOCK == 256 == emitter_params.BLOCK_WORDS * 32
     for shader in ("update", "spawn", "compact"):
         assert wgsl.workgroup_size(f"emitter/{shader}.wgsl") == (emitter_params.BLOCK, 1, 1)
-    assert (life.TILE_W, life.TILE_H, life.BORDER_SLOTS) == (8, 32, 76)
-    assert life.BORDER_SLOTS == 2 * life.TILE_W + 2 * (life.TILE_H - 2)
-    assert wgsl.workgroup_size("life/step_inplace.wgsl")[0] == life.TILE_W * life.TILE_H
-    assert life.MAX_SWEEP_GENS == 16 and 1 <= life.SWEEP_GENS <= life.MAX_SWEEP_GENS
-    assert life.POPULATION_WORDS == 256 * 16
-    assert wgsl.workgroup_size("life/trail.wgsl")[:2] == life.TEXEL_GROUP
+    kernels = life_kernels
+    assert (kernels.TILE_W, kernels.TILE_H, kernels.BORDER_SLOTS) == (8, 32, 76)
+    assert kernels.BORDER_SLOTS == 2 * kernels.TILE_W + 2 * (kernels.TILE_H - 2)
+    assert wgsl.workgroup_size("life/step_inplace.wgsl")[0] == kernels.TILE_W * kernels.TILE_H
+    assert kernels.MAX_SWEEP_GENS == 16 and 1 <= kernels.SWEEP_GENS <= kernels.MAX_SWEEP_GENS
+    assert life_display.POPULATION_WORDS == 256 * 16
+    assert wgsl.workgroup_size("life/trail.wgsl")[:2] == life_display.TEXEL_GROUP
     assert scan.TILE == 1024 == wgsl.workgroup_size("common/scan_tiles.wgsl")[0] * \
         wgsl.constant("common/scan_tiles.wgsl", "PER_INVOCATION")
     assert (sort.TILE, sort.GROUP) == (1024, 64)
@@ -145,7 +154,7 @@ def test_every_shader_uses_the_shared_folded_index():
                              if not line.lstrip().startswith("//"))
             assert "groups.x" not in code, f"{d.name}/{f.name} folds the dispatch index by hand"
             users += "folded_" in code
-    assert users == 18
+    assert users == 19
 
 
 @pytest.mark.parametrize("gens", [17])
@@ -155,10 +164,10 @@ def test_sweep_refuses_more_generations_than_max_gens(gpu, monkeypatch, gens):
     from emberfx.camera import Camera
     from emberfx.engine import Engine
     from emberfx.scene import EntitySpec, Scene, SceneSettings
-    from emberfx.systems import life
+    from emberfx.systems import life_kernels
     from emberfx.systems.life_component import Life
 
-    monkeypatch.setattr(life, "SWEEP_GENS", gens)
+    monkeypatch.setattr(life_kernels, "SWEEP_GENS", gens)
     scene = Scene(SceneSettings(seed=1), Camera(kind="orthographic"),
                   [EntitySpec("soup", {"life": Life(size=(256, 64), density=0.3,
                                                     steps_per_frame=gens)})])

@@ -205,7 +205,7 @@ class PassBuilder:
 
     def pipeline(self, shader: str, constants: Mapping[str, Any] | None = None):
         """The compute pipeline of ``shader``'s ``main`` with its explicit layout (cached)."""
-        return self.gpu.explicit_compute_pipeline(shader, dict(constants or {}))
+        return self.gpu.compute_pipeline(shader, dict(constants or {}))
 
     def bind(self, label: str, shader: str, variants, stage: str = COMPUTE) -> BoundGroups:
         return bind(self.gpu, self.resources, label, shader, variants, stage)

@@ -112,13 +112,18 @@ class GpuContext:
 
         if "subgroup" not in self.device.features:
             return None
-        pipeline = self.compute_pipeline("common/subgroup_probe.wgsl")
-        out = self.device.create_buffer(
-            size=4, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
-        self.dispatch_now("emberfx:subgroup-probe", pipeline,
-                          self.bind_group("emberfx:subgroup-probe", pipeline, 0, [out]), (1, 1, 1))
-        lanes = int.from_bytes(self.device.queue.read_buffer(out), "little")
-        out.destroy()
+        from emberfx.bindings import bind
+        from emberfx.resources import Resources
+
+        shader = "common/subgroup_probe.wgsl"
+        scratch = Resources(self)   # the probe's own, outside any Engine
+        out = scratch.buffer("subgroup-probe", "lanes", 4,
+                             wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
+        groups = bind(self, scratch, "emberfx:subgroup-probe", shader, {"lanes": out})
+        self.dispatch_now("emberfx:subgroup-probe", self.compute_pipeline(shader),
+                          groups.group(0), (1, 1, 1))
+        lanes = int.from_bytes(self.device.queue.read_buffer(out.buffer), "little")
+        scratch.release_all()
         return lanes
 
     def dispatch_now(self, label: str, pipeline, group, grid: tuple[int, int, int]) -> None:
@@ -151,26 +156,12 @@ class GpuContext:
                                    f"device ({self.label})")
         return (-(-groups // y), y, 1)
 
-    def compute_pipeline(self, shader: str, constants: dict | None = None,
-                         label: str | None = None):
-        """A compute pipeline for shaders/``shader`` (entry point ``main``), cached."""
-        from emberfx import wgsl
-
-        key = (shader, tuple(sorted((constants or {}).items())))
-        cache = self.__dict__.setdefault("_pipelines", {})
-        if key not in cache:
-            cache[key] = self.device.create_compute_pipeline(
-                label=label or shader, layout="auto",
-                compute={"module": wgsl.create_module(self.device, shader), "entry_point": "main",
-                         "constants": dict(constants or {})})
-        return cache[key]
-
-    def explicit_compute_pipeline(self, shader: str, constants: dict | None = None):
+    def compute_pipeline(self, shader: str, constants: dict | None = None):
         """A compute pipeline for shaders/``shader`` (entry point ``main``) whose layout is made
         from the shader's declarations (bindings.group_layouts), cached."""
         from emberfx import bindings, wgsl
 
-        key = ("explicit", shader, tuple(sorted((constants or {}).items())))
+        key = (shader, tuple(sorted((constants or {}).items())))
         cache = self.__dict__.setdefault("_pipelines", {})
         if key not in cache:
             cache[key] = self.device.create_compute_pipeline(
@@ -178,13 +169,6 @@ class GpuContext:
                 compute={"module": wgsl.create_module(self.device, shader), "entry_point": "main",
                          "constants": dict(constants or {})})
         return cache[key]
-
-    def bind_group(self, label: str, pipeline, index: int, buffers: list):
-        """Bind group ``index`` of ``pipeline`` with ``buffers`` at bindings 0, 1, 2, ..."""
-        entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
-                   for i, b in enumerate(buffers)]
-        return self.device.create_bind_group(
-            label=label, layout=pipeline.get_bind_group_layout(index), entries=entries)
 
     def buffer(self, label: str, size: int, usage: int, *, what: str | None = None):
         """A buffer of at least 16 bytes; storage buffers are checked against the device limits."""

@@ -11,8 +11,9 @@ import numpy as np
 import wgpu
 
 from emberfx import wgsl
+from emberfx.bindings import RENDER, PassBuilder, pipeline_layout
 from emberfx.bundles import BundleCache
-from emberfx.frame_graph import DRAWING_PHASES, Draw, FrameGraph, Pass, Phase, RenderTarget
+from emberfx.frame_graph import DRAWING_PHASES, FrameGraph, Pass, Phase, RenderTarget
 from emberfx.layout import struct_dtype
 from emberfx.system import SharedResources, snapshot
 
@@ -39,7 +40,9 @@ class Renderer:
         self.bundles: BundleCache | None = BundleCache(device)   # None: draws encoded directly
         self._graphs: dict[str, FrameGraph] = {}
         self._stale_graphs: dict[str, FrameGraph] = {}   # replaced ones, to reuse their order
-        self._present: dict[str, tuple] = {}
+        self._build = PassBuilder(shared.resources.gpu, shared.resources)
+        self._present_pipelines: dict[str, wgpu.GPURenderPipeline] = {}   # by output format
+        self._present: dict[str, Pass] = {}   # by output format; they bind the scene target
         self._frame_record = np.zeros((), FRAME)
         self._frame_key: tuple | None = None
         self.size = (0, 0)
@@ -58,7 +61,6 @@ class Renderer:
         shared = self.shared
         self.scene_texture = self.device.create_texture(
             label="scene/color", size=(w, h, 1), format=shared.scene_format, usage=usage)
-        shared.scene_texture = self.scene_texture
         shared.resources.adopt("scene/color", self.scene_texture)
         self.depth_texture = self.device.create_texture(
             label="scene/depth", size=(w, h, 1), format=shared.depth_format,
@@ -70,6 +72,8 @@ class Renderer:
                                           self.depth_texture.create_view(),
                                           shared.scene_format, shared.depth_format)
         self._present.clear()
+        for system in self.world.system_objects():   # those binding "scene/color" bind the new one
+            system.targets_changed()
         self.invalidate_graphs()
 
     # the frame graph ---------------------------------------------------------------------------
@@ -84,34 +88,35 @@ class Renderer:
             systems = self.world.system_objects()
             passes = [p for s in systems for p in s.passes()]
             passes += self.telemetry.readback_passes()
-            pipeline, bind_group = self._present_pipeline(output_format)
-            passes.append(Pass("scene:frame:present", Phase.POST,
-                               Draw(pipeline, (bind_group,), target="output", vertices=3),
-                               reads=("scene/color",), writes=("output",)))
+            passes.append(self._present_pass(output_format))
             # the frame uniform, the cleared scene target, and every persistent resource
             uploaded = {"frame", "scene/color"} | self.shared.resources.persistent()
-            for s in systems:
-                uploaded |= s.uploaded()
             graph = FrameGraph(passes, uploaded, previous=self._stale_graphs.get(output_format))
             self._graphs[output_format] = graph
         return graph
 
-    def _present_pipeline(self, output_format: str):
-        if output_format not in self._present:
-            assert self.scene_texture is not None   # make_targets ran
-            module = wgsl.create_module(self.device, "frame/present.wgsl")
-            pipeline = self.device.create_render_pipeline(
-                label=f"scene:frame:present:{output_format}", layout="auto",
-                vertex={"module": module, "entry_point": "vs_main"},
-                primitive={"topology": "triangle-list"},
-                fragment={"module": module, "entry_point": "fs_main",
-                          "constants": {"ENCODE_SRGB": not output_format.endswith("-srgb")},
-                          "targets": [{"format": output_format}]})
-            bind_group = self.device.create_bind_group(
-                layout=pipeline.get_bind_group_layout(0),
-                entries=[{"binding": 0, "resource": self.scene_texture.create_view()}])
-            self._present[output_format] = (pipeline, bind_group)
-        return self._present[output_format]
+    def _present_pass(self, output_format: str) -> Pass:
+        """The draw of the scene target into the output (frame/present.wgsl); its pipeline is
+        kept per output format, its binding of "scene/color" until new targets are made."""
+        present = self._present.get(output_format)
+        if present is None:
+            shader = "frame/present.wgsl"
+            pipeline = self._present_pipelines.get(output_format)
+            if pipeline is None:
+                module = wgsl.create_module(self.device, shader)
+                pipeline = self._present_pipelines[output_format] = (
+                    self.device.create_render_pipeline(
+                        label=f"scene:frame:present:{output_format}",
+                        layout=pipeline_layout(self.device, shader, RENDER),
+                        vertex={"module": module, "entry_point": "vs_main"},
+                        primitive={"topology": "triangle-list"},
+                        fragment={"module": module, "entry_point": "fs_main",
+                                  "constants": {"ENCODE_SRGB": not output_format.endswith("-srgb")},
+                                  "targets": [{"format": output_format}]}))
+            present = self._present[output_format] = self._build.draw(
+                "scene:frame:present", shader, pipeline, {"scene": "scene/color"},
+                target="output", phase=Phase.POST, vertices=3)
+        return present
 
     # drawing -----------------------------------------------------------------------------------
     def write_frame_uniform(self, camera, clock) -> None:
@@ -166,6 +171,7 @@ class Renderer:
         if self.bundles is not None:
             self.bundles.clear()
         self._present.clear()
+        self._present_pipelines.clear()
         self._graphs.clear()
         self._stale_graphs.clear()
         for resource in (self.scene_texture, self.depth_texture, self.output_texture,

@@ -61,9 +61,7 @@ class SharedResources:
     # scene.resolve: a path written in the scene -> a real path
     resolve: Callable[[str], Path] | None = None
     scene_path: object = None  # the scene file, for messages (None: built in Python)
-    # the HDR colour target (post passes read and replace it)
-    scene_texture: wgpu.GPUTexture | None = None
-    scene_format: str = SCENE_FORMAT
+    scene_format: str = SCENE_FORMAT   # of the HDR colour target, resource "scene/color"
     depth_format: str = DEPTH_FORMAT
 
 
@@ -124,6 +122,10 @@ class System(esper.Processor):
     def world_changed(self) -> None:
         """Entities were spawned or deleted (other systems' too): adapt, e.g. to new forces."""
 
+    def targets_changed(self) -> None:
+        """The renderer made new render targets (a resize, a new background): a system that
+        binds "scene/color" or sizes resources by it makes those bindings again."""
+
     def query(self, *kinds: str | type) -> list[tuple[EntityRef, Any]]:
         """Every component of the given keys (``"attractor"``) or classes in the Engine's world,
         as ``[(EntityRef, component), ...]`` in entity order (and, within an entity, in its
@@ -134,10 +136,6 @@ class System(esper.Processor):
     # per frame -------------------------------------------------------------------------------
     def passes(self) -> list[Pass]:
         return []
-
-    def uploaded(self) -> set[str]:
-        """Resources with contents before any pass runs (created with data or written each step)."""
-        return set()
 
     def before_step(self, step: StepInfo) -> None:
         """Write this step's uniforms (queue.write_buffer)."""
@@ -168,13 +166,6 @@ class System(esper.Processor):
         usage |= wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         return self.resources.buffer(entity.name, key, size, usage, what=what,
                                      persistent=persistent, family=self.key)
-
-    def storage_buffer(self, label: str, size: int, *, extra_usage=0, what: str | None = None):
-        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
-        return self.gpu.buffer(label, size, usage | extra_usage, what=what)
-
-    def uniform_buffer(self, label: str, size: int):
-        return self.gpu.buffer(label, size, wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}

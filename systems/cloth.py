@@ -21,8 +21,9 @@ import numpy as np
 import wgpu
 
 from emberfx import wgsl
+from emberfx.bindings import RENDER, pipeline_layout
 from emberfx.colors import linear_color
-from emberfx.frame_graph import Dispatch, Draw, Pass, Phase
+from emberfx.frame_graph import Pass, Phase
 from emberfx.layout import struct_dtype
 from emberfx.readback import read_array
 from emberfx.registry import set_system
@@ -78,7 +79,7 @@ def edge_indices(nx: int, ny: int) -> np.ndarray:
 class _Patch:
     entity: EntityRef
     component: Cloth
-    buffers: dict
+    buffers: dict   # registry views by key: pos0, vel0, pos1, vel1, rest, normals, ...
     passes: list
     parity: int = 0
     step_parity: int = 0
@@ -106,18 +107,19 @@ class ClothSystem(System):
                   f"too few for stiffness {component.stiffness:g} and mass {component.mass:g} "
                   f"(explicit steps diverge); use at least {needed}", file=sys.stderr)
         self.gpu.check_buffer_size(n * 16, what)
-        b = {k: self.storage_buffer(f"{name}/{k}", n * 16, what=what)
+        storage, uniform = wgpu.BufferUsage.STORAGE, wgpu.BufferUsage.UNIFORM
+        b = {k: self.buffer(entity, k, n * 16, storage, what=what)
              for k in ("pos0", "pos1", "vel0", "vel1", "rest", "normals")}
-        b["params"] = self.uniform_buffer(f"{name}/params", PARAMS.itemsize)
-        b["look"] = self.uniform_buffer(f"{name}/look", LOOK.itemsize)
-        b["forces"] = self.storage_buffer(
-            f"{name}/forces", max(1, len(self.query("force_field"))) * FORCE.itemsize)
-        b["colliders"] = self.storage_buffer(
-            f"{name}/colliders", max(1, len(self.query(*COLLIDER_KEYS))) * COLLIDER.itemsize)
+        b["params"] = self.buffer(entity, "params", PARAMS.itemsize, uniform)
+        b["look"] = self.buffer(entity, "look", LOOK.itemsize, uniform)
+        b["forces"] = self.buffer(
+            entity, "forces", max(1, len(self.query("force_field"))) * FORCE.itemsize, storage)
+        b["colliders"] = self.buffer(
+            entity, "colliders", max(1, len(self.query(*COLLIDER_KEYS))) * COLLIDER.itemsize,
+            storage)
         tris, edges = triangle_indices(nx, ny), edge_indices(nx, ny)
-        index_usage = wgpu.BufferUsage.INDEX | wgpu.BufferUsage.COPY_DST
-        b["triangles"] = self.device.create_buffer_with_data(data=tris, usage=index_usage)
-        b["edges"] = self.device.create_buffer_with_data(data=edges, usage=index_usage)
+        b["triangles"] = self.buffer(entity, "triangles", tris.nbytes, wgpu.BufferUsage.INDEX)
+        b["edges"] = self.buffer(entity, "edges", edges.nbytes, wgpu.BufferUsage.INDEX)
         positions = initial_positions(component).reshape(-1, 3)
         rest = np.zeros((n, 4), np.float32)
         rest[:, :3] = positions
@@ -126,10 +128,11 @@ class ClothSystem(System):
         state = np.zeros((n, 4), np.float32)
         state[:, :3] = positions
         state[:, 3] = 1.0
-        queue = self.device.queue
-        queue.write_buffer(b["rest"], 0, rest.tobytes())
-        queue.write_buffer(b["pos0"], 0, state.tobytes())
-        queue.write_buffer(b["vel0"], 0, np.zeros((n, 4), np.float32).tobytes())
+        write = self.resources.write   # vel0 and normals start zeroed
+        write(b["triangles"], tris.tobytes())
+        write(b["edges"], edges.tobytes())
+        write(b["rest"], rest.tobytes())
+        write(b["pos0"], state.tobytes())
         patch = _Patch(entity, component, b, [])
         patch.triangle_count, patch.edge_count = len(tris), len(edges)
         self.patches[name] = patch
@@ -137,65 +140,48 @@ class ClothSystem(System):
         self._write_params(patch, StepInfo(frame=0, dt=self.shared.fixed_dt, seed=self.shared.seed))
 
     def _passes(self, patch: _Patch) -> list[Pass]:
-        gpu, b, c = self.gpu, patch.buffers, patch.component
+        c = patch.component
         name = patch.entity.name
         prefix = f"{name}:cloth"
         patch.built_with = wireframe, wind, colliders = self._variant(patch)
         nx, ny = c.resolution
         grid = (math.ceil(nx / GROUP[0]), math.ceil(ny / GROUP[1]), 1)
+        r = (lambda k: f"{name}/{k}")  # noqa: E731
+        # variant p reads the state in pos<p>/vel<p> and writes the other pair
+        substep = [{"params": r("params"), "pos_in": r(f"pos{p}"), "vel_in": r(f"vel{p}"),
+                    "pos_out": r(f"pos{1 - p}"), "vel_out": r(f"vel{1 - p}"), "rest": r("rest"),
+                    "forces": r("forces"), "colliders": r("colliders")} for p in (0, 1)]
         # The wind and collider code is compiled out when nothing of the kind acts on the patch:
         # on CPU backends (lavapipe) a step that merely contains those loops ran several times
         # slower, even with zero iterations (the emitter's HAS_FORCES found the same).
-        step = gpu.compute_pipeline("cloth/step.wgsl", {"HAS_WIND": wind,
-                                                        "HAS_COLLIDERS": colliders})
-        groups = [gpu.bind_group(f"{prefix}:substep", step, 0,
-                                 [b["params"], b[f"pos{p}"], b[f"vel{p}"], b[f"pos{1 - p}"],
-                                  b[f"vel{1 - p}"], b["rest"], b["forces"], b["colliders"]])
-                  for p in (0, 1)]
-        state, r = f"{name}/state", (lambda k: f"{name}/{k}")  # noqa: E731
-        passes = [Pass(f"{prefix}:substeps", Phase.SIMULATE,
-                       Dispatch(step, (lambda k: groups[(patch.step_parity + k) % 2],), grid,
-                                repeat=lambda: patch.component.substeps),
-                       reads=(r("params"), state, r("rest"), r("forces"), r("colliders")),
-                       writes=(state,))]
-        normals = gpu.compute_pipeline("cloth/normals.wgsl")
-        normal_groups = [gpu.bind_group(f"{prefix}:normals", normals, 0,
-                                        [b["params"], b[f"pos{p}"], b["normals"]]) for p in (0, 1)]
-        passes.append(Pass(f"{prefix}:normals", Phase.PREPARE,
-                           Dispatch(normals, (lambda: normal_groups[patch.parity],), grid),
-                           reads=(r("params"), state), writes=(r("normals"),)))
-        draw = self._mesh_pipeline()
-        draw_groups = [self.device.create_bind_group(
-            label=f"{prefix}:draw", layout=draw.get_bind_group_layout(0), entries=[
-                {"binding": 0, "resource": {"buffer": self.shared.frame_uniform}},
-                {"binding": 1, "resource": {"buffer": b["params"]}},
-                {"binding": 2, "resource": {"buffer": b["look"]}},
-                {"binding": 3, "resource": {"buffer": b[f"pos{p}"]}},
-                {"binding": 4, "resource": {"buffer": b["normals"]}}]) for p in (0, 1)]
-        passes.append(Pass(f"{prefix}:draw", Phase.RENDER,
-                           Draw(draw, (lambda: draw_groups[patch.parity],), target="scene",
-                                index=(b["triangles"], "uint32", patch.triangle_count)),
-                           reads=("frame", r("params"), r("look"), state, r("normals")),
-                           writes=("scene/color",)))
-        if c.wireframe:
-            wire = self._wire_pipeline()
-            wire_groups = [gpu.bind_group(f"{prefix}:wire", wire, 0,
-                                          [self.shared.frame_uniform, b[f"pos{p}"]])
-                           for p in (0, 1)]
-            passes.append(Pass(f"{prefix}:wire", Phase.RENDER,
-                               Draw(wire, (lambda: wire_groups[patch.parity],), target="scene",
-                                    index=(b["edges"], "uint32", patch.edge_count)),
-                               reads=("frame", state), writes=("scene/color",), order=1))
+        passes = [self.build.compute(
+            f"{prefix}:substeps", Phase.SIMULATE, "cloth/step.wgsl", grid, substep,
+            constants={"HAS_WIND": wind, "HAS_COLLIDERS": colliders},
+            pick=lambda k: (patch.step_parity + k) % 2,
+            repeat=lambda: patch.component.substeps)]
+        passes.append(self.build.compute(
+            f"{prefix}:normals", Phase.PREPARE, "cloth/normals.wgsl", grid,
+            [{"params": r("params"), "positions": r(f"pos{p}"), "normals": r("normals")}
+             for p in (0, 1)], pick=lambda: patch.parity))
+        passes.append(self.build.draw(
+            f"{prefix}:draw", "cloth/draw.wgsl", self._mesh_pipeline(),
+            [{"frame": "frame", "params": r("params"), "look": r("look"),
+              "positions": r(f"pos{p}"), "normals": r("normals")} for p in (0, 1)],
+            pick=lambda: patch.parity, index=(r("triangles"), "uint32", patch.triangle_count)))
+        if wireframe:
+            passes.append(self.build.draw(
+                f"{prefix}:wire", "cloth/wire.wgsl", self._wire_pipeline(),
+                [{"frame": "frame", "positions": r(f"pos{p}")} for p in (0, 1)],
+                pick=lambda: patch.parity, index=(r("edges"), "uint32", patch.edge_count),
+                order=1))
         return passes
 
     def _render_pipeline(self, shader: str, topology: str, cull: str = "none"):
         cache = self.__dict__.setdefault("_pipelines", {})
         if shader not in cache:
-            from emberfx import wgsl
-
             module = wgsl.create_module(self.device, shader)
             cache[shader] = self.device.create_render_pipeline(
-                label=shader, layout="auto",
+                label=shader, layout=pipeline_layout(self.device, shader, RENDER),
                 vertex={"module": module, "entry_point": "vs_main"},
                 primitive={"topology": topology, "cull_mode": cull},
                 depth_stencil={"format": self.shared.depth_format, "depth_write_enabled": True,
@@ -211,19 +197,13 @@ class ClothSystem(System):
         return self._render_pipeline("cloth/wire.wgsl", "line-list")
 
     def remove(self, entity: EntityRef) -> None:
-        patch = self.patches.pop(entity.name)
-        for buffer in patch.buffers.values():
-            buffer.destroy()
+        del self.patches[entity.name]   # the registry releases its buffers
 
     def passes(self) -> list[Pass]:
         for patch in self.patches.values():
             if patch.built_with != self._variant(patch):
                 patch.passes = self._passes(patch)
         return [p for patch in self.patches.values() for p in patch.passes]
-
-    def uploaded(self) -> set[str]:
-        return {f"{n}/{k}" for n in self.patches
-                for k in ("params", "state", "rest", "forces", "colliders", "look", "normals")}
 
     def _winds(self, patch: _Patch) -> list:
         return [f for f in self.acting_on(patch, ("force_field",))
@@ -260,17 +240,16 @@ class ClothSystem(System):
         rec["h"] = step.dt / c.substeps
         rec["stiffness"], rec["damping"], rec["mass"] = c.stiffness, c.damping, c.mass
         rec["force_count"], rec["collider_count"] = len(winds), len(colliders)
-        queue = self.device.queue
-        queue.write_buffer(patch.buffers["params"], 0, rec.tobytes())
-        queue.write_buffer(patch.buffers["forces"], 0,
-                           pack_forces(winds, step.frame * step.dt).tobytes())
-        queue.write_buffer(patch.buffers["colliders"], 0, pack_colliders(colliders).tobytes())
+        write, buffers = self.resources.write, patch.buffers
+        write(buffers["params"], rec.tobytes())
+        write(buffers["forces"], pack_forces(winds, step.frame * step.dt).tobytes())
+        write(buffers["colliders"], pack_colliders(colliders).tobytes())
         look = np.zeros((), LOOK)
         look["color"] = linear_color(c.color)
         if c.checker is not None:
             look["checker"] = (*linear_color(c.checker)[:3], 1.0)
         look["checker_cells"] = c.checker_cells
-        queue.write_buffer(patch.buffers["look"], 0, look.tobytes())
+        write(buffers["look"], look.tobytes())
 
     def state(self, entity: EntityRef) -> dict[str, np.ndarray]:
         patch = self.patches[entity.name]

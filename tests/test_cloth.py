@@ -148,7 +148,7 @@ def test_kinetic_energy_decays_under_damping(gpu):
     start = engine.state("flag")
     kick = np.zeros((15 * 11, 4), np.float32)
     kick[:, :3] = rng.normal(0, 0.5, (15 * 11, 3))
-    engine.device.queue.write_buffer(patch.buffers[f"vel{patch.parity}"], 0, kick.tobytes())
+    engine.resources.write(patch.buffers[f"vel{patch.parity}"], kick.tobytes())
     energies = []
     for _ in range(12):
         engine.step(5)

@@ -266,3 +266,80 @@ def test_bloom_chain_equals_numpy(gpu, size):
     np.testing.assert_allclose(out, expected, atol=6e-3)
     glow = expected[..., :3] - image[..., :3]
     assert glow.max() > 0.2 and (glow > 1e-3).mean() > 0.05   # the bloom is large and visible
+
+
+# ------------------------------------------------------------------------- resources and resize
+CHAIN_SCENE = POST_SCENE.format(first="[entity.bloom]\nthreshold = 0.2\nintensity = 2.0\n"
+                                      "[entity.tonemap]\nexposure = 0.7",
+                                second="[entity.edge_detect]\nstrength = 0.5")
+
+
+def test_a_resize_renders_what_a_scene_made_at_that_size_renders(gpu):
+    """Three effects (so the copy back runs too): an engine drawn at 40x30, then into a 56x44
+    output, gives the bytes of an engine made at 56x44; every post binding follows the new
+    scene image, and the shared images are remade at the new size."""
+    from emberfx.engine import OUTPUT_FORMAT
+
+    with Engine(loads_scene(CHAIN_SCENE), size=(40, 30)) as resized:
+        resized.step(3)
+        before = resized.render()
+        output = gpu.device.create_texture(
+            size=(56, 44, 1), format=OUTPUT_FORMAT,
+            usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
+        resized.draw_to(output)
+        after = resized.render()
+        scratch = resized.resources["post/scratch"].texture
+        bloom = resized.resources["post/bloom_a"].texture
+        assert (scratch.size[:2], bloom.size[:2]) == ((56, 44), (28, 22))
+    with Engine(loads_scene(CHAIN_SCENE), size=(56, 44)) as fresh:
+        fresh.step(3)
+        expected = fresh.render()
+    with Engine(loads_scene(POST_SCENE.format(first="", second="")), size=(56, 44)) as plain:
+        plain.step(3)
+        unprocessed = plain.render()
+    assert before.shape == (30, 40, 4) and after.shape == (44, 56, 4)
+    np.testing.assert_array_equal(after, expected)
+    assert np.abs(expected.astype(int) - unprocessed).max() > 40   # the effects show
+
+
+def test_post_resources_are_named_per_entity_and_the_shared_images_outlive_one_entity(gpu):
+    """Settings are <entity>/<effect>:settings; the scratch images are shared, so deleting the
+    entity named "post" (whose release takes its own settings) leaves the other entity's effect
+    running, and deleting the last effect releases them."""
+    text = POST_SCENE.format(first="", second="") + (
+        '[[entity]]\nname = "post"\n[entity.bloom]\nthreshold = 0.2\n'
+        '[[entity]]\nname = "grade"\n[entity.tonemap]\nexposure = 3.0\n')
+    with Engine(loads_scene(text), size=(40, 30)) as engine:
+        post_names = {n for n in engine.resources.names()
+                      if n.startswith(("post/", "grade/"))}
+        assert post_names == {"post/bloom:settings_x", "post/bloom:settings_y",
+                              "grade/tonemap:settings",
+                              "post/scratch", "post/bloom_a", "post/bloom_b"}
+        engine.step(2)
+        engine.delete("post")
+        assert "post/bloom:settings_x" not in engine.resources
+        assert "post/scratch" in engine.resources
+        assert [n for n in engine.passes() if "post" in n] == ["grade:post:tonemap", "post:copy"]
+        engine.step(1)
+        image = engine.render()
+        engine.delete("grade")
+        assert not [n for n in engine.resources.names() if n.startswith(("post/", "grade/"))]
+        assert not [n for n in engine.passes() if "post" in n]
+        engine.step(1)
+        assert not np.array_equal(engine.render(), image)   # exposure 3 no longer applies
+
+
+def test_a_new_background_rebinds_the_chain_to_the_new_scene_image(gpu):
+    """A reload that changes only the background makes new targets; the effects then read and
+    write the new scene image: the bytes of an engine made with that background."""
+    lit = '[scene]\nbackground = "#284060"\n' + CHAIN_SCENE
+    with Engine(loads_scene(CHAIN_SCENE), size=(40, 30)) as engine:
+        engine.step(3)
+        dark = engine.render()
+        engine.reload(loads_scene(lit))
+        relit = engine.render()
+    with Engine(loads_scene(lit), size=(40, 30)) as fresh:
+        fresh.step(3)
+        expected = fresh.render()
+    np.testing.assert_array_equal(relit, expected)
+    assert not np.array_equal(dark, expected)

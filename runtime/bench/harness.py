@@ -127,18 +127,15 @@ def compute_copy_bandwidth(ctx, nbytes: int) -> float:
     second."""
     import wgpu
 
-    from emberfx import wgsl
+    from emberfx.bindings import bind
+    from emberfx.resources import Resources
 
     device = ctx.device
-    usage = wgpu.BufferUsage.STORAGE
-    a = device.create_buffer(size=nbytes, usage=usage)
-    b = device.create_buffer(size=nbytes, usage=usage)
-    pipeline = device.create_compute_pipeline(
-        layout="auto", compute={"module": wgsl.create_module(device, "bench/copy.wgsl"),
-                                "entry_point": "main"})
-    group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=[
-        {"binding": 0, "resource": {"buffer": a, "offset": 0, "size": nbytes}},
-        {"binding": 1, "resource": {"buffer": b, "offset": 0, "size": nbytes}}])
+    scratch = Resources(ctx)   # the benchmark's own buffers, outside any Engine
+    a = scratch.buffer("bench", "copy_src", nbytes, wgpu.BufferUsage.STORAGE)
+    b = scratch.buffer("bench", "copy_dst", nbytes, wgpu.BufferUsage.STORAGE)
+    pipeline = ctx.compute_pipeline("bench/copy.wgsl")
+    group = bind(ctx, scratch, "bench:copy", "bench/copy.wgsl", {"src": a, "dst": b}).group(0)
     grid = ctx.grid((nbytes // 16 + 255) // 256)
 
     def encode(encoder):
@@ -149,8 +146,7 @@ def compute_copy_bandwidth(ctx, nbytes: int) -> float:
         cp.end()
 
     seconds = timed(device, encode, 20)
-    a.destroy()
-    b.destroy()
+    scratch.release_all()
     return 2 * nbytes / seconds
 
 

@@ -46,22 +46,21 @@ def naive_edge_pass(ctx, engine, tiled):
     cost does not depend on the pixels (the bench scene's are one background colour anyway)."""
     import wgpu
 
-    from emberfx.frame_graph import Dispatch, Pass
+    from emberfx.bindings import PassBuilder
+    from emberfx.resources import Resources
     from emberfx.system import SCENE_FORMAT
     from emberfx.systems.post import HDR, edge_settings
 
     w, h = engine.size
-    source = ctx.device.create_texture(label="bench/source", size=(w, h, 1), format=SCENE_FORMAT,
-                                       usage=wgpu.TextureUsage.TEXTURE_BINDING)
-    edges = ctx.device.create_texture(label="bench/edges", size=(w, h, 1), format=HDR,
-                                      usage=wgpu.TextureUsage.STORAGE_BINDING)
-    settings = ctx.device.create_buffer_with_data(
-        data=edge_settings(engine.components_of("post")["edge_detect"]),
-        usage=wgpu.BufferUsage.UNIFORM)
-    pipeline = ctx.compute_pipeline("post/edge_detect_naive.wgsl")
-    group = ctx.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=[
-        {"binding": 0, "resource": {"buffer": settings}},
-        {"binding": 1, "resource": source.create_view()},
-        {"binding": 2, "resource": edges.create_view()}])
-    return Pass("bench:naive", tiled.phase, Dispatch(pipeline, (group,), tiled.op.groups),
-                reads=("bench/source",), writes=("bench/edges",))
+    scratch = Resources(ctx)   # the baseline's own textures, outside the Engine's registry
+    source = scratch.texture("bench", "source", size=(w, h), format=SCENE_FORMAT,
+                             usage=wgpu.TextureUsage.TEXTURE_BINDING)
+    edges = scratch.texture("bench", "edges", size=(w, h), format=HDR,
+                            usage=wgpu.TextureUsage.STORAGE_BINDING)
+    data = edge_settings(engine.components_of("post")["edge_detect"])
+    settings = scratch.buffer("bench", "settings", len(data),
+                              wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
+    scratch.write(settings, data)
+    return PassBuilder(ctx, scratch).compute(
+        "bench:naive", tiled.phase, "post/edge_detect_naive.wgsl", tiled.op.groups,
+        {"settings": settings, "source": source, "output_image": edges})

@@ -7,7 +7,7 @@
     image = engine.render()
 """
 
-from emberfx.errors import EmberError, SceneError
+from emberfx.core.errors import EmberError, SceneError
 
 __version__ = "0.1.0"
 __all__ = ["Camera", "Engine", "EmberError", "Scene", "SceneError", "SceneSettings", "load_scene",
@@ -17,15 +17,15 @@ __all__ = ["Camera", "Engine", "EmberError", "Scene", "SceneError", "SceneSettin
 def __getattr__(name):
     # Imported lazily so `emberfx validate` and `import emberfx` never start wgpu.
     if name == "Engine":
-        from emberfx.engine import Engine
+        from emberfx.engine.engine import Engine
         return Engine
     if name in ("load_scene", "Scene", "SceneSettings"):
-        from emberfx import scene
+        from emberfx.model import scene
         return getattr(scene, name)
     if name == "Camera":
-        from emberfx.camera import Camera
+        from emberfx.model.camera import Camera
         return Camera
     if name == "run":
-        from emberfx.window import run
+        from emberfx.app.window import run
         return run
     raise AttributeError(f"module 'emberfx' has no attribute {name!r}")

@@ -18,8 +18,8 @@ SCENES = ROOT / "scenes"
 @pytest.fixture(scope="session")
 def gpu():
     """The shared GPU context; skips (or fails under EMBERFX_REQUIRE_GPU=1) without an adapter."""
-    from emberfx.errors import NoAdapterError
-    from emberfx.gpu import get_context
+    from emberfx.core.errors import NoAdapterError
+    from emberfx.core.gpu import get_context
 
     try:
         return get_context()

@@ -100,7 +100,7 @@ def turbulence(x, frequency, strength, octaves):
 
 
 def acceleration(x, v, forces):
-    """Sum of force components (systems/forces.py) at positions x with velocities v."""
+    """Sum of force components (systems/forces/forces.py) at positions x with velocities v."""
     a = np.zeros_like(x)
     for f in forces:
         name = type(f).__name__

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from emberfx.bench.frame import frame_rows, measure_frames
-from emberfx.engine import Engine
-from emberfx.scene import load_scene
+from emberfx.engine.engine import Engine
+from emberfx.model.scene import load_scene
 
 KEYS = {"frame", "step", "draw", "submit", "python", "python_step", "python_draw", "thread_cpu"}
 

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import emberfx.bench
-from emberfx.camera import Camera
-from emberfx.engine import Engine
-from emberfx.errors import EmberError
-from emberfx.frame_graph import SIMULATION_PHASES, Phase
-from emberfx.scene import EntitySpec, Scene, SceneSettings, load_scene
-from emberfx.systems.life_component import Life
+from emberfx.core.errors import EmberError
+from emberfx.core.frame_graph import SIMULATION_PHASES, Phase
+from emberfx.engine.engine import Engine
+from emberfx.model.camera import Camera
+from emberfx.model.scene import EntitySpec, Scene, SceneSettings, load_scene
+from emberfx.systems.life.component import Life
 
 BENCH_DIR = Path(emberfx.bench.__file__).parent
 

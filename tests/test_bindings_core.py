@@ -1,7 +1,7 @@
-"""The named-binding core on the real device: runtime/bindings.py (bind groups from the WGSL's
+"""The named-binding core on the real device: runtime/core/bindings.py (bind groups from the WGSL's
 declarations, reads and writes from their access modes, variants picked at encode time),
-runtime/resources.py (names, views, release by owner and family) and wgsl.bindings, checked with
-the project's own shaders and dispatches whose results are read back."""
+runtime/core/resources.py (names, views, release by owner and family) and wgsl.bindings, checked
+with the project's own shaders and dispatches whose results are read back."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import wgpu
 
-from emberfx import wgsl
-from emberfx.bindings import RENDER, BindingError, PassBuilder, bind, pipeline_layout
-from emberfx.errors import EmberError, FrameGraphError
-from emberfx.frame_graph import FrameGraph, Phase
-from emberfx.readback import read_array
-from emberfx.resources import VIEW_ALIGNMENT, ResourceError, Resources
+from emberfx.core import wgsl
+from emberfx.core.bindings import RENDER, BindingError, PassBuilder, bind, pipeline_layout
+from emberfx.core.errors import EmberError, FrameGraphError
+from emberfx.core.frame_graph import FrameGraph, Phase
+from emberfx.core.readback import read_array
+from emberfx.core.resources import VIEW_ALIGNMENT, ResourceError, Resources
 
 COPY = "bench/copy.wgsl"        # src: storage read; dst: storage read_write; 256 vec4f per group
 TONEMAP = "post/tonemap.wgsl"   # settings: uniform; source: sampled; output_image: storage write

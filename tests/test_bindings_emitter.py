@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 import wgpu
 
-from emberfx import wgsl
-from emberfx.engine import Engine
-from emberfx.frame_graph import FrameGraph
-from emberfx.readback import read_array
-from emberfx.resources import ResourceError
-from emberfx.scene import load_scene, loads_scene
-from emberfx.sort import stage_plan
-from emberfx.systems.emitter import PARTICLE
+from emberfx.blocks.sort import stage_plan
+from emberfx.core import wgsl
+from emberfx.core.frame_graph import FrameGraph
+from emberfx.core.readback import read_array
+from emberfx.core.resources import ResourceError
+from emberfx.engine.engine import Engine
+from emberfx.model.scene import load_scene, loads_scene
+from emberfx.systems.emitter.system import PARTICLE
 
 SCENE = """
 [scene]

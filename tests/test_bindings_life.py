@@ -13,13 +13,13 @@ import life_model
 import numpy as np
 import pytest
 
-from emberfx.camera import Camera
-from emberfx.engine import Engine
-from emberfx.readback import read_array
-from emberfx.resources import TextureResource
-from emberfx.scene import EntitySpec, Scene, SceneSettings
-from emberfx.systems.life import pack_cells, unpack_cells
-from emberfx.systems.life_component import Life
+from emberfx.core.readback import read_array
+from emberfx.core.resources import TextureResource
+from emberfx.engine.engine import Engine
+from emberfx.model.camera import Camera
+from emberfx.model.scene import EntitySpec, Scene, SceneSettings
+from emberfx.systems.life.component import Life
+from emberfx.systems.life.system import pack_cells, unpack_cells
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -140,7 +140,7 @@ def test_every_resource_is_released_on_delete_and_remade_on_a_rebuild(gpu):
 
 
 def test_a_paint_larger_than_its_buffer_runs_in_chunks(gpu, monkeypatch):
-    from emberfx.systems import life
+    from emberfx.systems.life import system as life
 
     monkeypatch.setattr(life, "PAINT_EDITS", 3)   # 3 words per dispatch: many chunks
     size = (70, 33)
@@ -186,7 +186,7 @@ def test_the_passes_of_the_life_scenes_are_unchanged(gpu, scene):
 
 
 def test_the_frame_graph_of_the_life_scenes_is_unchanged(gpu, scenes_dir):
-    from emberfx.scene import load_scene
+    from emberfx.model.scene import load_scene
 
     # pass count and compute passes per step as before: every step's generations in one pass
     for scene, passes in SCENE_PASSES.items():

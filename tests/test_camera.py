@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from emberfx.camera import PITCH_LIMIT_DEG, Camera
+from emberfx.model.camera import PITCH_LIMIT_DEG, Camera
 
 PIXEL_TOL = 1e-6     # pixels: float64 round trips through the 4x4 matrices
 WORLD_TOL = 1e-9     # world units, for scenes of size ~10
@@ -323,8 +323,8 @@ def test_with_reference_takes_the_scene_size_unless_the_camera_sets_one():
     ("reference_aspect = 0.0", ["camera.reference_aspect", "> 0"]),
 ])
 def test_bad_fit_fields_are_one_line_errors(text, pieces):
-    from emberfx.errors import SceneError
-    from emberfx.scene import loads_scene
+    from emberfx.core.errors import SceneError
+    from emberfx.model.scene import loads_scene
 
     with pytest.raises(SceneError) as info:
         loads_scene(f'[camera]\nkind = "orthographic"\n{text}\n', path="fit.toml")
@@ -353,9 +353,9 @@ FIT_RENDERS = {
 def test_engine_renders_the_scene_size_view_with_fit(gpu, case):
     """A white world quad exactly as large as the reference view (16:9 from [scene] size, height
     2) drawn through the Engine: where it lands in other window shapes is known."""
-    from emberfx.engine import Engine
-    from emberfx.scene import EntitySpec, Scene, SceneSettings
-    from emberfx.systems.life_component import Life
+    from emberfx.engine.engine import Engine
+    from emberfx.model.scene import EntitySpec, Scene, SceneSettings
+    from emberfx.systems.life.component import Life
 
     fit, size, (x0, x1, y0, y1) = FIT_RENDERS[case]
     life = Life(size=(16, 9), display="quad", quad_center=(0.0, 0.0, 0.0),
@@ -373,8 +373,8 @@ def test_engine_renders_the_scene_size_view_with_fit(gpu, case):
 
 
 def test_reload_with_a_new_scene_size_refits_the_live_camera(gpu):
-    from emberfx.engine import Engine
-    from emberfx.scene import Scene, SceneSettings
+    from emberfx.engine.engine import Engine
+    from emberfx.model.scene import Scene, SceneSettings
 
     scene = Scene(SceneSettings(size=(1600, 900)), Camera(kind="orthographic", fit="contain"))
     engine = Engine(scene, size=(64, 48))

@@ -18,9 +18,11 @@ import msgspec
 import numpy as np
 import pytest
 
-from emberfx import registry, scene
-from emberfx.camera import Camera
-from emberfx.components import (
+from emberfx.core.errors import SceneError
+from emberfx.engine.engine import Engine
+from emberfx.model import registry, scene
+from emberfx.model.camera import Camera
+from emberfx.model.components import (
     Change,
     Tracked,
     TrackedList,
@@ -30,10 +32,8 @@ from emberfx.components import (
     track,
     undeclared_fields,
 )
-from emberfx.engine import Engine
-from emberfx.errors import SceneError
-from emberfx.scene import Scene, SceneSettings
-from emberfx.systems.emitter_component import Burst, ColorStop, Emitter, Shape
+from emberfx.model.scene import Scene, SceneSettings
+from emberfx.systems.emitter.component import Burst, ColorStop, Emitter, Shape
 
 DT = 1.0 / 60.0
 

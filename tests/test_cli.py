@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from emberfx import cli
+from emberfx.app import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 FOUNTAIN = ROOT / "scenes" / "fountain.toml"
@@ -194,10 +194,11 @@ class FakeEngine:
 
 @pytest.fixture
 def fake_stack(monkeypatch):
-    """Stand-ins for emberfx.scene / emberfx.engine / emberfx.bench, to test the CLI's wiring."""
+    """Stand-ins for the scene loader, the Engine and the benchmarks, to test the CLI's
+    wiring."""
     import types
 
-    scene_mod = types.ModuleType("emberfx.scene")
+    scene_mod = types.ModuleType("emberfx.model.scene")
 
     class Scene:
         def __init__(self, path):
@@ -210,19 +211,21 @@ def fake_stack(monkeypatch):
     scene_mod.Scene = Scene
     scene_mod.load_scene = Scene
     scene_mod.describe = lambda scene: f"scene {scene.settings.name}\n  entity fountain"
-    engine_mod = types.ModuleType("emberfx.engine")
+    engine_mod = types.ModuleType("emberfx.engine.engine")
     engine_mod.Engine = FakeEngine
     bench_mod = types.ModuleType("emberfx.bench")
     bench_mod.NAMES = ["life", "emitter"]
     bench_mod.calls = []
     bench_mod.main = lambda names, as_json: bench_mod.calls.append((names, as_json)) or 0
-    import emberfx
+    import importlib
 
-    for name, mod in (("scene", scene_mod), ("engine", engine_mod), ("bench", bench_mod)):
-        monkeypatch.setitem(sys.modules, f"emberfx.{name}", mod)
-        monkeypatch.setattr(emberfx, name, mod, raising=False)
+    for name, mod in (("emberfx.model.scene", scene_mod), ("emberfx.engine.engine", engine_mod),
+                      ("emberfx.bench", bench_mod)):
+        monkeypatch.setitem(sys.modules, name, mod)
+        parent, _, leaf = name.rpartition(".")
+        monkeypatch.setattr(importlib.import_module(parent), leaf, mod, raising=False)
     # The CLI names the adapter before building an Engine: a GPU stand-in for that too.
-    monkeypatch.setattr("emberfx.gpu.get_context",
+    monkeypatch.setattr("emberfx.core.gpu.get_context",
                         lambda: SimpleNamespace(label="fake (OpenGL, CPU)", is_software=False))
     return bench_mod
 
@@ -257,7 +260,7 @@ def test_run_headless_wiring(capsys, tmp_path, monkeypatch, fake_stack):
 
 def test_run_on_opengl_adapter_renders_headless(capsys, tmp_path, monkeypatch, fake_stack):
     """wgpu aborts the process when a GL adapter configures a window surface: never try."""
-    from emberfx import window
+    from emberfx.app import window
 
     monkeypatch.setattr(window, "has_display", lambda: True)
     monkeypatch.setattr(window, "run_window", lambda *a, **k: pytest.fail("opened a window"))
@@ -412,9 +415,9 @@ def test_hot_reload_in_a_window_under_xvfb(tmp_path, gpu, xvfb):
 
 PROBE_ENGINE = """
 import sys
-from emberfx.engine import Engine
-from emberfx.scene import Scene, SceneSettings
-from emberfx.window import run_window
+from emberfx.engine.engine import Engine
+from emberfx.model.scene import Scene, SceneSettings
+from emberfx.app.window import run_window
 
 class ProbeEngine(Engine):
     # counts the frames the window draws, and can fail the way a bug in a system would

@@ -6,12 +6,12 @@ import cloth_model
 import numpy as np
 import pytest
 
-from emberfx.camera import Camera
-from emberfx.engine import Engine
-from emberfx.errors import SceneError
-from emberfx.scene import EntitySpec, Scene, SceneSettings, loads_scene
-from emberfx.systems.cloth_component import Cloth
-from emberfx.systems.forces import Collider
+from emberfx.core.errors import SceneError
+from emberfx.engine.engine import Engine
+from emberfx.model.camera import Camera
+from emberfx.model.scene import EntitySpec, Scene, SceneSettings, loads_scene
+from emberfx.systems.cloth.component import Cloth
+from emberfx.systems.forces.forces import Collider
 
 DT = 1.0 / 60.0
 
@@ -224,7 +224,7 @@ def test_bad_cloth_fields_are_one_line_errors(text, pieces):
 
 
 def test_too_few_substeps_for_the_stiffness_are_warned_about(gpu, capsys):
-    from emberfx.systems.cloth import stable_substeps
+    from emberfx.systems.cloth.system import stable_substeps
 
     assert stable_substeps(Cloth(), DT) <= Cloth().substeps           # the defaults are stable
     cloth_engine(resolution=(8, 6), mass=0.001, substeps=4)

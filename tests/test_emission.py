@@ -8,11 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from emberfx.colors import srgb_to_linear
-from emberfx.engine import Engine
-from emberfx.errors import SceneError
-from emberfx.scene import loads_scene
-from emberfx.systems.emitter_params import LOOK_SAMPLES, LOOKS, bake_looks
+from emberfx.core.errors import SceneError
+from emberfx.engine.engine import Engine
+from emberfx.model.colors import srgb_to_linear
+from emberfx.model.scene import loads_scene
+from emberfx.systems.emitter.params import LOOK_SAMPLES, LOOKS, bake_looks
 
 DT = 1.0 / 60.0
 HEAD = f"""
@@ -173,7 +173,7 @@ prewarm = 2.0""")
 
 
 def test_looks_interpolate_colour_stops_in_linear_light():
-    from emberfx.systems.emitter_component import Emitter
+    from emberfx.systems.emitter.component import Emitter
 
     e = Emitter(color=["#000000", "#ffffff"], alpha_curve=[1.0, 0.0], size_curve=[1.0, 3.0])
     looks = np.frombuffer(bake_looks(e), LOOKS)[0]
@@ -183,7 +183,7 @@ def test_looks_interpolate_colour_stops_in_linear_light():
     np.testing.assert_allclose(looks["color"][:, 3], np.linspace(1, 0, LOOK_SAMPLES), atol=1e-6)
     np.testing.assert_allclose(looks["size"].reshape(-1), np.linspace(1, 3, LOOK_SAMPLES),
                                rtol=1e-6)
-    from emberfx.systems.emitter_component import ColorStop
+    from emberfx.systems.emitter.component import ColorStop
 
     stops = Emitter(color=[ColorStop(0.0, "#ff0000"), ColorStop(0.5, "#0000ff")])
     looks = np.frombuffer(bake_looks(stops), LOOKS)[0]

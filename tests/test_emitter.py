@@ -6,9 +6,9 @@ import emitter_model as model
 import numpy as np
 import pytest
 
-from emberfx.engine import Engine
-from emberfx.errors import DeviceLimitError
-from emberfx.scene import loads_scene
+from emberfx.core.errors import DeviceLimitError
+from emberfx.engine.engine import Engine
+from emberfx.model.scene import loads_scene
 
 DT = 1.0 / 60.0
 MODES = ["ordered", "atomic", "ticket"]

@@ -21,14 +21,14 @@ import msgspec
 import numpy as np
 import pytest
 
-from emberfx import registry
-from emberfx.camera import Camera
-from emberfx.components import Tracked, live
-from emberfx.engine import Engine, Name
-from emberfx.engine_guard import EngineClosedError, EngineThreadError, EngineUsageError
-from emberfx.errors import DeviceLimitError, EmberError, SceneError
-from emberfx.scene import EntitySpec, Scene, SceneSettings
-from emberfx.system import System
+from emberfx.core.errors import DeviceLimitError, EmberError, SceneError
+from emberfx.core.system import System
+from emberfx.engine.engine import Engine, Name
+from emberfx.engine.engine_guard import EngineClosedError, EngineThreadError, EngineUsageError
+from emberfx.model import registry
+from emberfx.model.camera import Camera
+from emberfx.model.components import Tracked, live
+from emberfx.model.scene import EntitySpec, Scene, SceneSettings
 
 SIZE = (32, 24)
 
@@ -64,10 +64,10 @@ def one_line(exc: BaseException) -> str:
 
 CLOSED_SCRIPT = textwrap.dedent("""
     import esper
-    from emberfx.camera import Camera
-    from emberfx.engine import Engine
-    from emberfx.engine_guard import EngineClosedError
-    from emberfx.scene import Scene, SceneSettings
+    from emberfx.model.camera import Camera
+    from emberfx.engine.engine import Engine
+    from emberfx.engine.engine_guard import EngineClosedError
+    from emberfx.model.scene import Scene, SceneSettings
 
     scene = Scene(SceneSettings(name="api", size=(32, 24)), Camera(kind="orthographic"))
     scene.add("jet", emitter={"capacity": 300, "rate": 600.0})

@@ -14,12 +14,12 @@ import math
 import numpy as np
 import pytest
 
-from emberfx.camera import Camera
-from emberfx.engine import Engine
-from emberfx.interaction import LEFT, Pointer
-from emberfx.scene import EntitySpec, Scene, SceneSettings
-from emberfx.systems.fractal_component import Fractal
-from emberfx.systems.life_component import Life
+from emberfx.app.interaction import LEFT, Pointer
+from emberfx.engine.engine import Engine
+from emberfx.model.camera import Camera
+from emberfx.model.scene import EntitySpec, Scene, SceneSettings
+from emberfx.systems.fractal.component import Fractal
+from emberfx.systems.life.component import Life
 
 WHITE, BLACK, BLUE = (255, 255, 255), (0, 0, 0), (0, 0, 255)
 VIEWS = {"16:9": (160, 90), "9:16": (90, 160), "odd-wide": (157, 61), "odd-tall": (45, 101)}

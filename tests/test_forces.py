@@ -6,9 +6,9 @@ import emitter_model as model
 import numpy as np
 import pytest
 
-from emberfx.engine import Engine
-from emberfx.errors import SceneError
-from emberfx.scene import loads_scene
+from emberfx.core.errors import SceneError
+from emberfx.engine.engine import Engine
+from emberfx.model.scene import loads_scene
 
 DT = 1.0 / 60.0
 
@@ -191,7 +191,7 @@ def test_bad_force_input_is_one_line(text, pieces):
 
 
 def test_arrange_puts_accelerating_forces_first_and_kill_zones_last():
-    from emberfx.systems.forces import Attractor, ForceField, KillZone, arrange
+    from emberfx.systems.forces.forces import Attractor, ForceField, KillZone, arrange
 
     well, killer = Attractor(), Attractor(kill_radius=0.2)
     field, zone = ForceField(kind="drag"), KillZone()

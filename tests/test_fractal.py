@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from emberfx.camera import Camera
-from emberfx.engine import Engine
-from emberfx.errors import SceneError
-from emberfx.scene import EntitySpec, Scene, SceneSettings, loads_scene
-from emberfx.systems.fractal_component import Fractal
+from emberfx.core.errors import SceneError
+from emberfx.engine.engine import Engine
+from emberfx.model.camera import Camera
+from emberfx.model.scene import EntitySpec, Scene, SceneSettings, loads_scene
+from emberfx.systems.fractal.component import Fractal
 
 
 def fractal_engine(**fields) -> Engine:

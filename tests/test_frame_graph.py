@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import wgpu
 
-from emberfx.errors import FrameGraphError
-from emberfx.frame_graph import (
+from emberfx.core.errors import FrameGraphError
+from emberfx.core.frame_graph import (
     ClearBuffer,
     CopyBuffer,
     Dispatch,
@@ -100,9 +100,9 @@ class Recorder:
 
 @pytest.mark.parametrize("labels", [False, True])
 def test_consecutive_compute_work_shares_one_compute_pass(monkeypatch, labels):
-    import emberfx.frame_graph
+    import emberfx.core.frame_graph
 
-    monkeypatch.setattr(emberfx.frame_graph, "DEBUG_GROUPS", labels)
+    monkeypatch.setattr(emberfx.core.frame_graph, "DEBUG_GROUPS", labels)
     passes = [
         Pass("a:clear", Phase.CLEAR, ClearBuffer(None), writes=("c",)),
         p("a:update", Phase.SIMULATE, reads=["c"], writes=["c"]),
@@ -142,9 +142,9 @@ def test_the_encoding_runs_on_a_real_gpu(gpu, monkeypatch, labels):
     """The graph's encoding runs on the device, with and without debug groups: a clear, three
     dispatches (one repeated) in one compute pass and a copy, checked against the numbers the
     shader must produce."""
-    import emberfx.frame_graph
+    import emberfx.core.frame_graph
 
-    monkeypatch.setattr(emberfx.frame_graph, "DEBUG_GROUPS", labels)
+    monkeypatch.setattr(emberfx.core.frame_graph, "DEBUG_GROUPS", labels)
     device = gpu.device
     code = """
     @group(0) @binding(0) var<storage, read_write> data: array<u32>;
@@ -212,8 +212,8 @@ def test_draws_replayed_from_render_bundles_match_direct_draws(gpu, scenes_dir):
     a Life quad with its trail, a swarm, the present pass) from bundles give the same images, byte
     for byte, as an identical engine that records them directly; once every parity has been seen,
     no new bundle is recorded."""
-    from emberfx.engine import Engine
-    from emberfx.scene import load_scene
+    from emberfx.engine.engine import Engine
+    from emberfx.model.scene import load_scene
 
     scene = load_scene(scenes_dir / "showcase.toml")
     bundled, direct = Engine(scene, size=(96, 54)), Engine(scene, size=(96, 54))

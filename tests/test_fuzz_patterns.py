@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emberfx.errors import EmberError
-from emberfx.systems.life_patterns import (
+from emberfx.core.errors import EmberError
+from emberfx.systems.life.patterns import (
     MAX_CELLS,
     Pattern,
     PatternError,

@@ -27,17 +27,17 @@ import tomli_w
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emberfx.camera import Camera
-from emberfx.errors import SceneError
-from emberfx.numbers import F32_MAX, U32_MAX
-from emberfx.registry import component_types
-from emberfx.scene import Scene, SceneSettings, loads_scene
-from emberfx.systems.emitter_component import MAX_CAPACITY, MIN_BURST_REPEAT, Burst, Emitter
-from emberfx.systems.emitter_params import Births
-from emberfx.systems.fractal import FractalSystem
-from emberfx.systems.fractal_component import MAX_ZOOM, MIN_ZOOM, Fractal
-from emberfx.systems.life_component import pattern_origin
-from emberfx.systems.life_patterns import PatternError, place
+from emberfx.core.errors import SceneError
+from emberfx.model.camera import Camera
+from emberfx.model.numbers import F32_MAX, U32_MAX
+from emberfx.model.registry import component_types
+from emberfx.model.scene import Scene, SceneSettings, loads_scene
+from emberfx.systems.emitter.component import MAX_CAPACITY, MIN_BURST_REPEAT, Burst, Emitter
+from emberfx.systems.emitter.params import Births
+from emberfx.systems.fractal.component import MAX_ZOOM, MIN_ZOOM, Fractal
+from emberfx.systems.fractal.system import FractalSystem
+from emberfx.systems.life.component import pattern_origin
+from emberfx.systems.life.patterns import PatternError, place
 
 SCENES = Path(__file__).resolve().parent.parent / "scenes"
 SCENE_FILES = sorted(SCENES.glob("*.toml"))

@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from emberfx.engine import Engine
-from emberfx.scene import Scene, load_scene
+from emberfx.engine.engine import Engine
+from emberfx.model.scene import Scene, load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENES = sorted((ROOT / "scenes").glob("*.toml"))
@@ -75,7 +75,7 @@ def test_scene_matches_its_golden_image(gpu, path):
     image = render(load_scene(path), STEPS_FOR.get(path.stem, STEPS))
     reference = GOLDEN / f"{path.stem}.png"
     if UPDATE:
-        from emberfx.output import write_png
+        from emberfx.app.output import write_png
 
         GOLDEN.mkdir(exist_ok=True)
         write_png(reference, image)

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from emberfx.engine import Engine
-from emberfx.errors import EmberError
-from emberfx.hot_reload import HotReloader, plan_reload
-from emberfx.scene import load_scene, loads_scene
+from emberfx.core.errors import EmberError
+from emberfx.engine.engine import Engine
+from emberfx.model.hot_reload import HotReloader, plan_reload
+from emberfx.model.scene import load_scene, loads_scene
 
 BASE = """
 [scene]

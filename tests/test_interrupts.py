@@ -20,8 +20,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from emberfx import interrupts
-from emberfx.output import render_to_file
+from emberfx.app.output import render_to_file
+from emberfx.engine import interrupts
 
 ROOT = Path(__file__).resolve().parent.parent
 FOUNTAIN = ROOT / "scenes" / "fountain.toml"
@@ -159,7 +159,7 @@ def test_render_to_file_finishes_the_frame_then_stops_with_no_file(tmp_path, ext
 
 def test_ctrl_c_while_the_video_is_finished_leaves_no_file(tmp_path, monkeypatch):
     """The encoder's finish is no safe point, but the rename after it checks again."""
-    from emberfx import video
+    from emberfx.app import video
 
     finish = video.FfmpegPipe.finish
 
@@ -242,7 +242,7 @@ def closes_within(close, seconds: int = 60) -> bool:
 def test_ring_drain_abandons_a_map_whose_callback_was_cut_short(gpu, cut_short, where):
     import wgpu
 
-    from emberfx.readback import ReadbackRing
+    from emberfx.core.readback import ReadbackRing
 
     poller = gpu.device._poller
     ring = ReadbackRing(gpu.device, 64)
@@ -265,9 +265,9 @@ def test_ring_drain_abandons_a_map_whose_callback_was_cut_short(gpu, cut_short, 
 
 @pytest.mark.parametrize("where", ["token", "result"])
 def test_engine_close_does_not_hang_on_a_cut_short_readback(gpu, cut_short, where):
-    from emberfx.engine import Engine
-    from emberfx.readback import _settled
-    from emberfx.scene import load_scene
+    from emberfx.core.readback import _settled
+    from emberfx.engine.engine import Engine
+    from emberfx.model.scene import load_scene
 
     engine = Engine(load_scene(FOUNTAIN), size=(64, 36))
     engine.step(2)                      # the first readbacks complete normally

@@ -6,12 +6,12 @@ import life_model
 import numpy as np
 import pytest
 
-from emberfx.camera import Camera
-from emberfx.engine import Engine
-from emberfx.errors import DeviceLimitError, SceneError
-from emberfx.scene import EntitySpec, Scene, SceneSettings, loads_scene
-from emberfx.systems.life import pack_cells, unpack_cells
-from emberfx.systems.life_component import Life
+from emberfx.core.errors import DeviceLimitError, SceneError
+from emberfx.engine.engine import Engine
+from emberfx.model.camera import Camera
+from emberfx.model.scene import EntitySpec, Scene, SceneSettings, loads_scene
+from emberfx.systems.life.component import Life
+from emberfx.systems.life.system import pack_cells, unpack_cells
 
 # Where the device has subgroups the default kernel is life/step_sweep.wgsl, except on a torus one
 # word wide (1x1, 31x7, 32x32). 128x3 and 384x37 (and 4096x64) are the single-generation quad
@@ -118,7 +118,7 @@ def test_population_counts_the_live_cells_exactly(gpu):
     for _ in range(3):
         engine.step(1)
     cells = engine.state("life")["cells"]
-    from emberfx.readback import read_array
+    from emberfx.core.readback import read_array
     layer = engine.system_of("life", "life").layers["life"]
     counted = int(read_array(engine.device, layer.buffers["counters"], np.uint32, 1)[0])
     assert counted == int(cells.sum())
@@ -127,7 +127,7 @@ def test_population_counts_the_live_cells_exactly(gpu):
 def test_display_fills_the_view_with_the_palette(gpu):
     engine = life_engine((8, 8), alive_color="#ffffff", dead_color="#000000")
     system = engine.system_of("life", "life")
-    from emberfx.systems.life import pack_cells as pack
+    from emberfx.systems.life.system import pack_cells as pack
     layer = system.layers["life"]
     # 64x48 view: the grid covers it at 8 px per cell, 64 px tall, so rows 0 and 7 are cropped
     cells = np.zeros((8, 8), bool)
@@ -198,7 +198,7 @@ def test_sweep_across_strips_and_chunks_stays_exact(gpu, size, topology, generat
     """life/step_sweep.wgsl at its most generations per dispatch (16: one register window per
     generation) with 16-row chunks, so that every strip and chunk edge and
     every wrap is crossed; 21 = 16 + a dispatch of 5."""
-    import emberfx.systems.life_kernels as kernels
+    import emberfx.systems.life.kernels as kernels
 
     if not gpu.subgroup_size:
         pytest.skip("the device has no subgroups: the sweep falls back (tested above)")
@@ -218,7 +218,7 @@ def test_sweep_across_strips_and_chunks_stays_exact(gpu, size, topology, generat
 
 
 def test_sweep_layout_and_dispatch_plan():
-    from emberfx.systems.life_kernels import Sweep, pingpong_plan, plan_sweep
+    from emberfx.systems.life.kernels import Sweep, pingpong_plan, plan_sweep
 
     assert plan_sweep(None, 4096, 64, True, 1) is None            # no subgroups
     assert plan_sweep(32, 31, 64, True, 1) is None                # a torus one word wide
@@ -247,7 +247,7 @@ def trail_oracle(cells_per_step, fade: float) -> np.ndarray:
 
 
 def trail_buffer(engine) -> np.ndarray:
-    from emberfx.readback import read_array
+    from emberfx.core.readback import read_array
 
     layer = engine.system_of("life", "life").layers["life"]
     w, h = layer.texture_size
@@ -301,7 +301,7 @@ def test_png_after_n_steps_equals_the_last_video_frame(gpu, tmp_path):
 
     from PIL import Image
 
-    from emberfx.scene import load_scene
+    from emberfx.model.scene import load_scene
 
     scene_path = Path(__file__).resolve().parent.parent / "scenes" / "life.toml"
     steps, size = 120, (320, 180)
@@ -354,7 +354,7 @@ def test_a_header_rule_other_than_the_layers_is_warned_once(gpu, tmp_path):
 
 
 def test_the_layers_rule_runs_and_a_rebuild_does_not_warn_again(gpu, tmp_path, capsys):
-    from emberfx.scene import load_scene
+    from emberfx.model.scene import load_scene
 
     engine = Engine(load_scene(rule_scene(tmp_path, "B3/S23")), size=(64, 48))
     assert capsys.readouterr().err.count("warning") == 1
@@ -380,7 +380,7 @@ def test_the_layers_rule_runs_and_a_rebuild_does_not_warn_again(gpu, tmp_path, c
 def test_the_numpy_oracle_reads_both_rule_notations_like_the_project(text, birth, survive):
     """The oracle's own rule parser (tests/life_model.py) against hand-written sets, and the
     project's parse_rule against the same sets, so neither can silently follow the other."""
-    from emberfx.systems.life_rules import parse_rule
+    from emberfx.systems.life.rules import parse_rule
 
     assert life_model.rule_sets(text) == (frozenset(birth), frozenset(survive))
     masks = parse_rule(text)

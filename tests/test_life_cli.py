@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from emberfx import cli
-from emberfx.systems.life_patterns import parse_rle, place, read_pattern
+from emberfx.app import cli
+from emberfx.systems.life.patterns import parse_rle, place, read_pattern
 
 ROOT = Path(__file__).resolve().parent.parent
 PATTERNS = ROOT / "scenes" / "patterns"

@@ -11,11 +11,11 @@ import life_model
 import numpy as np
 import pytest
 
-from emberfx.camera import Camera
-from emberfx.engine import Engine
-from emberfx.scene import EntitySpec, Scene, SceneSettings
-from emberfx.systems.life import cells_on_line
-from emberfx.systems.life_component import Life
+from emberfx.engine.engine import Engine
+from emberfx.model.camera import Camera
+from emberfx.model.scene import EntitySpec, Scene, SceneSettings
+from emberfx.systems.life.component import Life
+from emberfx.systems.life.system import cells_on_line
 
 WHITE, BLACK, BLUE = (255, 255, 255), (0, 0, 0), (0, 0, 255)
 
@@ -115,7 +115,7 @@ def test_empty_and_off_grid_paints_are_no_ops(gpu):
 
 
 def test_paint_rejects_cells_that_are_not_pairs(gpu):
-    from emberfx.errors import EmberError
+    from emberfx.core.errors import EmberError
 
     engine = life_engine((37, 23))
     system, ref, _ = painter(engine)

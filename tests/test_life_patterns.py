@@ -1,4 +1,4 @@
-"""Life patterns (emberfx.systems.life_patterns): RLE and plaintext parsing with exact error
+"""Life patterns (emberfx.systems.life.patterns): RLE and plaintext parsing with exact error
 positions, RLE writing, random soups, placement, and the shipped patterns' behaviour checked with an
 independent numpy Life. No GPU."""
 
@@ -12,8 +12,8 @@ import life_model
 import numpy as np
 import pytest
 
-from emberfx.errors import EmberError
-from emberfx.systems.life_patterns import (
+from emberfx.core.errors import EmberError
+from emberfx.systems.life.patterns import (
     MAX_LINE,
     Pattern,
     PatternError,
@@ -563,7 +563,7 @@ def test_bad_cxrle_values_are_pattern_errors(line, col, needle):
 
 
 def test_rule_mismatch_names_both_rules():
-    from emberfx.systems.life_patterns import rule_mismatch
+    from emberfx.systems.life.patterns import rule_mismatch
 
     highlife = parse_rle("x = 1, y = 1, rule = B36/S23\no!")
     assert rule_mismatch(highlife, "b36s23") is None           # the same rule, spelt otherwise

@@ -1,4 +1,4 @@
-"""Headless capture (emberfx.output) with synthetic frames: no GPU needed.
+"""Headless capture (emberfx.app.output) with synthetic frames: no GPU needed.
 
 Sizes are deliberately not multiples of 16 (codec macroblocks) or even (yuv420p chroma).
 """
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from emberfx.errors import EmberError, UsageError
-from emberfx.output import FrameWriter, render_to_file, write_png
+from emberfx.app.output import FrameWriter, render_to_file, write_png
+from emberfx.core.errors import EmberError, UsageError
 
 W, H = 50, 30
 
@@ -125,7 +125,7 @@ def test_gif_few_colours_round_trip_exactly(tmp_path):
 
 
 def test_failed_finish_leaves_nothing_and_keeps_old_file(tmp_path, monkeypatch):
-    import emberfx.output
+    import emberfx.app.output
 
     out = tmp_path / "clip.gif"
     out.write_bytes(b"old")
@@ -133,7 +133,7 @@ def test_failed_finish_leaves_nothing_and_keeps_old_file(tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("encoder failed")
 
-    monkeypatch.setattr(emberfx.output, "write_gif", broken)
+    monkeypatch.setattr(emberfx.app.output, "write_gif", broken)
     with pytest.raises(RuntimeError, match="encoder failed"):
         with FrameWriter(out, size=(W, H), fps=30) as w:
             w.add(frames(1)[0])
@@ -223,7 +223,7 @@ def test_render_to_file_gif_frames(tmp_path):
 # ---------------------------------------------------------------------------- temp files
 
 def test_temp_name_carries_host_and_process_id(tmp_path, monkeypatch):
-    import emberfx.output as output
+    import emberfx.app.output as output
 
     seen = []
     original = output._temp_path
@@ -259,7 +259,7 @@ def test_a_new_write_removes_temp_files_of_gone_processes_only(tmp_path):
     import subprocess
     import sys
 
-    from emberfx.output import _host
+    from emberfx.app.output import _host
 
     host = _host()
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -312,7 +312,7 @@ def fake_ffmpeg(tmp_path_factory, monkeypatch):
     import stat
     import sys
 
-    import emberfx.video as video
+    import emberfx.app.video as video
 
     folder = tmp_path_factory.mktemp("fake-ffmpeg")
     sample = folder / "sample.mp4"
@@ -399,7 +399,7 @@ def test_progress_off_a_terminal_prints_plain_lines(tmp_path, capsys):
 def test_progress_on_a_terminal_is_a_bar(capsys):
     import io
 
-    from emberfx.output import Progress
+    from emberfx.app.output import Progress
 
     class Terminal(io.StringIO):
         def isatty(self):

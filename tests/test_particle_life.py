@@ -6,12 +6,12 @@ import numpy as np
 import particle_life_model as model
 import pytest
 
-from emberfx.camera import Camera
-from emberfx.engine import Engine
-from emberfx.errors import SceneError
-from emberfx.scene import EntitySpec, Scene, SceneSettings, loads_scene
-from emberfx.systems.particle_life import PARTICLE, attraction_matrix
-from emberfx.systems.particle_life_component import ParticleLife
+from emberfx.core.errors import SceneError
+from emberfx.engine.engine import Engine
+from emberfx.model.camera import Camera
+from emberfx.model.scene import EntitySpec, Scene, SceneSettings, loads_scene
+from emberfx.systems.particle_life.component import ParticleLife
+from emberfx.systems.particle_life.system import PARTICLE, attraction_matrix
 
 DT = 1.0 / 60.0
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import wgpu
 
-from emberfx.engine import Engine
-from emberfx.errors import SceneError
-from emberfx.scene import loads_scene
-from emberfx.systems.post import TONEMAP, edge_settings
-from emberfx.systems.post_component import EdgeDetect
+from emberfx.core.errors import SceneError
+from emberfx.engine.engine import Engine
+from emberfx.model.scene import loads_scene
+from emberfx.systems.post.component import EdgeDetect
+from emberfx.systems.post.system import TONEMAP, edge_settings
 
 
 def run_shader(gpu, shader: str, settings: bytes, image: np.ndarray) -> np.ndarray:
@@ -154,7 +154,7 @@ def bloom_sigma_rule() -> tuple[float, float]:
     normalised Gaussian the numpy chain below computes."""
     import re
 
-    from emberfx import wgsl
+    from emberfx.core import wgsl
 
     text = wgsl.read_text("post/bloom_blur.wgsl")
     match = re.search(r"let sigma = max\(f32\(r\) \* ([0-9.]+), ([0-9.]+)\);", text)
@@ -201,7 +201,7 @@ def numpy_bloom(image: np.ndarray, threshold: float, intensity: float, radius: i
 def run_bloom_chain(gpu, image: np.ndarray, component) -> np.ndarray:
     """The four bloom shaders, bound as their WGSL headers say, with settings packed through the
     WGSL-derived BloomSettings dtype from a Bloom component; returns the float16 result."""
-    from emberfx.systems.post import BLOOM, HDR
+    from emberfx.systems.post.system import BLOOM, HDR
 
     device = gpu.device
     h, w, _ = image.shape
@@ -249,7 +249,7 @@ def test_bloom_chain_equals_numpy(gpu, size):
     the float64 oracle (float16 textures at each of the four stages with values up to ~6, and the
     sampler's bilinear weights; 3.3e-3 measured on lavapipe). Radius 2 or 4 instead of 3, a
     threshold 0.1 higher or an intensity 0.1 lower each miss by more than 2e-2."""
-    from emberfx.systems.post_component import Bloom
+    from emberfx.systems.post.component import Bloom
 
     w, h = size
     rng = np.random.default_rng(w)
@@ -278,7 +278,7 @@ def test_a_resize_renders_what_a_scene_made_at_that_size_renders(gpu):
     """Three effects (so the copy back runs too): an engine drawn at 40x30, then into a 56x44
     output, gives the bytes of an engine made at 56x44; every post binding follows the new
     scene image, and the shared images are remade at the new size."""
-    from emberfx.engine import OUTPUT_FORMAT
+    from emberfx.engine.engine import OUTPUT_FORMAT
 
     with Engine(loads_scene(CHAIN_SCENE), size=(40, 30)) as resized:
         resized.step(3)

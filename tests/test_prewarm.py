@@ -9,13 +9,13 @@ import sys
 import numpy as np
 import pytest
 
-import emberfx.systems.emitter_prewarm as emitter_prewarm
-from emberfx.engine import Engine
-from emberfx.errors import SceneError
-from emberfx.frame_graph import SIMULATION_PHASES, FrameGraph, Phase
-from emberfx.scene import loads_scene
-from emberfx.system import StepInfo
-from emberfx.systems.emitter_component import MAX_PREWARM_WORK, Emitter
+import emberfx.systems.emitter.prewarm as emitter_prewarm
+from emberfx.core.errors import SceneError
+from emberfx.core.frame_graph import SIMULATION_PHASES, FrameGraph, Phase
+from emberfx.core.system import StepInfo
+from emberfx.engine.engine import Engine
+from emberfx.model.scene import loads_scene
+from emberfx.systems.emitter.component import MAX_PREWARM_WORK, Emitter
 
 DT = 0.02
 STEPS = 31                      # prime: no batch size above 1 divides it

@@ -2,7 +2,7 @@
 
 Timing checks run on a device of their own that never renders: on lavapipe, once a device has
 executed a render pass, its compute-pass stamps go wrong for an irregular number of later submits
-(see runtime/profiler.py), and the shared device renders in other tests. They assert ordering
+(see runtime/core/profiler.py), and the shared device renders in other tests. They assert ordering
 with a wide margin (100x the work must read as more than 3x the time), never wall-clock values.
 """
 
@@ -15,8 +15,8 @@ import pytest
 import wgpu
 
 import emberfx
-from emberfx.errors import EmberError
-from emberfx.frame_graph import (
+from emberfx.core.errors import EmberError
+from emberfx.core.frame_graph import (
     SIMULATION_PHASES,
     ClearBuffer,
     CopyBuffer,
@@ -27,7 +27,7 @@ from emberfx.frame_graph import (
     Phase,
     RenderTarget,
 )
-from emberfx.profiler import CPU_ENCODE, GPU_TIMESTAMPS, PassProfiler
+from emberfx.core.profiler import CPU_ENCODE, GPU_TIMESTAMPS, PassProfiler
 
 N = 4000                      # elements; not a multiple of the workgroup size
 LIGHT, HEAVY = 20, 2000       # rounds per element: the heavy pass does 100x the work
@@ -376,7 +376,7 @@ def test_averages_start_as_a_plain_mean_then_move_exponentially(gpu):
 
 
 def test_passes_beyond_the_largest_query_set_run_untimed(quiet_device, monkeypatch):
-    monkeypatch.setattr("emberfx.profiler.MAX_QUERIES", 8)   # wgpu allows 4096: 2048 passes
+    monkeypatch.setattr("emberfx.core.profiler.MAX_QUERIES", 8)   # wgpu allows 4096: 2048 passes
     device = quiet_device
     buffers = [device.create_buffer_with_data(data=np.arange(N, dtype=np.uint32), usage=USAGE)
                for _ in range(6)]

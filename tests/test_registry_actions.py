@@ -1,5 +1,5 @@
-"""Families extend scripts and the mouse through runtime/registry.py: a toy family defined here
-(nothing in runtime/ names it) adds a script action and pointer tools; unknown actions get a
+"""Families extend scripts and the mouse through runtime/model/registry.py: a toy family defined
+here (nothing in runtime/ names it) adds a script action and pointer tools; unknown actions get a
 did-you-mean line; and every system's passes() makes no GPU object."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import textwrap
 
 import pytest
 
-from emberfx import registry
-from emberfx.engine import Engine
-from emberfx.interaction import LEFT, Pointer
-from emberfx.scene import load_scene
-from emberfx.script_watchdog import watchdog
+from emberfx.app.interaction import LEFT, Pointer
+from emberfx.engine.engine import Engine
+from emberfx.engine.script_watchdog import watchdog
+from emberfx.model import registry
+from emberfx.model.scene import load_scene
 
 TOY_SCENE = """
 [scene]

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from emberfx.camera import Camera
-from emberfx.clock import FixedClock
-from emberfx.engine import Engine
-from emberfx.errors import DeviceLimitError, NoAdapterError
-from emberfx.gpu import choose_adapter
-from emberfx.readback import ReadbackRing
-from emberfx.scene import loads_scene
+from emberfx.core.clock import FixedClock
+from emberfx.core.errors import DeviceLimitError, NoAdapterError
+from emberfx.core.gpu import choose_adapter
+from emberfx.core.readback import ReadbackRing
+from emberfx.engine.engine import Engine
+from emberfx.model.camera import Camera
+from emberfx.model.scene import loads_scene
 
 # ------------------------------------------------------------------------------------- clock
 

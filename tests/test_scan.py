@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import wgpu
 
-from emberfx.bindings import PassBuilder
-from emberfx.frame_graph import FrameGraph
-from emberfx.readback import read_array
-from emberfx.resources import Resources
-from emberfx.scan import PrefixScan
+from emberfx.blocks.scan import PrefixScan
+from emberfx.core.bindings import PassBuilder
+from emberfx.core.frame_graph import FrameGraph
+from emberfx.core.readback import read_array
+from emberfx.core.resources import Resources
 
 LENGTHS = [0, 1, 63, 64, 65, 1000, 1023, 1024, 1025, 4096 + 3, 2**20 + 7]
 

@@ -12,12 +12,12 @@ from typing import Annotated
 import msgspec
 import pytest
 
-from emberfx import registry
-from emberfx.camera import Camera
-from emberfx.errors import SceneError
-from emberfx.scene import EntitySpec, Scene, SceneSettings, describe, load_scene, loads_scene
-from emberfx.systems.emitter_component import Emitter
-from emberfx.systems.forces import MAX_FORCES
+from emberfx.core.errors import SceneError
+from emberfx.model import registry
+from emberfx.model.camera import Camera
+from emberfx.model.scene import EntitySpec, Scene, SceneSettings, describe, load_scene, loads_scene
+from emberfx.systems.emitter.component import Emitter
+from emberfx.systems.forces.forces import MAX_FORCES
 
 SCENES = Path(__file__).resolve().parent.parent / "scenes"
 
@@ -399,8 +399,8 @@ def test_no_gpu_is_touched(monkeypatch):
 
 
 def test_public_names_importable():
-    from emberfx.scene import Scene as S  # noqa: F401
-    from emberfx.scene import load_scene as load  # noqa: F401
+    from emberfx.model.scene import Scene as S  # noqa: F401
+    from emberfx.model.scene import load_scene as load  # noqa: F401
 
 
 def test_bindings_are_kept_lower_case_and_round_trip(tmp_path):

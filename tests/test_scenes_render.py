@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from emberfx.engine import Engine
-from emberfx.scene import load_scene
+from emberfx.engine.engine import Engine
+from emberfx.model.scene import load_scene
 
 SCENES = sorted((Path(__file__).resolve().parent.parent / "scenes").glob("*.toml"))
 

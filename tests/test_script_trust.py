@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from emberfx.engine import Engine
-from emberfx.errors import EmberError, SceneError
-from emberfx.scene import load_scene
-from emberfx.scripting import ScriptPolicy
+from emberfx.core.errors import EmberError, SceneError
+from emberfx.engine.engine import Engine
+from emberfx.engine.scripting import ScriptPolicy
+from emberfx.model.scene import load_scene
 
 # Imported, it leaves "<file name>.imported" next to itself; each step appends to "<name>.steps".
 MARKING_SCRIPT = """

@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from emberfx.engine import Engine
-from emberfx.errors import SceneError
-from emberfx.scene import load_scene
-from emberfx.script_watchdog import watchdog
-from emberfx.scripting import Script
+from emberfx.core.errors import SceneError
+from emberfx.engine.engine import Engine
+from emberfx.engine.script_watchdog import watchdog
+from emberfx.engine.scripting import Script
+from emberfx.model.scene import load_scene
 
 DATA = Path(__file__).parent / "data"
 

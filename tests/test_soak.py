@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from emberfx.engine import Engine
-from emberfx.scene import load_scene, loads_scene
+from emberfx.engine.engine import Engine
+from emberfx.model.scene import load_scene, loads_scene
 
 SOAK_STEPS = 600
 FLAT_MB = 30.0           # allowed RSS growth over the soak, after warm-up

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import wgpu
 
-from emberfx.bindings import PassBuilder
-from emberfx.frame_graph import FrameGraph
-from emberfx.readback import read_array
-from emberfx.resources import Resources
-from emberfx.sort import KeySort, stage_plan
+from emberfx.blocks.sort import KeySort, stage_plan
+from emberfx.core.bindings import PassBuilder
+from emberfx.core.frame_graph import FrameGraph
+from emberfx.core.readback import read_array
+from emberfx.core.resources import Resources
 
 LENGTHS = [0, 1, 2, 3, 255, 256, 257, 1000, 1024, 1025, 2048, 4097, 100_003]
 USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST

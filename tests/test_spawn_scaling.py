@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from emberfx.engine import Engine
-from emberfx.scene import loads_scene
+from emberfx.engine.engine import Engine
+from emberfx.model.scene import loads_scene
 
 WORLD_SMALL = 100
 WORLD_LARGE = 1000

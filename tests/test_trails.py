@@ -14,10 +14,10 @@ import sys
 import numpy as np
 import pytest
 
-from emberfx.engine import Engine
-from emberfx.errors import SceneError
-from emberfx.readback import read_buffer
-from emberfx.scene import load_scene, loads_scene
+from emberfx.core.errors import SceneError
+from emberfx.core.readback import read_buffer
+from emberfx.engine.engine import Engine
+from emberfx.model.scene import load_scene, loads_scene
 
 DT = 1.0 / 60.0
 

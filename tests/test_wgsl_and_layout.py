@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import wgpu
 
-from emberfx import layout, wgsl
-from emberfx.errors import ShaderError
+from emberfx.core import layout, wgsl
+from emberfx.core.errors import ShaderError
 
 
 @pytest.fixture

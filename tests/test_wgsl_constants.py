@@ -1,6 +1,6 @@
-"""Constants the host reads from the WGSL that owns them (emberfx.wgsl.constant, enum_constants,
-workgroup_size): the reader on tricky text, every Python table against the shader's own words,
-and the host's refusal of a sweep override past MAX_GENS."""
+"""Constants the host reads from the WGSL that owns them (emberfx.core.wgsl.constant,
+enum_constants, workgroup_size): the reader on tricky text, every Python table against the
+shader's own words, and the host's refusal of a sweep override past MAX_GENS."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from emberfx import wgsl
-from emberfx.errors import ShaderError, UsageError
+from emberfx.core import wgsl
+from emberfx.core.errors import ShaderError, UsageError
 
 
 @pytest.fixture
@@ -96,16 +96,14 @@ def _used_beyond_declaration(shader: str, name: str) -> bool:
 
 
 def test_tables_equal_what_the_wgsl_declares():
-    from emberfx import scan, sort
-    from emberfx.systems import (
-        emitter,
-        emitter_params,
-        forces,
-        life_display,
-        life_kernels,
-        particle_life,
-        post,
-    )
+    from emberfx.blocks import scan, sort
+    from emberfx.systems.emitter import params as emitter_params
+    from emberfx.systems.emitter import system as emitter
+    from emberfx.systems.forces import forces
+    from emberfx.systems.life import display as life_display
+    from emberfx.systems.life import kernels as life_kernels
+    from emberfx.systems.particle_life import system as particle_life
+    from emberfx.systems.post import system as post
 
     assert emitter_params.SHAPES == {"point": 0, "sphere": 1, "box": 2, "disk": 3, "cone": 4,
                                      "ring": 5}
@@ -161,11 +159,11 @@ def test_every_shader_uses_the_shared_folded_index():
 def test_sweep_refuses_more_generations_than_max_gens(gpu, monkeypatch, gens):
     if not gpu.subgroup_size:
         pytest.skip("the sweep kernel needs subgroups")
-    from emberfx.camera import Camera
-    from emberfx.engine import Engine
-    from emberfx.scene import EntitySpec, Scene, SceneSettings
-    from emberfx.systems import life_kernels
-    from emberfx.systems.life_component import Life
+    from emberfx.engine.engine import Engine
+    from emberfx.model.camera import Camera
+    from emberfx.model.scene import EntitySpec, Scene, SceneSettings
+    from emberfx.systems.life import kernels as life_kernels
+    from emberfx.systems.life.component import Life
 
     monkeypatch.setattr(life_kernels, "SWEEP_GENS", gens)
     scene = Scene(SceneSettings(seed=1), Camera(kind="orthographic"),

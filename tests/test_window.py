@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from emberfx.engine import Engine
-from emberfx.scene import load_scene
+from emberfx.engine.engine import Engine
+from emberfx.model.scene import load_scene
 
 SCENES = Path(__file__).resolve().parent.parent / "scenes"
 SIZE = (160, 96)
@@ -87,7 +87,7 @@ def offscreen_runner(engine, size):
     """The window's _Runner on an offscreen canvas of ``size``, its draw function registered."""
     from rendercanvas.offscreen import RenderCanvas
 
-    from emberfx.window import _Runner
+    from emberfx.app.window import _Runner
 
     canvas = RenderCanvas(size=size, pixel_ratio=1)
     ctx = canvas.get_wgpu_context()
@@ -304,7 +304,7 @@ def _save(path: Path, text: str) -> None:
 
 
 def test_key_names_have_one_spelling():
-    from emberfx.keys import key_name
+    from emberfx.app.keys import key_name
 
     assert [key_name(k) for k in (" ", "+", "=", "_", "A", "F1", "ArrowUp", ".", "Shift", None)] \
         == ["space", "=", "=", "-", "a", "f1", "arrowup", ".", None, None]
@@ -335,9 +335,9 @@ def test_the_inspector_draws_every_field_editor(window):
 
 
 def test_inspector_edits_are_validated_like_a_scene_file():
-    from emberfx.inspector import _literal_choices, check_field
-    from emberfx.systems.emitter_component import Emitter
-    from emberfx.systems.life_component import Life
+    from emberfx.app.inspector import _literal_choices, check_field
+    from emberfx.systems.emitter.component import Emitter
+    from emberfx.systems.life.component import Life
 
     emitter = Emitter()
     assert check_field(emitter, "rate", 250.0) is None

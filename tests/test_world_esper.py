@@ -16,17 +16,17 @@ import esper
 import numpy as np
 import pytest
 
-from emberfx import registry
-from emberfx.camera import Camera
-from emberfx.engine import Engine, Name
-from emberfx.engine_guard import EngineClosedError
-from emberfx.errors import EmberError
-from emberfx.scene import EntitySpec, Scene, SceneSettings
-from emberfx.scripting import InputState, ScriptContext
-from emberfx.system import Priority, System
-from emberfx.systems.emitter_component import Emitter
-from emberfx.systems.forces import Attractor, Collider, ForceField
-from emberfx.world import EntityGoneError
+from emberfx.core.errors import EmberError
+from emberfx.core.system import Priority, System
+from emberfx.engine.engine import Engine, Name
+from emberfx.engine.engine_guard import EngineClosedError
+from emberfx.engine.scripting import InputState, ScriptContext
+from emberfx.engine.world import EntityGoneError
+from emberfx.model import registry
+from emberfx.model.camera import Camera
+from emberfx.model.scene import EntitySpec, Scene, SceneSettings
+from emberfx.systems.emitter.component import Emitter
+from emberfx.systems.forces.forces import Attractor, Collider, ForceField
 
 SIZE = (32, 24)
 

@@ -31,7 +31,7 @@ NAMES = list(BENCHMARKS)
 
 def main(names: list[str], as_json: bool = False) -> int:
     """Run ``names`` (all when empty) and print a table, or the rows as JSON on stdout."""
-    from emberfx.gpu import get_context
+    from emberfx.core.gpu import get_context
 
     ctx = get_context()
     results: dict = {"adapter": ctx.label, "benchmarks": {}}

@@ -8,12 +8,12 @@ from emberfx.bench.harness import copy_row, timed_passes
 
 
 def bench_cloth() -> list[dict]:
-    from emberfx.camera import Camera
-    from emberfx.engine import Engine
-    from emberfx.frame_graph import Phase
-    from emberfx.gpu import get_context
-    from emberfx.scene import EntitySpec, Scene, SceneSettings
-    from emberfx.systems.cloth_component import Cloth
+    from emberfx.core.frame_graph import Phase
+    from emberfx.core.gpu import get_context
+    from emberfx.engine.engine import Engine
+    from emberfx.model.camera import Camera
+    from emberfx.model.scene import EntitySpec, Scene, SceneSettings
+    from emberfx.systems.cloth.component import Cloth
 
     ctx = get_context()
     copy, bandwidth = copy_row(ctx)

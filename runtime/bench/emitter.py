@@ -15,7 +15,7 @@ from emberfx.bench.harness import (
     sync,
     timed_passes,
 )
-from emberfx.errors import EmberError
+from emberfx.core.errors import EmberError
 
 EMITTER_CASES = [(1 << 20, "ordered", 0), (1 << 20, "atomic", 0), (1 << 24, "ordered", 0),
                  (1 << 24, "atomic", 0), (1 << 20, "ordered", 4), (1 << 24, "ordered", 4)]
@@ -46,7 +46,7 @@ def numpy_particle_steps(n: int, attractors: int = 0, steps: int = 3) -> float:
 
 
 def emitter_scene(capacity: int, allocation: str, attractors: int = 0):
-    from emberfx.scene import loads_scene
+    from emberfx.model.scene import loads_scene
 
     wells = "".join(f"""
 [[entity]]
@@ -74,7 +74,7 @@ allocation = "{allocation}"
 
 
 def bench_emitter() -> list[dict]:
-    from emberfx.gpu import get_context
+    from emberfx.core.gpu import get_context
 
     ctx = get_context()
     rows = []
@@ -105,9 +105,9 @@ def bench_emitter() -> list[dict]:
 
 
 def emitter_case(ctx, capacity, allocation, attractors, bandwidth) -> list[dict]:
-    from emberfx.engine import Engine
-    from emberfx.frame_graph import SIMULATION_PHASES, Phase
-    from emberfx.system import StepInfo
+    from emberfx.core.frame_graph import SIMULATION_PHASES, Phase
+    from emberfx.core.system import StepInfo
+    from emberfx.engine.engine import Engine
 
     label = f"{capacity / (1 << 20):.0f}M, {allocation}, {attractors} attractors"
     try:

@@ -18,12 +18,12 @@ VIEWS: tuple[tuple[str, dict[str, Any]], ...] = (
 
 
 def bench_fractal() -> list[dict]:
-    from emberfx.camera import Camera
-    from emberfx.engine import Engine
-    from emberfx.frame_graph import Dispatch, Pass, Phase
-    from emberfx.gpu import get_context
-    from emberfx.scene import EntitySpec, Scene, SceneSettings
-    from emberfx.systems.fractal_component import Fractal
+    from emberfx.core.frame_graph import Dispatch, Pass, Phase
+    from emberfx.core.gpu import get_context
+    from emberfx.engine.engine import Engine
+    from emberfx.model.camera import Camera
+    from emberfx.model.scene import EntitySpec, Scene, SceneSettings
+    from emberfx.systems.fractal.component import Fractal
 
     ctx = get_context()
     rows: list[dict] = []

@@ -24,8 +24,8 @@ from importlib import resources
 
 import numpy as np
 
+from emberfx.app.window import WINDOW_READBACK_EVERY
 from emberfx.bench.harness import output_texture, sync
-from emberfx.window import WINDOW_READBACK_EVERY
 
 TARGET_MS = 2.0
 WARMUP_FRAMES = 20
@@ -120,8 +120,8 @@ def frame_rows(showcase: dict, second: dict, every_step: dict, empty: dict, mode
 
 
 def bench_frame() -> list[dict]:
-    from emberfx.engine import Engine
-    from emberfx.scene import Scene, SceneSettings, load_scene
+    from emberfx.engine.engine import Engine
+    from emberfx.model.scene import Scene, SceneSettings, load_scene
 
     path = resources.files("emberfx.scenes") / "showcase.toml"
     with resources.as_file(path) as real_path:

@@ -90,7 +90,7 @@ def timed(device, encode, iterations: int, timestamps: bool = True) -> float:
 def timed_passes(device, passes, iterations: int, timestamps: bool = True) -> float:
     """``timed`` for a list of frame-graph passes (e.g. ``engine.frame_passes(...)``), encoded
     in their order as a graph of their own; what they read counts as uploaded."""
-    from emberfx.frame_graph import FrameGraph
+    from emberfx.core.frame_graph import FrameGraph
 
     graph = FrameGraph(list(passes), uploaded={r for p in passes for r in p.reads})
     return timed(device, lambda encoder: graph.encode(encoder, {}), iterations, timestamps)
@@ -100,7 +100,7 @@ def output_texture(engine):
     """A texture the engine can draw a whole frame into (its size, ``OUTPUT_FORMAT``)."""
     import wgpu
 
-    from emberfx.engine import OUTPUT_FORMAT
+    from emberfx.engine.engine import OUTPUT_FORMAT
 
     w, h = engine.size
     return engine.device.create_texture(
@@ -127,8 +127,8 @@ def compute_copy_bandwidth(ctx, nbytes: int) -> float:
     second."""
     import wgpu
 
-    from emberfx.bindings import bind
-    from emberfx.resources import Resources
+    from emberfx.core.bindings import bind
+    from emberfx.core.resources import Resources
 
     device = ctx.device
     scratch = Resources(ctx)   # the benchmark's own buffers, outside any Engine

@@ -10,7 +10,7 @@ from typing import Literal
 import numpy as np
 
 from emberfx.bench.harness import copy_row, timed_passes
-from emberfx.errors import EmberError
+from emberfx.core.errors import EmberError
 
 # (memory, kernel): the sweep (the default where it runs) first, then the single-generation
 # kernels it is measured against, then the in-place layout
@@ -43,12 +43,12 @@ def kernel_label(stats: dict) -> str:
 
 
 def bench_life() -> list[dict]:
-    from emberfx.camera import Camera
-    from emberfx.engine import Engine
-    from emberfx.frame_graph import Phase
-    from emberfx.gpu import get_context
-    from emberfx.scene import EntitySpec, Scene, SceneSettings
-    from emberfx.systems.life_component import Life
+    from emberfx.core.frame_graph import Phase
+    from emberfx.core.gpu import get_context
+    from emberfx.engine.engine import Engine
+    from emberfx.model.camera import Camera
+    from emberfx.model.scene import EntitySpec, Scene, SceneSettings
+    from emberfx.systems.life.component import Life
 
     ctx = get_context()
     rows: list[dict] = []
@@ -107,7 +107,7 @@ def lifelib_rows(size, generations: int, gpu_rows: list[dict]) -> list[dict]:
     if importlib.util.find_spec("lifelib") is None:
         return []
     from emberfx.bench.lifelib import lifelib_rate
-    from emberfx.systems.life_patterns import random_soup
+    from emberfx.systems.life.patterns import random_soup
 
     width, height = size
     # the GPU rows' soup: scene seed 1, entity index 0 (the Life system's seed is seed ^ f(index))

@@ -7,16 +7,16 @@ import math
 from typing import Literal
 
 from emberfx.bench.harness import timed_passes
-from emberfx.errors import EmberError
+from emberfx.core.errors import EmberError
 
 
 def bench_particle_life() -> list[dict]:
-    from emberfx.camera import Camera
-    from emberfx.engine import Engine
-    from emberfx.frame_graph import Phase
-    from emberfx.gpu import get_context
-    from emberfx.scene import EntitySpec, Scene, SceneSettings
-    from emberfx.systems.particle_life_component import ParticleLife
+    from emberfx.core.frame_graph import Phase
+    from emberfx.core.gpu import get_context
+    from emberfx.engine.engine import Engine
+    from emberfx.model.camera import Camera
+    from emberfx.model.scene import EntitySpec, Scene, SceneSettings
+    from emberfx.systems.particle_life.component import ParticleLife
 
     ctx = get_context()
     rows: list[dict] = []

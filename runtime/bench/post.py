@@ -15,9 +15,9 @@ name = "post"
 
 
 def bench_post() -> list[dict]:
-    from emberfx.engine import Engine
-    from emberfx.gpu import get_context
-    from emberfx.scene import loads_scene
+    from emberfx.core.gpu import get_context
+    from emberfx.engine.engine import Engine
+    from emberfx.model.scene import loads_scene
 
     ctx = get_context()
     engine = Engine(loads_scene(POST_SCENE, path="<bench>"), size=(1920, 1080))
@@ -46,10 +46,10 @@ def naive_edge_pass(ctx, engine, tiled):
     cost does not depend on the pixels (the bench scene's are one background colour anyway)."""
     import wgpu
 
-    from emberfx.bindings import PassBuilder
-    from emberfx.resources import Resources
-    from emberfx.system import SCENE_FORMAT
-    from emberfx.systems.post import HDR, edge_settings
+    from emberfx.core.bindings import PassBuilder
+    from emberfx.core.resources import Resources
+    from emberfx.core.system import SCENE_FORMAT
+    from emberfx.systems.post.system import HDR, edge_settings
 
     w, h = engine.size
     scratch = Resources(ctx)   # the baseline's own textures, outside the Engine's registry

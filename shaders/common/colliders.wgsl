@@ -1,10 +1,10 @@
 // common/colliders.wgsl: solids that simulated vertices must stay out of (no pass of its own;
-// systems/forces.py packs the records).
+// systems/forces/forces.py packs the records).
 //
 // kind 0 sphere: shape = (centre xyz, radius); kind 1 plane: shape = (unit normal xyz, offset d)
 // with the allowed side n . x >= d.
 
-// Collider.kind; the host (systems/forces.py) maps each collider's shape by these names.
+// Collider.kind; the host (systems/forces/forces.py) maps each collider's shape by these names.
 const COLLIDER_SPHERE: u32 = 0u;
 const COLLIDER_PLANE: u32 = 1u;
 

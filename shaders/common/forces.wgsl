@@ -1,4 +1,4 @@
-// common/forces.wgsl: forces acting on particles (no pass of its own; systems/forces.py packs
+// common/forces.wgsl: forces acting on particles (no pass of its own; systems/forces/forces.py packs
 // the records, Python reads this struct through emberfx.layout).
 //
 //! include common/random.wgsl
@@ -14,7 +14,7 @@
 // 7 wind        velocity xyz (gusts applied by the host), coefficient (1/s): particles are
 //               dragged towards the wind's velocity; cloth takes it through its normals
 
-// Force.kind; the host (systems/forces.py) maps each force's kind by these names.
+// Force.kind; the host (systems/forces/forces.py) maps each force's kind by these names.
 const FORCE_ATTRACTOR: u32 = 0u;
 const FORCE_GRAVITY: u32 = 1u;
 const FORCE_DRAG: u32 = 2u;

@@ -1,6 +1,6 @@
 // common/frame.wgsl: the per-frame uniform every render pass reads (no pass of its own).
 //
-// Written once per displayed frame by the Engine (runtime/engine.py packs it through
+// Written once per displayed frame by the Engine (runtime/engine/engine.py packs it through
 // emberfx.layout.struct_dtype("common/frame.wgsl", "Frame"), so this declaration is the only copy).
 
 struct Frame {

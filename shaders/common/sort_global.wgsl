@@ -1,6 +1,6 @@
 // common/sort_global.wgsl  --  pass `<owner>:sort:k<k>:j<j>` (shared by every system)
 //
-// Global stages of the bitonic sort that runtime/sort.py drives, for one block size k > 1024:
+// Global stages of the bitonic sort that runtime/blocks/sort.py drives, for one block size k > 1024:
 // the distances j, j/2, ... (STAGES of them, all >= 1024; smaller ones run in
 // common/sort_local.wgsl). The network here is the "flip" form: the first stage of a block
 // (j == k / 2) pairs position i with i ^ (k - 1), later stages pair i with i + j, and the smaller

@@ -1,6 +1,6 @@
 // common/sort_local.wgsl  --  passes `<owner>:sort:local` and `<owner>:sort:merge<k>` (shared)
 //
-// The in-tile stages of the bitonic sort of (key, value) u32 pairs that runtime/sort.py drives,
+// The in-tile stages of the bitonic sort of (key, value) u32 pairs that runtime/blocks/sort.py drives,
 // ordered by (key, value) so the result does not depend on timing. Each workgroup owns one tile
 // of 1024 positions; the pairs of the tile at positions >= count are padding (0xFFFFFFFF,
 // 0xFFFFFFFF), held here but never read from or written to memory. (A real pair equal to the

@@ -3,7 +3,7 @@
 // A draw shader includes this file and writes a vs_main that returns SpriteVertex for corner
 // SPRITE_CORNERS[vertex_index] (6 vertices, two triangles); the fragment entry points here give
 // the soft round falloff for each blend mode: fs_additive (one + one), fs_alpha (premultiplied
-// alpha), fs_opaque (round cutout, for depth writes). runtime/sprites.py builds the pipelines.
+// alpha), fs_opaque (round cutout, for depth writes). runtime/blocks/sprites.py builds the pipelines.
 
 struct SpriteVertex {
     @builtin(position) clip: vec4f,

@@ -3,7 +3,7 @@
 // Shows a computed texture with nearest filtering: filling the view or as a world quad in the x-y
 // plane (quad_center, quad_size) seen through the scene camera. Filling covers the whole viewport,
 // centred, with square texels: the texture's excess along one axis falls outside clip space and is
-// cropped (systems/life.py's cell_under inverts this mapping for painting).
+// cropped (systems/life/system.py's cell_under inverts this mapping for painting).
 // Draw: 6 vertices, 1 instance. Bindings (group 0): 0 frame (uniform Frame),
 // 1 placement (uniform QuadPlacement), 2 image (texture_2d<f32>), 3 nearest (sampler)
 

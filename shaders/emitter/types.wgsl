@@ -18,7 +18,7 @@ struct Particle {
 // (Mesa 22.x) inlines the uniform values that such branches read and JIT-compiles a new copy of
 // the shader at every dispatch that rebinds its group, never freeing one (three emitters grew
 // ~0.9 MB a step); it never inlines storage values. A GPU keeps the uniform loads (births through
-// storage slowed an H200's emitter step by ~1%) and binds a placeholder there (systems/emitter.py).
+// storage slowed an H200's emitter step by ~1%) and binds a placeholder there (systems/emitter/system.py).
 struct EmitterParams {
     origin: vec4f,           // xyz: the emitter's centre
     direction: vec4f,        // xyz: unit cone axis (and shape axis); w: cos(spread half-angle)
@@ -47,7 +47,7 @@ struct EmitterParams {
 };
 
 // Slots per block: one workgroup of the update, spawn and compact passes, one bit each in
-// BLOCK_WORDS mask words. The host reads these (systems/emitter_params.py).
+// BLOCK_WORDS mask words. The host reads these (systems/emitter/params.py).
 const BLOCK: u32 = 256u;
 const BLOCK_WORDS: u32 = BLOCK / 32u;
 
@@ -59,7 +59,7 @@ const SHAPE_DISK: u32 = 3u;
 const SHAPE_CONE: u32 = 4u;
 const SHAPE_RING: u32 = 5u;
 
-// Appearance over life, baked by the host (systems/emitter.py) into LOOK_SAMPLES evenly spaced
+// Appearance over life, baked by the host (systems/emitter/system.py) into LOOK_SAMPLES evenly spaced
 // samples: linear rgb + alpha, and the size multiplier (4 per vec4).
 const LOOK_SAMPLES: u32 = 128u;
 

@@ -1,4 +1,4 @@
-// post/bloom_types.wgsl: the bloom passes' shared settings (no pass of its own; systems/post.py
+// post/bloom_types.wgsl: the bloom passes' shared settings (no pass of its own; systems/post/system.py
 // packs it through emberfx.layout).
 
 struct BloomSettings {

@@ -22,7 +22,7 @@ struct TrailParams {
 };
 
 // Colour (linear rgb, straight alpha) and width (world units) over the trail, newest to oldest,
-// baked by the host (systems/trails.py) into TRAIL_SAMPLES evenly spaced samples (widths 4 per
+// baked by the host (systems/trails/system.py) into TRAIL_SAMPLES evenly spaced samples (widths 4 per
 // vec4).
 const TRAIL_SAMPLES: u32 = 64u;
 

@@ -1,0 +1,1 @@
+"""The application: CLI, window, inspector, headless output and video."""

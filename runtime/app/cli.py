@@ -1,0 +1,307 @@
+"""The ``emberfx`` command line: a thin face over load_scene, Engine, output and window.
+
+Exit status: 0 ok, 1 an EmberError (a user mistake or environment problem, printed as one line
+``emberfx: error: ...``), 2 a usage error (the usage line, then the message), 130 Ctrl-C.
+Anything else is a bug and keeps its traceback.
+
+Families add their own commands (``registry.cli_command``); the parser lists them after the
+built-in scene commands, and main() runs them with the same exit statuses.
+
+Heavy modules (wgpu's adapter, the engine, imageio) are imported inside the commands, so
+``validate`` and ``--help`` work on a machine without a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+from emberfx.app.arguments import (
+    add_script_flags,
+    check_output_suffix,
+    parse_size,
+    positive_int,
+    script_policy_from_args,
+)
+from emberfx.app.headless import HEADLESS_FRAMES
+from emberfx.core.errors import EmberError, UsageError
+from emberfx.model import registry
+
+PROG = "emberfx"
+DEFAULT_RUN_FRAMES = HEADLESS_FRAMES  # headless fallback of `run` when --frames is not given
+PASSES_SIZE = (64, 36)  # `passes` only needs the pass list, not a full-size target
+
+# Limits `info` prints, in this order.
+INFO_LIMITS = (
+    "max_storage_buffer_binding_size",
+    "max_buffer_size",
+    "max_compute_workgroups_per_dimension",
+    "max_compute_invocations_per_workgroup",
+    "max_texture_dimension_2d",
+)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("emberfx")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser that prints the program name as 'emberfx: error:' like our own errors."""
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{PROG}: error: {message}\n")
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    p = _Parser(prog=PROG, description="GPU particle and simulation runtime (wgpu).")
+    p.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    subs: dict[str, argparse.ArgumentParser] = {}
+
+    def add(name, help_):
+        subs[name] = sub.add_parser(name, help=help_, description=help_)
+        return subs[name]
+
+    s = add("run", "open SCENE in a window (headless render when there is no display)")
+    s.add_argument("scene", metavar="SCENE", help="scene .toml file (or a bundled scene name)")
+    s.add_argument("--frames", type=positive_int, metavar="N",
+                   help=f"exit after N frames (headless default: {DEFAULT_RUN_FRAMES})")
+    s.add_argument("--screenshot", type=Path, metavar="FILE", help="write the last frame as PNG")
+    add_script_flags(s)
+
+    s = add("render", "render SCENE headless to a PNG (last frame), GIF or MP4")
+    s.add_argument("scene", metavar="SCENE")
+    s.add_argument("--frames", type=positive_int, required=True, metavar="N",
+                   help="simulation steps to render, one per output frame")
+    s.add_argument("--out", type=Path, required=True, metavar="FILE",
+                   help="output file: .png, .gif or .mp4")
+    s.add_argument("--size", type=parse_size, metavar="WxH", help="image size (default: scene's)")
+    add_script_flags(s)
+
+    s = add("validate", "check SCENE without a GPU and describe it, listing its scripts "
+                        "(never run)")
+    s.add_argument("scene", metavar="SCENE",
+                   help="scene .toml file, or a bundled scene's name (fountain, galaxy, ...)")
+    add_script_flags(s, run_flags=False)
+
+    s = add("passes", "print SCENE's GPU passes in execution order (scripts are not run)")
+    s.add_argument("scene", metavar="SCENE")
+
+    add("info", "show the GPU adapter, backend and limits")
+
+    for command in registry.cli_commands().values():   # loads the families
+        if command.name in subs:
+            raise RuntimeError(f"CLI command {command.name!r}: a built-in command has that name")
+        command.add_arguments(add(command.name, command.help_text))
+
+    s = add("bench", "run benchmarks (all when no NAME is given)")
+    s.add_argument("names", nargs="*", metavar="NAME")
+    s.add_argument("--json", action="store_true", help="print results as JSON")
+    return p, subs
+
+
+# ---------------------------------------------------------------------------- helpers
+
+def _load(text: str):
+    from emberfx.model.scene import (
+        load_scene,  # a bare name finds a bundled scene (resolve_scene_path)
+    )
+
+    return load_scene(text)
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return "; ".join(lines) or type(exc).__name__
+
+
+def _engine(scene, size=None, scripts=True, announce=False):
+    """The Engine; with ``announce``, the adapter and entities are named on stderr first (on a
+    CPU adapter building and the first frame can take a minute)."""
+    from emberfx.app.headless import build_engine
+
+    return build_engine(scene, size, announce=announce, scripts=scripts)
+
+
+def _render(scene, frames: int, out: Path, size=None, engine=None, scripts=True) -> int:
+    from emberfx.app.output import render_to_file
+
+    engine = engine or _engine(scene, size, scripts, announce=True)
+    try:
+        render_to_file(engine, frames, out, progress=True)
+    finally:
+        engine.close()
+    print(f"wrote {out} ({frames} frame{'s' if frames != 1 else ''}, "
+          f"{engine.size[0]}x{engine.size[1]})")
+    return 0
+
+
+# ---------------------------------------------------------------------------- commands
+
+def cmd_validate(args) -> int:
+    scene = _load(args.scene)
+    from emberfx.engine.scripting import (
+        ScriptPolicy,
+        check_script_locations,
+        is_outside,
+        scene_scripts,
+    )
+    from emberfx.model.scene import describe
+
+    # Validate runs no script, but refuses what run and render would refuse.
+    check_script_locations(scene, ScriptPolicy(allow_outside=args.allow_outside_scripts))
+    print(describe(scene))
+    scripts = scene_scripts(scene)
+    if scripts:
+        print(f"  {len(scripts)} script{'s' if len(scripts) != 1 else ''}, not run here (a scene "
+              f"with scripts is a program: run and render execute them unless --no-scripts)")
+    for script in scripts:
+        outside = ", outside the scene's folder" if is_outside(scene, script) else ""
+        print(f"    {script.owner}: {script.written} ({script.path}{outside})")
+    print("ok")
+    return 0
+
+
+def cmd_render(args) -> int:
+    check_output_suffix(args.out, "--out", (".png", ".gif", ".mp4"))
+    return _render(_load(args.scene), args.frames, args.out, args.size,
+                   scripts=script_policy_from_args(args))
+
+
+def cmd_run(args) -> int:
+    from emberfx.app import window
+
+    if args.screenshot is not None:
+        check_output_suffix(args.screenshot, "--screenshot", (".png",))
+    scene = _load(args.scene)
+    frames = args.frames or DEFAULT_RUN_FRAMES
+    stem = Path(getattr(scene, "path", None) or args.scene).stem
+    out = args.screenshot or Path(stem + ".mp4")
+    headless = f"rendering {frames} frames headless to {out}"
+    if not window.has_display():
+        print(f"{PROG}: no display (DISPLAY/WAYLAND_DISPLAY unset or glfw cannot start); "
+              f"{headless}", file=sys.stderr)
+        return _render(scene, frames, out, scripts=script_policy_from_args(args))
+    engine = _engine(scene, scripts=script_policy_from_args(args), announce=True)
+    if not window.can_present(engine.adapter):
+        print(f"{PROG}: the OpenGL adapter cannot show a window ({window.NO_PRESENT_HINT}); "
+              f"{headless}", file=sys.stderr)
+        return _render(scene, frames, out, engine=engine)
+    try:
+        window.run_window(engine, frames=args.frames, screenshot=args.screenshot)
+    finally:
+        engine.close()
+    if args.screenshot is not None and args.screenshot.exists():
+        print(f"wrote {args.screenshot}")
+    return 0
+
+
+def cmd_passes(args) -> int:
+    from emberfx.engine.scripting import ScriptPolicy
+
+    # An inspection command: the scene's scripts (programs) never run here.
+    engine = _engine(_load(args.scene), PASSES_SIZE,
+                     ScriptPolicy(run=False, off_reason="passes never runs scripts"))
+    try:
+        names = engine.passes()
+    finally:
+        engine.close()
+    width = len(str(len(names)))
+    for i, name in enumerate(names, 1):
+        print(f"{i:>{width}}  {name}")
+    return 0
+
+
+def _limit(limits: dict, name: str):
+    # wgpu-py spells limit keys with hyphens; accept both spellings.
+    return limits.get(name, limits.get(name.replace("_", "-")))
+
+
+def _fmt_bytes(n) -> str:
+    if not isinstance(n, int) or n < 1024 * 1024:
+        return str(n)
+    return f"{n} ({n / 2**20:.0f} MiB)" if n < 2**30 else f"{n} ({n / 2**30:.1f} GiB)"
+
+
+def _adapter_line(info: dict) -> str:
+    name = info.get("device") or info.get("description") or info.get("name") or "?"
+    return f"{name} ({info.get('backend_type', '?')}, {info.get('adapter_type', '?')})"
+
+
+def cmd_info(args) -> int:
+    from emberfx.core.gpu import describe_adapters
+
+    d = describe_adapters()
+    info, limits = dict(d["adapter"]), dict(d.get("limits", {}))
+    print(f"adapter:  {info.get('device') or info.get('description') or '?'}")
+    if info.get("description") and info.get("description") != info.get("device"):
+        print(f"driver:   {info['description']}")
+    print(f"backend:  {info.get('backend_type', '?')}")
+    print(f"type:     {info.get('adapter_type', '?')}")
+    if d.get("features"):
+        print(textwrap.fill(", ".join(d["features"]), width=100, initial_indent="features: ",
+                            subsequent_indent=" " * 10))
+    print("limits:")
+    for name in INFO_LIMITS:
+        value = _limit(limits, name)
+        shown = _fmt_bytes(value) if name.endswith("size") else value
+        print(f"  {name:<40} {shown if value is not None else '?'}")
+    others = [dict(a) for a in d.get("adapters", []) if dict(a) != info]
+    print("other adapters:" if others else "other adapters: none")
+    for a in others:
+        print(f"  - {_adapter_line(a)}")
+    if os.environ.get("EMBERFX_ADAPTER"):
+        print(f"(chosen by EMBERFX_ADAPTER={os.environ['EMBERFX_ADAPTER']!r})")
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from emberfx import bench
+
+    unknown = [n for n in args.names if n not in bench.NAMES]
+    if unknown:
+        raise UsageError(f"unknown benchmark {', '.join(map(repr, unknown))}; "
+                         f"known: {', '.join(bench.NAMES)}")
+    return int(bench.main(list(args.names), bool(args.json)) or 0)
+
+
+COMMANDS = {"run": cmd_run, "render": cmd_render, "validate": cmd_validate,
+            "passes": cmd_passes, "info": cmd_info, "bench": cmd_bench}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, subs = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: usage errors (2), --help/--version (0)
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    try:
+        run = COMMANDS.get(args.command) or registry.cli_commands()[args.command].run
+        return run(args)
+    except UsageError as exc:
+        subs[args.command].print_usage(sys.stderr)
+        print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except EmberError as exc:
+        print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `emberfx passes ... | head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

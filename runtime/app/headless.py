@@ -1,0 +1,77 @@
+"""Rendering to a file without a window, saying what happens while it happens.
+
+Used by ``emberfx render``, and by ``emberfx run`` and ``emberfx.run()`` where no window can open.
+On a CPU adapter a scene may take a long time before its first frame (pipelines are built, then
+LLVM compiles the shaders at first use), so every phase is announced on stderr: the CPU adapter
+(once per process), the entities being prepared, how long that took, then frame progress
+(``output.Progress``: a bar on a terminal, plain lines elsewhere).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from pathlib import Path
+
+HEADLESS_FRAMES = 300   # `run` without a window, when no frame count is given
+LISTED_ENTITIES = 6     # entities named in the "preparing" line; the rest are counted
+
+
+def say(message: str) -> None:
+    print(f"emberfx: {message}", file=sys.stderr, flush=True)
+
+
+def describe_entities(scene, limit: int = LISTED_ENTITIES) -> str:
+    """'3 entities: fountain (emitter), well (attractor), flag (cloth)'."""
+    specs = list(scene.entities)
+    if not specs:
+        return "an empty scene"
+    shown = [f"{spec.name} ({', '.join(spec.components) or 'no components'})"
+             for spec in specs[:limit]]
+    more = f" and {len(specs) - limit} more" if len(specs) > limit else ""
+    noun = "entity" if len(specs) == 1 else "entities"
+    return f"{len(specs)} {noun}: {', '.join(shown)}{more}"
+
+
+def build_engine(scene, size=None, *, announce: bool = True, **options):
+    """``Engine(scene, size=size, **options)``, announcing the adapter and the entities first."""
+    from emberfx.engine.engine import Engine
+
+    if announce:
+        from emberfx.core.gpu import get_context, software_notice
+
+        ctx = get_context()
+        notice = software_notice(ctx)
+        if notice:
+            say(notice)
+        say(f"preparing {describe_entities(scene)} on {ctx.label}")
+    start = time.perf_counter()
+    engine = Engine(scene, size=size, **options)
+    if announce:
+        say(f"prepared in {time.perf_counter() - start:.1f} s")
+    return engine
+
+
+def render_headless(scene, frames: int, out, *, size=None, engine=None, **options) -> Path:
+    """Render ``frames`` fixed steps of ``scene`` to ``out`` (.png, .gif, .mp4) with progress on
+    stderr; builds the Engine (announced) unless one is given, and closes it either way."""
+    from emberfx.app.output import render_to_file
+
+    engine = engine or build_engine(scene, size, **options)
+    try:
+        return render_to_file(engine, frames, out, progress=True)
+    finally:
+        engine.close()
+
+
+def headless_output(scene, screenshot=None) -> Path:
+    """Where a windowless ``run`` writes: the screenshot when asked for, else ``<scene>.mp4`` in
+    the working folder (the scene file's stem, or its name for a scene built in Python)."""
+    if screenshot is not None:
+        return Path(screenshot)
+    path = getattr(scene, "path", None)
+    if path:
+        return Path(Path(path).stem + ".mp4")
+    name = re.sub(r"[^A-Za-z0-9_-]+", "_", scene.settings.name).strip("_")
+    return Path(f"{name or 'scene'}.mp4")

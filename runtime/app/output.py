@@ -1,0 +1,420 @@
+"""Headless capture: numpy frames -> PNG, GIF or MP4 on disk.
+
+Every writer here is atomic: frames go to a hidden temporary file in the destination folder (same
+folder, so the final ``os.replace`` is a rename on one filesystem and never a copy) and only a clean
+finish renames it over the requested path. Before that rename the file is read back (an MP4's
+frames counted, a GIF's frames counted, a PNG's checksums checked), so a full disk is an error
+and never a truncated file that looks like a result. An exception, Ctrl-C included, deletes the
+temporary file.
+
+A process killed outright (kill -9, a lost machine) cannot delete its temp file. Temp names
+carry the host and process id (``.clip.emberfx-HOST-PID-HEX.tmp.mp4``), and each new write
+into a folder removes the emberfx temp files there whose process on this host is gone, never
+those of a live process (a sweep runs many workers into one folder).
+
+This module imports no GPU code: it works on any ``(h, w, 4)`` uint8 arrays, and ``render_to_file``
+only needs an object with ``.size``, ``.scene``, ``.step()`` and ``.render()``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from emberfx.core.errors import EmberError, UsageError
+from emberfx.engine import interrupts
+
+if TYPE_CHECKING:
+    from emberfx.app.video import FfmpegPipe
+
+#: Extensions FrameWriter understands, with what each one keeps.
+FORMATS = {".png": "final frame", ".gif": "every frame", ".mp4": "every frame (H.264)"}
+
+
+def _supported() -> str:
+    return ", ".join(FORMATS)
+
+
+def _as_rgba(frame: np.ndarray, size: tuple[int, int] | None = None) -> np.ndarray:
+    """Check a frame and return it as a C-contiguous (h, w, 4) uint8 array.
+
+    A wrong shape is a programming error (the engine renders at its own size), so it raises
+    ValueError rather than an EmberError.
+    """
+    a = np.asarray(frame)
+    if a.dtype != np.uint8 or a.ndim != 3 or a.shape[2] not in (3, 4):
+        raise ValueError(f"expected an (h, w, 4) uint8 frame, got {a.shape} {a.dtype}")
+    if a.shape[2] == 3:  # accept RGB too: add an opaque alpha channel
+        a = np.concatenate([a, np.full(a.shape[:2] + (1,), 255, np.uint8)], axis=2)
+    if size is not None and (a.shape[1], a.shape[0]) != tuple(size):
+        raise ValueError(f"frame is {a.shape[1]}x{a.shape[0]}, "
+                         f"the writer expects {size[0]}x{size[1]}")
+    return np.ascontiguousarray(a)
+
+
+_TEMP_NAME = re.compile(r"^\..*\.emberfx-(?P<host>[A-Za-z0-9-]*)-(?P<pid>[0-9]+)-[0-9a-f]{8}"
+                        r"\.tmp(\.[A-Za-z0-9]+)?$")
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:32]
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)   # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return True
+    except OSError:       # EPERM: it exists, as another user
+        return False
+    return False
+
+
+def remove_stale_temp_files(folder: Path) -> list[Path]:
+    """Delete the emberfx temp files in ``folder`` left by processes of this host that are gone.
+
+    Files of other hosts (a folder shared over the network) and of live processes are kept. Only
+    on POSIX: Windows has no harmless "does this process exist" signal.
+    """
+    if os.name != "posix":
+        return []
+    host, removed = _host(), []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    for name in names:
+        match = _TEMP_NAME.match(name)
+        if match is None or match["host"] != host:
+            continue
+        pid = int(match["pid"])
+        if pid != os.getpid() and _process_gone(pid):
+            try:
+                os.unlink(folder / name)
+                removed.append(folder / name)
+            except OSError:
+                pass   # gone already (another sweep), or not ours to delete
+    return removed
+
+
+def _temp_path(path: Path) -> Path:
+    """Create (exclusively) and return a hidden temp file next to ``path`` with its extension.
+
+    Same extension, because ffmpeg and imageio choose the container from it. Created with mode
+    0o666 minus the umask, so the renamed result has ordinary permissions (mkstemp would give
+    0o600).
+    """
+    folder = path.parent
+    if not folder.is_dir():
+        raise EmberError(f"cannot write {path}: folder {folder} does not exist")
+    if path.is_dir():
+        raise EmberError(f"cannot write {path}: it is a folder")
+    remove_stale_temp_files(folder)
+    owner = f"emberfx-{_host()}-{os.getpid()}"
+    for _ in range(100):
+        tmp = folder / f".{path.stem}.{owner}-{secrets.token_hex(4)}.tmp{path.suffix}"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise EmberError(f"cannot write {path}: {exc.strerror or exc}") from None
+        os.close(fd)
+        return tmp
+    raise EmberError(f"cannot write {path}: no free temporary name in {folder}")
+
+
+def _remove(path: Path | None) -> None:
+    if path is not None:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
+def write_atomically(path: str | os.PathLike, write, verify=None) -> Path:
+    """Call ``write(temp_path)`` on a temp file next to ``path``, then ``verify(temp_path)`` when
+    given (it raises EmberError on a bad file), then rename it into place. A failure (Ctrl-C
+    included) leaves no file; an OSError becomes a one-line EmberError."""
+    path = Path(path)
+    tmp = _temp_path(path)
+    try:
+        write(tmp)
+        if verify is not None:
+            verify(tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        _remove(tmp)
+        raise EmberError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except BaseException:
+        _remove(tmp)
+        raise
+    return path
+
+
+def write_png(path: str | os.PathLike, rgba: np.ndarray) -> Path:
+    """Write one RGBA image as a PNG, atomically. Returns the path."""
+    from PIL import Image
+
+    path = Path(path)
+    if path.suffix.lower() != ".png":
+        raise UsageError(f"a screenshot must be a .png file, not '{path.suffix or path.name}'")
+    image = Image.fromarray(_as_rgba(rgba), "RGBA")
+    return write_atomically(path, lambda tmp: image.save(tmp, format="PNG"),
+                            verify=lambda tmp: _verify_image(tmp, path, frames=1))
+
+
+def _verify_image(tmp: Path, target: Path, frames: int) -> None:
+    """Read a written PNG or GIF back: PNG checksums, or the GIF's frame count."""
+    from PIL import Image
+
+    try:
+        with Image.open(tmp) as image:
+            found = getattr(image, "n_frames", 1)
+            image.verify()   # PNG: every chunk's CRC; GIF: parses the blocks
+    except (OSError, SyntaxError, ValueError, EOFError) as exc:   # PIL's ways to say "broken"
+        detail = str(exc).replace(str(tmp), str(target))
+        raise EmberError(f"cannot write {target}: the written file does not read back "
+                         f"({detail})") from None
+    if found != frames:
+        raise EmberError(f"cannot write {target}: the written file has {found} frames, "
+                         f"expected {frames}")
+
+
+def write_gif(path: str | os.PathLike, frames: list[np.ndarray], duration_ms: int) -> None:
+    """Write RGB(A) frames as a looping GIF, one GIF frame per input frame, not atomically.
+
+    Why not ``imageio.v3.imwrite`` / ``Image.save(save_all=True)``: Pillow merges consecutive
+    identical frames into one longer frame, and cannot be told not to, so ``render --frames 3``
+    of a scene whose first steps look the same would give a 2-frame GIF. Pillow's public GIF
+    helpers ``getheader``/``getdata`` encode frame by frame instead: each frame is quantised to its
+    own adaptive palette (as ``save`` does) and written with it as a local colour table.
+    """
+    from PIL import GifImagePlugin, Image
+
+    with open(path, "wb") as fp:
+        for i, frame in enumerate(frames):
+            im = Image.fromarray(np.ascontiguousarray(frame[:, :, :3]), "RGB")
+            im = im.convert("P", palette=Image.Palette.ADAPTIVE, colors=256)
+            if i == 0:  # screen descriptor, first palette as the global one, loop forever
+                header, _ = GifImagePlugin.getheader(im, info={"loop": 0})
+                fp.writelines(header)
+            fp.writelines(GifImagePlugin.getdata(im, duration=duration_ms,
+                                                 include_color_table=True))
+        fp.write(b";")  # GIF trailer
+
+
+class FrameWriter:
+    """Collect frames into ``path`` (.png: only the final frame; .gif; .mp4).
+
+    ``with FrameWriter("out.mp4", size=(w, h), fps=60) as w: w.add(frame)``
+
+    - MP4 frames stream into ffmpeg (libx264, yuv420p) as they arrive; nothing is buffered. yuv420p
+      needs even sizes, so an odd width or height is padded by one black column/row.
+    - GIF frames are buffered in memory (fine for short clips) and every one is kept, identical
+      neighbours included (see ``write_gif``). GIF stores delays in 1/100 s and browsers slow down
+      delays under 20 ms, so the delay is rounded to 10 ms steps, at least 20 ms.
+    - PNG keeps the last frame added and writes it at the end.
+    """
+
+    def __init__(self, path: str | os.PathLike, size: tuple[int, int], fps: float = 60.0):
+        self.path = Path(path)
+        self.kind = self.path.suffix.lower()
+        if self.kind not in FORMATS:
+            raise UsageError(
+                f"cannot write '{self.path.suffix or self.path.name}' files: "
+                f"the output must end in one of {_supported()}"
+            )
+        self.size = (int(size[0]), int(size[1]))
+        if fps <= 0:
+            raise ValueError(f"fps must be positive, got {fps}")
+        self.fps = float(fps)
+        self.count = 0
+        self._tmp: Path | None = None
+        self._frames: list[np.ndarray] = []  # gif: all frames; png: the last one
+        self._ffmpeg: FfmpegPipe | None = None  # mp4, inside the 'with' block
+
+    # PNG keeps only the final frame, so callers may skip rendering the others.
+    @property
+    def wants_every_frame(self) -> bool:
+        return self.kind != ".png"
+
+    def __enter__(self) -> FrameWriter:
+        self._tmp = _temp_path(self.path)
+        if self.kind == ".mp4":
+            from emberfx.app.video import FfmpegPipe
+
+            try:   # an odd width or height is padded by one black column/row, never cropped
+                self._ffmpeg = FfmpegPipe(self._tmp, self.path, self.size, self.fps)
+            except BaseException:
+                _remove(self._tmp)
+                self._tmp = None
+                raise
+        return self
+
+    def add(self, frame: np.ndarray) -> None:
+        if self._tmp is None:
+            raise RuntimeError("FrameWriter.add() outside its 'with' block")
+        frame = _as_rgba(frame, self.size)
+        if self.kind == ".mp4":
+            assert self._ffmpeg is not None   # __enter__ started it
+            self._ffmpeg.send(frame)
+        elif self.kind == ".gif":
+            # GIF has only 1-bit transparency: drop alpha so soft particle edges don't punch holes.
+            self._frames.append(frame[:, :, :3].copy())
+        else:
+            self._frames = [frame.copy()]
+        self.count += 1
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        tmp, self._tmp = self._tmp, None
+        if exc_type is not None:  # any failure, KeyboardInterrupt included: leave nothing behind
+            self._abort(tmp)
+            return
+        assert tmp is not None   # __enter__ set it
+        try:
+            self._finish(tmp)
+            self._verify(tmp)
+            interrupts.check()   # a Ctrl-C while the file was finished: still no file
+            os.replace(tmp, self.path)
+        except OSError as exc2:
+            self._abort(tmp)
+            raise EmberError(f"cannot write {self.path}: {exc2.strerror or exc2}") from None
+        except BaseException:
+            self._abort(tmp)
+            raise
+        finally:
+            self._frames = []
+
+    def _finish(self, tmp: Path) -> None:
+        if self.count == 0:
+            raise EmberError(f"cannot write {self.path}: no frames were rendered")
+        if self.kind == ".mp4":
+            assert self._ffmpeg is not None   # __enter__ started it
+            self._ffmpeg.finish()   # waits for ffmpeg; EmberError with its complaint if it failed
+            self._ffmpeg = None
+        elif self.kind == ".gif":
+            write_gif(tmp, self._frames, duration_ms=max(20, round(100.0 / self.fps) * 10))
+        else:
+            from PIL import Image
+
+            Image.fromarray(self._frames[-1], "RGBA").save(tmp, format="PNG")
+
+    def _verify(self, tmp: Path) -> None:
+        """Read the finished file back before it may replace anything at the target."""
+        if self.kind != ".mp4":
+            _verify_image(tmp, self.path, frames=self.count if self.kind == ".gif" else 1)
+            return
+        from emberfx.app.video import count_frames
+
+        found, problem = count_frames(tmp)
+        if found is None:
+            raise EmberError(f"cannot write {self.path}: the written video does not read back "
+                             f"({problem})")
+        if found != self.count:
+            raise EmberError(f"cannot write {self.path}: the written video has {found} frames, "
+                             f"expected {self.count}")
+
+    def _abort(self, tmp: Path | None) -> None:
+        pipe, self._ffmpeg = self._ffmpeg, None
+        try:
+            if pipe is not None:
+                pipe.kill()   # stop ffmpeg before deleting its output
+        finally:
+            self._frames = []
+            _remove(tmp)
+
+
+def default_fps(scene) -> float:
+    """Play back at simulation speed: one video frame per fixed step."""
+    dt = float(scene.settings.fixed_dt)
+    return float(max(1, round(1.0 / dt))) if dt > 0 else 60.0
+
+
+PLAIN_PROGRESS_SECONDS = 5.0   # off a terminal: at most one progress line this often
+STOP_NOTICE = "stopping after this frame (Ctrl-C again to stop at once)"
+
+
+class Progress:
+    """Frames done, on stderr: a tqdm bar on a terminal; elsewhere (a log, CI, a pipe), where
+    a bar would stay hidden, plain lines: after the first frame (it includes compiling the
+    shaders, which can take long on a CPU adapter), then at most one every
+    ``PLAIN_PROGRESS_SECONDS``, and after the last, each with the time and an estimate."""
+
+    def __init__(self, total: int, label: str, enabled: bool = True, stream=None):
+        self.total, self.label, self.done = total, label, 0
+        self.stream = stream or sys.stderr
+        enabled = enabled and self.stream is not None   # pythonw and services have no stderr
+        self.plain = enabled and not self.stream.isatty()
+        self.bar = None
+        if enabled and not self.plain:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=label, unit="frame", file=self.stream, leave=False)
+        self.start = time.perf_counter()
+        self.first: float | None = None   # when frame 1 was done: later frames are steadier
+        self.last_line = -1e9
+
+    def update(self, frames: int = 1) -> None:
+        self.done += frames
+        if self.bar is not None:
+            self.bar.update(frames)
+        if not self.plain:
+            return
+        now = time.perf_counter()
+        if self.first is None:
+            self.first = now
+        if self.done in (1, self.total) or now - self.last_line >= PLAIN_PROGRESS_SECONDS:
+            self.last_line = now
+            line = (f"emberfx: {self.label}: frame {self.done}/{self.total} "
+                    f"({100 * self.done // self.total}%), {now - self.start:.1f} s")
+            if 1 < self.done < self.total:
+                left = (now - self.first) / (self.done - 1) * (self.total - self.done)
+                line += f", about {left:.0f} s left"
+            print(line, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def render_to_file(engine, frames: int, out: str | os.PathLike, fps: float | None = None,
+                   progress: bool = True) -> Path:
+    """Step ``engine`` ``frames`` times, one fixed step per frame, and write the result to ``out``.
+
+    With ``progress`` it reports to stderr (see ``Progress``). For a .png only the final frame is
+    rendered: rendering never changes the simulation, and reading back frames that the writer
+    would drop is the slow part of a headless run.
+
+    Ctrl-C (on the main thread) stops between frames (``interrupts.deferred``), never inside a
+    wgpu callback, and leaves no file: the KeyboardInterrupt comes out of this function.
+    """
+    if frames < 1:
+        raise UsageError(f"--frames must be at least 1, got {frames}")
+    out = Path(out)
+    fps = default_fps(engine.scene) if fps is None else fps
+    with interrupts.deferred(notice=STOP_NOTICE if progress else None):
+        with FrameWriter(out, size=tuple(engine.size), fps=fps) as writer:
+            every = writer.wants_every_frame
+            with Progress(frames, out.name, enabled=progress) as bar:
+                for i in range(frames):
+                    interrupts.check()
+                    engine.step(1)
+                    if every or i == frames - 1:
+                        writer.add(engine.render())
+                    bar.update(1)
+    return out

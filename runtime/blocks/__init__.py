@@ -1,0 +1,1 @@
+"""Reusable GPU building blocks: prefix scan, key sort, sprite and quad pipelines."""

@@ -1,0 +1,57 @@
+"""Render pipelines shared by several systems, cached per device: camera-facing sprites
+(shaders/common/sprite.wgsl) for every particle draw, and computed textures shown filling the
+view or as a world quad (shaders/common/texture_quad.wgsl) for Life and fractal layers."""
+
+from __future__ import annotations
+
+from emberfx.core import wgsl
+from emberfx.core.bindings import RENDER, pipeline_layout
+
+BLENDS = {
+    "additive": {"color": {"src_factor": "one", "dst_factor": "one", "operation": "add"},
+                 "alpha": {"src_factor": "zero", "dst_factor": "one", "operation": "add"}},
+    "alpha": {"color": {"src_factor": "one", "dst_factor": "one-minus-src-alpha",
+                        "operation": "add"},
+              "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha",
+                        "operation": "add"}},
+    "opaque": None,
+}
+
+_CACHE: dict[tuple, object] = {}
+
+
+def sprite_pipeline(device, shader: str, blend: str, color_format: str, depth_format: str):
+    """The pipeline drawing ``shader``'s vs_main with common/sprite.wgsl's fs_<blend>."""
+    key = (id(device), shader, blend, color_format, depth_format)
+    if key not in _CACHE:
+        module = wgsl.create_module(device, shader)
+        target: dict[str, object] = {"format": color_format}
+        if BLENDS[blend] is not None:
+            target["blend"] = BLENDS[blend]
+        _CACHE[key] = device.create_render_pipeline(
+            label=f"{shader}:{blend}", layout=pipeline_layout(device, shader, RENDER),
+            vertex={"module": module, "entry_point": "vs_main"},
+            primitive={"topology": "triangle-list"},
+            # sprites test depth (hidden behind opaque geometry); only opaque ones write it
+            depth_stencil={"format": depth_format, "depth_write_enabled": blend == "opaque",
+                           "depth_compare": "less"},
+            fragment={"module": module, "entry_point": f"fs_{blend}", "targets": [target]})
+    return _CACHE[key]
+
+
+def texture_quad_pipeline(device, mode: str, color_format: str, depth_format: str):
+    """common/texture_quad.wgsl: mode "fill" draws behind everything (depth always, no write),
+    "quad" is ordinary opaque geometry."""
+    key = (id(device), "texture_quad", mode, color_format, depth_format)
+    if key not in _CACHE:
+        module = wgsl.create_module(device, "common/texture_quad.wgsl")
+        _CACHE[key] = device.create_render_pipeline(
+            label=f"texture_quad:{mode}",
+            layout=pipeline_layout(device, "common/texture_quad.wgsl", RENDER),
+            vertex={"module": module, "entry_point": "vs_main"},
+            primitive={"topology": "triangle-list"},
+            depth_stencil={"format": depth_format, "depth_write_enabled": mode == "quad",
+                           "depth_compare": "less" if mode == "quad" else "always"},
+            fragment={"module": module, "entry_point": "fs_main",
+                      "targets": [{"format": color_format}]})
+    return _CACHE[key]

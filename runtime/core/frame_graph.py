@@ -1,0 +1,446 @@
+"""The frame graph: Pass descriptions in, one ordered and validated encoding out.
+
+Systems never encode by hand. They describe passes (name, phase, what they read and write, and
+one operation); the graph orders them by phase, then by read-after-write edges (stable by the order
+the systems declared them), checks that every read has an earlier writer or an upload, and encodes
+consecutive compute work into a single GPUComputePass (WebGPU orders and synchronises dispatches
+inside one pass, and each begin/end costs Python time) and consecutive draws to one target into a
+single GPURenderPass. With EMBERFX_DEBUG_GROUPS=1 (and always while profiling) every operation
+runs inside a debug group named like the pass, so GPU captures read ``fountain:emitter:update``;
+by default they are left out, as engines' release builds do, because they cost a third of the
+Python time of encoding a frame.
+
+With a profiler that stamps on the GPU (profiler.PassProfiler), every compute and render pass gets
+a GPU pass of its own instead, because WebGPU only stamps at pass boundaries; without one the
+encoding is the shared one above.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from bisect import bisect_left
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import TYPE_CHECKING
+
+from emberfx.core.bundles import draw_key
+from emberfx.core.errors import FrameGraphError
+
+if TYPE_CHECKING:
+    import wgpu
+
+
+class Phase(IntEnum):
+    CLEAR = 0
+    SIMULATE = 1
+    PREPARE = 2
+    RENDER = 3
+    POST = 4
+    READBACK = 5
+
+
+SIMULATION_PHASES = frozenset({Phase.CLEAR, Phase.SIMULATE, Phase.PREPARE, Phase.READBACK})
+DRAWING_PHASES = frozenset({Phase.RENDER, Phase.POST})
+DEBUG_GROUPS = os.environ.get("EMBERFX_DEBUG_GROUPS") == "1"   # name every pass in GPU captures
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """A compute dispatch: fixed workgroup counts (or a function giving them when the frame is
+    encoded; (0, 0, 0) skips the work), or counts read from an indirect-args buffer.
+
+    ``repeat`` (a count, or a function giving it when the frame is encoded) issues it that many
+    times in a row (substeps), each seeing the previous one's writes; a bind group given as a
+    function is then called with the repeat index k, so ping-pong state alternates. One pass for
+    all of them keeps Python's per-call cost (WGPU_NOTES) low."""
+    pipeline: wgpu.GPUComputePipeline
+    bind_groups: tuple = ()
+    groups: tuple[int, int, int] | Callable[[], tuple[int, int, int]] = (1, 1, 1)
+    indirect: tuple[wgpu.GPUBuffer, int] | None = None  # (buffer, byte offset)
+    repeat: int | Callable[[], int] = 1
+
+
+@dataclass(frozen=True)
+class Draw:
+    """A draw into a named render target ("scene" or "output"); indirect when ``indirect`` is set,
+    indexed when ``index`` = (index buffer, "uint32" | "uint16", index count) is."""
+    pipeline: wgpu.GPURenderPipeline
+    bind_groups: tuple = ()
+    target: str = "scene"
+    vertices: int = 3
+    instances: int = 1
+    indirect: tuple[wgpu.GPUBuffer, int] | None = None
+    index: tuple[wgpu.GPUBuffer, str, int] | None = None
+
+
+@dataclass(frozen=True)
+class ClearBuffer:
+    buffer: wgpu.GPUBuffer
+    offset: int = 0
+    size: int | None = None
+
+
+@dataclass(frozen=True)
+class CopyBuffer:
+    source: wgpu.GPUBuffer
+    destination: wgpu.GPUBuffer
+    size: int
+    source_offset: int = 0
+    destination_offset: int = 0
+
+
+@dataclass(frozen=True)
+class CopyTexture:
+    """A whole-texture copy (same size and format); either side may be a function returning the
+    texture when the frame is encoded (render targets are recreated on resize)."""
+    source: wgpu.GPUTexture | Callable[[], wgpu.GPUTexture]
+    destination: wgpu.GPUTexture | Callable[[], wgpu.GPUTexture]
+
+
+Operation = Dispatch | Draw | ClearBuffer | CopyBuffer | CopyTexture
+
+
+@dataclass(frozen=True)
+class Pass:
+    name: str                      # entity:system:pass
+    phase: Phase
+    op: Operation
+    reads: tuple[str, ...] = ()    # resource names, e.g. "fountain/particles"
+    writes: tuple[str, ...] = ()
+    order: int = 0                 # within a phase, lower first where dependencies allow (like a
+                                   # render queue: backgrounds < 0 < transparent geometry)
+
+    @property
+    def kind(self) -> str:
+        return {Dispatch: "compute", Draw: "render", ClearBuffer: "clear",
+                CopyBuffer: "copy", CopyTexture: "copy"}[type(self.op)]
+
+
+@dataclass(frozen=True)
+class RenderTarget:
+    """Where draws of one target name go: colour view, optional depth view, clear colour; with
+    its formats given, its draws may be replayed from render bundles (runtime/core/bundles.py)."""
+    color_view: wgpu.GPUTextureView
+    clear_color: tuple[float, float, float, float] | None  # None: load what is there
+    depth_view: wgpu.GPUTextureView | None = None
+    color_format: str | None = None
+    depth_format: str | None = None
+
+
+@dataclass
+class FrameGraph:
+    passes: list[Pass]
+    order: list[Pass] = field(init=False)
+
+    def __init__(self, passes: list[Pass], uploaded: set[str] | frozenset[str] = frozenset(),
+                 previous: FrameGraph | None = None):
+        """``uploaded``: resources with contents before the frame starts (created with data,
+        zero-initialised state, or written by queue.write_buffer). ``previous``: the graph this
+        one replaces; when the passes have the same names, phases, reads, writes and order hints
+        in the same order, its sorted order is reused (scripts edit live fields every frame, and
+        sorting and checking cost more than encoding a frame)."""
+        self.passes = list(passes)
+        self.shape = (tuple((p.name, p.phase, tuple(p.reads), tuple(p.writes), p.order)
+                            for p in self.passes), frozenset(uploaded))
+        if previous is not None and previous.shape == self.shape:
+            self._permutation: list[int] = previous._permutation
+            self.order = [self.passes[i] for i in self._permutation]
+            return
+        duplicates = sorted(n for n, k in Counter(p.name for p in self.passes).items() if k > 1)
+        if duplicates:
+            raise FrameGraphError(f"pass names must be unique; repeated: {', '.join(duplicates)}")
+        self.order = _sort(self.passes)
+        position = {id(p): i for i, p in enumerate(self.passes)}
+        self._permutation = [position[id(p)] for p in self.order]
+        _check_reads(self.order, set(uploaded))
+
+    def names(self) -> list[str]:
+        return [p.name for p in self.order]
+
+    def encode(self, encoder, targets: dict[str, RenderTarget], phases=None,
+               clear_targets: tuple[str, ...] = (), profiler=None, bundles=None) -> None:
+        """Record the passes (of ``phases``, default all) into ``encoder``. ``clear_targets`` are
+        cleared when the RENDER phase starts even if nothing draws into them (the background).
+        ``profiler`` (a PassProfiler) times each compute and render pass; whoever submits the
+        encoder then calls ``profiler.submitted()``. ``bundles`` (a bundles.BundleCache) replays
+        the consecutive draws into a target whose formats are known from one render bundle."""
+        encoding = _Encoding(encoder, targets, profiler, bundles)
+        pending_clears = list(clear_targets)
+        for p in self.order:
+            if phases is not None and p.phase not in phases:
+                continue
+            if pending_clears and p.phase >= Phase.RENDER and isinstance(p.op, Draw):
+                for name in pending_clears:
+                    # the draw's own target is cleared by the draw's pass (the first into it);
+                    # opening it here would cost a separate, empty pass when passes are split
+                    if name != p.op.target:
+                        encoding.begin_target(name)
+                pending_clears = []
+            encoding.add(p)
+        for name in pending_clears:
+            encoding.begin_target(name)
+        encoding.close()
+        if profiler is not None:
+            profiler.encoded(encoder)
+
+    def compute_pass_count(self, phases=None, profiler=None) -> int:
+        """How many GPUComputePasses encode() begins (consecutive compute work shares one,
+        unless ``profiler`` splits them to stamp each)."""
+        split = _splits_passes(profiler)
+        count, previous = 0, None
+        for p in self.order:
+            if phases is not None and p.phase not in phases:
+                continue
+            if p.kind == "compute" and (previous != "compute" or split):
+                count += 1
+            previous = p.kind
+        return count
+
+
+def _splits_passes(profiler) -> bool:
+    return profiler is not None and profiler.uses_timestamps
+
+
+def _sort(passes: list[Pass]) -> list[Pass]:
+    """Phase first; inside a phase, a pass that only reads a resource runs after every pass of
+    that phase that writes it, and one that modifies it after the writers declared before it;
+    otherwise declaration order (Kahn's algorithm, smallest index first).
+    When two passes each read what the other writes (a read-before-write hazard, e.g. computing
+    sort keys from a list that the sort then rewrites), the one declared first runs first.
+    The writers of each resource are indexed once, so the cost grows with the number of edges,
+    not with passes squared: a world of thousands of entities re-sorts in milliseconds."""
+    ordered: list[Pass] = []
+    groups: dict[Phase, list[Pass]] = defaultdict(list)
+    for p in passes:
+        groups[p.phase].append(p)
+    for phase in sorted(groups):
+        group = groups[phase]
+        writers: dict[str, list[int]] = defaultdict(list)   # ascending pass indices
+        for j, writer in enumerate(group):
+            for res in writer.writes:
+                writers[res].append(j)
+        after: list[set[int]] = []
+        for i, reader in enumerate(group):
+            deps: set[int] = set()
+            for res in reader.reads:
+                found = writers.get(res)
+                if not found:
+                    continue
+                if res in reader.writes:
+                    # a read-modify-write pass follows only the writers declared before it, so
+                    # that chains of them keep declaration order
+                    deps.update(found[:bisect_left(found, i)])
+                else:   # a pure reader follows every writer
+                    deps.update(found)
+            deps.discard(i)
+            after.append(deps)
+        for i, deps in enumerate(after):   # mutual: declaration order decides
+            for j in [j for j in deps if j > i and i in after[j]]:
+                deps.discard(j)
+        pending = [len(deps) for deps in after]
+        users: list[list[int]] = [[] for _ in group]
+        for k, deps in enumerate(after):
+            for i in deps:
+                users[i].append(k)
+        ready = [(group[i].order, i) for i, n in enumerate(pending) if n == 0]
+        heapq.heapify(ready)
+        while ready:
+            _, i = heapq.heappop(ready)
+            ordered.append(group[i])
+            for k in users[i]:
+                pending[k] -= 1
+                if pending[k] == 0:
+                    heapq.heappush(ready, (group[k].order, k))
+        stuck = [group[i].name for i, n in enumerate(pending) if n > 0]
+        if stuck:
+            raise FrameGraphError(f"passes in phase {phase.name} wait on each other in a cycle: "
+                                  + ", ".join(stuck))
+    return ordered
+
+
+def _check_reads(order: list[Pass], uploaded: set[str]) -> None:
+    written = set(uploaded)
+    for p in order:
+        for res in p.reads:
+            if res not in written:
+                raise FrameGraphError(
+                    f"pass '{p.name}' reads '{res}' but no earlier pass writes it and it is not "
+                    f"uploaded; declare a writer in an earlier phase or mark it uploaded")
+        written.update(p.writes)
+
+
+def _repeat(op: Dispatch) -> int:
+    return op.repeat() if callable(op.repeat) else op.repeat
+
+
+class _Encoding:
+    """Tracks the open compute or render pass while recording, so consecutive work shares it
+    (or, with a stamping profiler, gives each pass its own)."""
+
+    def __init__(self, encoder, targets: dict[str, RenderTarget], profiler=None, bundles=None):
+        self.encoder = encoder
+        self.targets = targets
+        self.profiler = profiler
+        self.split = _splits_passes(profiler)
+        self.bundles = None if self.split else bundles
+        self.pending_draws: list[tuple] = []   # draw_keys waiting for the target's bundle
+        self.compute: wgpu.GPUComputePassEncoder | None = None
+        self.render: wgpu.GPURenderPassEncoder | None = None
+        self.render_target: str | None = None
+        self.cleared: set[str] = set()
+        self.bound: dict = {}   # what the open pass encoder has set: "pipeline", group index
+        # Debug groups cost two wgpu calls per pass, a third of encoding a frame; like engines'
+        # release builds, emit them for GPU captures (EMBERFX_DEBUG_GROUPS=1) and while profiling.
+        self.labels = DEBUG_GROUPS or profiler is not None
+
+    def _bind(self, pass_encoder, name: str, op) -> None:
+        """Open the pass's debug group and set its pipeline and bind groups. A bind group may be
+        given as a function returning one, picked when the frame is encoded (ping-pong state).
+        Python pays per wgpu call, so what the open pass already has set is not set again (cloth
+        runs one pipeline for all its substeps); a new pipeline forgets the groups, whose auto
+        layouts belong to one pipeline."""
+        if self.labels:
+            pass_encoder.push_debug_group(name)
+        bound = self.bound
+        if bound.get("pipeline") is not op.pipeline:
+            pass_encoder.set_pipeline(op.pipeline)
+            bound.clear()
+            bound["pipeline"] = op.pipeline
+        self._set_groups(pass_encoder, op, 0)
+
+    def _set_groups(self, pass_encoder, op, k: int) -> None:
+        bound = self.bound
+        repeated = isinstance(op, Dispatch) and (callable(op.repeat) or op.repeat != 1)
+        for index, group in enumerate(op.bind_groups):
+            if callable(group):
+                group = group(k) if repeated else group()
+            if bound.get(index) is not group:
+                pass_encoder.set_bind_group(index, group)
+                bound[index] = group
+
+    def add(self, p: Pass) -> None:
+        if self.profiler is not None and isinstance(p.op, (Dispatch, Draw)):
+            with self.profiler.measure(p.name) as timestamp_writes:
+                self._record(p, timestamp_writes)
+        else:
+            self._record(p, None)
+
+    def _record(self, p: Pass, timestamp_writes: dict | None) -> None:
+        op = p.op
+        if isinstance(op, Dispatch):
+            self._end_render()
+            if self.split:
+                self._end_compute()
+                self.compute = self.encoder.begin_compute_pass(label=p.name,
+                                                               timestamp_writes=timestamp_writes)
+                self.bound = {}
+            elif self.compute is None:
+                self.compute = self.encoder.begin_compute_pass(label="emberfx:compute")
+                self.bound = {}
+            self._bind(self.compute, p.name, op)
+            for k in range(_repeat(op)):
+                if k:
+                    self._set_groups(self.compute, op, k)
+                if op.indirect is not None:
+                    self.compute.dispatch_workgroups_indirect(*op.indirect)
+                else:
+                    groups = op.groups() if callable(op.groups) else op.groups
+                    if all(groups):
+                        self.compute.dispatch_workgroups(*groups)
+            if self.labels:
+                self.compute.pop_debug_group()
+            if self.split:
+                self._end_compute()
+        elif isinstance(op, Draw):
+            self._end_compute()
+            if self.split or self.render is None or self.render_target != op.target:
+                self._end_render()
+                self._begin_render(op.target, p.name if self.split else None, timestamp_writes)
+            assert self.render is not None   # open: reused, or just begun
+            if self.bundles is not None and self.targets[op.target].color_format is not None:
+                self.pending_draws.append(draw_key(p.name, op))
+                return
+            self._bind(self.render, p.name, op)
+            if op.indirect is not None:
+                self.render.draw_indirect(*op.indirect)
+            elif op.index is not None:
+                buffer, index_format, count = op.index
+                self.render.set_index_buffer(buffer, index_format)
+                self.render.draw_indexed(count, op.instances)
+            else:
+                self.render.draw(op.vertices, op.instances)
+            if self.labels:
+                self.render.pop_debug_group()
+            if self.split:
+                self._end_render()
+        else:
+            self._end_compute()
+            self._end_render()
+            if self.labels:
+                self.encoder.push_debug_group(p.name)
+            if isinstance(op, ClearBuffer):
+                self.encoder.clear_buffer(op.buffer, op.offset, op.size)
+            elif isinstance(op, CopyTexture):
+                src = op.source() if callable(op.source) else op.source
+                dst = op.destination() if callable(op.destination) else op.destination
+                self.encoder.copy_texture_to_texture({"texture": src}, {"texture": dst}, src.size)
+            else:
+                self.encoder.copy_buffer_to_buffer(op.source, op.source_offset, op.destination,
+                                                   op.destination_offset, op.size)
+            if self.labels:
+                self.encoder.pop_debug_group()
+
+    def begin_target(self, name: str) -> None:
+        """Open (and clear) a target even when no pass draws into it."""
+        if name not in self.cleared:
+            self._end_compute()
+            self._end_render()
+            self._begin_render(name)
+
+    def _begin_render(self, name: str, label: str | None = None,
+                      timestamp_writes: dict | None = None) -> None:
+        target = self.targets.get(name)
+        if target is None:
+            raise FrameGraphError(f"draw into unknown render target '{name}'")
+        clear = target.clear_color is not None and name not in self.cleared
+        color = {"view": target.color_view, "load_op": "clear" if clear else "load",
+                 "store_op": "store"}
+        if clear:
+            color["clear_value"] = target.clear_color
+        depth = None
+        if target.depth_view is not None:
+            depth = {"view": target.depth_view, "depth_load_op": "clear" if clear else "load",
+                     "depth_store_op": "store", "depth_clear_value": 1.0}
+        self.render = self.encoder.begin_render_pass(
+            label=label or f"emberfx:{name}", color_attachments=[color],
+            depth_stencil_attachment=depth, timestamp_writes=timestamp_writes)
+        self.bound = {}
+        self.render_target = name
+        self.cleared.add(name)
+
+    def _end_compute(self) -> None:
+        if self.compute is not None:
+            self.compute.end()
+            self.compute = None
+
+    def _end_render(self) -> None:
+        if self.pending_draws:
+            # draws are only held back inside an open render pass, with a bundle cache
+            assert self.render is not None and self.render_target is not None
+            assert self.bundles is not None
+            target = self.targets[self.render_target]
+            self.render.execute_bundles([self.bundles.bundle(
+                self.pending_draws, target.color_format,
+                target.depth_format if target.depth_view is not None else None, self.labels)])
+            self.pending_draws = []
+        if self.render is not None:
+            self.render.end()
+            self.render = None
+            self.render_target = None
+
+    def close(self) -> None:
+        self._end_compute()
+        self._end_render()

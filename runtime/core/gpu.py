@@ -1,0 +1,233 @@
+"""The GPU context: which adapter, the device with the adapter's own limits, and shader modules.
+
+Adapter preference: a discrete or integrated GPU, then lavapipe (Vulkan on the CPU), then OpenGL
+(llvmpipe: compute works, but it cannot present to a window). ``EMBERFX_ADAPTER`` picks by a
+substring of the adapter's name, backend or type instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from emberfx.core.errors import DeviceLimitError, NoAdapterError
+
+if TYPE_CHECKING:
+    import wgpu  # imported where used at run time, after the adapter checks
+
+INSTALL_HINT = (
+    "install a Vulkan driver; with no GPU, the software one: "
+    "`apt-get install mesa-vulkan-drivers` (Debian/Ubuntu)"
+)
+
+_TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3, "Unknown": 4}
+_BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 0, "OpenGL": 2}
+
+
+def _adapter_label(info) -> str:
+    return f"{info['device']} ({info['backend_type']}, {info['adapter_type']})"
+
+
+def _rank(adapter) -> tuple[int, int]:
+    info = adapter.info
+    return (_TYPE_RANK.get(info["adapter_type"], 4), _BACKEND_RANK.get(info["backend_type"], 1))
+
+
+def _quiet_wsi() -> None:
+    # Mesa's window-system code complains on stderr when XDG_RUNTIME_DIR is unset (headless
+    # machines, CI); a private runtime dir keeps `emberfx` output clean.
+    if not os.environ.get("XDG_RUNTIME_DIR"):
+        import tempfile
+
+        path = os.path.join(tempfile.gettempdir(), f"emberfx-runtime-{os.getuid()}")
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        os.environ["XDG_RUNTIME_DIR"] = path
+
+
+def _enumerate():
+    _quiet_wsi()
+    import wgpu
+
+    try:
+        return list(wgpu.gpu.enumerate_adapters_sync())
+    except Exception as exc:  # a broken or missing loader shows up here, not as "no adapters"
+        raise NoAdapterError(f"no GPU adapter could be enumerated ({exc}); "
+                             f"{INSTALL_HINT}") from None
+
+
+def choose_adapter(adapters=None):
+    """The best adapter, or the one ``EMBERFX_ADAPTER`` names."""
+    adapters = _enumerate() if adapters is None else adapters
+    if not adapters:
+        raise NoAdapterError(f"no GPU adapter found; {INSTALL_HINT}")
+    wanted = os.environ.get("EMBERFX_ADAPTER", "").strip().lower()
+    if wanted:
+        matches = [a for a in adapters if wanted in _adapter_label(a.info).lower()
+                   or wanted in a.info.get("description", "").lower()]
+        if not matches:
+            found = "; ".join(_adapter_label(a.info) for a in adapters)
+            raise NoAdapterError(f"EMBERFX_ADAPTER={wanted!r} matches no adapter; found: {found}")
+        adapters = matches
+    return min(adapters, key=_rank)
+
+
+@dataclass
+class GpuContext:
+    """One adapter and device, shared by every Engine in the process."""
+
+    adapter: wgpu.GPUAdapter
+    device: wgpu.GPUDevice
+    limits: dict = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return _adapter_label(self.adapter.info)
+
+    @property
+    def is_software(self) -> bool:
+        return self.adapter.info["adapter_type"] == "CPU" or "llvmpipe" in self.label
+
+    def check_buffer_size(self, nbytes: int, what: str, *, storage: bool = True) -> None:
+        """Refuse a buffer the device cannot hold, with the numbers, before wgpu panics on it."""
+        limit = self.limits["max-buffer-size"]
+        if storage:
+            limit = min(limit, self.limits["max-storage-buffer-binding-size"])
+        if nbytes > limit:
+            raise DeviceLimitError(
+                f"{what} needs {nbytes:,} bytes but this device ({self.label}) allows "
+                f"{limit:,} bytes per storage buffer")
+
+    @functools.cached_property
+    def subgroup_size(self) -> int | None:
+        """Invocations per subgroup in a compute pipeline, or None without the "subgroup" feature.
+
+        Measured once with a one-workgroup dispatch: wgpu-py 0.32 reports no real subgroup sizes.
+        On Vulkan, a pipeline created without a required or varying subgroup size (as wgpu
+        creates them) runs with the device's one default size, so every pipeline sees this
+        value (32 on the H200, 8 on lavapipe with AVX2)."""
+        import wgpu
+
+        if "subgroup" not in self.device.features:
+            return None
+        from emberfx.core.bindings import bind
+        from emberfx.core.resources import Resources
+
+        shader = "common/subgroup_probe.wgsl"
+        scratch = Resources(self)   # the probe's own, outside any Engine
+        out = scratch.buffer("subgroup-probe", "lanes", 4,
+                             wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
+        groups = bind(self, scratch, "emberfx:subgroup-probe", shader, {"lanes": out})
+        self.dispatch_now("emberfx:subgroup-probe", self.compute_pipeline(shader),
+                          groups.group(0), (1, 1, 1))
+        lanes = int.from_bytes(self.device.queue.read_buffer(out.buffer), "little")
+        scratch.release_all()
+        return lanes
+
+    def dispatch_now(self, label: str, pipeline, group, grid: tuple[int, int, int]) -> None:
+        """One dispatch in its own submission, outside the frame graph (on-demand work)."""
+        encoder = self.device.create_command_encoder(label=label)
+        compute = encoder.begin_compute_pass(label=label)
+        compute.set_pipeline(pipeline)
+        compute.set_bind_group(0, group)
+        compute.dispatch_workgroups(*grid)
+        compute.end()
+        self.device.queue.submit([encoder.finish()])
+
+    def check_dispatch(self, groups: int, what: str) -> None:
+        limit = self.limits["max-compute-workgroups-per-dimension"]
+        if groups > limit:
+            raise DeviceLimitError(f"{what} needs {groups:,} workgroups in one dimension but this "
+                                   f"device ({self.label}) allows {limit:,}")
+
+
+    # building blocks shared by systems and runtime passes -----------------------------------
+    def grid(self, groups: int) -> tuple[int, int, int]:
+        """A 1-D workgroup count as (x, y, 1), folded when it exceeds the per-dimension limit.
+        Shaders recover the linear index as workgroup_id.y * num_workgroups.x + workgroup_id.x."""
+        limit = self.limits["max-compute-workgroups-per-dimension"]
+        if groups <= limit:
+            return (max(groups, 1), 1, 1)
+        y = -(-groups // limit)
+        if y > limit:
+            raise DeviceLimitError(f"{groups:,} workgroups exceed {limit:,} x {limit:,} on this "
+                                   f"device ({self.label})")
+        return (-(-groups // y), y, 1)
+
+    def compute_pipeline(self, shader: str, constants: dict | None = None):
+        """A compute pipeline for shaders/``shader`` (entry point ``main``) whose layout is made
+        from the shader's declarations (bindings.group_layouts), cached."""
+        from emberfx.core import bindings, wgsl
+
+        key = (shader, tuple(sorted((constants or {}).items())))
+        cache = self.__dict__.setdefault("_pipelines", {})
+        if key not in cache:
+            cache[key] = self.device.create_compute_pipeline(
+                label=shader, layout=bindings.pipeline_layout(self.device, shader),
+                compute={"module": wgsl.create_module(self.device, shader), "entry_point": "main",
+                         "constants": dict(constants or {})})
+        return cache[key]
+
+    def buffer(self, label: str, size: int, usage: int, *, what: str | None = None):
+        """A buffer of at least 16 bytes; storage buffers are checked against the device limits."""
+        import wgpu
+
+        if usage & wgpu.BufferUsage.STORAGE:
+            self.check_buffer_size(size, what or label)
+        return self.device.create_buffer(label=label, size=max(16, (size + 3) // 4 * 4),
+                                         usage=usage)
+
+
+_CONTEXT: GpuContext | None = None
+_SOFTWARE_NOTICE_GIVEN = False
+
+# Measured on a 2-core CPU through lavapipe: a showcase frame at 1280x720 (step, render, read
+# back) takes ~0.1 s, where the H200 needs ~1 ms of GPU and ~2 ms of CPU (bench frame); Life
+# steps run ~1000x slower (WGPU_NOTES). The first frame of a scene waits for LLVM to compile its
+# shaders: ~1 s for the showcase with an empty Mesa shader cache, ~7 s with the cache disabled.
+SOFTWARE_NOTICE = ("{label} renders on the CPU: expect frames 50x or more slower than on a GPU "
+                   "(a 1280x720 showcase frame: ~0.1 s on 2 cores) and a slow first frame "
+                   "while the shaders compile")
+
+
+def software_notice(ctx: GpuContext) -> str | None:
+    """The line to print, once per process, when ``ctx`` renders on the CPU (lavapipe,
+    llvmpipe); None on a GPU and after the first call that returned it."""
+    global _SOFTWARE_NOTICE_GIVEN
+    if not ctx.is_software or _SOFTWARE_NOTICE_GIVEN:
+        return None
+    _SOFTWARE_NOTICE_GIVEN = True
+    return SOFTWARE_NOTICE.format(label=ctx.label)
+
+
+_CONTEXT_LOCK = threading.Lock()
+
+
+def get_context() -> GpuContext:
+    """The process-wide context (created on first use; Engines built at once in several
+    threads share one device rather than each requesting its own)."""
+    global _CONTEXT
+    with _CONTEXT_LOCK:
+        if _CONTEXT is None:
+            adapter = choose_adapter()
+            limits = dict(adapter.limits)
+            wanted = [f for f in ("timestamp-query", "indirect-first-instance", "subgroup")
+                      if f in adapter.features]
+            device = adapter.request_device_sync(label="emberfx", required_limits=limits,
+                                                 required_features=wanted)
+            _CONTEXT = GpuContext(adapter, device, limits)
+        return _CONTEXT
+
+
+def describe_adapters() -> dict:
+    """For ``emberfx info``: the chosen adapter, its limits, and every adapter found."""
+    adapters = _enumerate()
+    chosen = choose_adapter(adapters)
+    return {
+        "adapter": dict(chosen.info),
+        "features": sorted(chosen.features),
+        "limits": dict(chosen.limits),
+        "adapters": [dict(a.info) for a in adapters],
+    }

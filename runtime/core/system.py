@@ -1,0 +1,201 @@
+"""What a system is: the bridge from one component family to GPU resources and passes.
+
+The Engine owns one system object per component family present in a scene. It tells the system
+when an entity with that component appears (``add``), changes a rebuild-class field
+(``rebuild``) or goes away (``remove``); before each simulation step it lets the system write its
+uniforms; and it asks for the system's passes whenever the set of entities changes. A system
+never encodes commands itself.
+
+A system is an esper Processor of the Engine's esper world: each step the Engine runs
+``esper.process(step)``, which calls every system's ``process`` (``before_step``) by descending
+``priority`` (see ``Priority``). A system sees other entities through ``query`` (an emitter, the
+forces acting on it), which reads the esper world.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import esper
+import numpy as np
+import wgpu
+
+from emberfx.core.bindings import PassBuilder
+from emberfx.core.frame_graph import Pass
+from emberfx.core.gpu import GpuContext
+from emberfx.core.resources import Resources
+
+SCENE_FORMAT = "rgba16float"   # linear HDR colour: additive particles may exceed 1 before present
+DEPTH_FORMAT = "depth32float"
+
+
+@dataclass(frozen=True)
+class EntityRef:
+    name: str    # unique in the scene; prefixes the entity's passes and resources
+    index: int   # position in the scene file (seeds randomness, orders passes)
+    eid: int     # esper entity id
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    frame: int       # steps taken before this one
+    dt: float        # fixed_dt, seconds
+    seed: int        # scene seed
+
+
+@dataclass
+class SharedResources:
+    """Resources owned by the Engine that every system may bind."""
+    frame_uniform: wgpu.GPUBuffer  # holds common/frame.wgsl's Frame
+    # every GPU buffer and texture by 'owner/key' name (the frame uniform is "frame")
+    resources: Resources
+    # the Engine's world query (World.query): (EntityRef, component) pairs in entity order
+    query: Callable[..., list[tuple[EntityRef, Any]]] = lambda *kinds: []
+    fixed_dt: float = 1.0 / 60.0
+    seed: int = 0
+    # scene.resolve: a path written in the scene -> a real path
+    resolve: Callable[[str], Path] | None = None
+    scene_path: object = None  # the scene file, for messages (None: built in Python)
+    scene_format: str = SCENE_FORMAT   # of the HDR colour target, resource "scene/color"
+    depth_format: str = DEPTH_FORMAT
+
+
+@dataclass(frozen=True)
+class Readback:
+    """A region of a GPU buffer the engine copies back each step (1-2 frames late, no stall)."""
+    entity: str
+    system: str
+    resource: str    # the frame-graph name of the buffer, e.g. "fountain/counters"
+    buffer: wgpu.GPUBuffer
+    offset: int
+    size: int
+
+
+class Priority(enum.IntEnum):
+    """The order systems run in each step (esper runs the higher first): what other families
+    read is written before they read it."""
+    FORCES = 400       # families that publish forces or fields other families read
+    DYNAMICS = 300     # what forces act on: emitters, cloth
+    SIMULATION = 200   # self-contained simulations: Life, particle life, fractals, trails
+    POST = 100         # post effects, last
+
+
+class System(esper.Processor):
+    key: str = ""
+    priority: int = Priority.SIMULATION
+
+    def __init__(self, gpu: GpuContext, shared: SharedResources):
+        self.gpu = gpu
+        self.device = gpu.device
+        self.shared = shared
+        self.resources = shared.resources
+        self.build = PassBuilder(gpu, shared.resources)   # passes with named bindings
+
+    # lifecycle -------------------------------------------------------------------------------
+    def add(self, entity: EntityRef, component) -> None:
+        raise NotImplementedError
+
+    def remove(self, entity: EntityRef) -> None:
+        raise NotImplementedError
+
+    def rebuild(self, entity: EntityRef, component) -> None:
+        self.detach(entity)
+        try:
+            self.add(entity, component)
+        except Exception:
+            self.resources.release(entity.name, self.key)   # what the failed add made
+            raise
+
+    def detach(self, entity: EntityRef) -> None:
+        """The entity leaves this system: ``remove``, then the registry releases every resource
+        the system made for it (so ``remove`` need not destroy them)."""
+        try:
+            self.remove(entity)
+        finally:
+            self.resources.release(entity.name, self.key)
+
+    def world_changed(self) -> None:
+        """Entities were spawned or deleted (other systems' too): adapt, e.g. to new forces."""
+
+    def targets_changed(self) -> None:
+        """The renderer made new render targets (a resize, a new background): a system that
+        binds "scene/color" or sizes resources by it makes those bindings again."""
+
+    def query(self, *kinds: str | type) -> list[tuple[EntityRef, Any]]:
+        """Every component of the given keys (``"attractor"``) or classes in the Engine's world,
+        as ``[(EntityRef, component), ...]`` in entity order (and, within an entity, in its
+        component order). Cached until an entity or component comes or goes, so asking every
+        step costs what it returns."""
+        return self.shared.query(*kinds)
+
+    # per frame -------------------------------------------------------------------------------
+    def passes(self) -> list[Pass]:
+        return []
+
+    def before_step(self, step: StepInfo) -> None:
+        """Write this step's uniforms (queue.write_buffer)."""
+
+    def process(self, step: StepInfo) -> None:
+        """``esper.process(step)`` calls it: this system's part of the step."""
+        self.before_step(step)
+
+    def readbacks(self) -> list[Readback]:
+        return []
+
+    def readbacks_of(self, entity: EntityRef) -> list[Readback]:
+        """One entity's readbacks (a spawn adds just these); override when readbacks() is long."""
+        return [r for r in self.readbacks() if r.entity == entity.name]
+
+    # inspection ------------------------------------------------------------------------------
+    def state(self, entity: EntityRef) -> dict[str, np.ndarray]:
+        return {}
+
+    def stats(self, entity: EntityRef, readback: dict[str, bytes]) -> dict:
+        return {}
+
+    # helpers for subclasses ------------------------------------------------------------------
+    def buffer(self, entity: EntityRef, key: str, size: int, usage: int, *,
+               what: str | None = None, persistent: bool = True):
+        """A registry buffer ``<entity>/<key>`` owned by the entity and this system; usage may
+        name STORAGE, UNIFORM, INDIRECT ... flags (COPY_SRC/COPY_DST are always added)."""
+        usage |= wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+        return self.resources.buffer(entity.name, key, size, usage, what=what,
+                                     persistent=persistent, family=self.key)
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+_SCALARS = frozenset({int, float, str, bool, type(None)})
+
+
+def snapshot(component) -> tuple:
+    """A cheap value copy of a dataclass's fields, nested objects included, to notice a change
+    by comparison: the renderer keys the camera part of the frame uniform on it (the camera is
+    no entity component, so no tracking tells of its edits). Field names are looked up once
+    per class and plain values are kept as they are."""
+    names = _FIELD_NAMES.get(type(component))
+    if names is None:
+        names = _FIELD_NAMES[type(component)] = tuple(f.name for f in dataclasses.fields(component))
+    values = [getattr(component, name) for name in names]
+    return tuple([v if type(v) in _SCALARS else _frozen(v) for v in values])
+
+
+def _frozen(value):
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is list or kind is tuple:
+        return tuple([v if type(v) in _SCALARS else _frozen(v) for v in value])
+    if kind in _FIELD_NAMES or dataclasses.is_dataclass(value):
+        return (kind, snapshot(value))   # the type too: two classes may hold equal fields
+    if kind is dict:
+        return tuple((k, _frozen(v)) for k, v in value.items())
+    if hasattr(value, "tolist"):   # numpy: an array never compares as one bool
+        return (kind, _frozen(value.tolist()))
+    return value

@@ -1,0 +1,359 @@
+"""The Engine: one scene's entities, systems, frame graph and render targets, behind one facade.
+
+    engine = Engine(load_scene("scenes/fountain.toml"), size=(640, 360))
+    engine.step(120)                 # 120 fixed steps of scene.fixed_dt
+    image = engine.render()          # (360, 640, 4) uint8
+    engine.state("fountain")["alive"].sum()
+
+The Engine owns four parts and coordinates them: world.py (the esper world, entities by name,
+their components and systems), reload.py (reload transactions), renderer.py (targets, frame
+graph, frame uniform, present) and telemetry.py (readback ring, stats, profiler). Simulation and
+drawing are separate submissions: ``step`` encodes the CLEAR, SIMULATE, PREPARE and READBACK
+phases once per fixed step; ``render``/``draw_to`` encode RENDER and POST for the current state.
+The window and the CLI are thin faces over this class.
+
+Every public method first checks the rules of engine_guard.py: the Engine is open (close() is
+final), it is used from the thread that created it, and esper is switched to its own world
+(``engine.world`` names it, for querying it with esper directly). Edits of live components
+(``engine.entity("jet").emitter.rate = 900``) mark them dirty; live_edits.py applies them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from emberfx.core.clock import FixedClock
+from emberfx.core.errors import DeviceLimitError, EmberError
+from emberfx.core.frame_graph import SIMULATION_PHASES, Pass, Phase
+from emberfx.core.gpu import get_context
+from emberfx.core.resources import Resources
+from emberfx.core.system import EntityRef, SharedResources, StepInfo
+from emberfx.engine import live_edits
+from emberfx.engine.engine_guard import (
+    checked_components,
+    checked_scene,
+    entity_name,
+    guard_public_methods,
+    refusal,
+    render_size,
+    seconds,
+    step_count,
+)
+from emberfx.engine.reload import Reloader
+from emberfx.engine.renderer import OUTPUT_FORMAT, Renderer, frame_uniform_buffer
+from emberfx.engine.telemetry import Telemetry
+from emberfx.engine.world import EntityView, Name, World, WorldHandle
+from emberfx.model import registry
+from emberfx.model.colors import linear_color
+
+__all__ = ["OUTPUT_FORMAT", "Engine", "EntityView", "Name"]   # tools import these from here
+
+
+# engine_guard: open, owner thread, own world; ``world`` checks the first two and switches
+# only for the calls made through it, so ``with engine.world:`` restores the caller's world
+@guard_public_methods(exempt=("close", "world"))
+class Engine:
+    def __init__(self, scene, size: tuple[int, int] | None = None, *, scripts=True,
+                 script_timeout: float | None = None):
+        """``scripts``: False (or EMBERFX_NO_SCRIPTS=1) runs none of the scene's scripts; a
+        ``ScriptPolicy`` also sets the time limit and allows scripts outside the scene's folder.
+        ``script_timeout``: seconds a hook may run (default 5; 0: no limit)."""
+        from emberfx.engine.scripting import Scripts, check_script_locations, script_policy
+
+        self._owner = threading.current_thread()
+        self._owner_ident: int | None = threading.get_ident()   # None once closed
+        scene = checked_scene(scene, "Engine(scene)")
+        size = render_size(size) if size is not None else None
+        self.script_policy = script_policy(scripts, script_timeout)
+        check_script_locations(scene, self.script_policy)   # before any GPU work
+        self.scene = scene          # as loaded; reload() diffs the next version against it
+        # live: the window's mouse moves this one; its fit refers to the scene's size
+        self.camera = scene.camera.with_reference(scene.settings.size)
+        self.gpu = get_context()
+        self.device = self.gpu.device
+        self.adapter = self.gpu.adapter
+        self.clock = FixedClock(scene.settings.fixed_dt)
+        self.size = self._checked_size(size if size is not None else scene.settings.size)
+        self.readback_every = 1   # steps between counter readbacks (the window reads fewer)
+        self.resources = Resources(self.gpu)   # every GPU buffer and texture, by name
+        frame_uniform = frame_uniform_buffer(self.device)
+        self.resources.adopt("frame", frame_uniform)
+        self._shared = SharedResources(frame_uniform=frame_uniform, resources=self.resources,
+                                       fixed_dt=scene.settings.fixed_dt, seed=scene.settings.seed,
+                                       resolve=scene.resolve, scene_path=scene.path)
+        self._store = World(self.gpu, self._shared)
+        self._telemetry = Telemetry(self.device)
+        self._renderer = Renderer(self.device, self._shared,
+                                  linear_color(scene.settings.background),
+                                  self._store, self._telemetry)
+        self._reloader = Reloader(self, self._store, build_world=self._build_world,
+                                  release_world=self._release_world, sync=self._sync_components,
+                                  lay_out_readback=self._lay_out_readback,
+                                  retarget=self._retarget)
+        self._renderer.make_targets(self.size)
+        try:
+            self._build_world()
+        except Exception:
+            self.close()   # release what was built and the esper world before reporting
+            raise
+        self.scripts = Scripts(self)
+
+    @property
+    def _world(self) -> str:
+        """The name of this Engine's esper world (engine_guard switches to it on every call)."""
+        return self._store.esper_world
+
+    @property
+    def world(self) -> WorldHandle:
+        """The Engine's esper world: ``with engine.world: esper.get_components(Name, Emitter)``,
+        or ``engine.world.get_components(...)``, ``.get_component(cls)``, ``.entity(name)``
+        (the esper entity id) and ``.name``; the components are the live ones."""
+        self._check_usable("world")
+        return WorldHandle(self._store, lambda: self._check_usable("world"),
+                           lambda name: self._ref(name, "world.entity(name)"))
+
+    def _check_usable(self, what: str) -> None:
+        if self._owner_ident != threading.get_ident():
+            raise refusal(self, what)
+
+    # construction ------------------------------------------------------------------------------
+    def _checked_size(self, size) -> tuple[int, int]:
+        w, h = render_size(size)
+        limit = self.gpu.limits["max-texture-dimension-2d"]
+        if not (1 <= w <= limit and 1 <= h <= limit):
+            raise DeviceLimitError(f"render size {w}x{h} is outside 1..{limit} per side on "
+                                   f"this device ({self.gpu.label})")
+        return (w, h)
+
+    def _system_objects(self) -> list:
+        """Each system object once (tests check which families a scene makes)."""
+        return self._store.system_objects()
+
+    def _build_world(self) -> None:
+        self._store.build(self.scene.entities)
+        self._lay_out_readback()
+
+    def _lay_out_readback(self) -> None:
+        """A new readback layout for every system (the world was built or an entity rebuilt)."""
+        # first the systems adapt: one that binds another entity's buffers binds the remade ones
+        self._store.world_changed()
+        self._telemetry.lay_out(self._store.system_objects())
+        self._renderer.invalidate_graphs()
+
+    def _retarget(self, background) -> None:
+        self._renderer.background = background
+        self._renderer.make_targets(self.size)
+
+    def _world_changed(self, spawned: str | None = None, deleted: str | None = None) -> None:
+        """After a spawn or delete: the systems adapt (e.g. to a new force), only that entity's
+        readback regions change, and the graph is rebuilt lazily, at the next encode."""
+        self._store.world_changed()
+        regions = None
+        if spawned is not None:
+            ref = self._store.entities[spawned]
+            regions = (spawned, [s.readbacks_of(ref) for s in self._store.systems_of(spawned)])
+        self._telemetry.entity_changed(spawned=regions, deleted=deleted)
+        self._renderer.invalidate_graphs()
+
+    # simulation --------------------------------------------------------------------------------
+    def step(self, frames: int = 1) -> None:
+        """Advance the simulation by ``frames`` fixed steps."""
+        for _ in range(step_count(frames)):
+            self.scripts.update(self.clock.fixed_dt)   # their edits apply to this step
+            applied = self._sync_components()
+            try:
+                self._simulate_one()
+            except Exception:
+                live_edits.undo(self._store, applied)   # a valid-looking value it could not use
+                raise
+
+    def advance(self, real_dt: float) -> int:
+        """Interactive clock: run the whole fixed steps that ``real_dt`` seconds make."""
+        n = self.clock.advance(seconds(real_dt, "advance(real_dt)"))
+        self.step(n)
+        return n
+
+    def _simulate_one(self) -> None:
+        t0 = time.perf_counter()
+        info = StepInfo(frame=self.clock.steps, dt=self.clock.fixed_dt,
+                        seed=self.scene.settings.seed)
+        self._store.process(info)   # esper.process: each system's before_step, by priority
+        encoder = self.device.create_command_encoder(label=f"emberfx:step:{info.frame}")
+        telemetry = self._telemetry
+        # Each readback maps a buffer, and every map wakes wgpu-py's poll thread (about 1 ms of
+        # GIL hand-over on a small CPU), so an interactive loop may read every few steps; the
+        # gather copies (the READBACK phase) are then left out too.
+        due = info.frame % self.readback_every == 0
+        slot = telemetry.acquire_slot() if due else None
+        phases = SIMULATION_PHASES if slot is not None else SIMULATION_PHASES - {Phase.READBACK}
+        self._renderer.graph(OUTPUT_FORMAT).encode(encoder, {}, phases=phases,
+                                                   profiler=telemetry.profiler)
+        if slot is not None:
+            telemetry.copy_gather(encoder, slot)
+        self.device.queue.submit([encoder.finish()])
+        telemetry.submitted(slot, info.frame)
+        self.clock.tick()
+        telemetry.step_seconds = time.perf_counter() - t0
+
+    def _sync_components(self) -> list:
+        """Apply the edits made through entity() since the last call (live_edits.sync)."""
+        return live_edits.sync(self._store, self.scene.path,
+                               invalidate_graphs=self._renderer.invalidate_graphs,
+                               lay_out_readback=self._lay_out_readback)
+
+    # entities at run time ----------------------------------------------------------------------
+    def spawn(self, name: str, components: dict) -> EntityView:
+        """Add an entity now: ``{"emitter": Emitter(...) or {field: value}, ...}``, validated as
+        a scene file's entity is; the entity holds validated copies (edit them through the
+        returned view)."""
+        entity_name(name, "spawn(name)")
+        if name in self._store.entities:
+            raise EmberError(f"spawn: an entity named '{name}' exists already")
+        types = registry.component_types()
+        built = checked_components(components, name, path=self.scene.path, label="spawn")
+        live_edits.check_references(self._store, self.scene.path, name, built, "spawn")
+        self._store.add(name, built)
+        try:
+            self._store.attach(name, types)
+        except Exception:
+            self.delete(name)   # release what was attached; the world is as before the call
+            raise
+        self._world_changed(spawned=name)
+        return self.entity(name)
+
+    def delete(self, name: str) -> None:
+        """Remove an entity and release its GPU resources."""
+        self._store.remove(self._ref(name))
+        self._world_changed(deleted=name)
+
+    # hot reload --------------------------------------------------------------------------------
+    def reload(self, scene, changed_files=()):
+        """Turn the running scene into ``scene`` (validated, e.g. the file after an edit) and
+        return the ReloadPlan applied. Unchanged entities keep their GPU state; an edited
+        component takes the file's values (live fields rewrite a uniform, rebuild-class fields
+        rebuild that entity). If a step fails (e.g. a capacity the device refuses) everything done
+        so far is undone and the error is raised: the last good scene keeps running."""
+        return self._reloader.reload(scene, changed_files)
+
+    # drawing -----------------------------------------------------------------------------------
+    def draw_to(self, texture) -> None:
+        """Render the current state into ``texture`` (any colour format; e.g. a window surface)."""
+        self._sync_components()   # edits made since the last step show in this frame
+        w, h = texture.size[:2]
+        if (w, h) != self.size:
+            self.size = self._checked_size((w, h))
+            self._renderer.make_targets(self.size)
+        self._renderer.draw(texture, self.camera, self.clock)
+
+    def encode(self, encoder, texture, phases=None) -> None:
+        """Record this frame's passes of ``phases`` (default: all) with ``texture`` as output.
+        While profiling, the times of an encoder submitted elsewhere are dropped (nobody tells
+        the profiler about that submit), never misread."""
+        self._renderer.encode(encoder, texture, phases)
+
+    def render(self) -> np.ndarray:
+        """The current state as an (h, w, 4) uint8 RGBA image (sRGB)."""
+        self.draw_to(self._renderer.output_texture)
+        return self._renderer.read_output()
+
+    # inspection --------------------------------------------------------------------------------
+    def _ref(self, name: str, what: str = "entity name") -> EntityRef:
+        entity_name(name, what)
+        return self._store.ref(name, self.scene.settings.name)
+
+    def entity(self, name: str) -> EntityView:
+        return self._store.view(self._ref(name, "entity(name)"))
+
+    def entity_ref(self, name: str) -> EntityRef:
+        """The handle a system's methods take: ``system_of(name, key).paint(entity_ref(name),
+        ...)`` (script actions and pointer tools of a family)."""
+        return self._ref(name, "entity_ref(name)")
+
+    def entity_names(self) -> list[str]:
+        return list(self._store.entities)
+
+    def components_of(self, name: str) -> dict[str, object]:
+        """The entity's live components by key (edit their fields; the next step applies them)."""
+        return self._store.components_of(self._ref(name).name)
+
+    def entities_with(self, key: str) -> list:
+        """``[(EntityRef, component), ...]`` for every entity with a ``key`` component, in order."""
+        return self._store.query(key)
+
+    def system_of(self, name: str, key: str):
+        """The system object that runs entity ``name``'s ``key`` component (tests, tools)."""
+        return self._store.system_of(self._ref(name), key)
+
+    def state(self, name: str) -> dict[str, np.ndarray]:
+        """The entity's GPU state as numpy arrays (a blocking read: not for every frame)."""
+        return self._store.state(self._ref(name, "state(name)"))
+
+    def passes(self) -> list[str]:
+        return self._renderer.graph(OUTPUT_FORMAT).names()
+
+    def frame_passes(self, phases=None) -> list[Pass]:
+        """This frame's ``Pass`` objects in the order ``encode`` records them, those of
+        ``phases`` (Phase values; default: all). Tools and benchmarks time a part of the frame
+        by encoding these in a ``FrameGraph`` of their own."""
+        if phases is not None:
+            phases = set(phases)
+            bad = [p for p in phases if not isinstance(p, Phase)]
+            if bad:
+                raise EmberError(f"frame_passes(phases): expected Phase values "
+                                 f"({', '.join(p.name for p in Phase)}), found {bad[0]!r}")
+        return [p for p in self._renderer.graph(OUTPUT_FORMAT).order
+                if phases is None or p.phase in phases]
+
+    @property
+    def profiling(self) -> bool:
+        """Per-pass timing for an inspector (off by default: it splits shared GPU passes)."""
+        return self._telemetry.profiler is not None
+
+    @profiling.setter
+    def profiling(self, on: bool) -> None:
+        self._telemetry.set_profiling(on)
+
+    def pass_times(self) -> dict[str, float]:
+        """Milliseconds per compute and render pass of the current frame graph, a moving average
+        one or two frames old ({} when not profiling or before the first results arrive). Where
+        they come from: ``stats()["pass_time_source"]`` ("gpu timestamps" or "cpu encode")."""
+        if self._telemetry.profiler is None:
+            return {}
+        return self._telemetry.pass_times(set(self.passes()))   # deleted entities drop out
+
+    def stats(self) -> dict:
+        """Counters from the readback ring (one or two steps old), the clock and the adapter."""
+        return self._telemetry.stats(self._store, self._renderer.graph(OUTPUT_FORMAT),
+                                     self.clock, self.gpu.label, self.size)
+
+    def close(self) -> None:
+        """Release the GPU resources and the esper world. Calling it again does nothing; every
+        other method then raises EngineClosedError. Only the creating thread may close an open
+        Engine, unless that thread has ended (nothing can be using the Engine then)."""
+        if self._owner_ident is None:
+            return
+        if self._owner_ident != threading.get_ident() and self._owner.is_alive():
+            raise refusal(self, "close")
+        try:
+            self._release_world()
+            self.resources.release_all()   # what a failed add left behind
+            # a restart keeps these; close() destroys them now, not when the caller drops its
+            # last reference to the Engine
+            self._renderer.release()
+            self._telemetry.destroy()
+        finally:
+            self._owner_ident = None   # closed, even if releasing failed half-way
+
+    def _release_world(self) -> None:
+        """What close() releases; a restart (reload with a new seed) then builds a new world."""
+        self._telemetry.settle()
+        self._store.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

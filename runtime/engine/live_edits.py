@@ -1,0 +1,199 @@
+"""Live edits: ``engine.entity("jet").emitter.rate = 900.0`` from a script, the inspector, a hot
+reload or a notebook. Components are tracked (components.py): setting a field, a field of a
+nested object (``emitter.shape.radius``) or changing a list in place marks the component dirty
+in the world (world.py). Before the next step or drawn frame the Engine calls ``sync``, which
+looks at the dirty components only and treats each as its scene file's table would be treated:
+validated (nested objects and the entity names it refers to included) and refused in the
+loader's words. A refused edit is undone: the component gets its last valid values back, so a
+rejected value can never become the state a later rollback returns to.
+
+An accepted edit acts by the declared change class of the fields whose values differ
+(components.py): live -> nothing more (the system writes its uniforms before each step),
+passes -> the frame graph is rebuilt, rebuild -> the system rebuilds the entity and the readbacks
+are laid out again.
+
+The world keeps a ``Committed`` record per live component (``World.last_valid``): a copy of its
+last valid values, made only when an edit is accepted.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable
+
+from emberfx.core.errors import EmberError, SceneError
+from emberfx.engine.engine_guard import relabelled
+from emberfx.model.components import Change, changed_between
+
+UNDONE = "the edit is undone, the last valid values stay"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Committed:
+    """A live component's last valid values (``valid``: put back when an edit is refused) and
+    the values its system runs with (``applied``: what an edit is compared with). They are one
+    object except after ``undo``, until the next sync rebuilds what the restored values need."""
+    valid: object
+    applied: object
+
+
+def committed(component) -> Committed:
+    """The record of a component that is valid as it is (just validated or attached)."""
+    values = copy.deepcopy(component)
+    return Committed(values, values)
+
+
+def copy_fields(source, target) -> None:
+    """Give ``target`` (a live component) the field values of ``source``, keeping its identity
+    and that of its nested objects and lists (``emitter.shape``, ``emitter.bursts``): scripts
+    and the inspector hold references to them."""
+    for f in dataclasses.fields(target):
+        value, current = getattr(source, f.name), getattr(target, f.name)
+        if _fits_in_place(value, current):
+            _copy_into(value, current)
+        elif type(current) is not type(value) or current != value:   # a numpy value differs
+            setattr(target, f.name, copy.deepcopy(value))
+
+
+def _fits_in_place(value, current) -> bool:
+    if isinstance(current, list):
+        return isinstance(value, list)
+    return (type(current) is type(value) and dataclasses.is_dataclass(value)
+            # typeshed's dataclass protocol does not declare __dataclass_params__
+            and not type(value).__dataclass_params__.frozen)  # type: ignore[union-attr]
+
+
+def _copy_into(value, current) -> None:
+    """``current`` (a mutable dataclass or a list) takes ``value``'s contents in place."""
+    if not isinstance(current, list):
+        copy_fields(value, current)
+        return
+    for index, item in enumerate(value[:len(current)]):
+        if _fits_in_place(item, current[index]):
+            _copy_into(item, current[index])
+        elif current[index] != item or type(current[index]) is not type(item):
+            current[index] = copy.deepcopy(item)
+    if len(current) > len(value):
+        del current[len(value):]
+    elif len(current) < len(value):
+        current.extend(copy.deepcopy(value[len(current):]))
+
+
+Edit = tuple[str, str, Committed]   # (entity, component key, its record before the edit)
+
+
+def sync(world, scene_path, *, invalidate_graphs: Callable[[], None],
+         lay_out_readback: Callable[[], None]) -> list[Edit]:
+    """Apply the edits made in ``world`` (the Engine's entity store) since the last sync, in
+    entity order. An edit that is invalid, or that the device refuses, is undone and raised
+    (the edits not looked at yet stay pending). Returns the edits applied, for ``undo`` should
+    the step that uses them fail."""
+    if not world.dirty:
+        return []
+    pending = sorted(world.dirty, key=lambda edit: world.entities[edit[0]].index)
+    world.dirty = {}
+    applied = []
+    for position, (name, key) in enumerate(pending):
+        try:
+            edit = _apply(world, scene_path, name, key, invalidate_graphs, lay_out_readback)
+        except BaseException:
+            for later in pending[position + 1:]:
+                world.dirty.setdefault(later, None)
+            raise
+        if edit is not None:
+            applied.append(edit)
+    return applied
+
+
+def _apply(world, scene_path, name: str, key: str, invalidate_graphs: Callable[[], None],
+           lay_out_readback: Callable[[], None]) -> Edit | None:
+    component = world.live_component(name, key)
+    if component is None:
+        return None
+    before: Committed = world.last_valid[(name, key)]
+    valid = _checked_edit(world, scene_path, name, key, component, before)
+    with world.quiet():
+        copy_fields(valid, component)   # the loader's types: tuples, no numpy values
+    change = changed_between(type(component), before.applied, valid)
+    world.last_valid[(name, key)] = Committed(valid, valid)
+    if change is None:
+        return None
+    if change >= Change.PASSES:
+        invalidate_graphs()
+    system = world.systems.get(key)
+    if system is not None and change is Change.REBUILD:
+        try:
+            system.rebuild(world.entities[name], component)
+        except EmberError:
+            with world.quiet():
+                copy_fields(before.valid, component)
+            world.last_valid[(name, key)] = Committed(before.valid, before.valid)
+            system.add(world.entities[name], component)   # rebuild removed it
+            raise
+        finally:
+            lay_out_readback()
+    return (name, key, before)
+
+
+def undo(world, applied: list[Edit]) -> None:
+    """The step after these edits failed: the edited components get their last valid values
+    back. Their systems still run with the refused ones, so the components stay dirty: the next
+    sync rebuilds what the restored values need (e.g. the old capacity)."""
+    for name, key, before in applied:
+        component = world.live_component(name, key)
+        if component is None:
+            continue
+        refused = world.last_valid[(name, key)].applied
+        with world.quiet():
+            copy_fields(before.valid, component)
+        world.last_valid[(name, key)] = Committed(before.valid, refused)
+        world.dirty[(name, key)] = None
+
+
+def _checked_edit(world, scene_path, name: str, key: str, component, before: Committed):
+    """A validated copy of an edited live component; if the edit is invalid, the component
+    gets its last valid values back and a SceneError says why."""
+    from emberfx.model.scene import validated_copy
+
+    try:
+        valid = validated_copy(component, key, entity=name, path=scene_path)
+    except SceneError as exc:
+        with world.quiet():
+            copy_fields(before.valid, component)
+        raise relabelled(exc, "live edit", UNDONE) from None
+    references = getattr(type(component), "REFERENCES", {})
+    if any(getattr(valid, f) != getattr(before.valid, f) for f in references):
+        try:
+            check_references(world, scene_path, name, {key: valid}, "live edit", UNDONE)
+        except SceneError:
+            with world.quiet():
+                copy_fields(before.valid, component)
+            raise
+    return valid
+
+
+def check_references(world, scene_path, name: str, components: dict, label: str,
+                     note: str = "") -> None:
+    """The entity names that ``components`` refer to (an emitter's ``affected_by``) must be
+    entities of ``world`` with a wanted component, as in a scene file. Only the named entities
+    are looked at, so a spawn costs the same at any size."""
+    from emberfx.model.scene import EntitySpec, referenced_names
+    from emberfx.model.scene import check_references as check
+
+    targets = {t for c in components.values() for f in getattr(type(c), "REFERENCES", {})
+               for t in referenced_names(getattr(c, f))}
+    if not targets:
+        return
+    # every name only when one is missing, for the message's "did you mean"
+    names = world.entities if not targets <= world.entities.keys() else targets
+    known = {n: world.components_of(n) for n in names}
+    current = world.components_of(name) if name in world.entities else {}
+    spec = EntitySpec(name, {**current, **components})
+    among = [spec if n == name else EntitySpec(n, c) for n, c in known.items()]
+    if name not in known:
+        among.append(spec)
+    try:
+        check([spec], among, scene_path)
+    except SceneError as exc:
+        raise relabelled(exc, label, note) from None

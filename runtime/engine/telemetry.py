@@ -1,0 +1,151 @@
+"""What the Engine reports about itself: the readback of the systems' counters (a gather buffer
+and a ring of staging buffers, results one or two steps old, never a stall), ``stats()`` and the
+per-pass profiler.
+
+Every system declares readback regions; they are laid out in one gather buffer that the
+READBACK phase copies into, and the ring maps a copy of it asynchronously. Buffers of the ring
+must never be freed or reused while mapped or pending (WGPU_NOTES: a submit touching one
+aborts), so a new gather buffer waits for the old ring's maps.
+"""
+
+from __future__ import annotations
+
+import wgpu
+
+from emberfx.core.frame_graph import SIMULATION_PHASES, CopyBuffer, Pass, Phase
+from emberfx.core.profiler import PassProfiler
+from emberfx.core.readback import GatherLayout, ReadbackRing
+
+READBACK_MIN_BYTES = 256   # the smallest gather buffer: room for 16 emitters' counters
+
+
+class Telemetry:
+    """The readback layout, gather buffer and ring; the profiler while profiling is on; the CPU
+    time of the last step."""
+
+    def __init__(self, device):
+        self.device = device
+        self.layout = GatherLayout()
+        self.gather: wgpu.GPUBuffer | None = None
+        self.ring: ReadbackRing | None = None
+        self.profiler: PassProfiler | None = None   # only while engine.profiling is on
+        self.step_seconds = 0.0
+
+    # the gather layout -------------------------------------------------------------------------
+    def lay_out(self, systems) -> None:
+        """Lay out every system's readback regions in a new gather buffer and ring (when the
+        world is built, and after a rebuild replaced an entity's buffers). Spawn and delete
+        adjust the layout in place instead (``entity_changed``)."""
+        layout = GatherLayout()
+        for r in (r for s in systems for r in s.readbacks()):
+            layout.add(r.entity, [r])
+        self._new_gather(layout)
+
+    def entity_changed(self, spawned: tuple[str, list[list]] | None = None,
+                       deleted: str | None = None) -> None:
+        """Only this entity's regions are added (``spawned``: its name and, per system, its
+        regions) or removed, so the cost does not grow with the number of entities."""
+        if deleted is not None:
+            self.layout.remove(deleted)
+        if spawned is not None:
+            name, regions_by_system = spawned
+            for regions in regions_by_system:
+                self.layout.add(name, regions)
+        if self.layout.end > (self.gather.size if self.gather is not None else 0):
+            self._new_gather(self.layout.compacted())
+
+    def _new_gather(self, layout: GatherLayout) -> None:
+        """A gather buffer and ring with room for ``layout`` and as much again, so spawns
+        rarely reallocate. The old ring finishes its maps first."""
+        if self.ring is not None:
+            assert self.gather is not None   # made together
+            self.ring.destroy()
+            self.gather.destroy()
+        self.layout = layout
+        self.gather = None
+        self.ring = None
+        if layout.end:
+            capacity = max(READBACK_MIN_BYTES, 2 * layout.end)
+            self.gather = self.device.create_buffer(
+                label="readback/gather", size=capacity,
+                usage=wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC)
+            self.ring = ReadbackRing(self.device, capacity)
+
+    def readback_passes(self) -> list[Pass]:
+        """The READBACK phase: each region copied to its place in the gather buffer."""
+        return [Pass(f"{r.entity}:{r.system}:readback", Phase.READBACK,
+                     CopyBuffer(r.buffer, self.gather, r.size, r.offset, offset),
+                     reads=(r.resource,), writes=("readback/gather",))
+                for r, offset in self.layout]
+
+    # a step's readback -------------------------------------------------------------------------
+    def acquire_slot(self):
+        """A free ring slot for this step's counters, or None (no readbacks, or all busy)."""
+        return self.ring.acquire() if self.ring is not None else None
+
+    def copy_gather(self, encoder, slot) -> None:
+        assert self.ring is not None and self.gather is not None
+        encoder.copy_buffer_to_buffer(self.gather, 0, slot.buffer, 0, self.ring.size)
+
+    def submitted(self, slot=None, frame: int = 0) -> None:
+        """After a submit: the slot's map starts; the profiler collects its timings."""
+        if self.ring is not None and slot is not None:
+            self.ring.submitted(slot, frame)
+        if self.profiler is not None:
+            self.profiler.submitted()
+
+    # reports -----------------------------------------------------------------------------------
+    def latest(self) -> tuple[int | None, dict[str, bytes]]:
+        """The newest completed readback: its frame and each entity's gathered bytes."""
+        latest = self.ring.poll() if self.ring is not None else None
+        per_entity: dict[str, bytes] = {}
+        if latest is None:
+            return None, per_entity
+        frame, data = latest
+        for r, offset in self.layout:
+            per_entity[r.entity] = data[offset:offset + r.size]
+        return frame, per_entity
+
+    def stats(self, world, graph, clock, adapter: str, size: tuple[int, int]) -> dict:
+        """Counters from the readback ring (one or two steps old), the clock and the adapter."""
+        frame, per_entity = self.latest()
+        return {
+            "frame": clock.steps,
+            "time": clock.time,
+            "adapter": adapter,
+            "size": size,
+            "readback_frame": frame,
+            "readback_skipped": self.ring.skipped if self.ring else 0,
+            "step_cpu_ms": self.step_seconds * 1e3,
+            "compute_passes_per_step": graph.compute_pass_count(SIMULATION_PHASES,
+                                                                profiler=self.profiler),
+            "pass_time_source": self.profiler.source if self.profiler is not None else None,
+            "entities": world.stats(per_entity),
+        }
+
+    def set_profiling(self, on: bool) -> None:
+        if on and self.profiler is None:
+            self.profiler = PassProfiler(self.device)
+        elif not on and self.profiler is not None:
+            self.profiler.close()
+            self.profiler = None
+
+    def pass_times(self, current: set[str]) -> dict[str, float]:
+        """Milliseconds per pass named in ``current`` ({} when not profiling)."""
+        if self.profiler is None:
+            return {}
+        return {name: ms for name, ms in self.profiler.times().items() if name in current}
+
+    # releasing ---------------------------------------------------------------------------------
+    def settle(self) -> None:
+        """Before the world's buffers go: the ring's and the profiler's maps finish (profiling
+        goes on after a restart)."""
+        if self.ring is not None:
+            self.ring.drain()
+        if self.profiler is not None:
+            self.profiler.close()
+
+    def destroy(self) -> None:
+        for resource in (self.gather, self.ring):
+            if resource is not None:
+                resource.destroy()   # the ring drains its maps first

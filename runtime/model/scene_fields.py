@@ -1,0 +1,264 @@
+"""How scene tables meet the classes they become: field introspection, msgspec's validation
+messages rewritten into the one-line "expected ..., found ..." form, and values shown as TOML
+writes them. Used by the scene loader (emberfx.model.scene) and the scene summary
+(scene_summary)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import re
+import types
+import typing
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+__all__ = ["explain", "join_path", "fields_with_defaults", "field_names", "type_hints",
+           "is_record_class", "check_decodable", "show", "non_defaults"]
+
+
+_MISSING = object()
+
+# ------------------------------------------------------------------------------ class introspection
+
+@functools.cache
+def fields_with_defaults(cls: type) -> tuple[tuple[str, Any], ...]:
+    """(name, default or _MISSING) for each field set from a scene table: dataclass fields (init
+    ones only) or msgspec.Struct fields, so a component may be either."""
+    if dataclasses.is_dataclass(cls):
+        out = []
+        for f in dataclasses.fields(cls):
+            if not f.init:
+                continue
+            if f.default is not dataclasses.MISSING:
+                default = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                default = f.default_factory()
+            else:
+                default = _MISSING
+            out.append((f.name, default))
+        return tuple(out)
+    out = []
+    for info in msgspec.structs.fields(cls):
+        if info.default is not msgspec.NODEFAULT:
+            default = info.default
+        elif info.default_factory is not msgspec.NODEFAULT:
+            default = info.default_factory()
+        else:
+            default = _MISSING
+        out.append((info.name, default))
+    return tuple(out)
+
+
+def field_names(cls: type) -> tuple[str, ...]:
+    return tuple(name for name, _ in fields_with_defaults(cls))
+
+
+@functools.cache
+def type_hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls, include_extras=True)
+
+
+_CONSTRAINTS = ("gt", "ge", "lt", "le", "multiple_of", "pattern", "min_length", "max_length", "tz")
+
+
+@functools.cache
+def check_decodable(cls: type) -> None:
+    """msgspec (0.19 to 0.23 at least) corrupts memory -- a segfault or 'free(): invalid pointer',
+    even for values that do not use the union -- when one union mixes a constrained member such as
+    Annotated[float, Meta(ge=0)] with a fixed-length tuple. That is a bug in the component class,
+    so refuse it with a message that says how to fix it instead of crashing the process."""
+    hints = type_hints(cls)
+    for name in field_names(cls):
+        if _poisoned(hints.get(name)):
+            raise TypeError(
+                f"{cls.__module__}.{cls.__qualname__}.{name}: msgspec crashes on a union of a "
+                f"constrained type (Annotated[..., Meta(ge=...)]) and a fixed-length tuple; "
+                f"declare the scalar without Meta (e.g. float | tuple[NonNegative, NonNegative]) "
+                f"and check it in __post_init__")
+
+
+def _poisoned(t) -> bool:
+    args = typing.get_args(t)
+    if typing.get_origin(t) in (typing.Union, types.UnionType):
+        if any(_is_fixed_tuple(a) for a in args) and any(_is_constrained(a) for a in args):
+            return True
+    return any(_poisoned(a) for a in args if not isinstance(a, msgspec.Meta))
+
+
+def _is_fixed_tuple(t) -> bool:
+    if typing.get_origin(t) is Annotated:
+        t = typing.get_args(t)[0]
+    args = typing.get_args(t)
+    return typing.get_origin(t) is tuple and bool(args) and args[-1] is not Ellipsis
+
+
+def _is_constrained(t) -> bool:
+    return typing.get_origin(t) is Annotated and any(
+        isinstance(m, msgspec.Meta) and any(getattr(m, c) is not None for c in _CONSTRAINTS)
+        for m in typing.get_args(t)[1:])
+
+
+# ------------------------------------------------------------------------ rewriting msgspec errors
+
+_AT = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+def explain(text: str, raw: dict, cls: type) -> tuple[str, str]:
+    """msgspec's 'Expected `int` >= 1 - at `$.capacity`' -> ('capacity', 'expected int >= 1,
+    found 0'), looking the found value up in the raw table along the path."""
+    match = _AT.match(text.strip())
+    assert match is not None   # every part of the pattern is optional or matches anything
+    message, where = match["message"], match["path"] or ""
+    found = _lookup(raw, where)
+    if missing := re.fullmatch(r"Object missing required field `(.+)`", message):
+        return join_path(where, missing[1]), "expected a value (required), found nothing"
+    if enum := re.fullmatch(r"Invalid enum value (.+)", message):
+        allowed = _literal_values(cls, where)
+        expected = ", ".join(show(v) for v in allowed) if allowed else "the allowed values"
+        return join_path(where), f"expected one of {expected}, found {enum[1]}"
+    if message.startswith("Expected "):
+        expected = re.sub(r", got .*$", "", message[len("Expected "):])
+        expected = expected.replace("`object`", "table").replace("`", "")
+        bound = re.search(r"[<>]=? (\S+)$", expected)
+        reasons = _descriptions(_field_hint(cls, where))
+        if reasons and bound and float(bound[1]) != 0.0:   # a bound beyond the sign: say why
+            expected += f" ({'; '.join(reasons)})"
+        suffix = f", found {show(found)}" if found is not _MISSING else ""
+        return join_path(where), f"expected {expected}{suffix}"
+    # A ValueError from the class's __post_init__; by convention "field: expected ..., found ...".
+    head, sep, rest = message.partition(": ")
+    if sep and re.fullmatch(r"[A-Za-z_][\w.\[\]]*", head):
+        return join_path(where, head), rest
+    return join_path(where), message
+
+
+def _lookup(raw, where: str):
+    value = raw
+    for step in _STEP.finditer(where):
+        key, index = step[1], step[2]
+        try:
+            value = value[key] if key is not None else value[int(index)]
+        except (KeyError, IndexError, TypeError):
+            return _MISSING
+    return value
+
+
+def _literal_values(cls: type, where: str) -> list:
+    first = _STEP.match(where)
+    hint = type_hints(cls).get(first[1]) if first and first[1] else None
+    found: list = []
+
+    def collect(t):
+        if typing.get_origin(t) is Literal:
+            found.extend(typing.get_args(t))
+        else:
+            for arg in typing.get_args(t):
+                collect(arg)
+
+    collect(hint)
+    return found
+
+
+def _field_hint(cls: type, where: str):
+    """The declared type of the field at a msgspec path ('shape.radius', 'bursts[0].count')."""
+    hint: Any = cls
+    for step in _STEP.finditer(where):
+        if step[1] is None:
+            continue   # an index: its item type is inside the field's own type
+        owner = _owning_class(hint)
+        if owner is None:
+            return None
+        hint = type_hints(owner).get(step[1])
+    return hint
+
+
+def _owning_class(hint):
+    pending = [hint]
+    while pending:
+        t = pending.pop(0)
+        if isinstance(t, type) and is_record_class(t):
+            return t
+        pending.extend(a for a in typing.get_args(t) if not isinstance(a, msgspec.Meta))
+    return None
+
+
+def _descriptions(hint) -> list[str]:
+    """The ``msgspec.Meta(description=...)`` texts inside a field's type (not inside the
+    classes it holds): why its bounds are what they are."""
+    found: list[str] = []
+    pending = [hint]
+    while pending:
+        t = pending.pop()
+        for arg in typing.get_args(t):
+            if isinstance(arg, msgspec.Meta):
+                if arg.description and arg.description not in found:
+                    found.append(arg.description)
+            elif not isinstance(arg, type) or not is_record_class(arg):
+                pending.append(arg)
+    return found
+
+
+def is_record_class(t: type) -> bool:
+    """A dataclass or msgspec.Struct: a class whose fields a scene table sets."""
+    return dataclasses.is_dataclass(t) or issubclass(t, msgspec.Struct)
+
+
+def join_path(*parts: str) -> str:
+    return ".".join(p.strip(".") for p in parts if p and p.strip(".")).replace(".[", "[")
+
+
+# --------------------------------------------------------------------------------- showing values
+
+SHOW_DEPTH = 4   # arrays and tables nested deeper are shown as [...] and {...}
+
+
+def show(value, limit: int = 80) -> str:
+    """A value as TOML writes it, for one-line messages and summaries: arrays and tables are cut
+    after a whole item ("... 3 more"), an object (a nested component class) shows the fields that
+    differ from its defaults, and deep nesting stays shallow."""
+    return _show(value, max(limit, 16), 0)
+
+
+def _show(value, limit: int, depth: int) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        text = repr(value)
+        return text if len(text) <= limit else text[:limit - 4] + "...'"
+    if isinstance(value, int) and value.bit_length() > 64:   # str() refuses > 4300 digits
+        return f"{'-' if value < 0 else ''}~10^{int(value.bit_length() * math.log10(2))}"
+    if is_record_class(type(value)):
+        value = dict(non_defaults(value))
+    if isinstance(value, dict):
+        items, open_, close = [f"{k} = " for k in value], "{", "}"
+        values = list(value.values())
+    elif isinstance(value, (list, tuple)):
+        items, open_, close = [""] * len(value), "[", "]"
+        values = list(value)
+    else:
+        text = str(value)
+        return text if len(text) <= limit else text[:limit - 3] + "..."
+    if depth >= SHOW_DEPTH and values:
+        return f"{open_}...{close}"
+    parts: list[str] = []
+    used = 2
+    for index, (key, item) in enumerate(zip(items, values)):
+        rest = len(values) - index
+        text = key + _show(item, max(limit - used, 16), depth + 1)
+        if parts and used + len(text) + 2 > limit - (12 if rest > 1 else 0):
+            parts.append(f"... {rest} more")
+            break
+        parts.append(text)
+        used += len(text) + 2
+    return open_ + ", ".join(parts) + close
+
+
+def non_defaults(obj) -> list[tuple[str, Any]]:
+    """(field, value) for each field of a component (or settings, camera) that differs from its
+    default, in declaration order."""
+    return [(name, getattr(obj, name)) for name, default in fields_with_defaults(obj.__class__)
+            if getattr(obj, name) != default]

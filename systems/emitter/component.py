@@ -1,0 +1,244 @@
+"""The ``emitter`` component: what a scene file's ``[entity.emitter]`` table describes.
+
+Kept apart from the system (systems/emitter/system.py) so that validating a scene needs no GPU code.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+import msgspec
+
+from emberfx.model.colors import parse_color
+from emberfx.model.components import Tracked, live, rebuild
+from emberfx.model.numbers import U32_MAX
+from emberfx.model.registry import component
+from emberfx.systems.forces.forces import MAX_FORCES
+
+MAX_CAPACITY = 1 << 28  # 268M slots; the device's buffer limit usually refuses less
+MAX_PREWARM_WORK = 1 << 30
+"""particle-steps (capacity x prewarm steps) one emitter's prewarm may take before the first
+frame: a 200k pool prewarms the full 60 s at 60 steps/s, a 4M pool about 4.5 s (roughly a minute
+of lavapipe on a small CPU; well under a second on a discrete GPU)"""
+MIN_BURST_REPEAT = 1e-3
+"""seconds: a burst fires at most 1000 times a second (faster is what `rate` is for); the
+births of one step are a 32-bit budget"""
+BirthRate = Annotated[float, msgspec.Meta(
+    ge=0.0, le=float(U32_MAX),
+    description="a step's births are a 32-bit count on the GPU and a step lasts at most 1 s")]
+
+NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
+Positive = Annotated[float, msgspec.Meta(gt=0.0)]
+Fraction = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+# msgspec cannot decode a union of a constrained scalar and a tuple: signs are checked below
+Range = float | tuple[float, float]
+Vec3 = tuple[float, float, float]
+
+
+def as_range(value: float | tuple[float, float]) -> tuple[float, float]:
+    """A scene "number or [min, max]" as (min, max)."""
+    if isinstance(value, tuple):
+        return value
+    return (value, value)
+
+
+def _check_finite(name: str, values) -> None:
+    flat: list[float] = []
+    for v in values if isinstance(values, (tuple, list)) else (values,):
+        flat.extend(v if isinstance(v, (tuple, list)) else (v,))
+    if not all(math.isfinite(v) for v in flat):
+        raise ValueError(f"{name}: expected finite numbers, found {values}")
+
+
+@dataclass(slots=True)
+class Shape(Tracked):
+    """Where on the emitter particles are born (centred on ``position``, oriented by
+    ``direction`` for disk, cone and ring)."""
+    kind: Literal["point", "sphere", "box", "disk", "cone", "ring"] = live("point")
+    radius: NonNegative = live(0.5)
+    """sphere, disk, cone (base), ring: world units"""
+    size: tuple[NonNegative, NonNegative, NonNegative] = live((1.0, 1.0, 1.0))
+    """box: full extents along x, y, z"""
+    thickness: NonNegative = live(0.1)
+    """ring: radial width (the ring spans radius - thickness .. radius)"""
+    angle_deg: Annotated[float, msgspec.Meta(ge=0.0, lt=90.0)] = live(25.0)
+    """cone: half-angle of the velocity directions at the base's rim"""
+    surface: bool = live(False)
+    """true: on the shape's surface (sphere shell, box faces, disk/cone rim, ring circle)"""
+
+    def __post_init__(self):
+        if self.kind == "ring" and self.thickness > self.radius:
+            raise ValueError(f"thickness: expected <= radius ({self.radius}), "
+                             f"found {self.thickness}")
+
+
+@dataclass(slots=True)
+class Burst(Tracked):
+    """``count`` particles at ``time`` seconds, then every ``repeat`` seconds, ``cycles`` times."""
+    time: NonNegative = live(0.0)
+    count: Annotated[int, msgspec.Meta(ge=1)] = live(100)
+    repeat: NonNegative = live(0.0)
+    """seconds between cycles; 0 fires once"""
+    cycles: Annotated[int, msgspec.Meta(ge=0, le=U32_MAX)] = live(1)
+    """how many times it fires; 0 = forever (needs repeat > 0)"""
+
+    def __post_init__(self):
+        if 0.0 < self.repeat < MIN_BURST_REPEAT:
+            raise ValueError(f"repeat: expected 0 (fire once) or at least {MIN_BURST_REPEAT:g} s, "
+                             f"found {self.repeat:g}")
+
+    def times(self, start: float, end: float) -> int:
+        """How many firings fall in the step interval [start, end) (seconds)."""
+        if end <= self.time:
+            return 0
+        if self.repeat <= 0.0:
+            return int(start <= self.time < end)
+        first = max(0, math.ceil((start - self.time) / self.repeat))
+        last = math.ceil((end - self.time) / self.repeat) - 1
+        if self.cycles:
+            last = min(last, self.cycles - 1)
+        return max(0, last - first + 1)
+
+
+@dataclass(slots=True)
+class ColorStop(Tracked):
+    t: Fraction = live()
+    """position over life, 0 = birth, 1 = death"""
+    color: str = live()
+    """'#rrggbb' or '#rrggbbaa'"""
+
+
+DEFAULT_COLORS: list[str | ColorStop] = ["#ffd27f", "#ff6a00"]   # each emitter gets a copy
+
+
+@component("emitter")
+@dataclass(slots=True)
+class Emitter(Tracked):
+    capacity: Annotated[int, msgspec.Meta(ge=1, le=MAX_CAPACITY)] = rebuild(10000)
+    """slots in the pool (reload: changing it rebuilds the pool)"""
+    rate: BirthRate = live(1000.0)
+    """particles per second; the fractional part carries across steps"""
+    rate_over_distance: BirthRate = live(0.0)
+    """extra particles per world unit the emitter's position moves"""
+    bursts: list[Burst] = live(default_factory=list)
+    lifetime: Range = live((1.0, 2.0))
+    """seconds: a number or [min, max]"""
+    speed: Range = live((1.0, 2.0))
+    """initial speed, m/s: a number or [min, max]"""
+    position: Vec3 = live((0.0, 0.0, 0.0))
+    """the emitter's centre, world units (edit it live to move the emitter)"""
+    shape: Shape = live(default_factory=Shape)
+    direction: Vec3 = live((0.0, 1.0, 0.0))
+    """axis of the emission cone (and of disk, cone and ring shapes)"""
+    spread_deg: Annotated[float, msgspec.Meta(ge=0.0, le=180.0)] = live(15.0)
+    """cone half-angle of initial directions around `direction`, degrees"""
+    velocity: Literal["direction", "radial"] = live("direction")
+    """initial direction: around `direction`, or outward from the shape's centre"""
+    inherit_velocity: Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)] = live(0.0)
+    """share of the emitter's own velocity (from its moving position) given to new particles"""
+    prewarm: Annotated[float, msgspec.Meta(ge=0.0, le=60.0)] = rebuild(0.0)
+    """seconds simulated when the emitter is created, so it starts in its steady state; the
+    work, capacity x prewarm steps, is bounded by MAX_PREWARM_WORK (prewarm_problem)"""
+    gravity: Vec3 = live((0.0, -9.81, 0.0))
+    """m/s^2"""
+    drag: NonNegative = live(0.0)
+    """linear drag, 1/s"""
+    size: Annotated[float, msgspec.Meta(gt=0.0)] = live(0.03)
+    """billboard edge: world units, or pixels with size_unit = "pixels\""""
+    size_unit: Literal["world", "pixels"] = live("world")
+    size_curve: list[NonNegative] = live(default_factory=lambda: [1.0])
+    """size multipliers over life, evenly spaced"""
+    size_variation: Fraction = live(0.0)
+    """per-particle random size factor in [1 - v, 1 + v]"""
+    color: str | list[str | ColorStop] = live(default_factory=lambda: list(DEFAULT_COLORS))
+    """a colour, a list of colours evenly spaced over life, or stops [{t, color}, ...]"""
+    alpha_curve: list[Fraction] = live(default_factory=lambda: [1.0])
+    """opacity multipliers over life, evenly spaced (e.g. [1, 1, 0] fades out at the end)"""
+    color_variation: Fraction = live(0.0)
+    """per-particle random brightness factor in [1 - v, 1 + v]"""
+    blend: Literal["additive", "alpha", "opaque"] = rebuild("additive")
+    """alpha: premultiplied, drawn back to front (sorted on the GPU)"""
+    allocation: Literal["ordered", "atomic", "ticket"] = rebuild("ordered")
+    """how dead slots share a step's emission budget (reload); see docs in the README"""
+    substeps: Annotated[int, msgspec.Meta(ge=1, le=64)] = live(1)
+    """integration substeps per fixed step (h = fixed_dt / substeps)"""
+    affected_by: list[str] | None = live(None)
+    """names of the attractor / force_field / kill_zone entities acting on it; None = all"""
+
+    REFERENCES = {"affected_by": ("attractor", "force_field", "kill_zone")}
+    REFERENCE_LIMITS = {"affected_by": MAX_FORCES}
+
+    def __post_init__(self):
+        for name in ("lifetime", "speed"):
+            lo, hi = as_range(getattr(self, name))
+            _check_finite(name, (lo, hi))
+            if lo < 0.0:
+                raise ValueError(f"{name}: expected values >= 0, found {getattr(self, name)}")
+            if hi < lo:
+                raise ValueError(f"{name}: expected [min, max] with min <= max, found [{lo}, {hi}]")
+        if as_range(self.lifetime)[1] <= 0.0:
+            raise ValueError(f"lifetime: expected a positive maximum, found {self.lifetime}")
+        for name in ("position", "direction", "gravity", "rate", "drag", "size"):
+            _check_finite(name, getattr(self, name))
+        if sum(c * c for c in self.direction) == 0.0:
+            raise ValueError("direction: expected a non-zero vector, found [0, 0, 0]")
+        if not self.size_curve:
+            raise ValueError("size_curve: expected at least one value, found []")
+        if not self.alpha_curve:
+            raise ValueError("alpha_curve: expected at least one value, found []")
+        self.color_stops()   # validates
+        for index, burst in enumerate(self.bursts):
+            if burst.count > self.capacity:
+                raise ValueError(f"bursts[{index}].count: expected at most capacity "
+                                 f"({self.capacity}), found {burst.count}")
+            if burst.cycles == 0 and burst.repeat <= 0.0:
+                raise ValueError(f"bursts[{index}].cycles: 0 (forever) needs repeat > 0")
+
+    def prewarm_steps(self, fixed_dt: float) -> int:
+        """Fixed steps the prewarm takes (the scene's timestep is not known to the component)."""
+        return round(self.prewarm / fixed_dt)
+
+    def prewarm_problem(self, fixed_dt: float) -> str | None:
+        """Why this prewarm is too much work at ``fixed_dt``, with the numbers; None if it is
+        not. The bound is on work, not seconds: a large pool may prewarm for less time."""
+        steps = self.prewarm_steps(fixed_dt)
+        work = self.capacity * steps
+        if work <= MAX_PREWARM_WORK:
+            return None
+        longest = (MAX_PREWARM_WORK // self.capacity) * fixed_dt
+        return (f"expected capacity x prewarm steps <= {MAX_PREWARM_WORK:,} particle-steps, found "
+                f"{self.capacity:,} slots x {steps:,} steps ({self.prewarm:g} s at fixed_dt "
+                f"{fixed_dt:g} s) = {work:,}; with this capacity prewarm at most {longest:.3g} s")
+
+    def timestep_problem(self, fixed_dt: float) -> tuple[str, str] | None:
+        """(field, why) for a value that is wrong only at the scene's ``fixed_dt``; the scene
+        loader asks every component this, so ``validate`` refuses what the engine would."""
+        problem = self.prewarm_problem(fixed_dt)
+        return None if problem is None else ("prewarm", problem)
+
+    def color_stops(self) -> list[tuple[float, str]]:
+        """(t, '#rrggbb') stops sorted by t; evenly spaced when given as plain colours."""
+        items = [self.color] if isinstance(self.color, str) else list(self.color)
+        if not items:
+            raise ValueError("color: expected at least one colour stop, found []")
+        stops_given = [isinstance(i, ColorStop) for i in items]
+        if any(stops_given) and not all(stops_given):
+            raise ValueError("color: expected all plain colours or all {t, color} stops, "
+                             "found a mix")
+        if all(stops_given):
+            stops = [(s.t, s.color) for s in items if isinstance(s, ColorStop)]   # all are
+            ts = [t for t, _ in stops]
+            if ts != sorted(ts):
+                raise ValueError(f"color: expected stops sorted by t, found t = {ts}")
+        else:
+            n = len(items)
+            stops = [(i / (n - 1) if n > 1 else 0.0, c) for i, c in enumerate(items)
+                     if isinstance(c, str)]   # all are
+        for _, c in stops:
+            try:
+                parse_color(c)
+            except ValueError as exc:
+                raise ValueError(f"color: {exc}") from None
+        return stops

@@ -1,0 +1,105 @@
+"""What the host computes for an emitter each step: the birth budget (rate with fractional carry,
+emission over distance, bursts), the emitter's own velocity, the uniform parameters, and the
+appearance over life baked into a lookup table. No GPU calls here: systems/emitter/system.py
+uploads.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from emberfx.core import wgsl
+from emberfx.core.layout import struct_dtype
+from emberfx.model.colors import linear_color
+from emberfx.model.numbers import U32_MAX
+from emberfx.systems.emitter.component import Emitter, as_range
+
+PARAMS = struct_dtype("emitter/types.wgsl", "EmitterParams")
+LOOKS = struct_dtype("emitter/types.wgsl", "Looks")
+LOOK_SAMPLES = wgsl.int_constant("emitter/types.wgsl", "LOOK_SAMPLES")
+SHAPES = wgsl.enum_constants("emitter/types.wgsl", "SHAPE")
+BLOCK = wgsl.int_constant("emitter/types.wgsl", "BLOCK")              # slots per mask block
+BLOCK_WORDS = wgsl.int_constant("emitter/types.wgsl", "BLOCK_WORDS")  # u32 mask words per block
+
+
+@dataclass
+class Births:
+    """Per-emitter bookkeeping between steps."""
+    carry: float = 0.0                   # fractional births carried to the next step
+    last_position: np.ndarray | None = None   # where the emitter was at the previous step
+    last_budget: int = 0
+    extra: int = 0                       # one-off births asked for by a script (ctx.burst)
+
+    def step(self, c: Emitter, start: float, dt: float) -> tuple[int, np.ndarray]:
+        """The birth budget of the step covering [start, start + dt) seconds and the emitter's
+        velocity (from its moving position)."""
+        position = np.asarray(c.position, np.float64)
+        moved = np.zeros(3) if self.last_position is None else position - self.last_position
+        self.last_position = position
+        self.carry += c.rate * dt + c.rate_over_distance * float(np.linalg.norm(moved))
+        budget = int(math.floor(self.carry))
+        self.carry -= budget
+        budget += sum(b.count * b.times(start, start + dt) for b in c.bursts) + self.extra
+        # The GPU's budget is a u32; no step can fill more slots than that (capacity <= 2^28),
+        # however far the emitter jumped or however many bursts coincide.
+        budget = min(budget, U32_MAX)
+        self.extra = 0
+        self.last_budget = budget
+        return budget, moved / dt if dt > 0 else moved
+
+
+def pack_params(record: np.ndarray, c: Emitter, *, entity: int, frame: int, seed: int, dt: float,
+                budget: int, force_count: int, velocity=(0.0, 0.0, 0.0),
+                accelerate_end: int | None = None, kill_start: int = 0) -> bytes:
+    axis = np.asarray(c.direction, np.float64)
+    axis /= np.linalg.norm(axis)
+    s = c.shape
+    record["origin"] = (*c.position, 0.0)
+    record["direction"] = (*axis, math.cos(math.radians(c.spread_deg)))
+    record["gravity"] = (*c.gravity, c.drag)
+    record["inherit"] = (*(c.inherit_velocity * np.asarray(velocity)), 0.0)
+    record["shape_size"] = (*(0.5 * np.asarray(s.size)), max(0.0, s.radius - s.thickness))
+    record["shape"] = (s.radius, math.tan(math.radians(s.angle_deg)), c.size_variation,
+                       c.color_variation)
+    record["speed_range"] = as_range(c.speed)
+    record["lifetime_range"] = as_range(c.lifetime)
+    record["capacity"] = c.capacity
+    record["budget"] = budget
+    record["frame"] = frame
+    record["seed"] = seed
+    record["entity"] = entity
+    record["block_count"] = math.ceil(c.capacity / BLOCK)
+    record["h"] = dt
+    record["size"] = c.size
+    record["shape_kind"] = SHAPES[s.kind]
+    record["shape_surface"] = int(s.surface)
+    record["radial"] = int(c.velocity == "radial")
+    record["size_in_pixels"] = int(c.size_unit == "pixels")
+    record["substeps"] = c.substeps
+    record["force_count"] = force_count
+    record["accelerate_end"] = force_count if accelerate_end is None else accelerate_end
+    record["kill_start"] = kill_start
+    return record.tobytes()
+
+
+def bake_looks(c: Emitter) -> bytes:
+    """Colour (interpolated between stops in linear light) times the alpha curve, and the size
+    curve, sampled at LOOK_SAMPLES evenly spaced points over life."""
+    t = np.linspace(0.0, 1.0, LOOK_SAMPLES)
+    stops = c.color_stops()
+    ts = np.array([s[0] for s in stops])
+    rgba = np.array([linear_color(s[1]) for s in stops])
+    color = np.stack([np.interp(t, ts, rgba[:, k]) for k in range(4)], axis=1)
+    color[:, 3] *= _curve(t, c.alpha_curve)
+    record = np.zeros((), LOOKS)
+    record["color"] = color
+    record["size"] = _curve(t, c.size_curve).reshape(-1, 4)
+    return record.tobytes()
+
+
+def _curve(t: np.ndarray, values: list[float]) -> np.ndarray:
+    """Evenly spaced values over life, linearly interpolated (one value: constant)."""
+    return np.interp(t, np.linspace(0.0, 1.0, len(values)), values)

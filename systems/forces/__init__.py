@@ -1,0 +1,6 @@
+"""The forces family: attractors, force fields, kill zones and colliders, packed for the emitter
+and cloth (components, packing, the follow-the-mouse pointer tool).
+
+Importing the package registers the family (components, system, actions, tools)."""
+
+from emberfx.systems.forces import forces, tools  # noqa: F401

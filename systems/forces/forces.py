@@ -1,0 +1,216 @@
+"""Forces as components: ``attractor``, ``force_field`` and ``kill_zone``.
+
+They own no GPU resources of their own: every emitter packs the forces that act on it (all of
+them, or those its ``affected_by`` names) into one storage array per step, laid out as
+``Force`` in shaders/common/forces.wgsl, and its update pass sums them per substep:
+a = sum(attractors) + gravity - drag v + fields; v += a h; x += v h (semi-implicit Euler).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+import msgspec
+import numpy as np
+
+from emberfx.core import wgsl
+from emberfx.core.layout import struct_dtype
+from emberfx.model.components import Tracked, live, passes
+from emberfx.model.registry import component
+
+Vec3 = tuple[float, float, float]
+Positive = Annotated[float, msgspec.Meta(gt=0.0)]
+NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
+
+FORCE = struct_dtype("common/forces.wgsl", "Force")
+KINDS = wgsl.enum_constants("common/forces.wgsl", "FORCE")   # {"attractor": 0, "kill_box": 6, ...}
+FORCE_KEYS = ("attractor", "force_field", "kill_zone")
+MAX_FORCES = 64
+"""Force records one emitter's update takes: its forces buffer is sized for this many. The scene
+loader refuses more acting on one emitter (Emitter.REFERENCE_LIMITS)."""
+
+
+def _finite(obj, *names: str) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        values = value if isinstance(value, tuple) else (value,)
+        if not all(math.isfinite(v) for v in values):
+            raise ValueError(f"{name}: expected finite numbers, found {list(values)}")
+
+
+def _unit(v: Vec3, name: str) -> np.ndarray:
+    a = np.asarray(v, np.float64)
+    n = np.linalg.norm(a)
+    if n == 0.0:
+        raise ValueError(f"{name}: expected a non-zero vector, found [0, 0, 0]")
+    return a / n
+
+
+@component("attractor")
+@dataclass(slots=True)
+class Attractor(Tracked):
+    position: Vec3 = live((0.0, 0.0, 0.0))
+    """world units"""
+    strength: float = live(1.0)
+    """G in a = G r / (|r|^2 + softening^2)^(3/2), r = position - x; negative repels"""
+    softening: Positive = live(0.1)
+    """eps, world units: keeps the pull finite at the centre"""
+    radius: NonNegative = live(0.0)
+    """acts only within this distance; 0 = everywhere"""
+    kill_radius: NonNegative = live(0.0)
+    """particles closer than this die; 0 = never"""
+    follow_mouse: bool = live(False)
+    """interactive window: the attractor follows the cursor in the view plane; ignored headless"""
+
+    def __post_init__(self):
+        _finite(self, "position", "strength", "softening", "radius", "kill_radius")
+
+    def pack(self, record) -> None:
+        record["kind"] = KINDS["attractor"]
+        record["a"] = (*self.position, self.strength)
+        record["b"] = (self.softening ** 2, self.radius, self.kill_radius, 0.0)
+
+
+@component("force_field")
+@dataclass(slots=True)
+class ForceField(Tracked):
+    kind: Literal["gravity", "drag", "vortex", "turbulence", "wind"] = passes("gravity")
+    acceleration: Vec3 = live((0.0, -9.81, 0.0))
+    """gravity: m/s^2"""
+    coefficient: NonNegative = live(0.1)
+    """drag: 1/s (a = -coefficient v)"""
+    center: Vec3 = live((0.0, 0.0, 0.0))
+    """vortex: a point on the axis"""
+    axis: Vec3 = live((0.0, 1.0, 0.0))
+    """vortex: rotation axis (right-handed)"""
+    strength: float = live(1.0)
+    """vortex: 1/s^2 (a = strength axis x (x - center)); turbulence: m/s^2"""
+    frequency: Positive = live(1.0)
+    """turbulence: spatial frequency of the first octave, 1/m; wind: gusts per second"""
+    octaves: Annotated[int, msgspec.Meta(ge=1, le=8)] = live(3)
+    direction: Vec3 = live((1.0, 0.0, 0.0))
+    """wind: the direction it blows (its speed is `strength`, m/s)"""
+    gust: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = live(0.0)
+    """wind: gusts vary the speed by up to this fraction"""
+
+    def __post_init__(self):
+        _finite(self, "acceleration", "coefficient", "center", "axis", "strength", "frequency",
+                "direction")
+        if self.kind == "vortex":
+            _unit(self.axis, "axis")
+        if self.kind == "wind":
+            _unit(self.direction, "direction")
+
+    def wind_velocity(self, time: float) -> np.ndarray:
+        """Wind: its velocity at a simulated time, gusting smoothly (a sum of incommensurate
+        sines)."""
+        phase = 2.0 * math.pi * self.frequency * time
+        wave = (0.6 * math.sin(phase) + 0.3 * math.sin(2.7 * phase + 1.3)
+                + 0.1 * math.sin(6.1 * phase))
+        return _unit(self.direction, "direction") * self.strength * (1.0 + self.gust * wave)
+
+    def pack(self, record, time: float = 0.0) -> None:
+        record["kind"] = KINDS[self.kind]
+        if self.kind == "gravity":
+            record["a"] = (*self.acceleration, 0.0)
+        elif self.kind == "drag":
+            record["a"] = (self.coefficient, 0.0, 0.0, 0.0)
+        elif self.kind == "vortex":
+            record["a"] = (*self.center, self.strength)
+            record["b"] = (*_unit(self.axis, "axis"), 0.0)
+        elif self.kind == "wind":
+            record["a"] = (*self.wind_velocity(time), self.coefficient)
+        else:
+            record["a"] = (self.frequency, self.strength, float(self.octaves), 0.0)
+
+
+@component("kill_zone")
+@dataclass(slots=True)
+class KillZone(Tracked):
+    shape: Literal["sphere", "box"] = live("sphere")
+    center: Vec3 = live((0.0, 0.0, 0.0))
+    radius: Positive = live(1.0)
+    """sphere: world units"""
+    half_size: tuple[Positive, Positive, Positive] = live((1.0, 1.0, 1.0))
+    """box: half extents along x, y, z"""
+
+    def __post_init__(self):
+        _finite(self, "center", "radius", "half_size")
+
+    def pack(self, record) -> None:
+        record["kind"] = KINDS["kill_" + self.shape]
+        record["a"] = (*self.center, self.radius)
+        record["b"] = (*self.half_size, 0.0)
+
+
+def kills(force) -> bool:
+    """Whether a force can kill particles (a kill zone, or an attractor with a kill radius)."""
+    return isinstance(force, KillZone) or (isinstance(force, Attractor) and force.kill_radius > 0)
+
+
+def accelerates(force) -> bool:
+    return not isinstance(force, KillZone)
+
+
+def arrange(forces: list) -> tuple[list, int, int]:
+    """Order forces so that the update's two loops touch only what they need: accelerating ones
+    first (those that also kill last among them), then pure kill zones. Returns (forces,
+    accelerate_end, kill_start): accelerations come from [0, accelerate_end), kills from
+    [kill_start, len)."""
+    plain = [f for f in forces if accelerates(f) and not kills(f)]
+    both = [f for f in forces if accelerates(f) and kills(f)]
+    zones = [f for f in forces if not accelerates(f)]
+    ordered = plain + both + zones
+    return ordered, len(plain) + len(both), len(plain)
+
+
+def pack_forces(forces: list, time: float = 0.0) -> np.ndarray:
+    """The Force records (shaders/common/forces.wgsl) for these components, in order, at a
+    simulated time (for gusting wind)."""
+    records = np.zeros(max(1, len(forces)), FORCE)
+    for record, force in zip(records, forces):
+        if isinstance(force, ForceField):
+            force.pack(record, time)
+        else:
+            force.pack(record)
+    return records
+
+
+@component("collider")
+@dataclass(slots=True)
+class Collider(Tracked):
+    """A solid that cloth does not enter: a sphere (center, radius) or a plane (point, normal)."""
+    shape: Literal["sphere", "plane"] = live("sphere")
+    center: Vec3 = live((0.0, 0.0, 0.0))
+    radius: Positive = live(1.0)
+    point: Vec3 = live((0.0, 0.0, 0.0))
+    normal: Vec3 = live((0.0, 1.0, 0.0))
+    """plane: the side cloth stays on"""
+    friction: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = live(0.3)
+    """share of the tangential velocity removed on contact"""
+
+    def __post_init__(self):
+        _finite(self, "center", "radius", "point", "normal", "friction")
+        if self.shape == "plane":
+            _unit(self.normal, "normal")
+
+
+COLLIDER = struct_dtype("common/colliders.wgsl", "Collider")
+# kind name -> value, e.g. {"sphere": 0, "plane": 1}
+COLLIDER_KINDS = wgsl.enum_constants("common/colliders.wgsl", "COLLIDER")
+
+
+def pack_colliders(colliders: list) -> np.ndarray:
+    records = np.zeros(max(1, len(colliders)), COLLIDER)
+    for record, c in zip(records, colliders):
+        if c.shape == "sphere":
+            record["shape"] = (*c.center, c.radius)
+            record["kind"] = COLLIDER_KINDS["sphere"]
+        else:
+            n = _unit(c.normal, "normal")
+            record["shape"] = (*n, float(np.dot(n, c.point)))
+            record["kind"] = COLLIDER_KINDS["plane"]
+        record["friction"] = c.friction
+    return records

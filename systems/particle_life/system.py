@@ -1,0 +1,243 @@
+"""The particle-life system: species attracting and repelling each other, with a
+uniform-grid neighbour search built by a counting sort each step.
+
+Per simulation step, for each particle_life entity (one compute pass):
+  CLEAR     <e>:particle_life:clear        zero the per-cell counts
+  SIMULATE  <e>:particle_life:assign       each particle's cell, and cell counts (atomics)
+            <e>:particle_life:cells:scan:* exclusive prefix sum of the counts = cell starts
+                                           (emberfx.blocks.scan, parallel)
+            <e>:particle_life:cursor       copy the starts to the write cursors
+            <e>:particle_life:scatter      particle indices into their cell's slots (atomics)
+            <e>:particle_life:order        each cell's indices ascending (a deterministic sum order)
+            <e>:particle_life:forces       9 (2D) or 27 (3D) neighbouring cells, force law,
+                                           friction, Euler, wrap; every `reorder_every` steps the
+                                           output is written in cell order (neighbours adjacent)
+  RENDER    <e>:particle_life:draw         sprites coloured by species
+
+The particle buffers ping-pong between steps; an id buffer travels with the data, so state()
+returns rows in the original particle order whatever the reordering did.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import wgpu
+
+from emberfx.blocks.scan import PrefixScan
+from emberfx.blocks.sprites import sprite_pipeline
+from emberfx.core import wgsl
+from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.layout import struct_dtype
+from emberfx.core.readback import read_array
+from emberfx.core.system import EntityRef, Priority, StepInfo, System
+from emberfx.model.colors import srgb_to_linear
+from emberfx.model.registry import set_system
+from emberfx.systems.particle_life.component import ParticleLife
+
+PARTICLE = struct_dtype("particle_life/types.wgsl", "LifeParticle")
+# one invocation per particle (assign, scatter, forces, forces_all_pairs) or per grid cell (order)
+PARTICLE_GROUP = wgsl.workgroup_size("particle_life/assign.wgsl")[0]
+CELL_GROUP = wgsl.workgroup_size("particle_life/order_cells.wgsl")[0]
+PARAMS = struct_dtype("particle_life/types.wgsl", "PLParams")
+LOOK = struct_dtype("particle_life/draw.wgsl", "PLLook")
+
+
+def grid_for(box: Sequence[float], r_max: float) -> tuple[int, int, int]:
+    """Cells per axis: as many as fit with a side >= r_max (z = 1 in 2D)."""
+    cells = [max(1, math.floor(side / r_max)) for side in box]
+    return (cells[0], cells[1], cells[2] if len(cells) == 3 else 1)
+
+
+def attraction_matrix(component: ParticleLife, seed: int, entity: int) -> np.ndarray:
+    if isinstance(component.matrix, list):
+        return np.asarray(component.matrix, np.float32)
+    rng = np.random.default_rng([seed, entity, 0x5EED])
+    return rng.uniform(-1.0, 1.0, (component.species, component.species)).astype(np.float32)
+
+
+def initial_particles(component: ParticleLife, seed: int, entity: int) -> np.ndarray:
+    """Positions uniform in the box, velocities zero, species uniform (from the scene seed)."""
+    rng = np.random.default_rng([seed, entity, 0x9A27])
+    n, box = component.count, np.asarray(component.box, np.float64)
+    rows = np.zeros(n, PARTICLE)
+    position = np.zeros((n, 4), np.float32)
+    inside = (rng.uniform(0.0, 1.0, (n, len(box))) * box).astype(np.float32)
+    position[:, :len(box)] = np.minimum(inside, np.nextafter(box.astype(np.float32), 0))
+    position[:, 3] = rng.integers(0, component.species, n)
+    rows["position"] = position
+    return rows
+
+
+@dataclass
+class _Swarm:
+    entity: EntityRef
+    component: ParticleLife
+    buffers: dict   # the registry's <entity>/<key> views, by key
+    passes: list
+    scan: PrefixScan
+    grid: tuple[int, int, int]   # cells per axis
+    cells: int
+    parity: int = 0           # which particle buffer holds the current state
+    step_parity: int = 0
+    steps: int = 0
+    groups: dict = field(default_factory=dict)
+
+
+class ParticleLifeSystem(System):
+    key = "particle_life"
+    priority = Priority.SIMULATION
+
+    def __init__(self, gpu, shared):
+        super().__init__(gpu, shared)
+        self.swarms: dict[str, _Swarm] = {}
+
+    def add(self, entity: EntityRef, component: ParticleLife) -> None:
+        name, n = entity.name, component.count
+        grid = grid_for(component.box, component.r_max)
+        cells = grid[0] * grid[1] * grid[2]
+        what = f"entity '{name}': particle_life.count = {n:,}"
+        self.gpu.check_buffer_size(n * PARTICLE.itemsize, what)
+        self.gpu.check_buffer_size(cells * 4, f"entity '{name}': particle_life grid of "
+                                              f"{cells:,} cells (box / r_max)")
+        uniform, storage = wgpu.BufferUsage.UNIFORM, wgpu.BufferUsage.STORAGE
+        sizes = {"params": (PARAMS.itemsize, uniform), "look": (LOOK.itemsize, uniform),
+                 "particles0": (n * PARTICLE.itemsize, storage),
+                 "particles1": (n * PARTICLE.itemsize, storage),
+                 "ids0": (n * 4, storage), "ids1": (n * 4, storage),
+                 "matrix": (component.species ** 2 * 4, storage), "cell_of": (n * 4, storage),
+                 "cell_count": (cells * 4, storage), "cell_cursor": (cells * 4, storage),
+                 "cell_particles": (n * 4, storage)}
+        b = {key: self.buffer(entity, key, size, usage,
+                              what=what if key.startswith("particles") else None)
+             for key, (size, usage) in sizes.items()}
+        write, seed = self.resources.write, self.shared.seed
+        write(b["particles0"], initial_particles(component, seed, entity.index).tobytes())
+        write(b["ids0"], np.arange(n, dtype=np.uint32).tobytes())
+        write(b["matrix"], attraction_matrix(component, seed, entity.index).tobytes())
+        scan = PrefixScan(self.build, f"{name}:particle_life:cells", b["cell_count"], cells)
+        swarm = _Swarm(entity, component, b, [], scan, grid, cells)
+        self.swarms[name] = swarm
+        swarm.passes = self._passes(swarm)
+        self._write_params(swarm, StepInfo(frame=0, dt=self.shared.fixed_dt, seed=seed))
+
+    def _passes(self, swarm: _Swarm) -> list[Pass]:
+        gpu, b, c = self.gpu, swarm.buffers, swarm.component
+        prefix = f"{swarm.entity.name}:particle_life"
+        compute = self.build.compute
+        n_groups = gpu.grid(math.ceil(c.count / PARTICLE_GROUP))
+        uses_grid = c.neighbours == "grid"
+        # the particle and id buffers ping-pong: variant p reads set p and writes set 1 - p; a
+        # step picks by its starting parity, the draw by the parity after the step
+        forces_shader = "forces" if uses_grid else "forces_all_pairs"
+        assign, forces = [], []
+        for p in (0, 1):
+            assign.append({"params": b["params"], "particles": b[f"particles{p}"],
+                           "cell_of": b["cell_of"], "cell_count": b["cell_count"]})
+            forces.append({"params": b["params"], "particles_in": b[f"particles{p}"],
+                           "particles_out": b[f"particles{1 - p}"], "ids_in": b[f"ids{p}"],
+                           "ids_out": b[f"ids{1 - p}"], "matrix": b["matrix"]})
+            if uses_grid:
+                forces[p].update(cell_start=b["cell_count"], cell_particles=b["cell_particles"])
+        stepping = lambda: swarm.step_parity  # noqa: E731
+        passes = []
+        if uses_grid:
+            passes += [
+                self.build.clear(f"{prefix}:clear", Phase.CLEAR, b["cell_count"]),
+                compute(f"{prefix}:assign", Phase.SIMULATE, "particle_life/assign.wgsl",
+                        n_groups, assign, pick=stepping)]
+            passes += swarm.scan.passes()
+            passes += [
+                self.build.copy(f"{prefix}:cursor", Phase.SIMULATE, b["cell_count"],
+                                b["cell_cursor"], swarm.cells * 4),
+                compute(f"{prefix}:scatter", Phase.SIMULATE, "particle_life/scatter.wgsl",
+                        n_groups, {"params": b["params"], "cell_of": b["cell_of"],
+                                   "cell_cursor": b["cell_cursor"],
+                                   "cell_particles": b["cell_particles"]}),
+                compute(f"{prefix}:order", Phase.SIMULATE, "particle_life/order_cells.wgsl",
+                        gpu.grid(math.ceil(swarm.cells / CELL_GROUP)),
+                        {"params": b["params"], "cell_start": b["cell_count"],
+                         "cell_particles": b["cell_particles"]})]
+        passes.append(compute(f"{prefix}:forces", Phase.SIMULATE,
+                              f"particle_life/{forces_shader}.wgsl", n_groups, forces,
+                              pick=stepping))
+        passes.append(self.build.draw(
+            f"{prefix}:draw", "particle_life/draw.wgsl", self._draw_pipeline(c.blend),
+            [{"frame": "frame", "look": b["look"], "particles": b[f"particles{p}"]}
+             for p in (0, 1)],
+            pick=lambda: swarm.parity, vertices=6, instances=c.count,
+            order=100 if c.blend == "alpha" else 0))
+        return passes
+
+    def _draw_pipeline(self, blend: str):
+        return sprite_pipeline(self.device, "particle_life/draw.wgsl", blend,
+                               self.shared.scene_format, self.shared.depth_format)
+
+    def remove(self, entity: EntityRef) -> None:
+        del self.swarms[entity.name]   # the registry releases its buffers, the scan's included
+
+    def passes(self) -> list[Pass]:
+        return [p for s in self.swarms.values() for p in s.passes]
+
+    def before_step(self, step: StepInfo) -> None:
+        for swarm in self.swarms.values():
+            self._write_params(swarm, step)
+            swarm.step_parity = swarm.parity
+            swarm.parity = 1 - swarm.parity
+            swarm.steps += 1
+
+    def _write_params(self, swarm: _Swarm, step: StepInfo) -> None:
+        c = swarm.component
+        box = tuple(c.box) + (1.0,) * (3 - len(c.box))
+        grid = swarm.grid
+        rec = np.zeros((), PARAMS)
+        rec["box"] = (*box, step.dt)
+        rec["cell_size"] = (*(np.asarray(box) / np.asarray(grid)),
+                            0.5 ** (step.dt / c.friction_half_life))
+        rec["grid"] = (*grid, swarm.cells)
+        rec["count"], rec["species"], rec["dims"] = c.count, c.species, c.dims
+        every = c.reorder_every
+        rec["reorder"] = int(every > 0 and c.neighbours == "grid" and step.frame % every == 0)
+        rec["r_max"], rec["beta"], rec["force"] = c.r_max, c.beta, c.force
+        self.resources.write(swarm.buffers["params"], rec.tobytes())
+        look = np.zeros((), LOOK)
+        corner = (np.asarray(c.center, np.float64)
+                  - 0.5 * np.asarray(box if c.dims == 3 else box[:2] + (0.0,)))
+        look["origin"] = (*corner, c.size)
+        palette = np.zeros((16, 4), np.float32)
+        for s in range(c.species):
+            rgb = colorsys.hsv_to_rgb(s / c.species, 0.75, 1.0)
+            palette[s] = (*(srgb_to_linear(v) for v in rgb), 1.0)
+        look["palette"] = palette
+        self.resources.write(swarm.buffers["look"], look.tobytes())
+
+    def state(self, entity: EntityRef) -> dict[str, np.ndarray]:
+        swarm = self.swarms[entity.name]
+        n, dims = swarm.component.count, swarm.component.dims
+        rows = read_array(self.device, swarm.buffers[f"particles{swarm.parity}"], PARTICLE, n)
+        ids = read_array(self.device, swarm.buffers[f"ids{swarm.parity}"], np.uint32, n)
+        order = np.argsort(ids)
+        return {"position": np.ascontiguousarray(rows["position"][order, :dims]),
+                "velocity": np.ascontiguousarray(rows["velocity"][order, :dims]),
+                "species": rows["position"][order, 3].astype(np.int32)}
+
+    def cells(self, entity: EntityRef) -> dict[str, np.ndarray]:
+        """The last step's counting sort (tests): cell of each particle, cell starts, sorted ids."""
+        swarm = self.swarms[entity.name]
+        n = swarm.component.count
+        return {"cell_of": read_array(self.device, swarm.buffers["cell_of"], np.uint32, n),
+                "cell_start": read_array(self.device, swarm.buffers["cell_count"], np.uint32,
+                                         swarm.cells),
+                "cell_particles": read_array(self.device, swarm.buffers["cell_particles"],
+                                             np.uint32, n)}
+
+    def stats(self, entity: EntityRef, readback: dict[str, bytes]) -> dict:
+        swarm = self.swarms[entity.name]
+        return {"count": swarm.component.count, "cells": swarm.cells, "steps": swarm.steps}
+
+
+set_system("particle_life", ParticleLifeSystem)

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
-import tomli_w
 
 from emberfx.core.errors import SceneError, read_user_text
 from emberfx.model.camera import Camera
@@ -130,12 +129,9 @@ class Scene:
         return _resolve(self.path, relative)
 
     def to_toml(self) -> str:
-        doc: dict[str, Any] = {"scene": _to_table(self.settings), "camera": _to_table(self.camera)}
-        if self.bindings:
-            doc["bindings"] = dict(self.bindings)
-        if self.entities:
-            doc["entity"] = [_entity_table(spec) for spec in self.entities]
-        return _compact_arrays(tomli_w.dumps(doc))
+        from emberfx.model.scene_toml import scene_toml
+
+        return scene_toml(self)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write atomically: a reader (a hot-reload watcher) never sees a half-written file.
@@ -472,42 +468,6 @@ class _Loader:
         except msgspec.ValidationError as exc:
             where, message = explain(str(exc), raw, cls)
             raise self.error(message, field=join_path(prefix, where), entity=entity) from None
-
-
-# ------------------------------------------------------------------------------ saving, describing
-
-def _to_table(obj) -> dict:
-    """A component (or settings, camera) as a TOML table: every field, None ones left out (TOML
-    has no null), tuples as arrays (msgspec turns them back into tuples on load)."""
-    values = msgspec.to_builtins(obj)
-    return {name: _drop_none(values[name]) for name in field_names(type(obj))
-            if values.get(name) is not None}
-
-
-def _drop_none(value):
-    if isinstance(value, dict):
-        return {k: _drop_none(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_drop_none(v) for v in value]
-    return value
-
-
-def _entity_table(spec: EntitySpec) -> dict:
-    table: dict[str, Any] = {"name": spec.name}
-    if spec.script:
-        table["script"] = spec.script
-    for key, comp in spec.components.items():
-        table[key] = _to_table(comp)
-    return table
-
-
-def _compact_arrays(text: str) -> str:
-    """tomli_w writes every array one item per line; put arrays of plain values (vectors, colour
-    lists) back on one line as people write them. Items never contain a newline (strings are
-    escaped), so joining the lines of an innermost array is safe."""
-    innermost = re.compile(r"\[\n((?:[ \t]+[^\[\]\n]+,\n)+)[ \t]*\]")
-    return innermost.sub(lambda m: "[" + ", ".join(
-        line.strip().rstrip(",") for line in m[1].splitlines()) + "]", text)
 
 
 def _suggest(key: str, allowed, what: str = "keys") -> str:

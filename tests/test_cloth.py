@@ -177,6 +177,30 @@ def test_the_sheet_never_ends_inside_the_sphere_or_below_the_floor(gpu):
     assert x[:, 1].max() < 1.1                                 # it fell onto the ball
 
 
+def test_colliders_and_winds_spawned_later_act_as_if_declared(gpu):
+    """A cloth made in a world without colliders takes more of them (and more winds) spawned
+    later, in room sized for MAX_FORCES: the same result, to the byte, as a cloth whose scene
+    declared them from the start."""
+    colliders = {"ball": Collider(shape="sphere", center=(0.0, 0.5, 0.0), radius=0.5),
+                 "floor": Collider(shape="plane", point=(0.0, 0.0, 0.0), normal=(0.0, 1.0, 0.0))}
+    fields = dict(resolution=(13, 11), size=(1.6, 1.6), position=(-0.8, 1.3, 0.8),
+                  rotation_deg=(-90.0, 0.0, 0.0), pins="none", substeps=16, stiffness=1500.0,
+                  damping=0.3)
+    declared = cloth_engine(colliders, **fields)
+    spawned = cloth_engine(**fields)
+    for name, collider in colliders.items():
+        spawned.spawn(name, {"collider": collider})
+    declared.step(40)
+    spawned.step(40)
+    x = spawned.state("flag")["position"]
+    np.testing.assert_array_equal(x, declared.state("flag")["position"])
+    assert (np.linalg.norm(x.reshape(-1, 3) - [0.0, 0.5, 0.0], axis=1) >= 0.5 - 1e-5).all()
+    for k in range(3):   # more winds than the world had when the cloth was made
+        spawned.spawn(f"wind{k}", {"force_field": {"kind": "wind", "strength": 1.0 + k}})
+    spawned.step(5)
+    assert np.isfinite(spawned.state("flag")["position"]).all()
+
+
 def test_defaults_are_stable_for_a_long_run(gpu):
     engine = cloth_engine(resolution=(32, 24), pins="top-edge")
     engine.step(120)

@@ -29,7 +29,14 @@ from emberfx.core.system import EntityRef, Priority, StepInfo, System
 from emberfx.model.colors import linear_color
 from emberfx.model.registry import set_system
 from emberfx.systems.cloth.component import Cloth
-from emberfx.systems.forces.forces import COLLIDER, FORCE, ForceField, pack_colliders, pack_forces
+from emberfx.systems.forces.forces import (
+    COLLIDER,
+    FORCE,
+    MAX_FORCES,
+    ForceField,
+    pack_colliders,
+    pack_forces,
+)
 
 PARAMS = struct_dtype("cloth/types.wgsl", "ClothParams")
 GROUP = wgsl.workgroup_size("cloth/step.wgsl")   # also cloth/normals.wgsl's
@@ -112,11 +119,10 @@ class ClothSystem(System):
              for k in ("pos0", "pos1", "vel0", "vel1", "rest", "normals")}
         b["params"] = self.buffer(entity, "params", PARAMS.itemsize, uniform)
         b["look"] = self.buffer(entity, "look", LOOK.itemsize, uniform)
-        b["forces"] = self.buffer(
-            entity, "forces", max(1, len(self.query("force_field"))) * FORCE.itemsize, storage)
-        b["colliders"] = self.buffer(
-            entity, "colliders", max(1, len(self.query(*COLLIDER_KEYS))) * COLLIDER.itemsize,
-            storage)
+        # room for MAX_FORCES of each, so winds and colliders spawned later fit without a rebuild
+        # (the step loops over the count written each step, not over the buffer)
+        b["forces"] = self.buffer(entity, "forces", MAX_FORCES * FORCE.itemsize, storage)
+        b["colliders"] = self.buffer(entity, "colliders", MAX_FORCES * COLLIDER.itemsize, storage)
         tris, edges = triangle_indices(nx, ny), edge_indices(nx, ny)
         b["triangles"] = self.buffer(entity, "triangles", tris.nbytes, wgpu.BufferUsage.INDEX)
         b["edges"] = self.buffer(entity, "edges", edges.nbytes, wgpu.BufferUsage.INDEX)
@@ -229,8 +235,9 @@ class ClothSystem(System):
     def _write_params(self, patch: _Patch, step: StepInfo) -> None:
         c = patch.component
         nx, ny = c.resolution
-        winds = self._winds(patch)
-        colliders = self.acting_on(patch, COLLIDER_KEYS)
+        # the first MAX_FORCES of each in scene order, as an emitter takes its forces
+        winds = self._winds(patch)[:MAX_FORCES]
+        colliders = self.acting_on(patch, COLLIDER_KEYS)[:MAX_FORCES]
         dx, dy = c.size[0] / (nx - 1), c.size[1] / (ny - 1)
         rec = np.zeros((), PARAMS)
         rec["gravity"] = (*c.gravity, c.drag)

@@ -32,8 +32,9 @@ def bench_post() -> list[dict]:
         rows.append({"name": f"post pass {p.name.split(':post:')[-1]}, 1920x1080",
                      "value": seconds * 1e3, "unit": "ms"})
         if p.name.endswith(":post:edge_detect"):
-            naive = naive_edge_pass(ctx, engine, p)
+            naive, scratch = naive_edge_pass(ctx, engine, p)
             seconds = timed_passes(ctx.device, [naive], iterations, timestamps=False)
+            scratch.release_all()
             rows.append({"name": "post pass edge_detect, naive global loads (reference)",
                          "value": seconds * 1e3, "unit": "ms"})
     engine.close()
@@ -43,7 +44,8 @@ def bench_post() -> list[dict]:
 def naive_edge_pass(ctx, engine, tiled):
     """post/edge_detect_naive.wgsl as a pass like ``tiled`` (the engine's edge_detect pass):
     the same settings, grid and texture sizes and formats, on textures of its own. A Sobel's
-    cost does not depend on the pixels (the bench scene's are one background colour anyway)."""
+    cost does not depend on the pixels (the bench scene's are one background colour anyway).
+    Returns the pass and the registry holding its textures (the caller releases them)."""
     import wgpu
 
     from emberfx.core.bindings import PassBuilder
@@ -61,6 +63,7 @@ def naive_edge_pass(ctx, engine, tiled):
     settings = scratch.buffer("bench", "settings", len(data),
                               wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
     scratch.write(settings, data)
-    return PassBuilder(ctx, scratch).compute(
+    naive = PassBuilder(ctx, scratch).compute(
         "bench:naive", tiled.phase, "post/edge_detect_naive.wgsl", tiled.op.groups,
         {"settings": settings, "source": source, "output_image": edges})
+    return naive, scratch

@@ -11,7 +11,7 @@ from emberfx.engine.engine import Engine
 from emberfx.model.camera import Camera
 from emberfx.model.scene import EntitySpec, Scene, SceneSettings, loads_scene
 from emberfx.systems.cloth.component import Cloth
-from emberfx.systems.forces.forces import Collider
+from emberfx.systems.colliders.component import Collider
 
 DT = 1.0 / 60.0
 

@@ -100,6 +100,7 @@ def test_tables_equal_what_the_wgsl_declares():
     from emberfx.systems.emitter import params as emitter_params
     from emberfx.systems.emitter import system as emitter
     from emberfx.systems.forces import forces
+    from emberfx.systems.colliders import cloth as cloth_colliders
     from emberfx.systems.life import display as life_display
     from emberfx.systems.life import kernels as life_kernels
     from emberfx.systems.particle_life import system as particle_life
@@ -115,7 +116,7 @@ def test_tables_equal_what_the_wgsl_declares():
     assert emitter.ALLOCATION_MODES == {"ordered": 0, "atomic": 1, "ticket": 2}
     assert forces.KINDS == {"attractor": 0, "gravity": 1, "drag": 2, "vortex": 3, "turbulence": 4,
                             "kill_sphere": 5, "kill_box": 6, "wind": 7}
-    assert forces.COLLIDER_KINDS == {"sphere": 0, "plane": 1}
+    assert cloth_colliders.COLLIDER_KINDS == {"sphere": 0, "plane": 1}
     assert emitter_params.LOOK_SAMPLES == 128 == emitter_params.LOOKS["color"].shape[0]
     assert emitter_params.BLOCK == 256 == emitter_params.BLOCK_WORDS * 32
     for shader in ("update", "spawn", "compact"):

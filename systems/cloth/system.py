@@ -28,15 +28,10 @@ from emberfx.core.readback import read_array
 from emberfx.core.system import EntityRef, Priority, StepInfo, System
 from emberfx.model.colors import linear_color
 from emberfx.model.registry import set_system
+from emberfx.model.transforms import rotation_matrix
 from emberfx.systems.cloth.component import Cloth
-from emberfx.systems.forces.forces import (
-    COLLIDER,
-    FORCE,
-    MAX_FORCES,
-    ForceField,
-    pack_colliders,
-    pack_forces,
-)
+from emberfx.systems.colliders.cloth import COLLIDER, cloth_colliders, pack_colliders
+from emberfx.systems.forces.forces import FORCE, MAX_FORCES, ForceField, pack_forces
 
 PARAMS = struct_dtype("cloth/types.wgsl", "ClothParams")
 GROUP = wgsl.workgroup_size("cloth/step.wgsl")   # also cloth/normals.wgsl's
@@ -49,14 +44,6 @@ def stable_substeps(c: Cloth, fixed_dt: float) -> int:
     act on a vertex at most; semi-implicit Euler diverges past h omega = 2)."""
     omega = math.sqrt(12.0 * c.stiffness / c.mass)
     return max(1, math.ceil(fixed_dt * omega / 1.8))
-
-
-def rotation_matrix(degrees: tuple[float, float, float]) -> np.ndarray:
-    ax, ay, az = (math.radians(d) for d in degrees)
-    rx = np.array([[1, 0, 0], [0, math.cos(ax), -math.sin(ax)], [0, math.sin(ax), math.cos(ax)]])
-    ry = np.array([[math.cos(ay), 0, math.sin(ay)], [0, 1, 0], [-math.sin(ay), 0, math.cos(ay)]])
-    rz = np.array([[math.cos(az), -math.sin(az), 0], [math.sin(az), math.cos(az), 0], [0, 0, 1]])
-    return rz @ ry @ rx
 
 
 def initial_positions(c: Cloth) -> np.ndarray:
@@ -222,9 +209,12 @@ class ClothSystem(System):
                 bool(self.acting_on(patch, COLLIDER_KEYS)))
 
     def acting_on(self, patch: _Patch, keys: tuple[str, ...]) -> list:
+        """The components of ``keys`` acting on the patch (colliders: spheres and planes only;
+        other shapes act on particles)."""
         wanted = patch.component.affected_by
-        return [comp for ref, comp in self.query(*keys)
-                if wanted is None or ref.name in wanted]
+        found = [comp for ref, comp in self.query(*keys)
+                 if wanted is None or ref.name in wanted]
+        return cloth_colliders(found) if keys == COLLIDER_KEYS else found
 
     def before_step(self, step: StepInfo) -> None:
         for patch in self.patches.values():

@@ -1,4 +1,4 @@
-"""The forces family: attractors, force fields, kill zones and colliders, packed for the emitter
+"""The forces family: attractors, force fields and kill zones, packed for the emitter
 and cloth (components, packing, the follow-the-mouse pointer tool).
 
 Importing the package registers the family (components, system, actions, tools)."""

@@ -53,9 +53,10 @@ strength = 1.0
 # What each pass must read and write, from the access modes of its shader's declarations
 # (var<uniform> and var<storage, read>: read; var<storage, read_write>: read and written; a
 # draw also writes the scene target and reads its indirect arguments). Keys are <entity>/ keys.
+CONTACTS = {"collision", "colliders", "volume_refs", "volumes", "/scene/depth"}   # update reads
 ORDERED = {   # "jet": ordered allocation, alpha blending (depth + sort)
-    "update": ({"params", "particles", "counters", "free_mask", "block_free", "forces", "BIRTH"},
-               {"particles", "counters", "free_mask", "block_free"}),
+    "update": ({"params", "particles", "counters", "free_mask", "block_free", "forces", "BIRTH",
+                *CONTACTS}, {"particles", "counters", "free_mask", "block_free"}),
     "free:scan:tiles0": ({"block_free", "block_free:scan_params0", "block_free:scan_sums0"},
                          {"block_free", "block_free:scan_sums0"}),
     "count": ({"params", "block_free", "block_free:scan_sums0", "block_alive", "counters"},
@@ -73,7 +74,7 @@ ORDERED = {   # "jet": ordered allocation, alpha blending (depth + sort)
 }
 ATOMIC = {    # "spray": atomic allocation, additive
     "update": ({"params", "particles", "counters", "alive_mask", "block_alive", "forces",
-                "BIRTH"}, {"particles", "counters", "alive_mask", "block_alive"}),
+                "BIRTH", *CONTACTS}, {"particles", "counters", "alive_mask", "block_alive"}),
     "compact": ({"params", "alive_mask", "block_alive", "alive_list"}, {"alive_list"}),
 }
 

@@ -97,10 +97,10 @@ def _used_beyond_declaration(shader: str, name: str) -> bool:
 
 def test_tables_equal_what_the_wgsl_declares():
     from emberfx.blocks import scan, sort
+    from emberfx.systems.colliders import cloth as cloth_colliders
     from emberfx.systems.emitter import params as emitter_params
     from emberfx.systems.emitter import system as emitter
     from emberfx.systems.forces import forces
-    from emberfx.systems.colliders import cloth as cloth_colliders
     from emberfx.systems.life import display as life_display
     from emberfx.systems.life import kernels as life_kernels
     from emberfx.systems.particle_life import system as particle_life

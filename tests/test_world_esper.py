@@ -26,7 +26,7 @@ from emberfx.model import registry
 from emberfx.model.camera import Camera
 from emberfx.model.scene import EntitySpec, Scene, SceneSettings
 from emberfx.systems.emitter.component import Emitter
-from emberfx.systems.forces.forces import Attractor, Collider, ForceField
+from emberfx.systems.forces.forces import Attractor, ForceField
 
 SIZE = (32, 24)
 
@@ -277,7 +277,7 @@ def test_a_cached_query_costs_the_same_in_a_large_world(gpu):
     entities that are no force (ratio of medians, not a wall-clock bound)."""
     small = Engine(scene_with(("jet", JET), ("w", {"attractor": {}})))
     crowded = scene_with(("jet", JET), ("w", {"attractor": {}}))
-    crowded.entities += [EntitySpec(f"c{i}", {"collider": Collider()}) for i in range(2000)]
+    crowded.entities += [EntitySpec(f"c{i}", {}) for i in range(2000)]
     large = Engine(crowded)
 
     def median_query_seconds(engine: Engine) -> float:

@@ -94,6 +94,21 @@ class Resources:
         self._items[name] = view
         return view
 
+    def regrow(self, view: BufferView, size: int, *, what: str | None = None) -> BufferView:
+        """``view``'s buffer, which its owner made, replaced by a zeroed one of at least ``size``
+        bytes under the same name and usage (passes binding the old one must be rebuilt)."""
+        old = view.buffer
+        allocations = self._allocations.get((view.owner, view.family), [])
+        if self._items.get(view.name) is not view or old not in allocations:
+            raise ResourceError(f"resource '{view.name}' is not a whole buffer made here")
+        buffer = self.gpu.buffer(view.name, size, old.usage, what=what)
+        allocations[allocations.index(old)] = buffer
+        old.destroy()
+        new = BufferView(view.name, buffer, 0, buffer.size, view.owner, view.persistent,
+                         view.family)
+        self._items[view.name] = new
+        return new
+
     def texture(self, owner: str, key: str, *, size: tuple[int, int], format: str, usage: int,
                 persistent: bool = True, family: str = "") -> TextureResource:
         """A new 2-D texture named ``owner/key``, made by system ``family``."""

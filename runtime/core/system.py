@@ -56,6 +56,12 @@ class SharedResources:
     resources: Resources
     # the Engine's world query (World.query): (EntityRef, component) pairs in entity order
     query: Callable[..., list[tuple[EntityRef, Any]]] = lambda *kinds: []
+    # the system object running a component key in this world, or None (a family reading what
+    # another family's system keeps, e.g. an emitter the samples of a vector field)
+    system_for: Callable[[str], Any] = lambda key: None
+    # world -> clip (4x4, column vectors) of the last render into the scene target and its size;
+    # None before the first render (depth-buffer collisions do nothing until then)
+    drawn_view: tuple[np.ndarray, tuple[int, int]] | None = None
     fixed_dt: float = 1.0 / 60.0
     seed: int = 0
     # scene.resolve: a path written in the scene -> a real path

@@ -287,6 +287,19 @@ class Engine:
         """The system object that runs entity ``name``'s ``key`` component (tests, tools)."""
         return self._store.system_of(self._ref(name), key)
 
+    def set_field(self, name: str, array) -> None:
+        """Replace vector field ``name``'s samples (a force_field of kind "vector_field") with a
+        float32 (D, H, W, 3) array, from the next step on (scripts: ``ctx.set_field``)."""
+        self._check_usable("set_field")
+        self._ref(name, "set_field(name)")
+        registry.script_actions()["set_field"](self, name, array)
+
+    def passes_changed(self) -> None:
+        """A family changed what its passes bind outside a live edit (a vector field's samples
+        set from Python may need a larger buffer): the systems adapt now and the frame graph is
+        rebuilt before the next step or frame."""
+        self._world_changed()
+
     def state(self, name: str) -> dict[str, np.ndarray]:
         """The entity's GPU state as numpy arrays (a blocking read: not for every frame)."""
         return self._store.state(self._ref(name, "state(name)"))

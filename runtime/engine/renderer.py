@@ -62,9 +62,12 @@ class Renderer:
         self.scene_texture = self.device.create_texture(
             label="scene/color", size=(w, h, 1), format=shared.scene_format, usage=usage)
         shared.resources.adopt("scene/color", self.scene_texture)
+        # particles collide with what was drawn: emitters bind "scene/depth" as a texture
         self.depth_texture = self.device.create_texture(
             label="scene/depth", size=(w, h, 1), format=shared.depth_format,
-            usage=wgpu.TextureUsage.RENDER_ATTACHMENT)
+            usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.TEXTURE_BINDING)
+        shared.resources.adopt("scene/depth", self.depth_texture)
+        shared.drawn_view = None   # nothing drawn into the new target yet
         self.output_texture = self.device.create_texture(
             label="output", size=(w, h, 1), format=OUTPUT_FORMAT,
             usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
@@ -90,7 +93,9 @@ class Renderer:
             passes += self.telemetry.readback_passes()
             passes.append(self._present_pass(output_format))
             # the frame uniform, the cleared scene target, and every persistent resource
-            uploaded = {"frame", "scene/color"} | self.shared.resources.persistent()
+            # "scene/depth" holds what the last render drew (particles' depth collisions)
+            uploaded = ({"frame", "scene/color", "scene/depth"}
+                        | self.shared.resources.persistent())
             graph = FrameGraph(passes, uploaded, previous=self._stale_graphs.get(output_format))
             self._graphs[output_format] = graph
         return graph
@@ -156,6 +161,8 @@ class Renderer:
                                           clear_targets=("scene",),
                                           profiler=self.telemetry.profiler,
                                           bundles=self.bundles)
+        if phases is None or Phase.RENDER in phases:   # the depth target now holds this view
+            self.shared.drawn_view = (self._frame_record["view_proj"].T.copy(), self.size)
 
     def read_output(self) -> np.ndarray:
         """The output texture as an (h, w, 4) uint8 array (a blocking read)."""

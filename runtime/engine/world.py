@@ -160,6 +160,7 @@ class World:
         self._queries: dict[tuple, tuple[tuple, list]] = {}   # classes -> (esper's lists, result)
         self._query_classes: dict[tuple, tuple[type, ...]] = {}
         shared.query = self.query
+        shared.system_for = lambda key: self.systems.get(key)
 
     # building and releasing --------------------------------------------------------------------
     def build(self, specs) -> None:

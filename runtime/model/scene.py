@@ -356,18 +356,22 @@ class _Loader:
     def reference_limits(self, spec: EntitySpec, key: str, comp, kinds: dict[str, set]) -> None:
         """``REFERENCE_LIMITS = {field: n}``: at most n components of the field's REFERENCES
         kinds may act on the component: those on the entities it names, or every one in the
-        scene while the field is unset (a GPU buffer sized for n records takes them)."""
-        for field_name, limit in getattr(type(comp), "REFERENCE_LIMITS", {}).items():
-            wanted = set(type(comp).REFERENCES[field_name])
-            named = getattr(comp, field_name)
-            acting = sum(len(wanted & components) for name, components in kinds.items()
-                         if named is None or name in named)
-            if acting > limit:
-                scope = ("every one in the scene acts while it is unset; name the ones that should"
-                         if named is None else "on the entities it names")
-                raise self.error(f"expected at most {limit} {' / '.join(sorted(wanted))} "
-                                 f"components acting on this {key}, found {acting} ({scope})",
-                                 field=f"{key}.{field_name}", entity=spec.name)
+        scene while the field is unset (a GPU buffer sized for n records takes them). The limit
+        may be ``{(kind, ...): n, ...}`` instead, one per group of kinds (separate buffers)."""
+        for field_name, limits in getattr(type(comp), "REFERENCE_LIMITS", {}).items():
+            if not isinstance(limits, dict):
+                limits = {tuple(type(comp).REFERENCES[field_name]): limits}
+            for group, limit in limits.items():
+                wanted = set(group)
+                named = getattr(comp, field_name)
+                acting = sum(len(wanted & components) for name, components in kinds.items()
+                             if named is None or name in named)
+                if acting > limit:
+                    scope = ("every one in the scene acts while it is unset; name the ones that "
+                             "should" if named is None else "on the entities it names")
+                    raise self.error(f"expected at most {limit} {' / '.join(sorted(wanted))} "
+                                     f"components acting on this {key}, found {acting} ({scope})",
+                                     field=f"{key}.{field_name}", entity=spec.name)
 
     def table(self, doc: dict, key: str) -> dict:
         value = doc.get(key, {})

@@ -13,6 +13,8 @@
 // 6 kill box    centre xyz                  half size xyz
 // 7 wind        velocity xyz (gusts applied by the host), coefficient (1/s): particles are
 //               dragged towards the wind's velocity; cloth takes it through its normals
+// 8 vector field strength, tightness (1/s), mode (0 force, 1 velocity), volume index (emitters
+//               only: emitter/fields.wgsl samples it; force_acceleration ignores it)
 
 // Force.kind; the host (systems/forces/forces.py) maps each force's kind by these names.
 const FORCE_ATTRACTOR: u32 = 0u;
@@ -23,6 +25,7 @@ const FORCE_TURBULENCE: u32 = 4u;
 const FORCE_KILL_SPHERE: u32 = 5u;
 const FORCE_KILL_BOX: u32 = 6u;
 const FORCE_WIND: u32 = 7u;
+const FORCE_VECTOR_FIELD: u32 = 8u;
 
 struct Force {
     a: vec4f,

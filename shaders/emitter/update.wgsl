@@ -1,8 +1,11 @@
 // emitter/update.wgsl  --  pass `<entity>:emitter:update`
 //
 // Ages and integrates every alive particle: per substep h = fixed_dt / substeps,
-// a = gravity - drag v + sum of the forces (attractors, fields); v += a h; x += v h
-// (semi-implicit Euler). A particle in a kill zone or an attractor's kill radius dies.
+// a = gravity - drag v + sum of the forces (attractors, fields, vector fields); v += a h;
+// x += v h (semi-implicit Euler); then, with HAS_COLLISIONS, out of every solid it entered with
+// the collision response (emitter/collide.wgsl). A particle in a kill zone or an attractor's
+// kill radius dies, and one that touched a collider loses its material's lifetime share (or
+// dies, with kill).
 // Dead slots are then handled by ALLOCATION:
 //   0 ordered: set the slot's bit in free_mask and count the block's free slots in block_free;
 //              common/scan_*.wgsl ranks them and emitter/spawn.wgsl gives births to the lowest
@@ -17,11 +20,15 @@
 //                     3 mask (rw: free bits in mode 0, alive bits otherwise; 8 words per block),
 //                     4 block_count (rw: free or alive slots per block),
 //                     5 forces (read: Force records, common/forces.wgsl),
-//                     6 birth_params (read: the params buffer again, as storage)
+//                     6 birth_params (read: the params buffer again, as storage),
+//                     7 collision (read: CollisionSet), 8 colliders (read: SolidCollider),
+//                     9 volume_refs (read: VolumeRef), 10 volumes (read: packed samples),
+//                     11 scene_depth (texture_depth_2d: what the last render drew)
 
 //! include common/dispatch.wgsl
 //! include common/random.wgsl
-//! include common/forces.wgsl
+//! include emitter/fields.wgsl
+//! include emitter/collide.wgsl
 //! include emitter/types.wgsl
 
 // Allocation modes (override ALLOCATION); the host maps the scene's allocation by name.
@@ -32,6 +39,8 @@ override ALLOCATION: u32 = ALLOCATION_ORDERED;
 // false when the scene has no force entities: the force loop is compiled out (CPU backends run
 // the straight-line update several times faster)
 override HAS_FORCES: bool = true;
+// false unless the emitter has a collision material and colliders act on it
+override HAS_COLLISIONS: bool = false;
 // true on software adapters (lavapipe): births read `birth_params` (EmitterParams in types.wgsl)
 override BIRTHS_FROM_STORAGE: bool = false;
 
@@ -43,6 +52,12 @@ override BIRTHS_FROM_STORAGE: bool = false;
 @group(0) @binding(5) var<storage, read> forces: array<Force>;
 // the params again, for births on software adapters only: see EmitterParams in types.wgsl
 @group(0) @binding(6) var<storage, read> birth_params: EmitterParams;
+// what particles touch (emitter/collide.wgsl) and the volumes fields and SDFs sample
+@group(0) @binding(7) var<storage, read> collision: CollisionSet;
+@group(0) @binding(8) var<storage, read> colliders: array<SolidCollider>;
+@group(0) @binding(9) var<storage, read> volume_refs: array<VolumeRef>;
+@group(0) @binding(10) var<storage, read> volumes: array<f32>;
+@group(0) @binding(11) var scene_depth: texture_depth_2d;
 
 var<workgroup> block_mask: array<atomic<u32>, BLOCK_WORDS>;
 
@@ -82,8 +97,9 @@ fn main(@builtin(local_invocation_index) lid: u32,
             var x = p.position_age.xyz;
             var v = p.velocity_lifetime.xyz;
             var killed = false;
-            if (!HAS_FORCES || params.force_count == 0u) {
-                // without forces: no force loop at all (far faster on CPU backends)
+            var collided = false;   // touched a collider during this step
+            if ((!HAS_FORCES || params.force_count == 0u) && !HAS_COLLISIONS) {
+                // without forces or colliders: no loops at all (far faster on CPU backends)
                 for (var s = 0u; s < params.substeps; s++) {
                     v += (params.gravity.xyz - drag * v) * h;
                     x += v * h;
@@ -91,18 +107,32 @@ fn main(@builtin(local_invocation_index) lid: u32,
             } else {
                 for (var s = 0u; s < params.substeps && !killed; s++) {
                     var a = params.gravity.xyz - drag * v;
-                    for (var k = 0u; k < params.accelerate_end; k++) {
-                        a += force_acceleration(forces[k], x, v);
+                    if (HAS_FORCES) {
+                        for (var k = 0u; k < params.accelerate_end; k++) {
+                            a += emitter_force(forces[k], x, v);
+                        }
                     }
                     v += a * h;
                     x += v * h;
-                    for (var k = params.kill_start; k < params.force_count; k++) {
-                        killed = killed || force_kills(forces[k], x);
+                    if (HAS_COLLISIONS) {   // back out of solids, then the response
+                        let moved = collide_particle(x, v);
+                        x = moved.position;
+                        v = moved.velocity;
+                        collided = collided || moved.collided;
+                    }
+                    if (HAS_FORCES) {
+                        for (var k = params.kill_start; k < params.force_count; k++) {
+                            killed = killed || force_kills(forces[k], x);
+                        }
                     }
                 }
             }
             let age = p.position_age.w + params.h;
             var life = lifetime;
+            if (HAS_COLLISIONS && collided) {   // the material: lifetime loss, death on contact
+                life -= collision.material.z * life;
+                killed = killed || collision.material.w > 0.5;
+            }
             if (killed) { life = min(life, age); }   // dead from now on: age >= lifetime
             particles[i] = Particle(vec4f(x, age), vec4f(v, life));
             alive = age < life;

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from emberfx.model.colors import parse_color
-from emberfx.model.components import Tracked, live, rebuild
+from emberfx.model.components import Tracked, live, passes, rebuild
 from emberfx.model.numbers import U32_MAX
 from emberfx.model.registry import component
 from emberfx.systems.forces.forces import MAX_FORCES
@@ -110,6 +110,61 @@ class ColorStop(Tracked):
     """'#rrggbb' or '#rrggbbaa'"""
 
 
+@dataclass(slots=True)
+class CollisionMaterial(Tracked):
+    """How an emitter's particles answer colliders (``collision = {...}``): on contact the
+    particle is put back on the surface, the normal velocity is reflected and scaled by
+    ``restitution``, and the tangential velocity loses ``friction`` x the normal speed change
+    (Coulomb), down to zero."""
+    restitution: Fraction = live(0.5)
+    """share of the normal speed kept, reflected (0: stops dead, 1: elastic)"""
+    friction: NonNegative = live(0.2)
+    """Coulomb coefficient: tangential speed lost = friction x normal speed change"""
+    lifetime_loss: Fraction = live(0.0)
+    """share of its lifetime a particle loses at each collision"""
+    kill: bool = live(False)
+    """the particle dies when it touches a collider"""
+
+
+EVENT_KINDS = ("death", "collision", "age")
+"""the GPU events an emitter can send (field ``on_<kind>``), in the order they are ranked
+(EVENT_* in shaders/emitter/event_types.wgsl)"""
+MAX_EVENT_LINKS = 8
+"""sub-emitter links (a source and one of its event kinds) that may name one target emitter
+(the size of EventInbox.links in shaders/emitter/event_types.wgsl)"""
+EventShare = Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)]
+
+
+@dataclass(slots=True)
+class SubEmitter(Tracked):
+    """``on_death = { emitter = "sparks", count = 20, inherit_velocity = 0.3 }``: each event
+    spawns ``count`` particles of the emitter named, its shape centred where the parent was.
+    Which emitter and how many per event decide the GPU buffers: editing them rebuilds."""
+    emitter: str = rebuild()
+    """the target: an emitter entity with allocation = "ordered\""""
+    count: Annotated[int, msgspec.Meta(ge=1, le=MAX_CAPACITY)] = rebuild(1)
+    """particles per event (fewer when the target's pool is full)"""
+    inherit_velocity: EventShare = live(0.0)
+    """share of the PARENT PARTICLE's velocity added to each child's own (the emitter field of
+    the same name is the share of the emitter's motion)"""
+
+
+@dataclass(slots=True)
+class AgeSubEmitter(Tracked):
+    """``on_age = { every = 0.1, emitter = "smoke", count = 1 }``: a trail of spawns, one event
+    each time a particle's age passes a whole multiple of ``every`` (at most one per step)."""
+    emitter: str = rebuild()
+    """the target: an emitter entity with allocation = "ordered\""""
+    every: Positive = live()
+    """seconds of a particle's age between events; at least the scene's fixed_dt"""
+    count: Annotated[int, msgspec.Meta(ge=1, le=MAX_CAPACITY)] = rebuild(1)
+    """particles per event (fewer when the target's pool is full)"""
+    inherit_velocity: EventShare = live(0.0)
+    """share of the parent particle's velocity added to each child's own"""
+
+
+DEFAULT_RATE = 1000.0
+"""particles per second of an emitter whose scene sets no `rate` and that no event targets"""
 DEFAULT_COLORS: list[str | ColorStop] = ["#ffd27f", "#ff6a00"]   # each emitter gets a copy
 
 
@@ -118,8 +173,10 @@ DEFAULT_COLORS: list[str | ColorStop] = ["#ffd27f", "#ff6a00"]   # each emitter 
 class Emitter(Tracked):
     capacity: Annotated[int, msgspec.Meta(ge=1, le=MAX_CAPACITY)] = rebuild(10000)
     """slots in the pool (reload: changing it rebuilds the pool)"""
-    rate: BirthRate = live(1000.0)
-    """particles per second; the fractional part carries across steps"""
+    rate: BirthRate | None = live(None)
+    """particles per second; the fractional part carries across steps. Unset: DEFAULT_RATE,
+    or none for an emitter that some on_death / on_collision / on_age names (it then emits
+    only from events, unless its scene sets `rate` or `bursts`)"""
     rate_over_distance: BirthRate = live(0.0)
     """extra particles per world unit the emitter's position moves"""
     bursts: list[Burst] = live(default_factory=list)
@@ -164,11 +221,25 @@ class Emitter(Tracked):
     """how dead slots share a step's emission budget (reload); see docs in the README"""
     substeps: Annotated[int, msgspec.Meta(ge=1, le=64)] = live(1)
     """integration substeps per fixed step (h = fixed_dt / substeps)"""
+    collision: CollisionMaterial | None = passes(None)
+    """opt in to collisions with collider entities: the particles' material; None: particles
+    pass through every collider"""
     affected_by: list[str] | None = live(None)
-    """names of the attractor / force_field / kill_zone entities acting on it; None = all"""
+    """names of the attractor / force_field / kill_zone / collider entities acting on it;
+    None = all"""
+    on_death: SubEmitter | None = live(None)
+    """GPU events: each particle that dies spawns particles of another emitter (no CPU round
+    trip; born at the end of the same step)"""
+    on_collision: SubEmitter | None = live(None)
+    """each particle that touches a collider in a step spawns particles of another emitter"""
+    on_age: AgeSubEmitter | None = live(None)
+    """each particle spawns particles of another emitter every `every` seconds of its age"""
 
-    REFERENCES = {"affected_by": ("attractor", "force_field", "kill_zone")}
-    REFERENCE_LIMITS = {"affected_by": MAX_FORCES}
+    REFERENCES = {"affected_by": ("attractor", "force_field", "kill_zone", "collider"),
+                  **{f"on_{kind}.emitter": ("emitter",) for kind in EVENT_KINDS}}
+    # forces and colliders go to separate buffers of MAX_FORCES records each
+    REFERENCE_LIMITS = {"affected_by": {("attractor", "force_field", "kill_zone"): MAX_FORCES,
+                                        ("collider",): MAX_FORCES}}
 
     def __post_init__(self):
         for name in ("lifetime", "speed"):

@@ -54,6 +54,7 @@ from emberfx.core.system import EntityRef, Priority, Readback, StepInfo, System
 from emberfx.model.registry import set_system
 from emberfx.systems.emitter import prewarm as emitter_prewarm
 from emberfx.systems.emitter.component import Emitter
+from emberfx.systems.emitter.contacts import Contacts
 from emberfx.systems.emitter.params import (
     BLOCK,
     BLOCK_WORDS,
@@ -83,7 +84,10 @@ class _Pool:
     births: Births = field(default_factory=Births)
     looks_key: tuple | None = None   # the curves last baked into the looks buffer
     param_record: np.ndarray = field(default_factory=lambda: np.zeros((), PARAMS))
-    updates: dict[bool, Pass] = field(default_factory=dict)   # update pass by HAS_FORCES
+    contacts: Contacts | None = None   # colliders and volumes its update binds
+    # update passes built so far by variant (HAS_FORCES, HAS_COLLISIONS), and the one in use
+    updates: dict[tuple[bool, bool], Pass] = field(default_factory=dict)
+    variant: tuple[bool, bool] = (False, False)
 
 
 class EmitterSystem(System):
@@ -93,7 +97,6 @@ class EmitterSystem(System):
     def __init__(self, gpu, shared):
         super().__init__(gpu, shared)
         self.pools: dict[str, _Pool] = {}
-        self.forces_compiled = False   # the HAS_FORCES every pool's update pass is built with
 
     def _scene_has_forces(self) -> bool:
         return bool(self.query(*FORCE_KEYS))
@@ -152,10 +155,13 @@ class EmitterSystem(System):
         prefix = f"{name}:emitter"
         compute = self.build.compute
         alive_scan = PrefixScan(self.build, f"{prefix}:alive", b["block_alive"], blocks)
-        has_forces = self._scene_has_forces()
-        if has_forces != self.forces_compiled:   # the first force entity, or the last, went
-            self._compile_forces(has_forces)
-        update = self._update_pass(name, component, b, has_forces)
+        contacts = Contacts(self, entity)
+        counters = b["counters"]
+        pool = _Pool(entity, component, b, [], contacts=contacts,
+                     readback=Readback(name, "emitter", counters.name, counters.buffer,
+                                       counters.offset, COUNTERS.itemsize))
+        pool.variant = self._variant(pool)
+        update = pool.updates[pool.variant] = self._update_pass(pool)
         passes = [self.build.clear(f"{prefix}:clear", Phase.CLEAR, b["counters"], 4,
                                    COUNTERS.itemsize - 4),
                   update]
@@ -202,10 +208,7 @@ class EmitterSystem(System):
                              "alive_list": b["alive_list"], "looks": b["looks"]},
                             indirect=(b["draw_args"], 0)),
         ]
-        counters = b["counters"]
-        pool = _Pool(entity, component, b, passes, updates={has_forces: update},
-                     readback=Readback(name, "emitter", counters.name, counters.buffer,
-                                       counters.offset, COUNTERS.itemsize))
+        pool.passes = passes
         self.pools[name] = pool
         self.resources.write(b["params"], pack_params(
             pool.param_record, component, entity=entity.index, frame=0, seed=0, dt=0.0, budget=0,
@@ -214,42 +217,59 @@ class EmitterSystem(System):
         if component.prewarm > 0.0:
             emitter_prewarm.prewarm(self, pool)
 
-    def _update_pass(self, name: str, component: Emitter, b: dict[str, BufferView],
-                     has_forces: bool) -> Pass:
+    def _update_pass(self, pool: _Pool) -> Pass:
         """The update marks free slots (ordered: births come in spawn) or, having spawned itself
-        (atomic, ticket), the final alive slots. Without forces in the scene the force loop is
-        compiled out (HAS_FORCES), much faster on CPU backends."""
+        (atomic, ticket), the final alive slots. What nothing acts with is compiled out:
+        forces without force entities (HAS_FORCES; much faster on CPU backends), collisions
+        without a collision material and colliders (HAS_COLLISIONS)."""
+        component, b = pool.component, pool.buffers
+        has_forces, has_collisions = pool.variant
         ordered = component.allocation == "ordered"
         marks = ("free_mask", "block_free") if ordered else ("alive_mask", "block_alive")
+        assert pool.contacts is not None
         return self.build.compute(
-            f"{name}:emitter:update", Phase.SIMULATE, "emitter/update.wgsl",
+            f"{pool.entity.name}:emitter:update", Phase.SIMULATE, "emitter/update.wgsl",
             self.gpu.grid(math.ceil(component.capacity / BLOCK)),
             {"params": b["params"], "particles": b["particles"], "counters": b["counters"],
              "mask": b[marks[0]], "block_count": b[marks[1]], "forces": b["forces"],
-             "birth_params": birth_binding(b)},
+             "birth_params": birth_binding(b), **pool.contacts.bindings()},
             constants={"ALLOCATION": ALLOCATION_MODES[component.allocation],
-                       "HAS_FORCES": has_forces,
+                       "HAS_FORCES": has_forces, "HAS_COLLISIONS": has_collisions,
                        "BIRTHS_FROM_STORAGE": self.births_from_storage()})
 
-    def world_changed(self) -> None:
-        """Entities were spawned or deleted: only when the scene gains its first force entity
-        or loses its last do the update passes change (HAS_FORCES), so a spawn costs the same
-        in a world of any size."""
-        has_forces = self._scene_has_forces()
-        if has_forces != self.forces_compiled:
-            self._compile_forces(has_forces)
+    def _variant(self, pool: _Pool) -> tuple[bool, bool]:
+        assert pool.contacts is not None
+        return (self._scene_has_forces(), bool(pool.contacts.colliders(pool.component)))
 
-    def _compile_forces(self, has_forces: bool) -> None:
-        """Give every pool the update pass compiled for ``has_forces`` (each pool keeps both
-        once built, so the scene's forces coming and going again builds nothing)."""
-        for name, pool in self.pools.items():
-            current = pool.updates[self.forces_compiled]
-            update = pool.updates.get(has_forces)
-            if update is None:
-                update = pool.updates[has_forces] = self._update_pass(
-                    name, pool.component, pool.buffers, has_forces)
-            pool.passes[next(i for i, p in enumerate(pool.passes) if p is current)] = update
-        self.forces_compiled = has_forces
+    def _refresh(self, pool: _Pool) -> None:
+        """Bring the pool's update pass up to date: the variant for what acts on it now, bound
+        to the volumes buffer that holds what it samples (remade when it grew)."""
+        assert pool.contacts is not None
+        if pool.contacts.refresh(pool.component, self.forces_on(pool)):
+            pool.updates.clear()   # they bound the old volumes buffer
+        variant = self._variant(pool)
+        current = next((i for i, p in enumerate(pool.passes)
+                        if p.name.endswith(":emitter:update")), None)
+        update = pool.updates.get(variant)
+        if update is None:
+            pool.variant = variant
+            update = pool.updates[variant] = self._update_pass(pool)
+        pool.variant = variant
+        if current is not None:
+            pool.passes[current] = update
+
+    def world_changed(self) -> None:
+        """Entities were spawned or deleted, or a volume changed: each pool's update pass is
+        the variant for what acts on it now (a spawn costs the same in a world of any size
+        when nothing new acts on the pools)."""
+        for pool in self.pools.values():
+            self._refresh(pool)
+
+    def targets_changed(self) -> None:
+        """New render targets: update passes bind the new "scene/depth"."""
+        for pool in self.pools.values():
+            pool.updates.clear()
+            self._refresh(pool)
 
     def burst(self, entity: EntityRef, count: int) -> None:
         """`count` extra births on the next step (scripts: ctx.burst)."""
@@ -260,6 +280,8 @@ class EmitterSystem(System):
 
     # per frame ---------------------------------------------------------------------------------
     def passes(self) -> list[Pass]:
+        for pool in self.pools.values():   # a live edit of `collision` changes the variant
+            self._refresh(pool)
         return [p for pool in self.pools.values() for p in pool.passes]
 
     def readbacks(self) -> list[Readback]:
@@ -280,6 +302,8 @@ class EmitterSystem(System):
         start = step.frame * step.dt if start is None else start
         params, forces, budget = self._step_uniforms(pool, step, start, in_scene)
         write, b = self.resources.write, pool.buffers
+        if pool.contacts is not None:
+            pool.contacts.write_step(c, self.forces_on(pool, in_scene))
         write(b["forces"], forces)
         write(b["params"], params)
         looks_key = (repr(c.color), tuple(c.alpha_curve), tuple(c.size_curve))
@@ -300,7 +324,8 @@ class EmitterSystem(System):
             pool.param_record, c, entity=pool.entity.index, frame=step.frame, seed=step.seed,
             dt=step.dt, budget=budget, force_count=len(forces), velocity=velocity,
             accelerate_end=accelerate_end, kill_start=kill_start)
-        return (params, pack_forces(forces, step.frame * step.dt).tobytes(),
+        volumes = pool.contacts.volume_index if pool.contacts is not None else {}
+        return (params, pack_forces(forces, step.frame * step.dt, volumes).tobytes(),
                 np.array([budget], np.uint32).tobytes())
 
     def forces_on(self, pool: _Pool, in_scene: list | None = None) -> list:

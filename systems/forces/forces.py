@@ -17,7 +17,7 @@ import numpy as np
 
 from emberfx.core import wgsl
 from emberfx.core.layout import struct_dtype
-from emberfx.model.components import Tracked, live, passes
+from emberfx.model.components import Tracked, live, passes, rebuild
 from emberfx.model.registry import component
 
 Vec3 = tuple[float, float, float]
@@ -76,17 +76,19 @@ class Attractor(Tracked):
 @component("force_field")
 @dataclass(slots=True)
 class ForceField(Tracked):
-    kind: Literal["gravity", "drag", "vortex", "turbulence", "wind"] = passes("gravity")
+    kind: Literal["gravity", "drag", "vortex", "turbulence", "wind", "vector_field"] = passes(
+        "gravity")
     acceleration: Vec3 = live((0.0, -9.81, 0.0))
     """gravity: m/s^2"""
     coefficient: NonNegative = live(0.1)
     """drag: 1/s (a = -coefficient v)"""
     center: Vec3 = live((0.0, 0.0, 0.0))
-    """vortex: a point on the axis"""
+    """vortex: a point on the axis; vector_field: the centre of the field's box"""
     axis: Vec3 = live((0.0, 1.0, 0.0))
     """vortex: rotation axis (right-handed)"""
     strength: float = live(1.0)
-    """vortex: 1/s^2 (a = strength axis x (x - center)); turbulence: m/s^2"""
+    """vortex: 1/s^2 (a = strength axis x (x - center)); turbulence: m/s^2; vector_field:
+    scales the sampled vectors"""
     frequency: Positive = live(1.0)
     """turbulence: spatial frequency of the first octave, 1/m; wind: gusts per second"""
     octaves: Annotated[int, msgspec.Meta(ge=1, le=8)] = live(3)
@@ -94,6 +96,22 @@ class ForceField(Tracked):
     """wind: the direction it blows (its speed is `strength`, m/s)"""
     gust: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = live(0.0)
     """wind: gusts vary the speed by up to this fraction"""
+    field: str | None = rebuild(None)
+    """vector_field: a .npy file of float32 (D, H, W, 3) vectors in the box's local frame, sampled
+    at the centres of D x H x W cells filling the box (Engine.set_field replaces them live)"""
+    size: tuple[Positive, Positive, Positive] = live((2.0, 2.0, 2.0))
+    """vector_field: full edge lengths of the box the field fills"""
+    rotation_deg: Vec3 = live((0.0, 0.0, 0.0))
+    """vector_field: rotation of the box about x, then y, then z, degrees"""
+    mode: Literal["force", "velocity"] = live("force")
+    """vector_field: force: a = strength x field; velocity: particles are pulled towards the
+    velocity strength x field, a = tightness (strength x field - v)"""
+    tightness: NonNegative = live(2.0)
+    """vector_field, velocity mode: how fast particles take the field's velocity, 1/s"""
+    tile: bool = live(False)
+    """vector_field: repeat the field beyond its box (else it acts only inside the box)"""
+
+    PATH_FIELDS = ("field",)
 
     def __post_init__(self):
         _finite(self, "acceleration", "coefficient", "center", "axis", "strength", "frequency",
@@ -102,6 +120,23 @@ class ForceField(Tracked):
             _unit(self.axis, "axis")
         if self.kind == "wind":
             _unit(self.direction, "direction")
+        _finite(self, "size", "rotation_deg", "tightness")
+        if self.kind == "vector_field" and self.field is None:
+            raise ValueError("field: expected a .npy file of float32 (D, H, W, 3) vectors for "
+                             "kind = \"vector_field\", found none")
+        if self.field is not None and not self.field.lower().endswith(".npy"):
+            raise ValueError(f"field: expected a .npy file, found '{self.field}'")
+
+    def check_files(self, resolve) -> None:
+        """The scene loader's check of the field file, as the engine will load it."""
+        if self.field is None:
+            return
+        from emberfx.systems.forces.volumes import VolumeError, load_volume
+
+        try:
+            load_volume(resolve(self.field), channels=3)
+        except VolumeError as exc:
+            raise ValueError(f"field: {exc}") from None
 
     def wind_velocity(self, time: float) -> np.ndarray:
         """Wind: its velocity at a simulated time, gusting smoothly (a sum of incommensurate
@@ -111,7 +146,8 @@ class ForceField(Tracked):
                 + 0.1 * math.sin(6.1 * phase))
         return _unit(self.direction, "direction") * self.strength * (1.0 + self.gust * wave)
 
-    def pack(self, record, time: float = 0.0) -> None:
+    def pack(self, record, time: float = 0.0, volume: int = 0) -> None:
+        """``volume``: a vector field's index among the emitter's volume records."""
         record["kind"] = KINDS[self.kind]
         if self.kind == "gravity":
             record["a"] = (*self.acceleration, 0.0)
@@ -122,6 +158,9 @@ class ForceField(Tracked):
             record["b"] = (*_unit(self.axis, "axis"), 0.0)
         elif self.kind == "wind":
             record["a"] = (*self.wind_velocity(time), self.coefficient)
+        elif self.kind == "vector_field":
+            record["a"] = (self.strength, self.tightness, float(self.mode == "velocity"),
+                           float(volume))
         else:
             record["a"] = (self.frequency, self.strength, float(self.octaves), 0.0)
 
@@ -166,13 +205,15 @@ def arrange(forces: list) -> tuple[list, int, int]:
     return ordered, len(plain) + len(both), len(plain)
 
 
-def pack_forces(forces: list, time: float = 0.0) -> np.ndarray:
+def pack_forces(forces: list, time: float = 0.0,
+                volumes: dict[int, int] | None = None) -> np.ndarray:
     """The Force records (shaders/common/forces.wgsl) for these components, in order, at a
-    simulated time (for gusting wind)."""
+    simulated time (for gusting wind). ``volumes``: id(vector field component) -> its index among
+    the emitter's volume records."""
     records = np.zeros(max(1, len(forces)), FORCE)
     for record, force in zip(records, forces):
         if isinstance(force, ForceField):
-            force.pack(record, time)
+            force.pack(record, time, (volumes or {}).get(id(force), 0))
         else:
             force.pack(record)
     return records

@@ -99,11 +99,12 @@ def trilinear(volume: np.ndarray, size, local: np.ndarray, tile: bool = False) -
     base = np.floor(u)
     frac = u - base
     base = base.astype(np.int64)
-    out = 0.0
+    counts = grid.astype(np.int64)
+    out = np.zeros((len(u), *volume.shape[3:]))
     for corner in range(8):
         offset = np.array([corner & 1, (corner >> 1) & 1, (corner >> 2) & 1])
         idx = base + offset
-        idx = np.mod(idx, grid.astype(np.int64)) if tile else np.clip(idx, 0, grid.astype(np.int64) - 1)
+        idx = np.mod(idx, counts) if tile else np.clip(idx, 0, counts - 1)
         weight = np.prod(np.where(offset == 1, frac, 1.0 - frac), axis=1)
         sample = volume[idx[:, 2], idx[:, 1], idx[:, 0]]
         out = out + (weight[:, None] * sample if sample.ndim == 2 else weight * sample)

@@ -1,0 +1,217 @@
+// emitter/collide.wgsl: particles against solids (no pass of its own; emitter/update.wgsl calls
+// collide_particle after each substep's position update). systems/colliders/particles.py packs
+// the records; the including pass declares
+//   var<storage, read> collision: CollisionSet;     the material, the depth view, counts
+//   var<storage, read> colliders: array<SolidCollider>;
+//   var<storage, read> volume_refs: array<VolumeRef>;
+//   var<storage, read> volumes: array<f32>;         (common/volumes.wgsl)
+//   var scene_depth: texture_depth_2d;             what the last render drew
+//
+// Every shape gives a signed distance d (negative inside the solid) and an outward unit normal n
+// at the particle. A particle with d < 0 moves back to the surface (x -= d n); its normal speed
+// vn = v . n, if approaching (vn < 0), is reflected and scaled by the restitution e, and its
+// tangential velocity loses friction x (1 + e)|vn| of its length (Coulomb), clamped at zero.
+
+//! include common/volumes.wgsl
+
+// SolidCollider.kind; the host maps each collider's shape (and sdf_kind) by these names.
+const SOLID_SPHERE: u32 = 0u;
+const SOLID_PLANE: u32 = 1u;
+const SOLID_BOX: u32 = 2u;
+const SOLID_SDF_VOLUME: u32 = 3u;   // signed distances sampled from volumes
+const SOLID_SDF_SPHERE: u32 = 4u;   // analytic, within the sdf box
+const SOLID_SDF_BOX: u32 = 5u;
+const SOLID_SDF_TORUS: u32 = 6u;
+const SOLID_DEPTH: u32 = 7u;        // what the last render drew into the depth target
+
+struct SolidCollider {
+    center: vec4f,       // xyz: centre (sphere, box, sdf box) or a point on the plane; w: radius
+    normal: vec4f,       // plane: unit normal (the free side); w: torus tube radius
+    half_size: vec4f,    // xyz: box half extents (box, sdf box shape) ; w: depth thickness
+    to_local_x: vec4f,   // rows of the world -> local rotation (box, sdf)
+    to_local_y: vec4f,
+    to_local_z: vec4f,
+    bounds: vec4f,       // sdf: half the edge lengths of the box the collider acts in
+    kind: u32,           // SOLID_*
+    inside: u32,         // 1: keep particles inside the shape
+    volume: u32,         // SOLID_SDF_VOLUME: index into volume_refs
+    pad: u32,
+};
+
+struct CollisionSet {
+    material: vec4f,     // restitution, friction, lifetime loss, kill (1: dies on contact)
+    view_proj: mat4x4f,  // the last render's world -> clip (column vectors)
+    inverse_view_proj: mat4x4f,
+    depth_size: vec4f,   // xy: depth target pixels; z: 1 once a render has drawn (else no depth)
+    count: u32,          // records in colliders
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+};
+
+struct Surface {
+    distance: f32,   // signed: negative inside the solid; NO_CONTACT where the shape does not act
+    normal: vec3f,   // outward unit normal
+};
+
+const NO_CONTACT: f32 = 3.0e38;
+
+fn solid_local(c: SolidCollider, x: vec3f) -> vec3f {
+    let r = x - c.center.xyz;
+    return vec3f(dot(c.to_local_x.xyz, r), dot(c.to_local_y.xyz, r), dot(c.to_local_z.xyz, r));
+}
+
+fn solid_world_direction(c: SolidCollider, d: vec3f) -> vec3f {
+    return c.to_local_x.xyz * d.x + c.to_local_y.xyz * d.y + c.to_local_z.xyz * d.z;
+}
+
+// The box SDF (exact outside and inside) of half extents h at local point q.
+fn box_distance(q: vec3f, h: vec3f) -> f32 {
+    let e = abs(q) - h;
+    return length(max(e, vec3f(0.0))) + min(max(e.x, max(e.y, e.z)), 0.0);
+}
+
+// Analytic solids in the collider's local frame (sdf_kind).
+fn analytic_distance(c: SolidCollider, q: vec3f) -> f32 {
+    switch c.kind {
+        case SOLID_SDF_SPHERE: { return length(q) - c.center.w; }
+        case SOLID_SDF_BOX: { return box_distance(q, c.half_size.xyz); }
+        default: {   // torus around the local y axis: ring radius center.w, tube normal.w
+            let ring = vec2f(length(q.xz) - c.center.w, q.y);
+            return length(ring) - c.normal.w;
+        }
+    }
+}
+
+fn sdf_distance(c: SolidCollider, q: vec3f) -> f32 {
+    if (c.kind == SOLID_SDF_VOLUME) {
+        let ref_ = volume_refs[c.volume];
+        return sample_scalar(ref_, q);
+    }
+    return analytic_distance(c, q);
+}
+
+// An SDF collider's surface: distance sampled (trilinear) or analytic; the normal is the
+// central-difference gradient with a step of one cell (analytic: 1/64 of the smallest bound).
+fn sdf_surface(c: SolidCollider, x: vec3f) -> Surface {
+    let q = solid_local(c, x);
+    if (any(abs(q) > c.bounds.xyz)) { return Surface(NO_CONTACT, vec3f(0.0)); }
+    let d = sdf_distance(c, q);
+    if (d >= 0.0 && c.inside == 0u) { return Surface(d, vec3f(0.0)); }   // no normal needed
+    var step = vec3f(min(c.bounds.x, min(c.bounds.y, c.bounds.z)) / 32.0);
+    if (c.kind == SOLID_SDF_VOLUME) {
+        let ref_ = volume_refs[c.volume];
+        step = ref_.size.xyz / vec3f(ref_.grid.xyz);
+    }
+    let g = vec3f(sdf_distance(c, q + vec3f(step.x, 0.0, 0.0)) - sdf_distance(c, q - vec3f(step.x, 0.0, 0.0)),
+                  sdf_distance(c, q + vec3f(0.0, step.y, 0.0)) - sdf_distance(c, q - vec3f(0.0, step.y, 0.0)),
+                  sdf_distance(c, q + vec3f(0.0, 0.0, step.z)) - sdf_distance(c, q - vec3f(0.0, 0.0, step.z)))
+            / (2.0 * step);
+    let n = select(vec3f(0.0, 1.0, 0.0), normalize(g), dot(g, g) > 0.0);
+    return Surface(d, solid_world_direction(c, n));
+}
+
+// The surface the last render drew at the particle's pixel, as a plane through the drawn point
+// with the normal of the depth differences; the particle collides when it is behind that point
+// by less than the collider's thickness.
+fn depth_surface(c: SolidCollider, x: vec3f) -> Surface {
+    let none = Surface(NO_CONTACT, vec3f(0.0));
+    if (collision.depth_size.z < 0.5) { return none; }
+    let clip = collision.view_proj * vec4f(x, 1.0);
+    if (clip.w <= 0.0) { return none; }
+    let ndc = clip.xyz / clip.w;
+    if (any(abs(ndc.xy) >= vec2f(1.0)) || ndc.z < 0.0 || ndc.z > 1.0) { return none; }
+    let size = collision.depth_size.xy;
+    let pixel = vec2i(floor(vec2f(ndc.x + 1.0, 1.0 - ndc.y) * 0.5 * size));
+    let last = vec2i(size) - 1;
+    let p = clamp(pixel, vec2i(0), last);
+    let stored = textureLoad(scene_depth, p, 0);
+    if (stored >= 1.0) { return none; }   // nothing drawn there
+    let here = unproject(p, stored);
+    // neighbours towards the inside of the image, for the depth-difference normal
+    let sx = select(1, -1, p.x == last.x);
+    let sy = select(1, -1, p.y == last.y);
+    let right = unproject(p + vec2i(sx, 0), textureLoad(scene_depth, p + vec2i(sx, 0), 0));
+    let down = unproject(p + vec2i(0, sy), textureLoad(scene_depth, p + vec2i(0, sy), 0));
+    var n = cross((right - here) * f32(sx), (down - here) * f32(sy));
+    if (dot(n, n) == 0.0) { return none; }
+    n = normalize(n);
+    let eye = collision.inverse_view_proj * vec4f(ndc.xy, 0.0, 1.0);
+    if (dot(n, eye.xyz / eye.w - here) < 0.0) { n = -n; }   // faces the camera
+    let d = dot(x - here, n);
+    if (d < -c.half_size.w) { return none; }   // further behind than the thickness: not this
+    return Surface(d, n);
+}
+
+fn unproject(pixel: vec2i, depth: f32) -> vec3f {
+    let size = collision.depth_size.xy;
+    let uv = (vec2f(pixel) + 0.5) / size;
+    let ndc = vec4f(uv.x * 2.0 - 1.0, 1.0 - uv.y * 2.0, depth, 1.0);
+    let world = collision.inverse_view_proj * ndc;
+    return world.xyz / world.w;
+}
+
+fn solid_surface(c: SolidCollider, x: vec3f) -> Surface {
+    switch c.kind {
+        case SOLID_SPHERE: {
+            let r = x - c.center.xyz;
+            let d = length(r);
+            return Surface(d - c.center.w, select(vec3f(0.0, 1.0, 0.0), r / d, d > 0.0));
+        }
+        case SOLID_PLANE: {
+            return Surface(dot(c.normal.xyz, x - c.center.xyz), c.normal.xyz);
+        }
+        case SOLID_BOX: {
+            let q = solid_local(c, x);
+            let h = c.half_size.xyz;
+            let e = abs(q) - h;
+            var n = vec3f(0.0);
+            if (any(e > vec3f(0.0))) {
+                n = normalize(max(e, vec3f(0.0)) * sign(q));
+            } else if (e.x >= e.y && e.x >= e.z) {   // inside: out through the nearest face
+                n = vec3f(select(-1.0, 1.0, q.x >= 0.0), 0.0, 0.0);
+            } else if (e.y >= e.z) {
+                n = vec3f(0.0, select(-1.0, 1.0, q.y >= 0.0), 0.0);
+            } else {
+                n = vec3f(0.0, 0.0, select(-1.0, 1.0, q.z >= 0.0));
+            }
+            return Surface(box_distance(q, h), solid_world_direction(c, n));
+        }
+        case SOLID_DEPTH: { return depth_surface(c, x); }
+        default: { return sdf_surface(c, x); }
+    }
+}
+
+struct Motion {
+    position: vec3f,
+    velocity: vec3f,
+    collided: bool,
+};
+
+// One particle against every collider, in order: pushed out of (or, inside = 1, back into) each
+// solid it has entered, with the collision response on its velocity.
+fn collide_particle(x_in: vec3f, v_in: vec3f) -> Motion {
+    var m = Motion(x_in, v_in, false);
+    let restitution = collision.material.x;
+    let friction = collision.material.y;
+    for (var k = 0u; k < collision.count; k++) {
+        let c = colliders[k];
+        var s = solid_surface(c, m.position);
+        if (s.distance == NO_CONTACT) { continue; }
+        if (c.inside == 1u) { s = Surface(-s.distance, -s.normal); }
+        if (s.distance >= 0.0) { continue; }
+        let n = s.normal;
+        m.position -= s.distance * n;
+        m.collided = true;
+        let vn = dot(m.velocity, n);
+        if (vn < 0.0) {
+            let tangential = m.velocity - vn * n;
+            let speed = length(tangential);
+            let change = (1.0 + restitution) * -vn;   // the normal speed change
+            var keep = 0.0;
+            if (speed > 0.0) { keep = max(0.0, 1.0 - friction * change / speed); }
+            m.velocity = tangential * keep - restitution * vn * n;
+        }
+    }
+    return m;
+}

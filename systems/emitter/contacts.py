@@ -1,0 +1,136 @@
+"""What an emitter's particles touch: the colliders acting on it (when it opts in with
+``collision = {...}``) and the volumes its update samples (SDF colliders' and vector fields'
+arrays). One ``Contacts`` per emitter entity owns four registry buffers the update pass binds:
+
+  <e>/collision     CollisionSet: material, collider count, the last render's view (depth)
+  <e>/colliders     SolidCollider records (emitter/collide.wgsl), MAX_FORCES of them
+  <e>/volume_refs   VolumeRef records (common/volumes.wgsl): each volume's box, grid, offset
+  <e>/volumes       every volume's samples, packed (systems/forces/volumes.py)
+
+Records are rewritten each step (colliders move live); the samples only when the set of arrays
+changes (a spawned field, ``Engine.set_field``). A larger set than the volumes buffer holds remakes
+it in ``refresh``, which the system calls when the world changes (the passes are rebuilt then).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import wgpu
+
+from emberfx.core.errors import SceneError
+from emberfx.core.resources import BufferView
+from emberfx.core.system import EntityRef
+from emberfx.systems.colliders.particles import (
+    COLLISION_SET,
+    SOLID,
+    VOLUME_REF,
+    pack_collision_set,
+    pack_solids,
+    pack_volume_ref,
+)
+from emberfx.systems.forces.forces import MAX_FORCES
+from emberfx.systems.forces.volumes import VolumeError, load_volume, pack_volumes
+
+COLLIDER_KEYS = ("collider",)
+
+
+class Contacts:
+    def __init__(self, system, entity: EntityRef):
+        self.system = system
+        self.entity = entity
+        storage = wgpu.BufferUsage.STORAGE
+        self.buffers: dict[str, BufferView] = {
+            key: system.buffer(entity, key, size, storage) for key, size in (
+                ("collision", COLLISION_SET.itemsize),
+                ("colliders", MAX_FORCES * SOLID.itemsize),
+                ("volume_refs", 2 * MAX_FORCES * VOLUME_REF.itemsize),
+                ("volumes", 16))}
+        self.header = np.zeros((), COLLISION_SET)
+        self.volume_key: tuple = ()      # the arrays whose samples the volumes buffer holds
+        self.volume_index: dict[int, int] = {}   # id(component) -> its VolumeRef index
+        self.volume_slots: list = []
+        self.volume_arrays: list[np.ndarray] = []
+
+    def bindings(self) -> dict[str, object]:
+        b = self.buffers
+        return {"collision": b["collision"], "colliders": b["colliders"],
+                "volume_refs": b["volume_refs"], "volumes": b["volumes"],
+                "scene_depth": "scene/depth"}
+
+    # what acts on the emitter -----------------------------------------------------------------
+    def colliders(self, component) -> list:
+        """The collider components acting on the emitter (none without a collision material),
+        the first MAX_FORCES in scene order."""
+        if component.collision is None:
+            return []
+        wanted = component.affected_by
+        return [c for ref, c in self.system.query(*COLLIDER_KEYS)
+                if wanted is None or ref.name in wanted][:MAX_FORCES]
+
+    def volume_sources(self, component, forces: list) -> list[tuple[object, np.ndarray]]:
+        """(component, samples) for every volume the emitter samples: SDF colliders read from
+        files, then vector fields, in scene order."""
+        out = []
+        for c in self.colliders(component):
+            if c.shape == "sdf" and c.sdf is not None:
+                out.append((c, self._sdf_samples(c)))
+        fields = self.system.shared.system_for("force_field")
+        arrays = getattr(fields, "arrays", {})
+        names = {id(comp): ref.name for ref, comp in self.system.query("force_field")}
+        for f in forces:
+            if getattr(f, "kind", None) == "vector_field":
+                samples = arrays.get(names.get(id(f), ""))
+                if samples is not None:
+                    out.append((f, samples))
+        return out
+
+    def _sdf_samples(self, collider) -> np.ndarray:
+        shared = self.system.shared
+        name = next((ref.name for ref, c in self.system.query(*COLLIDER_KEYS) if c is collider),
+                    "?")
+        try:
+            return load_volume(shared.resolve(collider.sdf) if shared.resolve else collider.sdf,
+                               channels=1)
+        except VolumeError as exc:
+            raise SceneError(shared.scene_path, str(exc), entity=name,
+                             field="collider.sdf") from None
+
+    # upkeep -----------------------------------------------------------------------------------
+    def refresh(self, component, forces: list) -> bool:
+        """Upload the volumes' samples if the set of arrays changed; True when the volumes
+        buffer had to be remade larger (the update pass must bind the new one)."""
+        sources = self.volume_sources(component, forces)
+        key = tuple(id(samples) for _, samples in sources)
+        if key == self.volume_key:
+            return False
+        flat, slots = pack_volumes([samples for _, samples in sources])
+        self.system.gpu.check_buffer_size(
+            flat.nbytes, f"entity '{self.entity.name}': the volumes its emitter samples "
+                         f"(SDF colliders and vector fields, {len(sources)} arrays)")
+        remade = flat.nbytes > self.buffers["volumes"].size
+        if remade:
+            self.buffers["volumes"] = self.system.resources.regrow(self.buffers["volumes"],
+                                                                   flat.nbytes)
+        self.system.resources.write(self.buffers["volumes"], flat.tobytes())
+        self.volume_key = key
+        self.volume_arrays = [samples for _, samples in sources]   # their ids stay unique
+        self.volume_index = {id(comp): i for i, (comp, _) in enumerate(sources)}
+        self.volume_slots = [(slot, comp) for slot, (comp, _) in zip(slots, sources)]
+        return remade
+
+    def write_step(self, component, forces: list) -> None:
+        """This step's records: colliders where they are now, the volume boxes, the header."""
+        colliders = self.colliders(component)
+        if self.volume_slots:
+            refs = np.zeros(len(self.volume_slots), VOLUME_REF)
+            for record, (slot, comp) in zip(refs, self.volume_slots):   # boxes move live
+                pack_volume_ref(record, center=comp.center, rotation_deg=comp.rotation_deg,
+                                size=comp.size, grid=slot.grid, offset=slot.offset,
+                                tile=getattr(comp, "tile", False))
+            self.system.resources.write(self.buffers["volume_refs"], refs.tobytes())
+        if component.collision is None:
+            return
+        write = self.system.resources.write
+        write(self.buffers["colliders"], pack_solids(colliders, self.volume_index).tobytes())
+        write(self.buffers["collision"], pack_collision_set(
+            self.header, component.collision, len(colliders), self.system.shared.drawn_view))

@@ -1,0 +1,81 @@
+"""Vector fields' samples: the system of the ``force_field`` component keeps, for each
+``kind = "vector_field"`` entity, its checked float32 (D, H, W, 3) array: read from its ``field``
+file, or set from Python (``Engine.set_field``, ``ctx.set_field``). Other kinds of force field
+need nothing here (they are packed from their fields each step).
+
+It owns no GPU resources: each emitter packs the volumes acting on it into its own buffer
+(systems/emitter/contacts.py) and repacks when ``version`` changes.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from emberfx.core.errors import EmberError, SceneError
+from emberfx.core.system import EntityRef, Priority, System
+from emberfx.model.registry import script_action, set_system
+from emberfx.systems.forces import forces  # noqa: F401  (registers force_field first)
+from emberfx.systems.forces.volumes import VolumeError, check_volume, load_volume
+
+
+class FieldSystem(System):
+    key = "force_field"
+    priority = Priority.FORCES
+
+    def __init__(self, gpu, shared):
+        super().__init__(gpu, shared)
+        self.arrays: dict[str, np.ndarray] = {}   # vector field entity -> its samples
+        self.version = 0   # changes whenever any array does
+
+    def add(self, entity: EntityRef, component) -> None:
+        if component.kind != "vector_field" or component.field is None:
+            return
+        resolve = self.shared.resolve
+        path = resolve(component.field) if resolve is not None else component.field
+        try:
+            array = load_volume(path, channels=3)
+        except VolumeError as exc:
+            raise SceneError(self.shared.scene_path, str(exc), entity=entity.name,
+                             field="force_field.field") from None
+        self.gpu.check_buffer_size(array.nbytes, f"entity '{entity.name}': force_field.field "
+                                   f"{tuple(array.shape)} float32")
+        self.arrays[entity.name] = array
+        self.version += 1
+
+    def remove(self, entity: EntityRef) -> None:
+        if self.arrays.pop(entity.name, None) is not None:
+            self.version += 1
+
+    def set_field(self, entity: EntityRef, array: np.ndarray) -> None:
+        self.arrays[entity.name] = array
+        self.version += 1
+
+
+set_system("force_field", FieldSystem)
+
+
+@script_action("set_field")
+def set_field(engine, name: str, array) -> None:
+    """Replace vector field ``name``'s samples: a float32 (D, H, W, 3) array of vectors in the
+    field box's local frame (any grid size; the box stays). Emitters sample it from the next
+    step on."""
+    call = f"set_field({name!r}, ...)"
+    components = engine.components_of(name)
+    field = components.get("force_field")
+    if field is None or field.kind != "vector_field":
+        found = (f"kind = \"{field.kind}\"" if field is not None else
+                 f"an entity with {', '.join(components) or 'no components'}")
+        raise EmberError(f"{call}: expected a force_field entity of kind \"vector_field\", "
+                         f"found {found}")
+    if isinstance(array, numbers.Number):
+        raise EmberError(f"{call}: expected a float32 (D, H, W, 3) numpy array, found a number")
+    try:
+        checked = check_volume(np.asarray(array) if isinstance(array, (list, tuple)) else array,
+                               channels=3)
+    except VolumeError as exc:
+        raise EmberError(f"{call}: {exc}") from None
+    engine.gpu.check_buffer_size(checked.nbytes, f"{call}: {tuple(checked.shape)} float32")
+    engine.system_of(name, "force_field").set_field(engine.entity_ref(name), checked.copy())
+    engine.passes_changed()   # emitters upload the samples, in a larger buffer if need be

@@ -56,13 +56,14 @@ strength = 1.0
 CONTACTS = {"collision", "colliders", "volume_refs", "volumes", "/scene/depth"}   # update reads
 ORDERED = {   # "jet": ordered allocation, alpha blending (depth + sort)
     "update": ({"params", "particles", "counters", "free_mask", "block_free", "forces", "BIRTH",
-                *CONTACTS}, {"particles", "counters", "free_mask", "block_free"}),
+                *CONTACTS, "event_marks"},
+               {"particles", "counters", "free_mask", "block_free", "event_marks"}),
     "free:scan:tiles0": ({"block_free", "block_free:scan_params0", "block_free:scan_sums0"},
                          {"block_free", "block_free:scan_sums0"}),
     "count": ({"params", "block_free", "block_free:scan_sums0", "block_alive", "counters"},
               {"block_alive", "counters"}),
     "spawn": ({"params", "particles", "free_mask", "block_free", "block_alive", "alive_list",
-               "BIRTH"}, {"particles", "alive_list"}),
+               "BIRTH", "counters", "event_links", "event_records"}, {"particles", "alive_list"}),
     "depth": ({"/frame", "particles", "alive_list", "block_alive:scan_sums0", "sort_keys"},
               {"sort_keys"}),
     "sort:local": ({"sort_keys:sort_params:local", "sort_keys", "alive_list",
@@ -74,7 +75,8 @@ ORDERED = {   # "jet": ordered allocation, alpha blending (depth + sort)
 }
 ATOMIC = {    # "spray": atomic allocation, additive
     "update": ({"params", "particles", "counters", "alive_mask", "block_alive", "forces",
-                "BIRTH", *CONTACTS}, {"particles", "counters", "alive_mask", "block_alive"}),
+                "BIRTH", *CONTACTS, "event_marks"},
+               {"particles", "counters", "alive_mask", "block_alive", "event_marks"}),
     "compact": ({"params", "alive_mask", "block_alive", "alive_list"}, {"alive_list"}),
 }
 

@@ -190,7 +190,7 @@ def test_copies_pickles_and_conversions_carry_no_hook():
     pickled.color[0].t = 0.25
     converted.size_curve[0] = 0.5
     assert hook.calls == 0
-    assert emitter.rate == 1000.0 and len(emitter.bursts) == 1 and emitter.bursts[0].count == 3
+    assert emitter.rate is None and len(emitter.bursts) == 1 and emitter.bursts[0].count == 3
 
 
 def test_untracked_components_call_nothing():

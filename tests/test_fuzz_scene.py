@@ -178,11 +178,13 @@ def check_loaded(scene: Scene) -> None:
 
 
 def built(doc: dict, scene_path: Path) -> Scene:
-    """The scene built with Scene.add, referenced entities (forces, colliders) first so that
-    every affected_by names an entity already added."""
+    """The scene built with Scene.add, referenced entities (forces, colliders, trail sources)
+    first so that every reference names an entity already added (those that refer keep their
+    order: a trail's source that has affected_by comes before the trail)."""
     scene = Scene(path=scene_path)
     entities = doc.get("entity", [])
-    order = sorted(entities, key=lambda e: any(isinstance(t, dict) and "affected_by" in t
+    refers = {"affected_by", "source", "on_death", "on_collision", "on_age"}
+    order = sorted(entities, key=lambda e: any(isinstance(t, dict) and refers & set(t)
                                                for t in e.values()))
     for entity in order:
         components = {k: v for k, v in entity.items() if k not in ("name", "script")}

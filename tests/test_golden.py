@@ -34,7 +34,10 @@ SCENES = sorted((ROOT / "scenes").glob("*.toml"))
 GOLDEN = Path(__file__).resolve().parent / "golden"
 WIDTH = 160              # pixels; the height follows the scene's aspect
 STEPS = 30               # fixed simulation steps before the picture
-STEPS_FOR = {"smoke": 180}   # the plume needs ~3 simulated seconds to rise into view
+STEPS_FOR = {"smoke": 180,      # the plume needs ~3 simulated seconds to rise into view
+             "sdf": 180,        # the sand reaches the arch
+             "fireworks": 150,  # rockets burst and the first stars fall
+             "rain": 60}        # the drops reach the ball and the floor
 MEAN_TOLERANCE = 1.5     # levels of 255, mean over all pixels and RGB channels
 CHANGED_LEVELS = 40      # a pixel "differs" when a channel moves by more than this ...
 CHANGED_FRACTION = 0.005 # ... and at most this share of the pixels may (72 of 160 x 90)

@@ -196,6 +196,14 @@ source = "jet"
 name = "well"
 [entity.attractor]
 [[entity]]
+name = "calm"
+[entity.force_field]
+kind = "drag"
+[[entity]]
+name = "floor"
+[entity.collider]
+shape = "plane"
+[[entity]]
 name = "flag"
 [entity.cloth]
 resolution = [4, 4]

@@ -496,7 +496,7 @@ def test_scene_add_validates_an_edited_component_object():
 def test_describe_is_readable():
     text = describe(load_scene(SCENES / "fireworks.toml"))
     check(text, "shape={kind = 'sphere', radius = 0.1, surface = true}",
-          "bursts=[{time = 0.5, count = 3000, repeat = 1.5, cycles = 0}]")
+          "bursts=[{time = 0.35, count = 1, repeat = 0.9, cycles = 0}]")
     assert "Shape(" not in text and "Burst(" not in text
     for path in SCENE_FILES:
         for line in describe(load_scene(path)).splitlines():

@@ -128,13 +128,13 @@ def test_layout_matches_what_the_gpu_writes(gpu, fake_shaders):
 
 
 # Offsets worked out by hand from WGSL's layout rules: six vec4f (16 bytes each), then two vec2f
-# (align 8) and sixteen 4-byte scalars; 176 bytes, a multiple of the 16-byte struct alignment.
+# (align 8) and seventeen 4-byte scalars; 180 bytes, rounded up to the 16-byte struct alignment.
 EMITTER_PARAMS_OFFSETS = {
     "origin": 0, "direction": 16, "gravity": 32, "inherit": 48, "shape_size": 64, "shape": 80,
     "speed_range": 96, "lifetime_range": 104, "capacity": 112, "budget": 116, "frame": 120,
     "seed": 124, "entity": 128, "block_count": 132, "h": 136, "size": 140, "shape_kind": 144,
     "shape_surface": 148, "radial": 152, "size_in_pixels": 156, "substeps": 160,
-    "force_count": 164, "accelerate_end": 168, "kill_start": 172}
+    "force_count": 164, "accelerate_end": 168, "kill_start": 172, "age_event_rate": 176}
 # A struct with real padding: a u32 in a vec3f's tail, vec2f at 8-byte alignment, and 8 bytes of
 # tail padding (40 -> 48) that an array stride must include.
 TAIL_WGSL = "// test\nstruct Tail { a: vec3f, t: u32, b: vec2f, c: u32, d: vec2f, };\n"
@@ -230,7 +230,7 @@ def test_emitter_params_layout_matches_the_gpu_both_ways(gpu, fake_shaders):
     host-packed rows (storage array and uniform) and writes rows the dtype reads back."""
     params = layout.struct_dtype("emitter/types.wgsl", "EmitterParams")
     assert {name: params.fields[name][1] for name in params.names} == EMITTER_PARAMS_OFFSETS
-    assert params.itemsize == 176
+    assert params.itemsize == 192
     fake_shaders["t/params.wgsl"] = round_trip_shader("EmitterParams", "emitter/types.wgsl", params)
     check_round_trip(gpu.device, params, "t/params.wgsl")
 

@@ -115,7 +115,7 @@ def test_tables_equal_what_the_wgsl_declares():
         assert _used_beyond_declaration("emitter/types.wgsl", f"SHAPE_{kind}"), kind
     assert emitter.ALLOCATION_MODES == {"ordered": 0, "atomic": 1, "ticket": 2}
     assert forces.KINDS == {"attractor": 0, "gravity": 1, "drag": 2, "vortex": 3, "turbulence": 4,
-                            "kill_sphere": 5, "kill_box": 6, "wind": 7}
+                            "kill_sphere": 5, "kill_box": 6, "wind": 7, "vector_field": 8}
     assert cloth_colliders.COLLIDER_KINDS == {"sphere": 0, "plane": 1}
     assert emitter_params.LOOK_SAMPLES == 128 == emitter_params.LOOKS["color"].shape[0]
     assert emitter_params.BLOCK == 256 == emitter_params.BLOCK_WORDS * 32
@@ -153,7 +153,7 @@ def test_every_shader_uses_the_shared_folded_index():
                              if not line.lstrip().startswith("//"))
             assert "groups.x" not in code, f"{d.name}/{f.name} folds the dispatch index by hand"
             users += "folded_" in code
-    assert users == 19
+    assert users == 20
 
 
 @pytest.mark.parametrize("gens", [17])

@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 
+from emberfx.bench.collisions import collision_rows
 from emberfx.bench.harness import (
     compute_copy_bandwidth,
     copy_bandwidth,
@@ -101,7 +102,7 @@ def bench_emitter() -> list[dict]:
         if whole["value"] is not None:
             whole["vs_numpy"] = whole["value"] * 1e9 / numpy_rates[attractors]
         rows += case_rows
-    return rows
+    return rows + collision_rows(ctx, bandwidth)
 
 
 def emitter_case(ctx, capacity, allocation, attractors, bandwidth) -> list[dict]:

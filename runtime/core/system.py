@@ -146,6 +146,10 @@ class System(esper.Processor):
     def before_step(self, step: StepInfo) -> None:
         """Write this step's uniforms (queue.write_buffer)."""
 
+    def before_draw(self) -> None:
+        """Write what only drawing reads, before each render: a live edit then shows even
+        when no step runs in between (a paused window)."""
+
     def process(self, step: StepInfo) -> None:
         """``esper.process(step)`` calls it: this system's part of the step."""
         self.before_step(step)
@@ -163,6 +167,11 @@ class System(esper.Processor):
 
     def stats(self, entity: EntityRef, readback: dict[str, bytes]) -> dict:
         return {}
+
+    def script_events(self, readback: dict[str, bytes]) -> list[tuple[str, dict]]:
+        """(name, data) for scripts' ``on_event`` from what the GPU counted since the last call
+        (e.g. an emitter's "death:<name>"), read from the newest readback."""
+        return []
 
     # helpers for subclasses ------------------------------------------------------------------
     def buffer(self, entity: EntityRef, key: str, size: int, usage: int, *,

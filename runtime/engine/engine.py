@@ -100,6 +100,7 @@ class Engine:
             self.close()   # release what was built and the esper world before reporting
             raise
         self.scripts = Scripts(self)
+        self._events_frame: int | None = None   # the readback whose GPU counts scripts heard
 
     @property
     def _world(self) -> str:
@@ -162,13 +163,23 @@ class Engine:
     def step(self, frames: int = 1) -> None:
         """Advance the simulation by ``frames`` fixed steps."""
         for _ in range(step_count(frames)):
-            self.scripts.update(self.clock.fixed_dt)   # their edits apply to this step
+            # their edits apply to this step; on_event hears the GPU's counts first
+            self.scripts.update(self.clock.fixed_dt, self._counted_events)
             applied = self._sync_components()
             try:
                 self._simulate_one()
             except Exception:
                 live_edits.undo(self._store, applied)   # a valid-looking value it could not use
                 raise
+
+    def _counted_events(self) -> list[tuple[str, dict]]:
+        """Events the systems counted on the GPU since the last call (an emitter's
+        "death:<name>"), from the newest readback: one or two steps late, never a stall."""
+        frame, per_entity = self._telemetry.latest()
+        if frame is None or frame == self._events_frame:
+            return []
+        self._events_frame = frame
+        return [e for s in self._store.system_objects() for e in s.script_events(per_entity)]
 
     def advance(self, real_dt: float) -> int:
         """Interactive clock: run the whole fixed steps that ``real_dt`` seconds make."""

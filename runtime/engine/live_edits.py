@@ -162,8 +162,10 @@ def _checked_edit(world, scene_path, name: str, key: str, component, before: Com
         with world.quiet():
             copy_fields(before.valid, component)
         raise relabelled(exc, "live edit", UNDONE) from None
+    from emberfx.model.scene import reference_value
+
     references = getattr(type(component), "REFERENCES", {})
-    if any(getattr(valid, f) != getattr(before.valid, f) for f in references):
+    if any(reference_value(valid, f) != reference_value(before.valid, f) for f in references):
         try:
             check_references(world, scene_path, name, {key: valid}, "live edit", UNDONE)
         except SceneError:
@@ -178,11 +180,11 @@ def check_references(world, scene_path, name: str, components: dict, label: str,
     """The entity names that ``components`` refer to (an emitter's ``affected_by``) must be
     entities of ``world`` with a wanted component, as in a scene file. Only the named entities
     are looked at, so a spawn costs the same at any size."""
-    from emberfx.model.scene import EntitySpec, referenced_names
+    from emberfx.model.scene import EntitySpec, reference_value, referenced_names
     from emberfx.model.scene import check_references as check
 
     targets = {t for c in components.values() for f in getattr(type(c), "REFERENCES", {})
-               for t in referenced_names(getattr(c, f))}
+               for t in referenced_names(reference_value(c, f))}
     if not targets:
         return
     # every name only when one is missing, for the message's "did you mean"

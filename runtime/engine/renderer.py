@@ -154,6 +154,9 @@ class Renderer:
         self.telemetry.submitted()
 
     def encode(self, encoder, texture, phases=None) -> None:
+        if phases is None or Phase.RENDER in phases:
+            for system in self.world.system_objects():
+                system.before_draw()
         targets = {"scene": self._scene_target,
                    "output": RenderTarget(texture.create_view(), (0.0, 0.0, 0.0, 1.0),
                                           color_format=texture.format)}

@@ -5,7 +5,8 @@ A script file defines any of::
     def on_start(ctx): ...              # once, before the first step
     def on_update(ctx, dt): ...         # before every fixed step (dt = fixed_dt)
     def on_key(ctx, key): ...           # a key pressed in the window ("space", "a", "f2", ...)
-    def on_event(ctx, name, data): ...  # ctx.emit(name, data), or a key of the scene's [bindings]
+    def on_event(ctx, name, data): ...  # ctx.emit(name, data), a key of the scene's [bindings],
+                                        # or events counted on the GPU (below)
 
 ``ctx`` reaches the scene: ``ctx.entity("well").attractor.position = (x, y, z)`` takes effect on the
 next step; ``ctx.time``, ``ctx.frame``, ``ctx.dt``, ``ctx.rng`` (seeded from the scene seed),
@@ -19,6 +20,13 @@ runtime/engine/script_watchdog.py) or loads a module that does either is reporte
 its whole script is skipped the same way. An ``on_event`` that keeps re-emitting events
 (``MAX_EVENT_DEPTH`` deep) is reported and skipped. Ctrl-C is never caught here: it interrupts a
 hook at once and ends the program.
+
+GPU events reach ``on_event`` too: an emitter with ``on_death`` (``on_collision``, ``on_age``)
+gives ``on_event(ctx, "death:rockets", {"count": n})``, n being how many of its particles died
+since the last such call (only when n > 0), before ``on_update``. The counts come from the
+asynchronous counter readback, so they are one or two steps late (the GPU is never waited for);
+they come from running totals, so a readback that was skipped loses none, it is added to the
+next.
 
 Trust: a scene with scripts is a program. Its scripts run with the rights of the process, so
 ``ScriptPolicy`` can turn them off (``--no-scripts``, ``EMBERFX_NO_SCRIPTS=1``,
@@ -413,8 +421,13 @@ class Scripts:
                     script.started = True
                     script.call("on_start")
 
-    def update(self, dt: float) -> None:
+    def update(self, dt: float, counted_events=None) -> None:
+        """on_start where due, on_event for what ``counted_events()`` returns (events counted
+        on the GPU; asked only when a script has on_event), then on_update."""
         self.start()
+        if counted_events is not None and any("on_event" in s.hooks for s in self.scripts):
+            for name, data in counted_events():
+                self.event(name, data)
         for script in self.scripts:
             script.call("on_update", dt)
 

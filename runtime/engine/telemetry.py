@@ -16,7 +16,7 @@ from emberfx.core.frame_graph import SIMULATION_PHASES, CopyBuffer, Pass, Phase
 from emberfx.core.profiler import PassProfiler
 from emberfx.core.readback import GatherLayout, ReadbackRing
 
-READBACK_MIN_BYTES = 256   # the smallest gather buffer: room for 16 emitters' counters
+READBACK_MIN_BYTES = 256   # the smallest gather buffer: 5 emitters' counters
 
 
 class Telemetry:

@@ -140,6 +140,10 @@ def _nested_change(a, b) -> Change | None:
         items = [x for x in (*a, *b) if dataclasses.is_dataclass(x)]   # items came or went
         return max((max(changes_of(type(x)).values(), default=Change.LIVE) for x in items),
                    default=None)
+    if (a is None) != (b is None):   # an optional object came or went: as a list item does
+        item = b if a is None else a
+        if dataclasses.is_dataclass(item):
+            return max(changes_of(type(item)).values(), default=Change.LIVE)
     return None
 
 

@@ -254,6 +254,14 @@ def _plain(value):
     raise TypeError(f"a {type(value).__name__}")
 
 
+def reference_value(component, field: str):
+    """A ``REFERENCES`` field's value; a dotted field (``on_death.emitter``) reads a nested
+    object, None where one on the way is unset."""
+    for part in field.split("."):
+        component = None if component is None else getattr(component, part)
+    return component
+
+
 def referenced_names(value) -> list[str]:
     """The entity names a ``REFERENCES`` field holds: one name (a trail's ``source``), a list
     (an emitter's ``affected_by``), or none (None)."""
@@ -337,7 +345,7 @@ class _Loader:
         for spec in entities:
             for key, comp in spec.components.items():
                 for field_name, wanted in getattr(type(comp), "REFERENCES", {}).items():
-                    value = getattr(comp, field_name)
+                    value = reference_value(comp, field_name)
                     for index, target in enumerate(referenced_names(value)):
                         where = (f"{key}.{field_name}" if isinstance(value, str)
                                  else f"{key}.{field_name}[{index}]")
@@ -352,6 +360,14 @@ class _Loader:
                                 f"{', '.join(sorted(kinds[target])) or 'no components'}",
                                 field=where, entity=spec.name)
                 self.reference_limits(spec, key, comp, kinds)
+        # links among components of one class (sub-emitter cycles): a class's
+        # references_problem([(entity, component), ...]) -> (entity, field, why) or None
+        for cls in dict.fromkeys(type(c) for spec in entities for c in spec.components.values()):
+            check = getattr(cls, "references_problem", None)
+            problem = check([(e.name, c) for e in (entities if among is None else among)
+                             for c in e.components.values() if type(c) is cls]) if check else None
+            if problem is not None:
+                raise self.error(problem[2], field=problem[1], entity=problem[0])
 
     def reference_limits(self, spec: EntitySpec, key: str, comp, kinds: dict[str, set]) -> None:
         """``REFERENCE_LIMITS = {field: n}``: at most n components of the field's REFERENCES

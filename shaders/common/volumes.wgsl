@@ -1,7 +1,8 @@
 // common/volumes.wgsl: trilinear samples of volumes packed into one float array (no pass of its
 // own). systems/forces/volumes.py packs the arrays and documents where each sample sits (the
-// centre of a cell of the grid filling the volume's box); the including pass declares
-//   var<storage, read> volumes: array<f32>;
+// centre of a cell of the grid filling the volume's box).
+// Bindings (group 0) of every pass including it: 9 volume_refs (read: VolumeRef per volume),
+// 10 volumes (read: every volume's samples, packed).
 // Weights are computed in full f32 precision from textureLoad-free buffer reads, so a sample
 // matches a numpy trilinear sample to float rounding (hardware filtering has 8-bit weights, and
 // r32float is not filterable on every adapter).
@@ -14,6 +15,9 @@ struct VolumeRef {
     size: vec4f,         // xyz: the box's full edge lengths, world units
     grid: vec4u,         // xyz: samples along local x, y, z (W, H, D); w: first float in volumes
 };
+
+@group(0) @binding(9) var<storage, read> volume_refs: array<VolumeRef>;
+@group(0) @binding(10) var<storage, read> volumes: array<f32>;
 
 // The local coordinates of a world point in the volume's box (centred on 0).
 fn volume_local(ref_: VolumeRef, x: vec3f) -> vec3f {
@@ -38,53 +42,67 @@ fn volume_cell(i: i32, n: u32, tiled: bool) -> u32 {
     return u32(clamp(i, 0, count - 1));
 }
 
-// The 8 corner indices (flattened, in samples) and the fractional position of a local point.
-struct Corners {
-    index: array<u32, 8>,
+// The cell indices below and above a local point along each axis, and the fraction between.
+struct Cell {
+    low: vec3u,
+    high: vec3u,
     frac: vec3f,
 };
 
-fn volume_corners(ref_: VolumeRef, local: vec3f) -> Corners {
-    let grid = vec3f(ref_.grid.xyz);
-    let u = (local / ref_.size.xyz + 0.5) * grid - 0.5;
+fn volume_cell_of(ref_: VolumeRef, local: vec3f) -> Cell {
+    let u = (local / ref_.size.xyz + 0.5) * vec3f(ref_.grid.xyz) - 0.5;
     let base = floor(u);
-    var out: Corners;
-    out.frac = u - base;
     let b = vec3i(base);
     let tiled = ref_.center.w > 0.5;
-    for (var c = 0u; c < 8u; c++) {
-        let i = volume_cell(b.x + i32(c & 1u), ref_.grid.x, tiled);
-        let j = volume_cell(b.y + i32((c >> 1u) & 1u), ref_.grid.y, tiled);
-        let k = volume_cell(b.z + i32((c >> 2u) & 1u), ref_.grid.z, tiled);
-        out.index[c] = (k * ref_.grid.y + j) * ref_.grid.x + i;
-    }
-    return out;
+    let low = vec3u(volume_cell(b.x, ref_.grid.x, tiled), volume_cell(b.y, ref_.grid.y, tiled),
+                    volume_cell(b.z, ref_.grid.z, tiled));
+    let high = vec3u(volume_cell(b.x + 1, ref_.grid.x, tiled),
+                     volume_cell(b.y + 1, ref_.grid.y, tiled),
+                     volume_cell(b.z + 1, ref_.grid.z, tiled));
+    return Cell(low, high, u - base);
 }
 
-fn corner_weight(frac: vec3f, c: u32) -> f32 {
-    let pick = vec3<bool>((c & 1u) == 1u, ((c >> 1u) & 1u) == 1u, ((c >> 2u) & 1u) == 1u);
-    let w = select(1.0 - frac, frac, pick);
-    return w.x * w.y * w.z;
+// The flattened sample index of cell (i, j, k).
+fn volume_index(ref_: VolumeRef, i: u32, j: u32, k: u32) -> u32 {
+    return (k * ref_.grid.y + j) * ref_.grid.x + i;
 }
 
-// A scalar volume (one float per sample) at a local point.
+// A scalar volume (one float per sample) at a local point: eight loads, three lerps. Written
+// out rather than looped over a corner array, which CPU backends keep in memory (lavapipe ran
+// the whole update ten times slower with such an array merely present).
 fn sample_scalar(ref_: VolumeRef, local: vec3f) -> f32 {
-    let corners = volume_corners(ref_, local);
-    var value = 0.0;
-    for (var c = 0u; c < 8u; c++) {
-        value += corner_weight(corners.frac, c) * volumes[ref_.grid.w + corners.index[c]];
-    }
-    return value;
+    let c = volume_cell_of(ref_, local);
+    let o = ref_.grid.w;
+    let v000 = volumes[o + volume_index(ref_, c.low.x, c.low.y, c.low.z)];
+    let v100 = volumes[o + volume_index(ref_, c.high.x, c.low.y, c.low.z)];
+    let v010 = volumes[o + volume_index(ref_, c.low.x, c.high.y, c.low.z)];
+    let v110 = volumes[o + volume_index(ref_, c.high.x, c.high.y, c.low.z)];
+    let v001 = volumes[o + volume_index(ref_, c.low.x, c.low.y, c.high.z)];
+    let v101 = volumes[o + volume_index(ref_, c.high.x, c.low.y, c.high.z)];
+    let v011 = volumes[o + volume_index(ref_, c.low.x, c.high.y, c.high.z)];
+    let v111 = volumes[o + volume_index(ref_, c.high.x, c.high.y, c.high.z)];
+    let f = c.frac;
+    return mix(mix(mix(v000, v100, f.x), mix(v010, v110, f.x), f.y),
+               mix(mix(v001, v101, f.x), mix(v011, v111, f.x), f.y), f.z);
+}
+
+fn volume_vector(at: u32) -> vec3f {
+    return vec3f(volumes[3u * at], volumes[3u * at + 1u], volumes[3u * at + 2u]);
 }
 
 // A vector volume (three floats per sample) at a local point.
 fn sample_vector(ref_: VolumeRef, local: vec3f) -> vec3f {
-    let corners = volume_corners(ref_, local);
-    var value = vec3f(0.0);
-    for (var c = 0u; c < 8u; c++) {
-        let at = ref_.grid.w + 3u * corners.index[c];
-        value += corner_weight(corners.frac, c) * vec3f(volumes[at], volumes[at + 1u],
-                                                        volumes[at + 2u]);
-    }
-    return value;
+    let c = volume_cell_of(ref_, local);
+    let o = ref_.grid.w / 3u;   // vector volumes start at a multiple of 3 floats (the host packs)
+    let v000 = volume_vector(o + volume_index(ref_, c.low.x, c.low.y, c.low.z));
+    let v100 = volume_vector(o + volume_index(ref_, c.high.x, c.low.y, c.low.z));
+    let v010 = volume_vector(o + volume_index(ref_, c.low.x, c.high.y, c.low.z));
+    let v110 = volume_vector(o + volume_index(ref_, c.high.x, c.high.y, c.low.z));
+    let v001 = volume_vector(o + volume_index(ref_, c.low.x, c.low.y, c.high.z));
+    let v101 = volume_vector(o + volume_index(ref_, c.high.x, c.low.y, c.high.z));
+    let v011 = volume_vector(o + volume_index(ref_, c.low.x, c.high.y, c.high.z));
+    let v111 = volume_vector(o + volume_index(ref_, c.high.x, c.high.y, c.high.z));
+    let f = c.frac;
+    return mix(mix(mix(v000, v100, f.x), mix(v010, v110, f.x), f.y),
+               mix(mix(v001, v101, f.x), mix(v011, v111, f.x), f.y), f.z);
 }

@@ -1,11 +1,9 @@
 // emitter/collide.wgsl: particles against solids (no pass of its own; emitter/update.wgsl calls
 // collide_particle after each substep's position update). systems/colliders/particles.py packs
-// the records; the including pass declares
-//   var<storage, read> collision: CollisionSet;     the material, the depth view, counts
-//   var<storage, read> colliders: array<SolidCollider>;
-//   var<storage, read> volume_refs: array<VolumeRef>;
-//   var<storage, read> volumes: array<f32>;         (common/volumes.wgsl)
-//   var scene_depth: texture_depth_2d;             what the last render drew
+// the records.
+// Bindings (group 0) of the including pass: 7 collision (read: CollisionSet), 8 colliders
+// (read: SolidCollider records), 11 scene_depth (texture_depth_2d: what the last render drew),
+// and 9, 10 of common/volumes.wgsl.
 //
 // Every shape gives a signed distance d (negative inside the solid) and an outward unit normal n
 // at the particle. A particle with d < 0 moves back to the surface (x -= d n); its normal speed
@@ -23,6 +21,7 @@ const SOLID_SDF_SPHERE: u32 = 4u;   // analytic, within the sdf box
 const SOLID_SDF_BOX: u32 = 5u;
 const SOLID_SDF_TORUS: u32 = 6u;
 const SOLID_DEPTH: u32 = 7u;        // what the last render drew into the depth target
+const SDF_KINDS: u32 = 0x78u;       // bits of SOLID_SDF_VOLUME .. SOLID_SDF_TORUS
 
 struct SolidCollider {
     center: vec4f,       // xyz: centre (sphere, box, sdf box) or a point on the plane; w: radius
@@ -56,6 +55,19 @@ struct Surface {
 
 const NO_CONTACT: f32 = 3.0e38;
 
+// Bit k set: colliders of kind k (SOLID_*) may act; the host compiles in only the kinds present,
+// since CPU backends (lavapipe) run the code of every branch under a lane mask whether or not a
+// lane takes it (one plane ran 30x slower with the SDF and depth code compiled in).
+override SOLID_KINDS: u32 = 0xffu;
+
+fn solids_include(kind: u32) -> bool {
+    return (SOLID_KINDS & (1u << kind)) != 0u;
+}
+
+@group(0) @binding(7) var<storage, read> collision: CollisionSet;
+@group(0) @binding(8) var<storage, read> colliders: array<SolidCollider>;
+@group(0) @binding(11) var scene_depth: texture_depth_2d;
+
 fn solid_local(c: SolidCollider, x: vec3f) -> vec3f {
     let r = x - c.center.xyz;
     return vec3f(dot(c.to_local_x.xyz, r), dot(c.to_local_y.xyz, r), dot(c.to_local_z.xyz, r));
@@ -73,14 +85,11 @@ fn box_distance(q: vec3f, h: vec3f) -> f32 {
 
 // Analytic solids in the collider's local frame (sdf_kind).
 fn analytic_distance(c: SolidCollider, q: vec3f) -> f32 {
-    switch c.kind {
-        case SOLID_SDF_SPHERE: { return length(q) - c.center.w; }
-        case SOLID_SDF_BOX: { return box_distance(q, c.half_size.xyz); }
-        default: {   // torus around the local y axis: ring radius center.w, tube normal.w
-            let ring = vec2f(length(q.xz) - c.center.w, q.y);
-            return length(ring) - c.normal.w;
-        }
-    }
+    if (c.kind == SOLID_SDF_SPHERE) { return length(q) - c.center.w; }
+    if (c.kind == SOLID_SDF_BOX) { return box_distance(q, c.half_size.xyz); }
+    // torus around the local y axis: ring radius center.w, tube normal.w
+    let ring = vec2f(length(q.xz) - c.center.w, q.y);
+    return length(ring) - c.normal.w;
 }
 
 fn sdf_distance(c: SolidCollider, q: vec3f) -> f32 {
@@ -151,35 +160,43 @@ fn unproject(pixel: vec2i, depth: f32) -> vec3f {
     return world.xyz / world.w;
 }
 
-fn solid_surface(c: SolidCollider, x: vec3f) -> Surface {
-    switch c.kind {
-        case SOLID_SPHERE: {
-            let r = x - c.center.xyz;
-            let d = length(r);
-            return Surface(d - c.center.w, select(vec3f(0.0, 1.0, 0.0), r / d, d > 0.0));
-        }
-        case SOLID_PLANE: {
-            return Surface(dot(c.normal.xyz, x - c.center.xyz), c.normal.xyz);
-        }
-        case SOLID_BOX: {
-            let q = solid_local(c, x);
-            let h = c.half_size.xyz;
-            let e = abs(q) - h;
-            var n = vec3f(0.0);
-            if (any(e > vec3f(0.0))) {
-                n = normalize(max(e, vec3f(0.0)) * sign(q));
-            } else if (e.x >= e.y && e.x >= e.z) {   // inside: out through the nearest face
-                n = vec3f(select(-1.0, 1.0, q.x >= 0.0), 0.0, 0.0);
-            } else if (e.y >= e.z) {
-                n = vec3f(0.0, select(-1.0, 1.0, q.y >= 0.0), 0.0);
-            } else {
-                n = vec3f(0.0, 0.0, select(-1.0, 1.0, q.z >= 0.0));
-            }
-            return Surface(box_distance(q, h), solid_world_direction(c, n));
-        }
-        case SOLID_DEPTH: { return depth_surface(c, x); }
-        default: { return sdf_surface(c, x); }
+// Collider k's surface at x. Plane and sphere read the fields they need only: loading the whole
+// 128-byte record per particle and collider is what a CPU backend spends its time on.
+fn solid_surface(k: u32, x: vec3f) -> Surface {
+    let kind = colliders[k].kind;
+    if (solids_include(SOLID_PLANE) && kind == SOLID_PLANE) {
+        let n = colliders[k].normal.xyz;
+        return Surface(dot(n, x - colliders[k].center.xyz), n);
     }
+    if (solids_include(SOLID_SPHERE) && kind == SOLID_SPHERE) {
+        let sphere = colliders[k].center;
+        let r = x - sphere.xyz;
+        let d = length(r);
+        return Surface(d - sphere.w, select(vec3f(0.0, 1.0, 0.0), r / d, d > 0.0));
+    }
+    if (solids_include(SOLID_BOX) && kind == SOLID_BOX) { return box_surface(colliders[k], x); }
+    if (solids_include(SOLID_DEPTH) && kind == SOLID_DEPTH) {
+        return depth_surface(colliders[k], x);
+    }
+    if ((SOLID_KINDS & SDF_KINDS) != 0u) { return sdf_surface(colliders[k], x); }
+    return Surface(NO_CONTACT, vec3f(0.0));
+}
+
+fn box_surface(c: SolidCollider, x: vec3f) -> Surface {
+    let q = solid_local(c, x);
+    let h = c.half_size.xyz;
+    let e = abs(q) - h;
+    var n = vec3f(0.0);
+    if (any(e > vec3f(0.0))) {
+        n = normalize(max(e, vec3f(0.0)) * sign(q));
+    } else if (e.x >= e.y && e.x >= e.z) {   // inside: out through the nearest face
+        n = vec3f(select(-1.0, 1.0, q.x >= 0.0), 0.0, 0.0);
+    } else if (e.y >= e.z) {
+        n = vec3f(0.0, select(-1.0, 1.0, q.y >= 0.0), 0.0);
+    } else {
+        n = vec3f(0.0, 0.0, select(-1.0, 1.0, q.z >= 0.0));
+    }
+    return Surface(box_distance(q, h), solid_world_direction(c, n));
 }
 
 struct Motion {
@@ -195,10 +212,9 @@ fn collide_particle(x_in: vec3f, v_in: vec3f) -> Motion {
     let restitution = collision.material.x;
     let friction = collision.material.y;
     for (var k = 0u; k < collision.count; k++) {
-        let c = colliders[k];
-        var s = solid_surface(c, m.position);
+        var s = solid_surface(k, m.position);
         if (s.distance == NO_CONTACT) { continue; }
-        if (c.inside == 1u) { s = Surface(-s.distance, -s.normal); }
+        if (colliders[k].inside == 1u) { s = Surface(-s.distance, -s.normal); }
         if (s.distance >= 0.0) { continue; }
         let n = s.normal;
         m.position -= s.distance * n;

@@ -1,7 +1,7 @@
 // emitter/fields.wgsl: the forces acting on particles, vector fields included (no pass of its
 // own; emitter/update.wgsl sums emitter_force over its force records). A vector field samples
-// its volume trilinearly (common/volumes.wgsl); the including pass declares `volume_refs` and
-// `volumes` (see emitter/collide.wgsl). Its vectors are in the field box's local frame and turn
+// its volume trilinearly (common/volumes.wgsl, whose bindings 9 and 10 the including pass
+// gets). Its vectors are in the field box's local frame and turn
 // with the box. Outside the box a field that does not tile does nothing.
 
 //! include common/forces.wgsl

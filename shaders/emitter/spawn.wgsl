@@ -7,19 +7,31 @@
 //   born_before = min(free_before, budget - free_offset[b])  (births take the lowest free ranks)
 //   alive_rank = alive_offset[b] + (slots before it - free_before + born_before)
 // so the pass needs no atomics and no alive mask; the alive list comes out in slot order.
+// The budget is the counters' word (the host's budget plus what events add on the GPU). The
+// host's births take the lowest ranks; with EVENT_TARGET, rank r >= inbox.host_budget belongs to
+// the link whose births [birth_base, birth_base + stored x count) hold it, and is born from
+// record record_base + (r - birth_base) / count: its shape centred where the parent was, with
+// inherit x the parent's velocity added (emitter/event_types.wgsl).
 //
 // Workgroup size 256 = one block (8 free-mask words); dispatch ceil(capacity / 256) workgroups,
 // folded into (x, y) past the per-dimension limit (block = y * nx + x, slot = block * 256 + lid).
 // Bindings (group 0): 0 params (uniform EmitterParams), 1 particles (rw),
 //                     2 free_mask (read), 3 free_offset (read), 4 alive_offset (read),
-//                     5 alive_list (rw), 6 birth_params (read: the params buffer again, as storage)
+//                     5 alive_list (rw),
+//                     6 birth_params (read: the params buffer again, as storage),
+//                     7 budget (read: the counters buffer, word 0 = Counters.budget),
+//                     8 inbox (read: EventInbox), 9 event_records (read: EventRecord array);
+//                     8 and 9 are read only with EVENT_TARGET (9: one record otherwise)
 
 //! include common/dispatch.wgsl
 //! include common/random.wgsl
 //! include emitter/types.wgsl
+//! include emitter/event_types.wgsl
 
 // true on software adapters (lavapipe): births read `birth_params` (EmitterParams in types.wgsl)
 override BIRTHS_FROM_STORAGE: bool = false;
+// true when events of other emitters spawn into this one
+override EVENT_TARGET: bool = false;
 
 @group(0) @binding(0) var<uniform> params: EmitterParams;
 @group(0) @binding(1) var<storage, read_write> particles: array<Particle>;
@@ -29,8 +41,33 @@ override BIRTHS_FROM_STORAGE: bool = false;
 @group(0) @binding(5) var<storage, read_write> alive_list: array<u32>;
 // the params again, for births on software adapters only: see EmitterParams in types.wgsl
 @group(0) @binding(6) var<storage, read> birth_params: EmitterParams;
+// a plain view of Counters (whose atomics a read-only binding cannot declare)
+@group(0) @binding(7) var<storage, read> budget: array<u32>;
+@group(0) @binding(8) var<storage, read> inbox: EventInbox;
+@group(0) @binding(9) var<storage, read> event_records: array<EventRecord>;
 
 var<workgroup> word_free: array<u32, BLOCK_WORDS>;   // free slots per mask word of this block
+
+// The birth of free rank `rank`: the host's (centred on the emitter) below inbox.host_budget,
+// else from the event record the rank belongs to. One call of spawn_particle_at either way (a
+// second inlined copy of the births made lavapipe's spawn markedly slower).
+fn birth(p: EmitterParams, slot: u32, rank: u32) -> Particle {
+    var origin = p.origin.xyz;
+    var added = p.inherit.xyz;
+    if (EVENT_TARGET && rank >= inbox.host_budget) {
+        for (var l = 0u; l < inbox.link_count; l++) {
+            let link = inbox.links[l];
+            let offset = rank - link.birth_base;   // wraps past every range when rank < birth_base
+            if (rank >= link.birth_base && offset < link.stored * link.count) {
+                let record = event_records[link.record_base + offset / link.count];
+                origin = record.position.xyz;
+                added = link.inherit * record.velocity.xyz;
+                break;
+            }
+        }
+    }
+    return spawn_particle_at(p, slot, origin, added);
+}
 
 @compute @workgroup_size(BLOCK)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
@@ -48,16 +85,18 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     var free_before = countOneBits(word & (bit - 1u));
     for (var k = 0u; k < lid / 32u; k++) { free_before += word_free[k]; }
     let first_rank = free_offset[block];
+    let births = budget[0];
     var born_before = 0u;   // births in this block before this slot
-    if (params.budget > first_rank) {
-        born_before = min(free_before, params.budget - first_rank);
+    if (births > first_rank) {
+        born_before = min(free_before, births - first_rank);
     }
     var alive = (word & bit) == 0u;
-    if (!alive && first_rank + free_before < params.budget) {
+    let rank = first_rank + free_before;
+    if (!alive && rank < births) {
         if (BIRTHS_FROM_STORAGE) {
-            particles[i] = spawn_particle(birth_params, i);
+            particles[i] = birth(birth_params, i, rank);
         } else {
-            particles[i] = spawn_particle(params, i);
+            particles[i] = birth(params, i, rank);
         }
         alive = true;
     }

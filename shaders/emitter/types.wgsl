@@ -44,6 +44,7 @@ struct EmitterParams {
     force_count: u32,        // records in the forces array
     accelerate_end: u32,     // forces[0 .. accelerate_end) accelerate particles
     kill_start: u32,         // forces[kill_start .. force_count) can kill them
+    age_event_rate: f32,     // 1 / on_age.every (0 without on_age): age events per second of age
 };
 
 // Slots per block: one workgroup of the update, spawn and compact passes, one bit each in
@@ -69,10 +70,16 @@ struct Looks {
 };
 
 struct Counters {
-    budget: atomic<u32>,   // atomic mode: births left this step (written by the host)
+    budget: atomic<u32>,   // births allowed this step: written by the host (rate, bursts, scripts);
+                           // ordered mode: events spawning here add theirs on the GPU
+                           // (emitter/event_tally.wgsl); atomic mode: births left this step
     tickets: atomic<u32>,  // ticket mode: births asked for this step
     born: atomic<u32>,     // births this step
     alive: atomic<u32>,    // alive after this step (copied from the compaction scan's total)
+    events: array<u32, 4>,        // events this emitter sent this step, by kind (EVENT_* in
+                                  // emitter/event_types.wgsl; the fourth is unused)
+    event_totals: array<u32, 4>,  // events sent since the pool was made, by kind: never cleared
+                                  // (wraps at 2^32), so the host's differences lose none
 };
 
 // A unit vector within a cone of half-angle acos(cos_spread) around `axis`, from two uniforms.
@@ -150,6 +157,13 @@ fn sample_shape(params: EmitterParams, key: u32) -> ShapeSample {
 // A new particle for pool slot `slot`, from (seed, entity, slot, frame) only: never from the order
 // in which invocations won the budget, so a run replays exactly.
 fn spawn_particle(params: EmitterParams, slot: u32) -> Particle {
+    return spawn_particle_at(params, slot, params.origin.xyz, params.inherit.xyz);
+}
+
+// The same, with the shape centred on `origin` and `added_velocity` on top of the sampled one
+// (a birth from an event: where the parent particle was, a share of its velocity).
+fn spawn_particle_at(params: EmitterParams, slot: u32, origin: vec3f,
+                     added_velocity: vec3f) -> Particle {
     let key = birth_key(params.seed, params.entity, slot, params.frame);
     let where_ = sample_shape(params, key);
     var axis = params.direction.xyz;
@@ -157,6 +171,6 @@ fn spawn_particle(params: EmitterParams, slot: u32) -> Particle {
     let dir = cone_direction(axis, params.direction.w, random01(key, 0u), random01(key, 1u));
     let speed = mix(params.speed_range.x, params.speed_range.y, random01(key, 2u));
     let lifetime = mix(params.lifetime_range.x, params.lifetime_range.y, random01(key, 3u));
-    return Particle(vec4f(params.origin.xyz + where_.offset, 0.0),
-                    vec4f(dir * speed + params.inherit.xyz, lifetime));
+    return Particle(vec4f(origin + where_.offset, 0.0),
+                    vec4f(dir * speed + added_velocity, lifetime));
 }

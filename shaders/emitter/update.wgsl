@@ -5,7 +5,8 @@
 // x += v h (semi-implicit Euler); then, with HAS_COLLISIONS, out of every solid it entered with
 // the collision response (emitter/collide.wgsl). A particle in a kill zone or an attractor's
 // kill radius dies, and one that touched a collider loses its material's lifetime share (or
-// dies, with kill).
+// dies, with kill). With EVENT_KINDS, its death, collision and age events of the step are
+// marked for the sub-emitters (emitter/event_marks.wgsl).
 // Dead slots are then handled by ALLOCATION:
 //   0 ordered: set the slot's bit in free_mask and count the block's free slots in block_free;
 //              common/scan_*.wgsl ranks them and emitter/spawn.wgsl gives births to the lowest
@@ -23,13 +24,15 @@
 //                     6 birth_params (read: the params buffer again, as storage),
 //                     7 collision (read: CollisionSet), 8 colliders (read: SolidCollider),
 //                     9 volume_refs (read: VolumeRef), 10 volumes (read: packed samples),
-//                     11 scene_depth (texture_depth_2d: what the last render drew)
+//                     11 scene_depth (texture_depth_2d: what the last render drew),
+//                     12 event_marks (rw: GPU events of this step, emitter/event_marks.wgsl)
 
 //! include common/dispatch.wgsl
 //! include common/random.wgsl
 //! include emitter/fields.wgsl
 //! include emitter/collide.wgsl
 //! include emitter/types.wgsl
+//! include emitter/event_marks.wgsl
 
 // Allocation modes (override ALLOCATION); the host maps the scene's allocation by name.
 const ALLOCATION_ORDERED: u32 = 0u;
@@ -52,12 +55,8 @@ override BIRTHS_FROM_STORAGE: bool = false;
 @group(0) @binding(5) var<storage, read> forces: array<Force>;
 // the params again, for births on software adapters only: see EmitterParams in types.wgsl
 @group(0) @binding(6) var<storage, read> birth_params: EmitterParams;
-// what particles touch (emitter/collide.wgsl) and the volumes fields and SDFs sample
-@group(0) @binding(7) var<storage, read> collision: CollisionSet;
-@group(0) @binding(8) var<storage, read> colliders: array<SolidCollider>;
-@group(0) @binding(9) var<storage, read> volume_refs: array<VolumeRef>;
-@group(0) @binding(10) var<storage, read> volumes: array<f32>;
-@group(0) @binding(11) var scene_depth: texture_depth_2d;
+// bindings 7, 8, 11: what particles touch (declared in emitter/collide.wgsl); 9, 10: the
+// volumes vector fields and SDFs sample (common/volumes.wgsl)
 
 var<workgroup> block_mask: array<atomic<u32>, BLOCK_WORDS>;
 
@@ -84,6 +83,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
         @builtin(num_workgroups) groups: vec3u) {
     let block = folded_workgroup(wid, groups);
     if (lid < BLOCK_WORDS) { atomicStore(&block_mask[lid], 0u); }
+    clear_events(lid);
     workgroupBarrier();
 
     let i = block * BLOCK + lid;
@@ -136,6 +136,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
             if (killed) { life = min(life, age); }   // dead from now on: age >= lifetime
             particles[i] = Particle(vec4f(x, age), vec4f(v, life));
             alive = age < life;
+            mark_events(lid, !alive, collided, p.position_age.w, age, params.age_event_rate);
         }
         if (!alive && ALLOCATION != ALLOCATION_ORDERED && take_budget()) {
             if (BIRTHS_FROM_STORAGE) {
@@ -161,4 +162,5 @@ fn main(@builtin(local_invocation_index) lid: u32,
             block_count[block] = n;
         }
     }
+    store_events(block, lid, params.block_count);
 }

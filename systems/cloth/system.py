@@ -241,12 +241,20 @@ class ClothSystem(System):
         write(buffers["params"], rec.tobytes())
         write(buffers["forces"], pack_forces(winds, step.frame * step.dt).tobytes())
         write(buffers["colliders"], pack_colliders(colliders).tobytes())
+
+    def before_draw(self) -> None:
+        """The look (colours, checker) before each render: edits show in a paused window."""
+        for patch in self.patches.values():
+            self._write_look(patch)
+
+    def _write_look(self, patch: _Patch) -> None:
+        c = patch.component
         look = np.zeros((), LOOK)
         look["color"] = linear_color(c.color)
         if c.checker is not None:
             look["checker"] = (*linear_color(c.checker)[:3], 1.0)
         look["checker_cells"] = c.checker_cells
-        write(buffers["look"], look.tobytes())
+        self.resources.write(patch.buffers["look"], look.tobytes())
 
     def state(self, entity: EntityRef) -> dict[str, np.ndarray]:
         patch = self.patches[entity.name]

@@ -3,4 +3,4 @@ packing for cloth and particles, and the draw of visible colliders).
 
 Importing the package registers the family (components, system, actions, tools)."""
 
-from emberfx.systems.colliders import component  # noqa: F401
+from emberfx.systems.colliders import component, system  # noqa: F401

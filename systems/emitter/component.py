@@ -224,7 +224,7 @@ class Emitter(Tracked):
     collision: CollisionMaterial | None = passes(None)
     """opt in to collisions with collider entities: the particles' material; None: particles
     pass through every collider"""
-    affected_by: list[str] | None = live(None)
+    affected_by: list[str] | None = passes(None)
     """names of the attractor / force_field / kill_zone / collider entities acting on it;
     None = all"""
     on_death: SubEmitter | None = live(None)
@@ -252,7 +252,8 @@ class Emitter(Tracked):
         if as_range(self.lifetime)[1] <= 0.0:
             raise ValueError(f"lifetime: expected a positive maximum, found {self.lifetime}")
         for name in ("position", "direction", "gravity", "rate", "drag", "size"):
-            _check_finite(name, getattr(self, name))
+            if getattr(self, name) is not None:
+                _check_finite(name, getattr(self, name))
         if sum(c * c for c in self.direction) == 0.0:
             raise ValueError("direction: expected a non-zero vector, found [0, 0, 0]")
         if not self.size_curve:
@@ -266,6 +267,34 @@ class Emitter(Tracked):
                                  f"({self.capacity}), found {burst.count}")
             if burst.cycles == 0 and burst.repeat <= 0.0:
                 raise ValueError(f"bursts[{index}].cycles: 0 (forever) needs repeat > 0")
+        sends = [f"on_{kind}" for kind, _ in self.sub_emitters()]
+        if sends and self.allocation != "ordered":
+            # events are ranked in slot order and sent before the spawn pass reuses dead slots
+            raise ValueError(f'allocation: expected "ordered" for an emitter that sends events '
+                             f'({", ".join(sends)}), found "{self.allocation}"')
+
+    def sub_emitters(self) -> list[tuple[str, SubEmitter | AgeSubEmitter]]:
+        """(kind, spawn) for each event kind this emitter sends, in EVENT_KINDS order."""
+        out = []
+        for kind in EVENT_KINDS:
+            spawn = getattr(self, f"on_{kind}")
+            if spawn is not None:
+                out.append((kind, spawn))
+        return out
+
+    @classmethod
+    def references_problem(cls, emitters: list[tuple[str, Emitter]]
+                           ) -> tuple[str, str, str] | None:
+        """(entity, field, why) for what the sub-emitter links among these emitters cannot be;
+        the scene loader asks this once per scene (and for live edits and spawns)."""
+        return sub_emitter_problem(emitters)
+
+    def birth_rate(self, event_target: bool) -> float:
+        """Particles per second: `rate`, or when unset DEFAULT_RATE, and none for an event
+        target (which then emits from its events and the bursts its scene sets)."""
+        if self.rate is not None:
+            return self.rate
+        return 0.0 if event_target else DEFAULT_RATE
 
     def prewarm_steps(self, fixed_dt: float) -> int:
         """Fixed steps the prewarm takes (the scene's timestep is not known to the component)."""
@@ -287,7 +316,14 @@ class Emitter(Tracked):
         """(field, why) for a value that is wrong only at the scene's ``fixed_dt``; the scene
         loader asks every component this, so ``validate`` refuses what the engine would."""
         problem = self.prewarm_problem(fixed_dt)
-        return None if problem is None else ("prewarm", problem)
+        if problem is not None:
+            return ("prewarm", problem)
+        if self.on_age is not None and self.on_age.every < fixed_dt:
+            # the update marks at most one age event per particle per step
+            return ("on_age.every", f"expected at least fixed_dt ({fixed_dt:g} s): a particle "
+                                    f"sends at most one age event per step, found "
+                                    f"{self.on_age.every:g}")
+        return None
 
     def color_stops(self) -> list[tuple[float, str]]:
         """(t, '#rrggbb') stops sorted by t; evenly spaced when given as plain colours."""
@@ -313,3 +349,63 @@ class Emitter(Tracked):
             except ValueError as exc:
                 raise ValueError(f"color: {exc}") from None
         return stops
+
+
+def event_links(emitters: list[tuple[str, Emitter]]) -> list[tuple[str, str, str]]:
+    """(source, kind, target) for every sub-emitter link among ``emitters`` whose target is
+    one of them, in source order, then EVENT_KINDS order."""
+    names = {name for name, _ in emitters}
+    return [(name, kind, spawn.emitter) for name, c in emitters
+            for kind, spawn in c.sub_emitters() if spawn.emitter in names]
+
+
+def sub_emitter_problem(emitters: list[tuple[str, Emitter]]) -> tuple[str, str, str] | None:
+    """The first problem of the sub-emitter links among ``emitters`` (in their order) as
+    (entity, field, why), or None: a target must allocate in slot order (events are born in
+    ordered slots), take at most MAX_EVENT_LINKS links, and no chain may lead back to its
+    start (a -> b -> a, or a -> a). A target that is not among them is the reference check's."""
+    by_name = dict(emitters)
+    links = event_links(emitters)
+    incoming: dict[str, int] = {}
+    for source, kind, target in links:
+        where = f"emitter.on_{kind}.emitter"
+        allocation = by_name[target].allocation
+        if allocation != "ordered":
+            return (source, where, f'expected an emitter with allocation = "ordered" (events '
+                                   f"are born in slot order), found '{target}' with allocation "
+                                   f'= "{allocation}"')
+        incoming[target] = incoming.get(target, 0) + 1
+        if incoming[target] > MAX_EVENT_LINKS:
+            return (source, where, f"expected at most {MAX_EVENT_LINKS} event links (sources x "
+                                   f"on_death / on_collision / on_age) naming one emitter, found "
+                                   f"more naming '{target}'")
+    following: dict[str, list[tuple[str, str]]] = {}
+    for source, kind, target in links:
+        following.setdefault(source, []).append((kind, target))
+    done: set[str] = set()
+    for start, _ in emitters:   # depth first from each emitter, in order
+        path: list[str] = []
+        on_path: set[str] = set()
+        stack: list[tuple[str, int]] = [(start, 0)]
+        while stack:
+            name, index = stack.pop()
+            if index == 0:
+                if name in done:
+                    continue
+                path.append(name)
+                on_path.add(name)
+            edges = following.get(name, [])
+            if index < len(edges):
+                stack.append((name, index + 1))
+                kind, target = edges[index]
+                if target in on_path:
+                    chain = " -> ".join([*path[path.index(target):], target])
+                    return (name, f"emitter.on_{kind}.emitter",
+                            f"expected sub-emitters without a cycle, found {chain}")
+                if target not in done:
+                    stack.append((target, 0))
+            else:
+                path.pop()
+                on_path.discard(name)
+                done.add(name)
+    return None

@@ -23,10 +23,12 @@ from emberfx.core.system import EntityRef
 from emberfx.systems.colliders.particles import (
     COLLISION_SET,
     SOLID,
+    SOLID_KINDS,
     VOLUME_REF,
     pack_collision_set,
     pack_solids,
     pack_volume_ref,
+    solid_kind,
 )
 from emberfx.systems.forces.forces import MAX_FORCES
 from emberfx.systems.forces.volumes import VolumeError, load_volume, pack_volumes
@@ -66,6 +68,14 @@ class Contacts:
         wanted = component.affected_by
         return [c for ref, c in self.system.query(*COLLIDER_KEYS)
                 if wanted is None or ref.name in wanted][:MAX_FORCES]
+
+    def solid_kinds(self, component) -> int:
+        """Bit k set for each SOLID_* kind among the colliders acting on the emitter (0: no
+        collisions): the update compiles in only those."""
+        mask = 0
+        for c in self.colliders(component):
+            mask |= 1 << SOLID_KINDS[solid_kind(c)]
+        return mask
 
     def volume_sources(self, component, forces: list) -> list[tuple[object, np.ndarray]]:
         """(component, samples) for every volume the emitter samples: SDF colliders read from

@@ -33,13 +33,17 @@ class Births:
     last_budget: int = 0
     extra: int = 0                       # one-off births asked for by a script (ctx.burst)
 
-    def step(self, c: Emitter, start: float, dt: float) -> tuple[int, np.ndarray]:
-        """The birth budget of the step covering [start, start + dt) seconds and the emitter's
-        velocity (from its moving position)."""
+    def step(self, c: Emitter, start: float, dt: float,
+             event_target: bool = False) -> tuple[int, np.ndarray]:
+        """The host's birth budget of the step covering [start, start + dt) seconds and the
+        emitter's velocity (from its moving position). ``event_target``: some emitter's events
+        spawn into this one (an unset `rate` is then none). Events add their births to this
+        budget on the GPU (emitter/event_tally.wgsl)."""
         position = np.asarray(c.position, np.float64)
         moved = np.zeros(3) if self.last_position is None else position - self.last_position
         self.last_position = position
-        self.carry += c.rate * dt + c.rate_over_distance * float(np.linalg.norm(moved))
+        self.carry += (c.birth_rate(event_target) * dt
+                       + c.rate_over_distance * float(np.linalg.norm(moved)))
         budget = int(math.floor(self.carry))
         self.carry -= budget
         budget += sum(b.count * b.times(start, start + dt) for b in c.bursts) + self.extra
@@ -82,6 +86,7 @@ def pack_params(record: np.ndarray, c: Emitter, *, entity: int, frame: int, seed
     record["force_count"] = force_count
     record["accelerate_end"] = force_count if accelerate_end is None else accelerate_end
     record["kill_start"] = kill_start
+    record["age_event_rate"] = 1.0 / c.on_age.every if c.on_age is not None else 0.0
     return record.tobytes()
 
 

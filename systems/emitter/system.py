@@ -55,6 +55,7 @@ from emberfx.model.registry import set_system
 from emberfx.systems.emitter import prewarm as emitter_prewarm
 from emberfx.systems.emitter.component import Emitter
 from emberfx.systems.emitter.contacts import Contacts
+from emberfx.systems.emitter.events import COUNTERS_CLEARED, EventWiring, check_links
 from emberfx.systems.emitter.params import (
     BLOCK,
     BLOCK_WORDS,
@@ -85,9 +86,9 @@ class _Pool:
     looks_key: tuple | None = None   # the curves last baked into the looks buffer
     param_record: np.ndarray = field(default_factory=lambda: np.zeros((), PARAMS))
     contacts: Contacts | None = None   # colliders and volumes its update binds
-    # update passes built so far by variant (HAS_FORCES, HAS_COLLISIONS), and the one in use
-    updates: dict[tuple[bool, bool], Pass] = field(default_factory=dict)
-    variant: tuple[bool, bool] = (False, False)
+    # update passes built so far by variant (HAS_FORCES, SOLID_KINDS), and the one in use
+    updates: dict[tuple[bool, int], Pass] = field(default_factory=dict)
+    variant: tuple[bool, int] = (False, 0)
 
 
 class EmitterSystem(System):
@@ -97,6 +98,8 @@ class EmitterSystem(System):
     def __init__(self, gpu, shared):
         super().__init__(gpu, shared)
         self.pools: dict[str, _Pool] = {}
+        self.acting: tuple = ()   # _acting_signature() when the pools were last refreshed
+        self.events = EventWiring(self)   # GPU events between pools (sub-emitters)
 
     def _scene_has_forces(self) -> bool:
         return bool(self.query(*FORCE_KEYS))
@@ -118,6 +121,7 @@ class EmitterSystem(System):
         problem = component.prewarm_problem(self.shared.fixed_dt)
         if problem is not None:
             raise SceneError(self.shared.scene_path, problem, entity=name, field="emitter.prewarm")
+        check_links(self, entity, component)
         blocks = math.ceil(n / BLOCK)
         self.gpu.check_buffer_size(n * PARTICLE.itemsize,
                                    f"entity '{name}': emitter.capacity = {n:,} "
@@ -137,6 +141,7 @@ class EmitterSystem(System):
             "draw_args": (16, storage | wgpu.BufferUsage.INDIRECT),
             "looks": (LOOKS.itemsize, storage),
             "forces": (MAX_FORCES * FORCE.itemsize, storage),
+            **EventWiring.buffer_sizes(component),
         }
         if component.blend == "alpha":
             sizes["sort_keys"] = (n * 4, storage)
@@ -160,10 +165,11 @@ class EmitterSystem(System):
         pool = _Pool(entity, component, b, [], contacts=contacts,
                      readback=Readback(name, "emitter", counters.name, counters.buffer,
                                        counters.offset, COUNTERS.itemsize))
+        self.events.attach(pool)
         pool.variant = self._variant(pool)
         update = pool.updates[pool.variant] = self._update_pass(pool)
         passes = [self.build.clear(f"{prefix}:clear", Phase.CLEAR, b["counters"], 4,
-                                   COUNTERS.itemsize - 4),
+                                   COUNTERS_CLEARED - 4),
                   update]
         if ordered:
             # free ranks -> alive counts per block -> alive ranks; then one pass gives births and
@@ -177,12 +183,7 @@ class EmitterSystem(System):
                  "free_total": free_scan.total, "block_alive": b["block_alive"],
                  "counters": b["counters"]}))
             passes += alive_scan.passes()
-            passes.append(compute(
-                f"{prefix}:spawn", Phase.SIMULATE, "emitter/spawn.wgsl", grid,
-                {"params": b["params"], "particles": b["particles"], "free_mask": b["free_mask"],
-                 "free_offset": b["block_free"], "alive_offset": b["block_alive"],
-                 "alive_list": b["alive_list"], "birth_params": birth_binding(b)},
-                constants={"BIRTHS_FROM_STORAGE": births_from_storage}))
+            passes.append(self.events.spawn_pass(pool, birth_binding(b), births_from_storage))
         else:
             passes += alive_scan.passes()
             passes.append(compute(
@@ -221,9 +222,10 @@ class EmitterSystem(System):
         """The update marks free slots (ordered: births come in spawn) or, having spawned itself
         (atomic, ticket), the final alive slots. What nothing acts with is compiled out:
         forces without force entities (HAS_FORCES; much faster on CPU backends), collisions
-        without a collision material and colliders (HAS_COLLISIONS)."""
+        without a collision material and colliders (HAS_COLLISIONS), and the code of collider
+        kinds that do not act on it (SOLID_KINDS, emitter/collide.wgsl says why)."""
         component, b = pool.component, pool.buffers
-        has_forces, has_collisions = pool.variant
+        has_forces, solid_kinds = pool.variant
         ordered = component.allocation == "ordered"
         marks = ("free_mask", "block_free") if ordered else ("alive_mask", "block_alive")
         assert pool.contacts is not None
@@ -232,14 +234,23 @@ class EmitterSystem(System):
             self.gpu.grid(math.ceil(component.capacity / BLOCK)),
             {"params": b["params"], "particles": b["particles"], "counters": b["counters"],
              "mask": b[marks[0]], "block_count": b[marks[1]], "forces": b["forces"],
-             "birth_params": birth_binding(b), **pool.contacts.bindings()},
+             "birth_params": birth_binding(b), **pool.contacts.bindings(),
+             **self.events.update_bindings(pool)},
             constants={"ALLOCATION": ALLOCATION_MODES[component.allocation],
-                       "HAS_FORCES": has_forces, "HAS_COLLISIONS": has_collisions,
-                       "BIRTHS_FROM_STORAGE": self.births_from_storage()})
+                       "HAS_FORCES": has_forces, "HAS_COLLISIONS": solid_kinds != 0,
+                       "SOLID_KINDS": solid_kinds,
+                       "BIRTHS_FROM_STORAGE": self.births_from_storage(),
+                       **self.events.update_constants(pool)})
 
-    def _variant(self, pool: _Pool) -> tuple[bool, bool]:
+    def replace_spawn(self, pool: _Pool) -> None:
+        """A new spawn pass for the pool (its event links changed: events.py)."""
+        at = next(i for i, p in enumerate(pool.passes) if p.name.endswith(":emitter:spawn"))
+        pool.passes[at] = self.events.spawn_pass(pool, birth_binding(pool.buffers),
+                                                 self.births_from_storage())
+
+    def _variant(self, pool: _Pool) -> tuple[bool, int]:
         assert pool.contacts is not None
-        return (self._scene_has_forces(), bool(pool.contacts.colliders(pool.component)))
+        return (self._scene_has_forces(), pool.contacts.solid_kinds(pool.component))
 
     def _refresh(self, pool: _Pool) -> None:
         """Bring the pool's update pass up to date: the variant for what acts on it now, bound
@@ -262,8 +273,19 @@ class EmitterSystem(System):
         """Entities were spawned or deleted, or a volume changed: each pool's update pass is
         the variant for what acts on it now (a spawn costs the same in a world of any size
         when nothing new acts on the pools)."""
-        for pool in self.pools.values():
-            self._refresh(pool)
+        signature = self._acting_signature()
+        if signature != self.acting:   # a collider or vector field came or went
+            self.acting = signature
+            for pool in self.pools.values():
+                self._refresh(pool)
+        self.events.refresh()   # sub-emitter links: a pool came, went or was rebuilt
+
+    def _acting_signature(self) -> tuple:
+        """What the pools' update passes depend on beyond their own components: the collider
+        components, whether any force acts, and the vector fields' samples."""
+        fields = self.shared.system_for("force_field")
+        return (tuple((id(c), c.shape, c.sdf, c.sdf_kind) for _, c in self.query("collider")),
+                self._scene_has_forces(), getattr(fields, "version", 0))
 
     def targets_changed(self) -> None:
         """New render targets: update passes bind the new "scene/depth"."""
@@ -277,12 +299,15 @@ class EmitterSystem(System):
 
     def remove(self, entity: EntityRef) -> None:
         del self.pools[entity.name]   # the registry releases its buffers, scans' included
+        self.events.forget(entity.name)
 
     # per frame ---------------------------------------------------------------------------------
     def passes(self) -> list[Pass]:
         for pool in self.pools.values():   # a live edit of `collision` changes the variant
             self._refresh(pool)
-        return [p for pool in self.pools.values() for p in pool.passes]
+        self.events.refresh()
+        # sources before their targets, each source's event passes after its update
+        return [p for pool in self.events.ordered() for p in self.events.with_events(pool)]
 
     def readbacks(self) -> list[Readback]:
         return [pool.readback for pool in self.pools.values()]
@@ -311,6 +336,7 @@ class EmitterSystem(System):
             write(b["looks"], bake_looks(c))
             pool.looks_key = looks_key
         write(b["counters"], budget)   # the budget word; the clear pass zeroes the rest
+        self.events.write_inbox(pool, int(np.frombuffer(budget, np.uint32)[0]))
 
     def _step_uniforms(self, pool: _Pool, step: StepInfo, start: float,
                        in_scene: list | None = None) -> tuple[bytes, bytes, bytes]:
@@ -318,7 +344,8 @@ class EmitterSystem(System):
         the counters, for the step covering [start, start + dt) seconds (this advances the
         emitter's birth bookkeeping). ``in_scene``: the scene's force entities, when known."""
         c = pool.component
-        budget, velocity = pool.births.step(c, start, step.dt)
+        budget, velocity = pool.births.step(c, start, step.dt,
+                                            self.events.is_target(pool.entity.name))
         forces, accelerate_end, kill_start = arrange(self.forces_on(pool, in_scene)[:MAX_FORCES])
         params = pack_params(
             pool.param_record, c, entity=pool.entity.index, frame=step.frame, seed=step.seed,
@@ -349,13 +376,14 @@ class EmitterSystem(System):
             "alive": age < lifetime,
         }
 
-    def counters(self, entity: EntityRef) -> dict[str, int]:
-        """Blocking read of the counters and draw args (tests and debugging)."""
+    def counters(self, entity: EntityRef) -> dict:
+        """Blocking read of the counters (per-kind event counts as lists) and draw args (tests
+        and debugging)."""
         pool = self.pools[entity.name]
         counters = np.frombuffer(read_buffer(self.device, pool.buffers["counters"],
                                              COUNTERS.itemsize), COUNTERS)[0]
         args = np.frombuffer(read_buffer(self.device, pool.buffers["draw_args"], 16), np.uint32)
-        out = {name: int(counters[name]) for name in COUNTERS.names or ()}
+        out = {name: counters[name].tolist() for name in COUNTERS.names or ()}
         out["draw_vertices"], out["draw_instances"] = int(args[0]), int(args[1])
         out["step_budget"] = pool.births.last_budget
         return out
@@ -372,8 +400,12 @@ class EmitterSystem(System):
         out = {"capacity": pool.component.capacity}
         if data is not None:
             counters = np.frombuffer(data, COUNTERS)[0]
-            out.update(alive=int(counters["alive"]), born=int(counters["born"]))
+            out.update(alive=int(counters["alive"]), born=int(counters["born"]),
+                       **self.events.stats(pool, counters))
         return out
+
+    def script_events(self, readback: dict[str, bytes]) -> list[tuple[str, dict]]:
+        return self.events.script_events(readback)
 
 
 set_system("emitter", EmitterSystem)

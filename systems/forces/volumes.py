@@ -78,9 +78,10 @@ class PackedVolume:
 
 def pack_volumes(arrays: list[np.ndarray]) -> tuple[np.ndarray, list[PackedVolume]]:
     """One float32 array holding every volume (vectors as 3 floats per sample), with each one's
-    offset and grid; at least 4 floats long so the buffer is never empty."""
+    offset (a multiple of 3) and grid; at least 4 floats long so the buffer is never empty."""
     slots, total = [], 0
     for a in arrays:
+        total = -(-total // 3) * 3   # a multiple of 3: vector samples are indexed in threes
         slots.append(PackedVolume(total, (a.shape[2], a.shape[1], a.shape[0])))
         total += a.size
     flat = np.zeros(max(4, total), np.float32)

@@ -1,0 +1,158 @@
+"""The collider system: visible colliders drawn as lit meshes (colliders act on cloth and
+particles through those families, which read the components themselves).
+
+Per drawn collider (``Collider.drawn``: sphere, box and plane unless ``visible = false``):
+  RENDER  <e>:collider:draw   the lit solid, indexed triangles (colliders/draw.wgsl)
+  RENDER  <e>:collider:wire   instead, with wireframe = true: its edges (colliders/wire.wgsl)
+
+Both are opaque and write depth, and are ordered before the particles' draws (order
+DRAW_ORDER), so particles behind a solid are hidden and depth-buffer collision sees it.
+
+A drawable shape's unit mesh (meshes.py) is uploaded once, when the entity is added or its
+``shape`` changes (a rebuild-class field); the live fields (center, radius, half_size,
+rotation_deg, point, normal, extent, color) only rewrite the entity's ColliderLook uniform (the
+model matrix and colour) before the next step. Shapes sdf and depth have no mesh: the system
+keeps them without resources or passes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import wgpu
+
+from emberfx.core import wgsl
+from emberfx.core.bindings import RENDER, pipeline_layout
+from emberfx.core.frame_graph import Pass
+from emberfx.core.layout import struct_dtype
+from emberfx.core.system import EntityRef, Priority, System, snapshot
+from emberfx.model.colors import linear_color
+from emberfx.model.registry import set_system
+from emberfx.systems.colliders.component import Collider
+from emberfx.systems.colliders.meshes import MESHES, model_matrix
+
+VERTEX = struct_dtype("colliders/types.wgsl", "MeshVertex")
+LOOK = struct_dtype("colliders/types.wgsl", "ColliderLook")
+DRAW_ORDER = -10
+"""render order of the solids: after full-view backgrounds (-100), before particles (0)"""
+FLOOR_CELL = 0.5
+"""edge of one floor checker cell, world units"""
+FLOOR_CONTRAST = 0.22
+"""share of the floor colour the checker's darker cells lose"""
+RIM = 0.25
+"""rim light on spheres and boxes (a floor has none: its grazing far side would glow)"""
+
+
+def look_record(collider: Collider) -> np.ndarray:
+    """The ColliderLook uniform of a drawable collider: model and normal matrices, colour, style."""
+    model = model_matrix(collider)
+    normal_matrix = np.eye(4)
+    normal_matrix[:3, :3] = np.linalg.inv(model[:3, :3]).T
+    record = np.zeros((), LOOK)
+    record["model"] = model.T                   # WGSL matrices are column-major
+    record["normal_matrix"] = normal_matrix.T
+    record["color"] = (*linear_color(collider.color)[:3], 1.0)
+    if collider.shape == "plane":
+        cells = collider.extent / FLOOR_CELL
+        record["style"] = (FLOOR_CONTRAST, cells, cells, 0.0)
+    else:
+        record["style"] = (0.0, 0.0, 0.0, RIM)
+    return record
+
+
+@dataclass
+class _Shown:
+    entity: EntityRef
+    component: Collider
+    buffers: dict           # registry views: vertices, triangles, edges, look
+    triangle_count: int     # indices in the triangle and edge buffers
+    edge_count: int
+    passes: list
+    built_with: tuple | None = None   # (drawn, wireframe) the passes were built for
+    look_key: tuple | None = None     # the component's values the look uniform holds
+
+
+class ColliderSystem(System):
+    key = "collider"
+    priority = Priority.SIMULATION
+
+    def __init__(self, gpu, shared):
+        super().__init__(gpu, shared)
+        self.shown: dict[str, _Shown] = {}
+        self._pipelines: dict[str, wgpu.GPURenderPipeline] = {}
+
+    def add(self, entity: EntityRef, component: Collider) -> None:
+        make = MESHES.get(component.shape)
+        if make is None:   # sdf, depth: nothing to draw
+            return
+        mesh = make()
+        vertices = np.zeros(len(mesh.positions), VERTEX)
+        vertices["position"] = np.column_stack([mesh.positions, np.ones(len(mesh.positions))])
+        vertices["normal"] = np.column_stack([mesh.normals, np.zeros(len(mesh.normals))])
+        usage = wgpu.BufferUsage
+        b = {"vertices": self.buffer(entity, "vertices", vertices.nbytes, usage.STORAGE),
+             "triangles": self.buffer(entity, "triangles", mesh.triangles.nbytes, usage.INDEX),
+             "edges": self.buffer(entity, "edges", mesh.edges.nbytes, usage.INDEX),
+             "look": self.buffer(entity, "look", LOOK.itemsize, usage.UNIFORM)}
+        write = self.resources.write
+        write(b["vertices"], vertices.tobytes())
+        write(b["triangles"], mesh.triangles.tobytes())
+        write(b["edges"], mesh.edges.tobytes())
+        shown = _Shown(entity, component, b, len(mesh.triangles), len(mesh.edges), [])
+        self.shown[entity.name] = shown
+        self._write_look(shown)
+
+    def remove(self, entity: EntityRef) -> None:
+        self.shown.pop(entity.name, None)   # the registry releases the buffers
+
+    def passes(self) -> list[Pass]:
+        found = []
+        for shown in self.shown.values():
+            variant = (shown.component.drawn, shown.component.wireframe)
+            if variant != shown.built_with:
+                shown.passes = self._passes(shown, *variant)
+                shown.built_with = variant
+            found += shown.passes
+        return found
+
+    def _passes(self, shown: _Shown, drawn: bool, wireframe: bool) -> list[Pass]:
+        if not drawn:
+            return []
+        name = shown.entity.name
+        shader = "colliders/wire.wgsl" if wireframe else "colliders/draw.wgsl"
+        index = (f"{name}/edges", "uint32", shown.edge_count) if wireframe else (
+            f"{name}/triangles", "uint32", shown.triangle_count)
+        bindings = {"frame": "frame", "look": f"{name}/look", "vertices": f"{name}/vertices"}
+        return [self.build.draw(f"{name}:collider:{'wire' if wireframe else 'draw'}", shader,
+                                self._pipeline(shader), bindings, index=index, order=DRAW_ORDER)]
+
+    def _pipeline(self, shader: str):
+        pipeline = self._pipelines.get(shader)
+        if pipeline is None:
+            module = wgsl.create_module(self.device, shader)
+            topology = "line-list" if shader.endswith("wire.wgsl") else "triangle-list"
+            pipeline = self._pipelines[shader] = self.device.create_render_pipeline(
+                label=shader, layout=pipeline_layout(self.device, shader, RENDER),
+                vertex={"module": module, "entry_point": "vs_main"},
+                # both faces: a floor may be seen from below; the fragment shader flips the normal
+                primitive={"topology": topology, "cull_mode": "none"},
+                depth_stencil={"format": self.shared.depth_format, "depth_write_enabled": True,
+                               "depth_compare": "less"},
+                fragment={"module": module, "entry_point": "fs_main",
+                          "targets": [{"format": self.shared.scene_format}]})
+        return pipeline
+
+    def before_draw(self) -> None:
+        for shown in self.shown.values():
+            self._write_look(shown)
+
+    def _write_look(self, shown: _Shown) -> None:
+        """Rewrite the look uniform when a field it depends on changed (most steps: none did)."""
+        key = snapshot(shown.component)
+        if key != shown.look_key:
+            shown.look_key = key
+            self.resources.write(shown.buffers["look"], look_record(shown.component).tobytes())
+
+
+set_system("collider", ColliderSystem)

@@ -1,0 +1,361 @@
+"""GPU events and sub-emitters: the wiring between emitter pools (systems/emitter/system.py keeps
+the pools; this module adds what events need).
+
+An emitter with ``on_death``, ``on_collision`` or ``on_age`` is a *source*; the emitter each names
+is a *target*; a source and one of its event kinds is a *link*. Each step, all on the GPU:
+
+  SIMULATE  <s>:emitter:update              also marks each slot's events of the step (bit masks
+                                            and per-block counts in <s>/event_marks)
+            <s>:emitter:events:scan:*       ranks them in slot order: one prefix scan over the
+                                            block counts of every kind the source sends
+            <s>:emitter:events:<kind>:tally per link: the link's records and births in the
+                                            target's inbox (<t>/event_links) and budget
+                                            (<t>/counters), after the links tallied before it
+            <s>:emitter:events:<kind>:write per link: each event's record (where the parent was,
+                                            its velocity) at its rank in <t>/event_records
+            <s>:emitter:spawn ...           the source's own births (reusing dead slots) after
+            <t>:emitter:count, spawn        the target's births: its host budget first, then
+                                            `count` per record, link after link, lowest free
+                                            slots first (emitter/spawn.wgsl)
+
+Nothing comes back to the CPU on the way: the budget a target gives births from is the host's
+(rate, bursts, scripts) plus what the tallies add. Pools run sources before targets (``ordered``),
+so the events of step N are born in the target at the end of step N and first move at step
+N + 1; a chain a -> b -> c takes a step per level. The links into one target are tallied in
+scene order of their sources, then death, collision, age, and every rank comes from a scan in
+slot order, so two runs give the same bytes. A link stores at most min(source capacity,
+ceil(target capacity / count)) records (more could not be born); the true event count is still
+counted. Prewarm runs an emitter alone: it sends and receives no events.
+
+The counts per kind reach ``stats()`` through the counters readback (1-2 steps late), and from
+the never-cleared totals scripts get ``on_event(ctx, "death:<source>", {"count": n})``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import wgpu
+
+from emberfx.blocks.scan import PrefixScan
+from emberfx.core import wgsl
+from emberfx.core.errors import SceneError
+from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.layout import struct_dtype
+from emberfx.core.resources import BufferView
+from emberfx.systems.emitter.component import EVENT_KINDS, MAX_EVENT_LINKS, sub_emitter_problem
+from emberfx.systems.emitter.params import BLOCK, BLOCK_WORDS
+
+if TYPE_CHECKING:
+    from emberfx.systems.emitter.system import EmitterSystem, _Pool
+
+INBOX = struct_dtype("emitter/event_types.wgsl", "EventInbox")
+RECORD = struct_dtype("emitter/event_types.wgsl", "EventRecord")
+COUNTERS = struct_dtype("emitter/types.wgsl", "Counters")
+assert COUNTERS.fields is not None   # a struct
+COUNTERS_CLEARED = int(COUNTERS.fields["event_totals"][1])
+"""bytes of the counters each step's clear covers (from word 1): all but the event totals"""
+KIND_INDEX = {kind: wgsl.int_constant("emitter/event_types.wgsl", f"EVENT_{kind.upper()}")
+              for kind in EVENT_KINDS}
+assert wgsl.int_constant("emitter/event_types.wgsl", "MAX_EVENT_LINKS") == MAX_EVENT_LINKS
+FAMILY = "emitter_events"   # the records buffers: remade when the links change, not the pool
+STORAGE = wgpu.BufferUsage.STORAGE
+
+
+@dataclass(frozen=True)
+class Link:
+    """A source's events of one kind spawning into a target."""
+    source: str
+    kind: str
+    target: str
+    index: int   # in the target's inbox.links
+    quota: int   # records it may store per step
+
+
+def kinds_sent(component) -> list[str]:
+    return [kind for kind, _ in component.sub_emitters()]
+
+
+def marks_size(component) -> int:
+    """Bytes of a pool's event_marks: per kind sent, one count and BLOCK_WORDS mask words per
+    block (emitter/event_marks.wgsl); one word for an emitter that sends none."""
+    blocks = math.ceil(component.capacity / BLOCK)
+    return max(4, len(kinds_sent(component)) * blocks * (1 + BLOCK_WORDS) * 4)
+
+
+class EventWiring:
+    """The links between one EmitterSystem's pools, and the buffers and passes they need."""
+
+    def __init__(self, system: EmitterSystem):
+        self.system = system
+        self.links: list[Link] = []
+        self.into: dict[str, list[Link]] = {}          # target -> its links, in tally order
+        self.sources: dict[str, None] = {}             # pools that send events
+        self.pending: set[str] = set()                 # pools made since the last refresh
+        self.records: dict[str, BufferView] = {}       # pool name -> <t>/event_records
+        self.scans: dict[str, PrefixScan] = {}         # source -> the scan of its block counts
+        self.link_passes: dict[str, list[Pass]] = {}   # source -> tally + write per link
+        self.seen: dict[str, np.ndarray] = {}          # source -> event totals scripts heard of
+        # what the records and spawn pass of a pool, and the link passes of a source, were
+        # made for (the pools' identities change when they are rebuilt)
+        self.inbox_keys: dict[str, tuple] = {}
+        self.link_keys: dict[str, tuple] = {}
+        # serial numbers of each pool and records buffer as made (never reused, unlike id())
+        self.made: dict[str, int] = {}
+        self.records_made: dict[str, int] = {}
+        self._serials = itertools.count()
+        self.early_targets: set[str] = set()   # prewarming pools events spawn into
+
+    # a pool's own part, made with the pool ---------------------------------------------------
+    @staticmethod
+    def buffer_sizes(component) -> dict[str, tuple[int, int]]:
+        return {"event_marks": (marks_size(component), STORAGE),
+                "event_links": (INBOX.itemsize, STORAGE)}
+
+    def attach(self, pool: _Pool) -> None:
+        """A new pool: the scan of its event counts (a source), a placeholder records buffer
+        (no links into it until the next refresh) and, for a prewarm, whether events will
+        spawn into it (its unset `rate` is then none already)."""
+        name, c = pool.entity.name, pool.component
+        kinds = kinds_sent(c)
+        if kinds:
+            blocks = math.ceil(c.capacity / BLOCK)
+            self.scans[name] = PrefixScan(self.system.build, f"{name}:emitter:events",
+                                          pool.buffers["event_marks"], len(kinds) * blocks)
+        self._make_records(name, 1)
+        self.into.pop(name, None)
+        self.pending.add(name)
+        if kinds:
+            self.sources[name] = None
+        self.made[name] = next(self._serials)
+        self.inbox_keys[name] = (self.made[name], ())
+        if c.prewarm > 0.0 and any(spawn.emitter == name for _, other in
+                                   self.system.query("emitter")
+                                   for _, spawn in other.sub_emitters()):
+            self.early_targets.add(name)
+
+    def forget(self, name: str) -> None:
+        self.system.resources.release(name, FAMILY)
+        for table in (self.records, self.scans, self.link_passes, self.link_keys, self.seen,
+                      self.inbox_keys, self.into, self.made, self.records_made, self.sources):
+            table.pop(name, None)
+        self.pending.discard(name)
+
+    def is_target(self, name: str) -> bool:
+        """Whether events spawn into the pool (its unset `rate` is then none)."""
+        return name in self.into or name in self.early_targets
+
+    def update_bindings(self, pool: _Pool) -> dict:
+        return {"event_marks": pool.buffers["event_marks"]}
+
+    def update_constants(self, pool: _Pool) -> dict:
+        return {"EVENT_KINDS": sum(1 << KIND_INDEX[k] for k in kinds_sent(pool.component))}
+
+    def spawn_pass(self, pool: _Pool, birth_params: BufferView, from_storage: bool) -> Pass:
+        """The ordered spawn (emitter/spawn.wgsl), reading the budget from the counters and,
+        for a target, its births from the records."""
+        name, b = pool.entity.name, pool.buffers
+        grid = self.system.gpu.grid(math.ceil(pool.component.capacity / BLOCK))
+        return self.system.build.compute(
+            f"{name}:emitter:spawn", Phase.SIMULATE, "emitter/spawn.wgsl", grid,
+            {"params": b["params"], "particles": b["particles"], "free_mask": b["free_mask"],
+             "free_offset": b["block_free"], "alive_offset": b["block_alive"],
+             "alive_list": b["alive_list"], "birth_params": birth_params,
+             "budget": b["counters"], "inbox": b["event_links"],
+             "event_records": self.records[name]},
+            constants={"BIRTHS_FROM_STORAGE": from_storage,
+                       "EVENT_TARGET": bool(self.into.get(name))})
+
+    def _make_records(self, name: str, count: int) -> None:
+        if name in self.records:   # (releasing looks through every resource: only when needed)
+            self.system.resources.release(name, FAMILY)
+        self.records[name] = self.system.resources.buffer(
+            name, "event_records", max(1, count) * RECORD.itemsize,
+            STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC, family=FAMILY,
+            what=f"entity '{name}': the event records of its sub-emitter links")
+        self.records_made[name] = next(self._serials)
+
+    # the links -------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Bring the links up to the pools and their sub-emitter fields (after a rebuild, spawn
+        or delete): a target whose links changed gets new records and a new spawn pass, a source
+        whose links or targets changed new link passes. Only sources, targets and the pools
+        made since the last call are looked at, so a spawn that touches no link costs the same
+        in a world of any size."""
+        pools = self.system.pools
+        looked_at = set(self.into) | self.pending
+        self.into, self.links, self.early_targets = {}, [], set()
+        for name in sorted((n for n in self.sources if n in pools),
+                           key=lambda n: pools[n].entity.index):
+            pool = pools[name]
+            for kind, spawn in pool.component.sub_emitters():
+                target = pools.get(spawn.emitter)
+                if target is None or target.component.allocation != "ordered":
+                    continue   # gone, or refused when it was added (check_links)
+                into = self.into.setdefault(spawn.emitter, [])
+                if len(into) == MAX_EVENT_LINKS:
+                    continue   # refused when a scene loads; possible only after deletions
+                quota = min(pool.component.capacity,
+                            math.ceil(target.component.capacity / spawn.count))
+                link = Link(name, kind, spawn.emitter, len(into), quota)
+                into.append(link)
+                self.links.append(link)
+        made = self.made
+        for name in sorted(looked_at | set(self.into)):
+            target = pools.get(name)
+            if target is None:
+                continue
+            into = self.into.get(name, [])
+            inbox_key = (made[name], tuple((link.source, made[link.source], link.kind,
+                                            link.quota) for link in into))
+            if self.inbox_keys.get(name) != inbox_key:
+                self._make_records(name, sum(link.quota for link in into))
+                if target.component.allocation == "ordered":
+                    self.system.replace_spawn(target)
+                self.inbox_keys[name] = inbox_key
+        self.pending.clear()
+        by_source: dict[str, list[Link]] = {}
+        for link in self.links:
+            by_source.setdefault(link.source, []).append(link)
+        for name in [n for n in self.link_passes if n not in by_source]:
+            del self.link_passes[name], self.link_keys[name]
+        for name, links in by_source.items():
+            link_key = tuple((made[name], link.kind, link.index, made[link.target],
+                              self.records_made[link.target]) for link in links)
+            if self.link_keys.get(name) != link_key:
+                self.link_passes[name] = [p for link in links for p in self._link_passes(link)]
+                self.link_keys[name] = link_key
+
+    def _link_passes(self, link: Link) -> list[Pass]:
+        pools = self.system.pools
+        source, target = pools[link.source], pools[link.target]
+        s, t = source.buffers, target.buffers
+        kinds = kinds_sent(source.component)
+        segment = {"SEGMENT": kinds.index(link.kind), "SEGMENTS": len(kinds),
+                   "LINK": link.index}
+        prefix = f"{link.source}:emitter:events:{link.kind}"
+        compute = self.system.build.compute
+        tally = compute(
+            f"{prefix}:tally", Phase.SIMULATE, "emitter/event_tally.wgsl", (1, 1, 1),
+            {"params": s["params"], "event_marks": s["event_marks"],
+             "event_total": self.scans[link.source].total, "source_counters": s["counters"],
+             "target_counters": t["counters"], "inbox": t["event_links"]},
+            constants={**segment, "KIND": KIND_INDEX[link.kind]})
+        write = compute(
+            f"{prefix}:write", Phase.SIMULATE, "emitter/event_write.wgsl",
+            self.system.gpu.grid(math.ceil(source.component.capacity / BLOCK)),
+            {"params": s["params"], "particles": s["particles"], "event_marks": s["event_marks"],
+             "inbox": t["event_links"], "records": self.records[link.target]},
+            constants=segment)
+        return [tally, write]
+
+    def ordered(self) -> list[_Pool]:
+        """The pools, sources before their targets, otherwise in the order they were made."""
+        pools = self.system.pools
+        if not self.links:
+            return list(pools.values())
+        return [pools[name] for name in _sources_first(list(pools), self.links)]
+
+    def with_events(self, pool: _Pool) -> list[Pass]:
+        """The pool's passes with, for a source, its event passes after its update."""
+        name = pool.entity.name
+        scan = self.scans.get(name)
+        if scan is None:
+            return pool.passes
+        extra = scan.passes() + self.link_passes.get(name, [])
+        at = next(i for i, p in enumerate(pool.passes) if p.name.endswith(":emitter:update")) + 1
+        return [*pool.passes[:at], *extra, *pool.passes[at:]]
+
+    # each step -------------------------------------------------------------------------------
+    def write_inbox(self, pool: _Pool, host_budget: int) -> None:
+        """A target's inbox for the step: its host budget (ranked first) and its links' count,
+        quota and velocity share; the tallies fill in the rest on the GPU."""
+        name = pool.entity.name
+        links = self.into.get(name)
+        if not links:
+            return
+        record = np.zeros((), INBOX)
+        record["host_budget"] = host_budget
+        record["link_count"] = len(links)
+        pools = self.system.pools
+        for link in links:
+            spawn = getattr(pools[link.source].component, f"on_{link.kind}")
+            row = record["links"][link.index]
+            row["count"], row["quota"], row["inherit"] = spawn.count, link.quota, \
+                spawn.inherit_velocity
+        self.system.resources.write(pool.buffers["event_links"], record.tobytes())
+
+    # what comes back -------------------------------------------------------------------------
+    @staticmethod
+    def stats(pool: _Pool, counters: np.void) -> dict:
+        """The events a source sent in the step read back, and since it was made, by kind."""
+        kinds = kinds_sent(pool.component)
+        if not kinds:
+            return {}
+        return {"events": {k: int(counters["events"][KIND_INDEX[k]]) for k in kinds},
+                "events_total": {k: int(counters["event_totals"][KIND_INDEX[k]])
+                                 for k in kinds}}
+
+    def script_events(self, readback: dict[str, bytes]) -> list[tuple[str, dict]]:
+        """("<kind>:<source>", {"count": n}) for the events sent since the last call, from the
+        never-cleared totals of the newest readback (so skipped readbacks lose none)."""
+        out = []
+        pools = self.system.pools
+        for name in sorted((n for n in self.sources if n in pools),
+                           key=lambda n: pools[n].entity.index):
+            data = readback.get(name)
+            if data is None:
+                continue
+            kinds = kinds_sent(pools[name].component)
+            totals = np.frombuffer(data, COUNTERS)[0]["event_totals"].astype(np.int64)
+            seen = self.seen.get(name, np.zeros_like(totals))
+            self.seen[name] = totals
+            for kind in kinds:
+                k = KIND_INDEX[kind]
+                count = int((totals[k] - seen[k]) % (1 << 32))
+                if count:
+                    out.append((f"{kind}:{name}", {"count": count}))
+        return out
+
+
+def _sources_first(names: list[str], links: list[Link]) -> list[str]:
+    """``names`` reordered so that every link's source comes before its target, otherwise
+    keeping their order (cycles are refused when a scene loads)."""
+    position = {name: i for i, name in enumerate(names)}
+    waiting = dict.fromkeys(names, 0)
+    following: dict[str, list[str]] = {}
+    for link in links:
+        waiting[link.target] += 1
+        following.setdefault(link.source, []).append(link.target)
+    ready = [position[n] for n, w in waiting.items() if w == 0]
+    heapq.heapify(ready)
+    out: list[str] = []
+    while ready:
+        name = names[heapq.heappop(ready)]
+        out.append(name)
+        for target in following.get(name, []):
+            waiting[target] -= 1
+            if waiting[target] == 0:
+                heapq.heappush(ready, position[target])
+    placed = set(out)
+    return out + [n for n in names if n not in placed]   # a cycle, should one slip through
+
+
+def check_links(system: EmitterSystem, entity, component) -> None:
+    """Refuse, before a pool is made, sub-emitter links that the world with ``component`` on
+    ``entity`` cannot run (a cycle, an unordered target, too many links into one emitter): the
+    scene loader checks a file; this sees every emitter of the world (spawns, live edits)."""
+    if component.allocation == "ordered" and not component.sub_emitters():
+        return   # no link from it, and any into it is fine: nothing new to refuse
+    rows = [(ref.index, ref.name, c) for ref, c in system.query("emitter")
+            if ref.name != entity.name]
+    rows.append((entity.index, entity.name, component))
+    problem = sub_emitter_problem([(name, c) for _, name, c in sorted(rows, key=lambda r: r[0])])
+    if problem is not None:
+        name, field, message = problem
+        raise SceneError(system.shared.scene_path, message, entity=name, field=field)

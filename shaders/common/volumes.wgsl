@@ -67,21 +67,24 @@ fn volume_index(ref_: VolumeRef, i: u32, j: u32, k: u32) -> u32 {
     return (k * ref_.grid.y + j) * ref_.grid.x + i;
 }
 
-// A scalar volume (one float per sample) at a local point: eight loads, three lerps. Written
-// out rather than looped over a corner array, which CPU backends keep in memory (lavapipe ran
-// the whole update ten times slower with such an array merely present).
+// A scalar volume at a local point, clamped at its edges. Scalar volumes are packed as corner
+// bricks (systems/forces/volumes.py corner_bricks): cell (i, j, k)'s eight corner samples lie
+// side by side, so one sample reads 32 contiguous bytes.
 fn sample_scalar(ref_: VolumeRef, local: vec3f) -> f32 {
-    let c = volume_cell_of(ref_, local);
-    let o = ref_.grid.w;
-    let v000 = volumes[o + volume_index(ref_, c.low.x, c.low.y, c.low.z)];
-    let v100 = volumes[o + volume_index(ref_, c.high.x, c.low.y, c.low.z)];
-    let v010 = volumes[o + volume_index(ref_, c.low.x, c.high.y, c.low.z)];
-    let v110 = volumes[o + volume_index(ref_, c.high.x, c.high.y, c.low.z)];
-    let v001 = volumes[o + volume_index(ref_, c.low.x, c.low.y, c.high.z)];
-    let v101 = volumes[o + volume_index(ref_, c.high.x, c.low.y, c.high.z)];
-    let v011 = volumes[o + volume_index(ref_, c.low.x, c.high.y, c.high.z)];
-    let v111 = volumes[o + volume_index(ref_, c.high.x, c.high.y, c.high.z)];
-    let f = c.frac;
+    let grid = vec3f(ref_.grid.xyz);
+    let u = clamp((local / ref_.size.xyz + 0.5) * grid - 0.5, vec3f(0.0), grid - 1.0);
+    let base = min(floor(u), max(grid - 2.0, vec3f(0.0)));
+    let f = u - base;
+    let cell = vec3u(base);
+    let at = ref_.grid.w + 8u * volume_index(ref_, cell.x, cell.y, cell.z);
+    let v000 = volumes[at];
+    let v100 = volumes[at + 1u];
+    let v010 = volumes[at + 2u];
+    let v110 = volumes[at + 3u];
+    let v001 = volumes[at + 4u];
+    let v101 = volumes[at + 5u];
+    let v011 = volumes[at + 6u];
+    let v111 = volumes[at + 7u];
     return mix(mix(mix(v000, v100, f.x), mix(v010, v110, f.x), f.y),
                mix(mix(v001, v101, f.x), mix(v011, v111, f.x), f.y), f.z);
 }
@@ -93,7 +96,7 @@ fn volume_vector(at: u32) -> vec3f {
 // A vector volume (three floats per sample) at a local point.
 fn sample_vector(ref_: VolumeRef, local: vec3f) -> vec3f {
     let c = volume_cell_of(ref_, local);
-    let o = ref_.grid.w / 3u;   // vector volumes start at a multiple of 3 floats (the host packs)
+    let o = ref_.grid.w / 3u;   // volumes start at a multiple of 3 floats (the host packs)
     let v000 = volume_vector(o + volume_index(ref_, c.low.x, c.low.y, c.low.z));
     let v100 = volume_vector(o + volume_index(ref_, c.high.x, c.low.y, c.low.z));
     let v010 = volume_vector(o + volume_index(ref_, c.low.x, c.high.y, c.low.z));

@@ -22,6 +22,7 @@ const SOLID_SDF_BOX: u32 = 5u;
 const SOLID_SDF_TORUS: u32 = 6u;
 const SOLID_DEPTH: u32 = 7u;        // what the last render drew into the depth target
 const SDF_KINDS: u32 = 0x78u;       // bits of SOLID_SDF_VOLUME .. SOLID_SDF_TORUS
+const ANALYTIC_SDF_KINDS: u32 = 0x70u;   // bits of SOLID_SDF_SPHERE .. SOLID_SDF_TORUS
 
 struct SolidCollider {
     center: vec4f,       // xyz: centre (sphere, box, sdf box) or a point on the plane; w: radius
@@ -92,30 +93,35 @@ fn analytic_distance(c: SolidCollider, q: vec3f) -> f32 {
     return length(ring) - c.normal.w;
 }
 
-fn sdf_distance(c: SolidCollider, q: vec3f) -> f32 {
-    if (c.kind == SOLID_SDF_VOLUME) {
-        let ref_ = volume_refs[c.volume];
-        return sample_scalar(ref_, q);
-    }
-    return analytic_distance(c, q);
-}
-
 // An SDF collider's surface: distance sampled (trilinear) or analytic; the normal is the
-// central-difference gradient with a step of one cell (analytic: 1/64 of the smallest bound).
+// central-difference gradient with a step of one cell (analytic: 1/32 of the smallest bound).
 fn sdf_surface(c: SolidCollider, x: vec3f) -> Surface {
     let q = solid_local(c, x);
     if (any(abs(q) > c.bounds.xyz)) { return Surface(NO_CONTACT, vec3f(0.0)); }
-    let d = sdf_distance(c, q);
-    if (d >= 0.0 && c.inside == 0u) { return Surface(d, vec3f(0.0)); }   // no normal needed
-    var step = vec3f(min(c.bounds.x, min(c.bounds.y, c.bounds.z)) / 32.0);
-    if (c.kind == SOLID_SDF_VOLUME) {
-        let ref_ = volume_refs[c.volume];
-        step = ref_.size.xyz / vec3f(ref_.grid.xyz);
+    var g = vec3f(0.0);
+    var d = 0.0;
+    if (solids_include(SOLID_SDF_VOLUME) && c.kind == SOLID_SDF_VOLUME) {
+        let ref_ = volume_refs[c.volume];   // loaded once for the seven samples
+        d = sample_scalar(ref_, q);
+        if (d >= 0.0 && c.inside == 0u) { return Surface(d, vec3f(0.0)); }   // no normal needed
+        let h = ref_.size.xyz / vec3f(ref_.grid.xyz);
+        g = vec3f(sample_scalar(ref_, q + vec3f(h.x, 0.0, 0.0))
+                      - sample_scalar(ref_, q - vec3f(h.x, 0.0, 0.0)),
+                  sample_scalar(ref_, q + vec3f(0.0, h.y, 0.0))
+                      - sample_scalar(ref_, q - vec3f(0.0, h.y, 0.0)),
+                  sample_scalar(ref_, q + vec3f(0.0, 0.0, h.z))
+                      - sample_scalar(ref_, q - vec3f(0.0, 0.0, h.z))) / (2.0 * h);
+    } else if ((SOLID_KINDS & ANALYTIC_SDF_KINDS) != 0u) {
+        d = analytic_distance(c, q);
+        if (d >= 0.0 && c.inside == 0u) { return Surface(d, vec3f(0.0)); }
+        let h = vec3f(min(c.bounds.x, min(c.bounds.y, c.bounds.z)) / 32.0);
+        g = vec3f(analytic_distance(c, q + vec3f(h.x, 0.0, 0.0))
+                      - analytic_distance(c, q - vec3f(h.x, 0.0, 0.0)),
+                  analytic_distance(c, q + vec3f(0.0, h.y, 0.0))
+                      - analytic_distance(c, q - vec3f(0.0, h.y, 0.0)),
+                  analytic_distance(c, q + vec3f(0.0, 0.0, h.z))
+                      - analytic_distance(c, q - vec3f(0.0, 0.0, h.z))) / (2.0 * h);
     }
-    let g = vec3f(sdf_distance(c, q + vec3f(step.x, 0.0, 0.0)) - sdf_distance(c, q - vec3f(step.x, 0.0, 0.0)),
-                  sdf_distance(c, q + vec3f(0.0, step.y, 0.0)) - sdf_distance(c, q - vec3f(0.0, step.y, 0.0)),
-                  sdf_distance(c, q + vec3f(0.0, 0.0, step.z)) - sdf_distance(c, q - vec3f(0.0, 0.0, step.z)))
-            / (2.0 * step);
     let n = select(vec3f(0.0, 1.0, 0.0), normalize(g), dot(g, g) > 0.0);
     return Surface(d, solid_world_direction(c, n));
 }

@@ -86,9 +86,10 @@ class _Pool:
     looks_key: tuple | None = None   # the curves last baked into the looks buffer
     param_record: np.ndarray = field(default_factory=lambda: np.zeros((), PARAMS))
     contacts: Contacts | None = None   # colliders and volumes its update binds
-    # update passes built so far by variant (HAS_FORCES, SOLID_KINDS), and the one in use
-    updates: dict[tuple[bool, int], Pass] = field(default_factory=dict)
-    variant: tuple[bool, int] = (False, 0)
+    # update passes built so far by variant (HAS_FORCES, SOLID_KINDS, HAS_VECTOR_FIELDS), and
+    # the one in use
+    updates: dict[tuple[bool, int, bool], Pass] = field(default_factory=dict)
+    variant: tuple[bool, int, bool] = (False, 0, False)
 
 
 class EmitterSystem(System):
@@ -222,10 +223,11 @@ class EmitterSystem(System):
         """The update marks free slots (ordered: births come in spawn) or, having spawned itself
         (atomic, ticket), the final alive slots. What nothing acts with is compiled out:
         forces without force entities (HAS_FORCES; much faster on CPU backends), collisions
-        without a collision material and colliders (HAS_COLLISIONS), and the code of collider
-        kinds that do not act on it (SOLID_KINDS, emitter/collide.wgsl says why)."""
+        without a collision material and colliders (HAS_COLLISIONS), the code of collider
+        kinds that do not act on it (SOLID_KINDS, emitter/collide.wgsl says why) and vector
+        field sampling without vector fields (HAS_VECTOR_FIELDS)."""
         component, b = pool.component, pool.buffers
-        has_forces, solid_kinds = pool.variant
+        has_forces, solid_kinds, has_fields = pool.variant
         ordered = component.allocation == "ordered"
         marks = ("free_mask", "block_free") if ordered else ("alive_mask", "block_alive")
         assert pool.contacts is not None
@@ -238,7 +240,7 @@ class EmitterSystem(System):
              **self.events.update_bindings(pool)},
             constants={"ALLOCATION": ALLOCATION_MODES[component.allocation],
                        "HAS_FORCES": has_forces, "HAS_COLLISIONS": solid_kinds != 0,
-                       "SOLID_KINDS": solid_kinds,
+                       "SOLID_KINDS": solid_kinds, "HAS_VECTOR_FIELDS": has_fields,
                        "BIRTHS_FROM_STORAGE": self.births_from_storage(),
                        **self.events.update_constants(pool)})
 
@@ -248,9 +250,10 @@ class EmitterSystem(System):
         pool.passes[at] = self.events.spawn_pass(pool, birth_binding(pool.buffers),
                                                  self.births_from_storage())
 
-    def _variant(self, pool: _Pool) -> tuple[bool, int]:
+    def _variant(self, pool: _Pool) -> tuple[bool, int, bool]:
         assert pool.contacts is not None
-        return (self._scene_has_forces(), pool.contacts.solid_kinds(pool.component))
+        fields = any(getattr(f, "kind", None) == "vector_field" for f in self.forces_on(pool))
+        return (self._scene_has_forces(), pool.contacts.solid_kinds(pool.component), fields)
 
     def _refresh(self, pool: _Pool) -> None:
         """Bring the pool's update pass up to date: the variant for what acts on it now, bound

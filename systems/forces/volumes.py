@@ -1,7 +1,8 @@
 """Volumes sampled from arrays: SDF colliders (float32 (D, H, W) signed distances) and vector
 fields (float32 (D, H, W, 3)). This module loads and checks the .npy files and packs the
-volumes one emitter samples into one float array (its ``<e>/volumes`` storage buffer), which
-shaders/common/volumes.wgsl samples trilinearly with full-precision weights.
+volumes one emitter samples into one float array (its ``<e>/volumes`` storage buffer; SDFs as
+corner bricks, 8x their bytes), which shaders/common/volumes.wgsl samples trilinearly with
+full-precision weights.
 
 Sample (k, j, i) of a (D, H, W) array sits at the centre of cell (i, j, k) of the W x H x D
 cells that fill the volume's box: local position ((i + 0.5) / W - 0.5) * size.x, and so on.
@@ -76,17 +77,45 @@ class PackedVolume:
     grid: tuple[int, int, int]   # samples along local x, y, z: (W, H, D)
 
 
+def corner_bricks(volume: np.ndarray) -> np.ndarray:
+    """A scalar (D, H, W) volume as (D, H, W, 8): for each cell, the eight samples a trilinear
+    sample there reads (corner c = x + 2 y + 4 z above the cell's own sample, clamped at the
+    far edges), side by side. A GPU then fetches one 32-byte sector per sample where the plain
+    layout scattered eight (an H200's update with a 64^3 SDF: +74% over no collider before,
+    see README benchmarks); the price is 8x the array's bytes."""
+    d, h, w = volume.shape
+    x1 = np.minimum(np.arange(w) + 1, w - 1)
+    y1 = np.minimum(np.arange(h) + 1, h - 1)
+    z1 = np.minimum(np.arange(d) + 1, d - 1)
+    corners = []
+    for c in range(8):
+        v = volume[z1] if c & 4 else volume
+        v = v[:, y1] if c & 2 else v
+        corners.append(v[:, :, x1] if c & 1 else v)
+    return np.stack(corners, axis=-1)
+
+
+def packed_size(array: np.ndarray) -> int:
+    """Floats a volume takes in the packed array: scalar volumes as corner bricks."""
+    return array.size * 8 if array.ndim == 3 else array.size
+
+
+ALIGN = 24   # floats: a brick starts on 32 bytes, a vector sample on a multiple of 3 floats
+
+
 def pack_volumes(arrays: list[np.ndarray]) -> tuple[np.ndarray, list[PackedVolume]]:
-    """One float32 array holding every volume (vectors as 3 floats per sample), with each one's
-    offset (a multiple of 3) and grid; at least 4 floats long so the buffer is never empty."""
+    """One float32 array holding every volume (scalar volumes as corner bricks, vectors as 3
+    floats per sample), with each one's offset (a multiple of ALIGN) and grid; at least 4
+    floats long so the buffer is never empty."""
     slots, total = [], 0
     for a in arrays:
-        total = -(-total // 3) * 3   # a multiple of 3: vector samples are indexed in threes
+        total = -(-total // ALIGN) * ALIGN
         slots.append(PackedVolume(total, (a.shape[2], a.shape[1], a.shape[0])))
-        total += a.size
+        total += packed_size(a)
     flat = np.zeros(max(4, total), np.float32)
     for a, slot in zip(arrays, slots):
-        flat[slot.offset:slot.offset + a.size] = a.reshape(-1)
+        data = corner_bricks(a) if a.ndim == 3 else a
+        flat[slot.offset:slot.offset + data.size] = data.reshape(-1)
     return flat, slots
 
 

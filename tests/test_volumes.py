@@ -229,3 +229,19 @@ def test_sdf_outside_its_box_does_nothing(gpu, tmp_path):
     inside_box = np.all(np.abs(x - np.array([0.0, -0.8, 0.0])) <= 1.0, axis=1)
     assert (r[inside_box] >= 0.6 - 2.0 / 32).all()
     assert (x[:, 1] < -1.85).any()   # some fell past the box's floor, outside its reach
+
+
+def test_coarse_minimum_bounds_every_trilinear_sample_from_below():
+    from emberfx.systems.forces.volumes import COARSE, coarse_counts, coarse_minimum
+
+    rng = np.random.default_rng(4)
+    volume = rng.normal(size=(11, 20, 9)).astype(np.float32)   # ragged, not multiples of 8
+    bounds = coarse_minimum(volume)
+    assert bounds.shape == coarse_counts(volume.shape) == (2, 3, 1)
+    size = np.array([1.0, 2.0, 1.5])
+    local = rng.uniform(-0.6, 0.6, size=(5000, 3)) * size   # beyond the box too: clamped
+    grid = np.array([9, 20, 11])
+    u = np.clip((local / size + 0.5) * grid - 0.5, 0, grid - 1)
+    cell = np.minimum(np.floor(u / COARSE), np.array(bounds.shape[::-1]) - 1).astype(int)
+    below = bounds[cell[:, 2], cell[:, 1], cell[:, 0]]
+    assert (trilinear(volume, size, local) >= below - 1e-6).all()

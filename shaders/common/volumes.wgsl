@@ -2,7 +2,7 @@
 // own). systems/forces/volumes.py packs the arrays and documents where each sample sits (the
 // centre of a cell of the grid filling the volume's box).
 // Bindings (group 0) of every pass including it: 9 volume_refs (read: VolumeRef per volume),
-// 10 volumes (read: every volume's samples, packed).
+// 10 volumes (read: every volume's samples, packed, as vec4s).
 // Weights are computed in full f32 precision from textureLoad-free buffer reads, so a sample
 // matches a numpy trilinear sample to float rounding (hardware filtering has 8-bit weights, and
 // r32float is not filterable on every adapter).
@@ -17,7 +17,12 @@ struct VolumeRef {
 };
 
 @group(0) @binding(9) var<storage, read> volume_refs: array<VolumeRef>;
-@group(0) @binding(10) var<storage, read> volumes: array<f32>;
+// as vec4s: a corner brick is two 16-byte loads (eight 4-byte ones cost an H200's update more)
+@group(0) @binding(10) var<storage, read> volumes: array<vec4f>;
+
+fn volume_float(i: u32) -> f32 {
+    return volumes[i >> 2u][i & 3u];
+}
 
 // The local coordinates of a world point in the volume's box (centred on 0).
 fn volume_local(ref_: VolumeRef, x: vec3f) -> vec3f {
@@ -67,30 +72,69 @@ fn volume_index(ref_: VolumeRef, i: u32, j: u32, k: u32) -> u32 {
     return (k * ref_.grid.y + j) * ref_.grid.x + i;
 }
 
-// A scalar volume at a local point, clamped at its edges. Scalar volumes are packed as corner
-// bricks (systems/forces/volumes.py corner_bricks): cell (i, j, k)'s eight corner samples lie
-// side by side, so one sample reads 32 contiguous bytes.
-fn sample_scalar(ref_: VolumeRef, local: vec3f) -> f32 {
+// Where a local point falls in a scalar volume's sample grid, clamped to its edge samples.
+fn scalar_position(ref_: VolumeRef, local: vec3f) -> vec3f {
     let grid = vec3f(ref_.grid.xyz);
-    let u = clamp((local / ref_.size.xyz + 0.5) * grid - 0.5, vec3f(0.0), grid - 1.0);
-    let base = min(floor(u), max(grid - 2.0, vec3f(0.0)));
-    let f = u - base;
+    return clamp((local / ref_.size.xyz + 0.5) * grid - 0.5, vec3f(0.0), grid - 1.0);
+}
+
+// A lower bound of a scalar volume's trilinear sample at a local point: the smallest corner
+// sample of the coarse cell (COARSE^3 fine cells) around it, stored after the bricks
+// (systems/forces/volumes.py coarse_minimum). Small enough to stay in cache for every thread.
+const COARSE: f32 = 8.0;
+
+fn coarse_bound(ref_: VolumeRef, local: vec3f) -> f32 {
+    let cells = max(ceil((vec3f(ref_.grid.xyz) - 1.0) / COARSE), vec3f(1.0));
+    let c = vec3u(min(floor(scalar_position(ref_, local) / COARSE), cells - 1.0));
+    let count = vec3u(cells);
+    let bricks = 8u * ref_.grid.x * ref_.grid.y * ref_.grid.z;
+    return volume_float(ref_.grid.w + bricks + (c.z * count.y + c.y) * count.x + c.x);
+}
+
+// Where the corner brick of the cell around a local point starts (in vec4s), and the point's
+// fractions within the cell. Scalar volumes are packed as corner bricks (systems/forces/volumes.py
+// corner_bricks): cell (i, j, k)'s eight corner samples lie side by side, so one sample reads 32
+// contiguous bytes: volumes[at] holds corners (0,0,0) (1,0,0) (0,1,0) (1,1,0), volumes[at + 1]
+// the same at z + 1.
+fn brick_at(ref_: VolumeRef, u: vec3f) -> u32 {
+    let base = min(floor(u), max(vec3f(ref_.grid.xyz) - 2.0, vec3f(0.0)));
     let cell = vec3u(base);
-    let at = ref_.grid.w + 8u * volume_index(ref_, cell.x, cell.y, cell.z);
-    let v000 = volumes[at];
-    let v100 = volumes[at + 1u];
-    let v010 = volumes[at + 2u];
-    let v110 = volumes[at + 3u];
-    let v001 = volumes[at + 4u];
-    let v101 = volumes[at + 5u];
-    let v011 = volumes[at + 6u];
-    let v111 = volumes[at + 7u];
-    return mix(mix(mix(v000, v100, f.x), mix(v010, v110, f.x), f.y),
-               mix(mix(v001, v101, f.x), mix(v011, v111, f.x), f.y), f.z);
+    // offsets are multiples of 24 floats and a brick is 8: both whole vec4s
+    return (ref_.grid.w + 8u * volume_index(ref_, cell.x, cell.y, cell.z)) >> 2u;
+}
+
+fn brick_frac(ref_: VolumeRef, u: vec3f) -> vec3f {
+    return u - min(floor(u), max(vec3f(ref_.grid.xyz) - 2.0, vec3f(0.0)));
+}
+
+// A scalar volume at a local point (the trilinear sample), clamped at its edges.
+fn sample_scalar(ref_: VolumeRef, local: vec3f) -> f32 {
+    let u = scalar_position(ref_, local);
+    let at = brick_at(ref_, u);
+    let f = brick_frac(ref_, u);
+    let n = volumes[at];
+    let r = volumes[at + 1u];
+    return mix(mix(mix(n.x, n.y, f.x), mix(n.z, n.w, f.x), f.y),
+               mix(mix(r.x, r.y, f.x), mix(r.z, r.w, f.x), f.y), f.z);
+}
+
+// The trilinear sample's gradient, per world unit in the box's frame: central differences of the
+// samples across the cell (centred on its mid-planes), blended over the other two axes like the
+// value; it reads the same brick.
+fn sample_gradient(ref_: VolumeRef, local: vec3f) -> vec3f {
+    let u = scalar_position(ref_, local);
+    let at = brick_at(ref_, u);
+    let f = brick_frac(ref_, u);
+    let n = volumes[at];
+    let r = volumes[at + 1u];
+    let dx = mix(mix(n.y - n.x, n.w - n.z, f.y), mix(r.y - r.x, r.w - r.z, f.y), f.z);
+    let dy = mix(mix(n.z - n.x, n.w - n.y, f.x), mix(r.z - r.x, r.w - r.y, f.x), f.z);
+    let dz = mix(mix(r.x - n.x, r.y - n.y, f.x), mix(r.z - n.z, r.w - n.w, f.x), f.y);
+    return vec3f(dx, dy, dz) * vec3f(ref_.grid.xyz) / ref_.size.xyz;
 }
 
 fn volume_vector(at: u32) -> vec3f {
-    return vec3f(volumes[3u * at], volumes[3u * at + 1u], volumes[3u * at + 2u]);
+    return vec3f(volume_float(3u * at), volume_float(3u * at + 1u), volume_float(3u * at + 2u));
 }
 
 // A vector volume (three floats per sample) at a local point.

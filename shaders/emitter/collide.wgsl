@@ -93,24 +93,27 @@ fn analytic_distance(c: SolidCollider, q: vec3f) -> f32 {
     return length(ring) - c.normal.w;
 }
 
-// An SDF collider's surface: distance sampled (trilinear) or analytic; the normal is the
-// central-difference gradient with a step of one cell (analytic: 1/32 of the smallest bound).
+// An SDF collider's surface: distance sampled (trilinear) or analytic. The normal is the
+// gradient: from an array, the trilinear sample's own (central differences of the samples across
+// the cell, common/volumes.wgsl), which needs no further loads (six more trilinear samples for
+// differences at +-1 cell made an H200's update with a 64^3 SDF +60% over none, against +27%);
+// analytic, central differences with a step of 1/32 of the smallest bound.
 fn sdf_surface(c: SolidCollider, x: vec3f) -> Surface {
     let q = solid_local(c, x);
     if (any(abs(q) > c.bounds.xyz)) { return Surface(NO_CONTACT, vec3f(0.0)); }
     var g = vec3f(0.0);
     var d = 0.0;
     if (solids_include(SOLID_SDF_VOLUME) && c.kind == SOLID_SDF_VOLUME) {
-        let ref_ = volume_refs[c.volume];   // loaded once for the seven samples
+        let ref_ = volume_refs[c.volume];
+        if (c.inside == 0u) {   // far outside the surface: no fine sample needed
+            let bound = coarse_bound(ref_, q);
+            if (bound > 0.0) { return Surface(bound, vec3f(0.0)); }
+        }
         d = sample_scalar(ref_, q);
         if (d >= 0.0 && c.inside == 0u) { return Surface(d, vec3f(0.0)); }   // no normal needed
-        let h = ref_.size.xyz / vec3f(ref_.grid.xyz);
-        g = vec3f(sample_scalar(ref_, q + vec3f(h.x, 0.0, 0.0))
-                      - sample_scalar(ref_, q - vec3f(h.x, 0.0, 0.0)),
-                  sample_scalar(ref_, q + vec3f(0.0, h.y, 0.0))
-                      - sample_scalar(ref_, q - vec3f(0.0, h.y, 0.0)),
-                  sample_scalar(ref_, q + vec3f(0.0, 0.0, h.z))
-                      - sample_scalar(ref_, q - vec3f(0.0, 0.0, h.z))) / (2.0 * h);
+        // the brick again (a cache hit) rather than kept live across the branch: fewer registers
+        // for every particle; the few in contact pay a reload
+        g = sample_gradient(ref_, q);
     } else if ((SOLID_KINDS & ANALYTIC_SDF_KINDS) != 0u) {
         d = analytic_distance(c, q);
         if (d >= 0.0 && c.inside == 0u) { return Surface(d, vec3f(0.0)); }

@@ -95,9 +95,36 @@ def corner_bricks(volume: np.ndarray) -> np.ndarray:
     return np.stack(corners, axis=-1)
 
 
+COARSE = 8   # fine cells per coarse cell along each axis (the SDF's coarse lower bounds)
+
+
+def coarse_counts(shape) -> tuple[int, ...]:
+    """Coarse cells along each axis of a (D, H, W) volume: ceil((n - 1) / COARSE)."""
+    return tuple(max(1, -(-(n - 1) // COARSE)) for n in shape)
+
+
+def coarse_minimum(volume: np.ndarray) -> np.ndarray:
+    """For each coarse cell (COARSE^3 fine cells), the smallest sample at its cells' corners: a
+    trilinear sample never falls below its corners, so it bounds the distance anywhere in the
+    cell from below. A positive bound lets the shader skip the fine sample of a particle far
+    from the surface (most of them)."""
+    out = volume
+    for axis, cells in enumerate(coarse_counts(volume.shape)):
+        n = out.shape[axis]
+        index = np.minimum(np.arange(COARSE * cells + 1), n - 1)
+        padded = np.take(out, index, axis=axis)
+        windows = [np.take(padded, np.arange(k, k + COARSE * cells, COARSE), axis=axis)
+                   for k in range(COARSE + 1)]
+        out = np.minimum.reduce(windows)
+    return out
+
+
 def packed_size(array: np.ndarray) -> int:
-    """Floats a volume takes in the packed array: scalar volumes as corner bricks."""
-    return array.size * 8 if array.ndim == 3 else array.size
+    """Floats a volume takes in the packed array: scalar volumes as corner bricks followed by
+    their coarse lower bounds; vector volumes as they are."""
+    if array.ndim == 3:
+        return array.size * 8 + int(np.prod(coarse_counts(array.shape)))
+    return array.size
 
 
 ALIGN = 24   # floats: a brick starts on 32 bytes, a vector sample on a multiple of 3 floats
@@ -106,16 +133,19 @@ ALIGN = 24   # floats: a brick starts on 32 bytes, a vector sample on a multiple
 def pack_volumes(arrays: list[np.ndarray]) -> tuple[np.ndarray, list[PackedVolume]]:
     """One float32 array holding every volume (scalar volumes as corner bricks, vectors as 3
     floats per sample), with each one's offset (a multiple of ALIGN) and grid; at least 4
-    floats long so the buffer is never empty."""
+    floats long, a multiple of 4 (the shader reads vec4s), so the buffer is never empty."""
     slots, total = [], 0
     for a in arrays:
         total = -(-total // ALIGN) * ALIGN
         slots.append(PackedVolume(total, (a.shape[2], a.shape[1], a.shape[0])))
         total += packed_size(a)
-    flat = np.zeros(max(4, total), np.float32)
+    flat = np.zeros(max(4, -(-total // 4) * 4), np.float32)   # whole vec4s
     for a, slot in zip(arrays, slots):
-        data = corner_bricks(a) if a.ndim == 3 else a
-        flat[slot.offset:slot.offset + data.size] = data.reshape(-1)
+        if a.ndim == 3:
+            data = np.concatenate([corner_bricks(a).reshape(-1), coarse_minimum(a).reshape(-1)])
+        else:
+            data = a.reshape(-1)
+        flat[slot.offset:slot.offset + data.size] = data
     return flat, slots
 
 

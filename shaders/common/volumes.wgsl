@@ -91,42 +91,41 @@ fn coarse_bound(ref_: VolumeRef, local: vec3f) -> f32 {
     return volume_float(ref_.grid.w + bricks + (c.z * count.y + c.y) * count.x + c.x);
 }
 
-// Where the corner brick of the cell around a local point starts (in vec4s), and the point's
-// fractions within the cell. Scalar volumes are packed as corner bricks (systems/forces/volumes.py
-// corner_bricks): cell (i, j, k)'s eight corner samples lie side by side, so one sample reads 32
-// contiguous bytes: volumes[at] holds corners (0,0,0) (1,0,0) (0,1,0) (1,1,0), volumes[at + 1]
-// the same at z + 1.
-fn brick_at(ref_: VolumeRef, u: vec3f) -> u32 {
+// The corner samples of the cell around a local point of a scalar volume, clamped at its edges,
+// and the point's fractions within the cell. Scalar volumes are packed as corner bricks
+// (systems/forces/volumes.py corner_bricks): cell (i, j, k)'s eight corner samples lie side by
+// side, so one sample reads 32 contiguous bytes.
+struct Brick {
+    near: vec4f,   // corners (0,0,0) (1,0,0) (0,1,0) (1,1,0)
+    far: vec4f,    // the same at z + 1
+    frac: vec3f,
+};
+
+fn scalar_brick(ref_: VolumeRef, local: vec3f) -> Brick {
+    let u = scalar_position(ref_, local);
     let base = min(floor(u), max(vec3f(ref_.grid.xyz) - 2.0, vec3f(0.0)));
     let cell = vec3u(base);
     // offsets are multiples of 24 floats and a brick is 8: both whole vec4s
-    return (ref_.grid.w + 8u * volume_index(ref_, cell.x, cell.y, cell.z)) >> 2u;
-}
-
-fn brick_frac(ref_: VolumeRef, u: vec3f) -> vec3f {
-    return u - min(floor(u), max(vec3f(ref_.grid.xyz) - 2.0, vec3f(0.0)));
+    let at = (ref_.grid.w + 8u * volume_index(ref_, cell.x, cell.y, cell.z)) >> 2u;
+    return Brick(volumes[at], volumes[at + 1u], u - base);
 }
 
 // A scalar volume at a local point (the trilinear sample), clamped at its edges.
 fn sample_scalar(ref_: VolumeRef, local: vec3f) -> f32 {
-    let u = scalar_position(ref_, local);
-    let at = brick_at(ref_, u);
-    let f = brick_frac(ref_, u);
-    let n = volumes[at];
-    let r = volumes[at + 1u];
-    return mix(mix(mix(n.x, n.y, f.x), mix(n.z, n.w, f.x), f.y),
-               mix(mix(r.x, r.y, f.x), mix(r.z, r.w, f.x), f.y), f.z);
+    let b = scalar_brick(ref_, local);
+    let f = b.frac;
+    return mix(mix(mix(b.near.x, b.near.y, f.x), mix(b.near.z, b.near.w, f.x), f.y),
+               mix(mix(b.far.x, b.far.y, f.x), mix(b.far.z, b.far.w, f.x), f.y), f.z);
 }
 
 // The trilinear sample's gradient, per world unit in the box's frame: central differences of the
 // samples across the cell (centred on its mid-planes), blended over the other two axes like the
 // value; it reads the same brick.
 fn sample_gradient(ref_: VolumeRef, local: vec3f) -> vec3f {
-    let u = scalar_position(ref_, local);
-    let at = brick_at(ref_, u);
-    let f = brick_frac(ref_, u);
-    let n = volumes[at];
-    let r = volumes[at + 1u];
+    let b = scalar_brick(ref_, local);
+    let n = b.near;
+    let r = b.far;
+    let f = b.frac;
     let dx = mix(mix(n.y - n.x, n.w - n.z, f.y), mix(r.y - r.x, r.w - r.z, f.y), f.z);
     let dy = mix(mix(n.z - n.x, n.w - n.y, f.x), mix(r.z - r.x, r.w - r.y, f.x), f.z);
     let dz = mix(mix(r.x - n.x, r.y - n.y, f.x), mix(r.z - n.z, r.w - n.w, f.x), f.y);

@@ -198,7 +198,9 @@ def built(doc: dict, scene_path: Path) -> Scene:
                 out |= {v for v in items if isinstance(v, str) and v in names}
         return out
 
-    order, added, waiting = [], set(), list(entities)
+    order: list = []
+    added: set = set()
+    waiting = list(entities)
     while waiting:   # an entity once what it refers to is in (a cycle: the rest as they are)
         ready = [e for e in waiting if named(e) - {e.get("name")} <= added] or waiting
         order += ready

@@ -183,9 +183,27 @@ def built(doc: dict, scene_path: Path) -> Scene:
     order: a trail's source that has affected_by comes before the trail)."""
     scene = Scene(path=scene_path)
     entities = doc.get("entity", [])
-    refers = {"affected_by", "source", "on_death", "on_collision", "on_age"}
-    order = sorted(entities, key=lambda e: any(isinstance(t, dict) and refers & set(t)
-                                               for t in e.values()))
+    names = {e.get("name") for e in entities}
+
+    def named(entity) -> set:
+        """Entity names the entity's tables refer to (affected_by, source, sub-emitters)."""
+        out: set = set()
+        for table in entity.values():
+            if not isinstance(table, dict):
+                continue
+            for key in ("affected_by", "source", "on_death", "on_collision", "on_age"):
+                value = table.get(key)
+                value = value.get("emitter") if isinstance(value, dict) else value
+                items = value if isinstance(value, list) else [value]
+                out |= {v for v in items if isinstance(v, str) and v in names}
+        return out
+
+    order, added, waiting = [], set(), list(entities)
+    while waiting:   # an entity once what it refers to is in (a cycle: the rest as they are)
+        ready = [e for e in waiting if named(e) - {e.get("name")} <= added] or waiting
+        order += ready
+        added |= {e.get("name") for e in ready}
+        waiting = [e for e in waiting if e not in ready]
     for entity in order:
         components = {k: v for k, v in entity.items() if k not in ("name", "script")}
         scene.add(entity["name"], **components)

@@ -158,8 +158,11 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
             along = p.velocity_lifetime.xyz / max(speed, 1e-12);
             half_length = half + 0.5 * sprite_look.stretch * speed;
         }
-        var view = cross(frame.camera_up.xyz, frame.camera_right.xyz);   // orthographic
-        if (frame.camera_position.w == 1.0) { view = centre - frame.camera_position.xyz; }
+        // camera_position.w is 1 for a perspective camera, 0 for orthographic: a blend rather
+        // than a branch on a uniform, which lavapipe would specialise (and cache) per value
+        let perspective = frame.camera_position.w;
+        let view = mix(cross(frame.camera_up.xyz, frame.camera_right.xyz),
+                       centre - frame.camera_position.xyz, perspective);
         // (along, across) turn like (camera right, camera up): a texture's top stays on the
         // left of its motion as seen
         var across = cross(along, view);

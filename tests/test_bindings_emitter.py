@@ -69,7 +69,8 @@ ORDERED = {   # "jet": ordered allocation, alpha blending (depth + sort)
     "sort:local": ({"sort_keys:sort_params:local", "sort_keys", "alive_list",
                     "block_alive:scan_sums0"}, {"sort_keys", "alive_list"}),
     "prepare": ({"counters", "block_alive:scan_sums0", "draw_args"}, {"counters", "draw_args"}),
-    "draw": ({"/frame", "params", "particles", "alive_list", "looks", "draw_args"},
+    "draw": ({"/frame", "params", "particles", "alive_list", "looks", "sprite_look",
+              "draw_args"},
              {"/scene/color"}),
     "clear": (set(), {"counters"}),
 }

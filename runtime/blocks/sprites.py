@@ -20,9 +20,12 @@ BLENDS = {
 _CACHE: dict[tuple, object] = {}
 
 
-def sprite_pipeline(device, shader: str, blend: str, color_format: str, depth_format: str):
-    """The pipeline drawing ``shader``'s vs_main with common/sprite.wgsl's fs_<blend>."""
-    key = (id(device), shader, blend, color_format, depth_format)
+def sprite_pipeline(device, shader: str, blend: str, color_format: str, depth_format: str,
+                    fragment: str = "fs"):
+    """The pipeline drawing ``shader``'s vs_main with the fragment entry <fragment>_<blend>:
+    common/sprite.wgsl's fs_<blend> by default, or the shader's own (emitter/draw.wgsl's
+    fs_textured_<blend>) following the same premultiplied convention."""
+    key = (id(device), shader, blend, color_format, depth_format, fragment)
     if key not in _CACHE:
         module = wgsl.create_module(device, shader)
         target: dict[str, object] = {"format": color_format}
@@ -35,7 +38,7 @@ def sprite_pipeline(device, shader: str, blend: str, color_format: str, depth_fo
             # sprites test depth (hidden behind opaque geometry); only opaque ones write it
             depth_stencil={"format": depth_format, "depth_write_enabled": blend == "opaque",
                            "depth_compare": "less"},
-            fragment={"module": module, "entry_point": f"fs_{blend}", "targets": [target]})
+            fragment={"module": module, "entry_point": f"{fragment}_{blend}", "targets": [target]})
     return _CACHE[key]
 
 

@@ -257,7 +257,7 @@ class Engine:
         if (w, h) != self.size:
             self.size = self._checked_size((w, h))
             self._renderer.make_targets(self.size)
-        self._renderer.draw(texture, self.camera, self.clock)
+        self._renderer.draw(texture, self.camera, self.clock, self.scene.light)
 
     def encode(self, encoder, texture, phases=None) -> None:
         """Record this frame's passes of ``phases`` (default: all) with ``texture`` as output.

@@ -214,6 +214,7 @@ def checked_scene(scene, what: str):
     check_references(entities, path=path)
     return dataclasses.replace(scene, settings=validated_copy(scene.settings, "scene", path=path),
                                camera=validated_copy(scene.camera, "camera", path=path),
+                               light=validated_copy(scene.light, "light", path=path),
                                entities=entities)
 
 

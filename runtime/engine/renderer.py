@@ -16,6 +16,7 @@ from emberfx.core.bundles import BundleCache
 from emberfx.core.frame_graph import DRAWING_PHASES, FrameGraph, Pass, Phase, RenderTarget
 from emberfx.core.layout import struct_dtype
 from emberfx.core.system import SharedResources, snapshot
+from emberfx.model.light import Light
 
 FRAME = struct_dtype("common/frame.wgsl", "Frame")
 OUTPUT_FORMAT = "rgba8unorm-srgb"   # what render() returns: sRGB-encoded RGBA bytes
@@ -124,10 +125,11 @@ class Renderer:
         return present
 
     # drawing -----------------------------------------------------------------------------------
-    def write_frame_uniform(self, camera, clock) -> None:
-        # The camera part is recomputed only when the camera or the size changed (most frames
-        # only the clock moves); the record is kept and rewritten whole (it is 128 bytes).
-        key = (snapshot(camera), self.size)
+    def write_frame_uniform(self, camera, clock, light: Light | None = None) -> None:
+        # The camera and light part is recomputed only when they or the size changed (most
+        # frames only the clock moves); the record is kept and rewritten whole (160 bytes).
+        light = light if light is not None else Light()
+        key = (snapshot(camera), self.size, snapshot(light))
         if key != self._frame_key:
             self._frame_key = key
             w, h = self.size
@@ -140,14 +142,17 @@ class Renderer:
             eye = np.linalg.inv(view)[:3, 3]
             rec["camera_position"] = (*eye, 1.0 if camera.kind == "perspective" else 0.0)
             rec["viewport"] = (w, h)
+            rec["light_direction"] = (*light.unit_direction(), 0.0)
+            rec["light_color"] = (*light.linear_radiance(), light.ambient)
         self._frame_record["time"] = clock.time
         self._frame_record["frame"] = clock.steps
         self.device.queue.write_buffer(self.shared.frame_uniform, 0,
                                        self._frame_record.tobytes())
 
-    def draw(self, texture, camera, clock) -> None:
-        """Render the current state into ``texture``, whose size is the targets' size."""
-        self.write_frame_uniform(camera, clock)
+    def draw(self, texture, camera, clock, light: Light | None = None) -> None:
+        """Render the current state into ``texture``, whose size is the targets' size, lit by
+        ``light`` (the scene's [light]; None: the default)."""
+        self.write_frame_uniform(camera, clock, light)
         encoder = self.device.create_command_encoder(label="emberfx:draw")
         self.encode(encoder, texture, DRAWING_PHASES)
         self.device.queue.submit([encoder.finish()])

@@ -35,6 +35,7 @@ import msgspec
 from emberfx.core.errors import SceneError, read_user_text
 from emberfx.model.camera import Camera
 from emberfx.model.colors import check_colors
+from emberfx.model.light import Light
 from emberfx.model.numbers import bad_numbers
 from emberfx.model.registry import component_types
 from emberfx.model.scene_fields import check_decodable, explain, field_names, join_path, show
@@ -43,7 +44,7 @@ from emberfx.model.scene_summary import describe
 __all__ = ["SceneSettings", "EntitySpec", "Scene", "load_scene", "loads_scene", "describe"]
 
 Pixels = Annotated[int, msgspec.Meta(ge=1, le=16384)]
-TOP_LEVEL = ("scene", "camera", "bindings", "entity")
+TOP_LEVEL = ("scene", "camera", "light", "bindings", "entity")
 ENTITY_KEYS = ("name", "script")
 
 
@@ -95,6 +96,8 @@ class Scene:
     """the file it came from (absolute); relative paths in the scene resolve against its folder"""
     bindings: dict[str, str] = field(default_factory=dict)
     """the ``[bindings]`` table: key name -> event sent to the scripts' on_event when pressed"""
+    light: Light = field(default_factory=Light)
+    """the ``[light]`` table (emberfx.model.light)"""
 
     def add(self, name: str, script: str | None = None, **components) -> EntitySpec:
         """Append an entity; each component is a component object or a dict of scene-file fields
@@ -229,7 +232,8 @@ def validated_copy(value, key: str, *, entity: str | None = None, path=None) -> 
     like the file's table ``key`` ("scene", "camera" or a component key), nested objects
     included, with the loader's messages."""
     loader = _Loader(path)
-    cls = {"scene": SceneSettings, "camera": Camera}.get(key) or loader.types[key].cls
+    settings_tables = {"scene": SceneSettings, "camera": Camera, "light": Light}
+    cls = settings_tables.get(key) or loader.types[key].cls
     if isinstance(value, cls):
         try:
             value = msgspec.to_builtins(value, enc_hook=_plain)
@@ -239,7 +243,7 @@ def validated_copy(value, key: str, *, entity: str | None = None, path=None) -> 
     elif dataclasses.is_dataclass(value) or isinstance(value, msgspec.Struct):
         raise loader.error(f"expected {cls.__name__}(...) or a table of its fields, found "
                            f"{type(value).__name__}(...)", field=key, entity=entity)
-    if cls is SceneSettings or cls is Camera:
+    if cls in (SceneSettings, Camera, Light):
         return loader.convert(cls, loader.table({key: value}, key), key)
     return loader.component(key, value, entity)
 
@@ -310,7 +314,8 @@ class _Loader:
             self.path_value(settings.script, "scene.script", None)
         return Scene(settings, camera, entities,
                      Path(os.path.abspath(self.path)) if self.path is not None else None,
-                     self.bindings(self.table(doc, "bindings")))
+                     self.bindings(self.table(doc, "bindings")),
+                     self.convert(Light, self.table(doc, "light"), "light"))
 
     def timestep_problems(self, entities: list[EntitySpec], fixed_dt: float) -> None:
         """Checks a component cannot make alone because they need the scene's timestep

@@ -1,8 +1,9 @@
 // cloth/draw.wgsl  --  pass `<entity>:cloth:draw` (render, indexed)
 //
 // The cloth as a lit, two-sided triangle mesh: two triangles per grid quad from an index buffer,
-// positions and normals read by vertex index, Lambert light from above plus ambient, the back
-// face lit with the flipped normal; a plain colour or a checker over the grid.
+// positions and normals read by vertex index, lit by the scene light (Lambert plus ambient,
+// common/frame.wgsl scene_lit), the back face with the flipped normal; a plain colour or a
+// checker over the grid.
 // Draw: indexed, 6 (nx - 1)(ny - 1) indices, 1 instance. Bindings (group 0): 0 frame (uniform
 // Frame), 1 params (uniform ClothParams), 2 look (uniform ClothLook), 3 positions, 4 normals (read)
 
@@ -41,12 +42,10 @@ fn vs_main(@builtin(vertex_index) vertex: u32) -> VertexOut {
 fn fs_main(in: VertexOut, @builtin(front_facing) front: bool) -> @location(0) vec4f {
     var n = normalize(in.normal);
     if (!front) { n = -n; }
-    let light = normalize(vec3f(0.35, 0.85, 0.45));
-    let lambert = max(dot(n, light), 0.0);
     var base = look.color.rgb;
     if (look.checker.w > 0.5) {
         let cell = vec2i(floor(in.uv * look.checker_cells));
         if (((cell.x + cell.y) & 1) == 1) { base = look.checker.rgb; }
     }
-    return vec4f(base * (0.25 + 0.75 * lambert), 1.0);
+    return vec4f(scene_lit(frame, base, n), 1.0);
 }

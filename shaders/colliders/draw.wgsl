@@ -1,8 +1,9 @@
 // colliders/draw.wgsl  --  pass `<entity>:collider:draw` (render, indexed; opaque, depth write)
 //
 // A visible collider as a lit solid: its unit mesh (sphere, box or floor square) moved by the
-// entity's model matrix. Linear HDR light: Lambert from a key light above and to the right of
-// the camera, a hemisphere ambient, and a soft rim on curved shapes. A plane gets a box-filtered
+// entity's model matrix. Linear HDR light: Lambert from the scene light (frame.light_*), its
+// ambient shaded as a hemisphere (more from the sky than the ground), and a soft rim on curved
+// shapes. A plane gets a box-filtered
 // checker (it is a floor: cells give scale and perspective without aliasing far away).
 // Draw: indexed triangle list, 3 indices per triangle, 1 instance. Bindings (group 0):
 // 0 frame (uniform Frame), 1 look (uniform ColliderLook), 2 vertices (read, array<MeshVertex>)
@@ -56,12 +57,11 @@ fn fs_main(in: VertexOut, @builtin(front_facing) front: bool) -> @location(0) ve
     var n = normalize(in.normal);
     if (!front) { n = -n; }   // a floor seen from below, or the inside of a solid
     let eye = toward_eye(in.world);
-    let behind_camera = normalize(cross(frame.camera_right.xyz, frame.camera_up.xyz));
-    let key = normalize(behind_camera + vec3f(0.0, 1.4, 0.0) + 0.6 * frame.camera_right.xyz);
-    let lambert = max(dot(n, key), 0.0);
-    let ambient = mix(0.05, 0.16, 0.5 + 0.5 * n.y);   // more light from the sky than the ground
+    let lambert = max(dot(n, frame.light_direction.xyz), 0.0);
+    // the hemisphere averages the ambient fraction: 0.4x from below, 1.6x from above
+    let ambient = frame.light_color.w * mix(0.4, 1.6, 0.5 + 0.5 * n.y);
     let rim = look.style.w * pow(1.0 - max(dot(n, eye), 0.0), 3.0);
     let base = look.color.rgb * (1.0 - look.style.x * checker);
-    let lit = base * (ambient + 0.85 * lambert) + rim * (0.6 * look.color.rgb + vec3f(0.08));
+    let lit = base * (ambient + frame.light_color.rgb * lambert) + rim * (0.6 * look.color.rgb + vec3f(0.08));
     return vec4f(lit, 1.0);
 }

@@ -11,4 +11,13 @@ struct Frame {
     viewport: vec2f,           // render size in pixels
     time: f32,                 // simulated seconds
     frame: u32,                // simulation steps taken
+    light_direction: vec4f,    // xyz: unit world vector toward the scene's [light]; w = 0
+    light_color: vec4f,        // rgb: linear colour x intensity; w: ambient fraction
 };
+
+// The scene light of frame `f` on a surface of linear colour `base` with unit normal `n`
+// (runtime/model/light.py states the formula).
+fn scene_lit(f: Frame, base: vec3f, n: vec3f) -> vec3f {
+    let lambert = max(dot(n, f.light_direction.xyz), 0.0);
+    return base * (f.light_color.w + f.light_color.rgb * lambert);
+}

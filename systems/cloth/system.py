@@ -9,6 +9,11 @@ Per simulation step, for each cloth entity (one compute pass):
 
 Wind (force_field kind "wind") and colliders are other entities' components, packed each step
 like the emitter's forces; `affected_by` limits them.
+
+A ``prewarm`` runs round(prewarm / fixed_dt) steps (substeps and normals) when the patch is
+created, batched (emberfx.core.step_batches); they lie before t = 0, as an emitter's do, so a
+gusting wind continues into the first frame; the winds and colliders in the scene at its creation
+act (ones spawned later do not reach back).
 """
 
 from __future__ import annotations
@@ -20,13 +25,15 @@ from dataclasses import dataclass
 import numpy as np
 import wgpu
 
-from emberfx.core import wgsl
+from emberfx.core import step_batches, wgsl
 from emberfx.core.bindings import RENDER, pipeline_layout
-from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.frame_graph import SIMULATION_PHASES, FrameGraph, Pass, Phase
 from emberfx.core.layout import struct_dtype
 from emberfx.core.readback import read_array
+from emberfx.core.step_batches import PrewarmNotice, StagedUniforms
 from emberfx.core.system import EntityRef, Priority, StepInfo, System
 from emberfx.model.colors import linear_color
+from emberfx.model.prewarm import check_timestep
 from emberfx.model.registry import set_system
 from emberfx.model.transforms import rotation_matrix
 from emberfx.systems.cloth.component import Cloth
@@ -95,6 +102,7 @@ class ClothSystem(System):
         nx, ny = component.resolution
         n = nx * ny
         what = f"entity '{name}': cloth.resolution = {nx}x{ny}"
+        check_timestep(component, self.key, self.shared.fixed_dt, self.shared.scene_path, name)
         needed = stable_substeps(component, self.shared.fixed_dt)
         if component.substeps < needed:
             print(f"emberfx: warning: entity '{name}': cloth.substeps = {component.substeps} is "
@@ -131,6 +139,30 @@ class ClothSystem(System):
         self.patches[name] = patch
         patch.passes = self._passes(patch)
         self._write_params(patch, StepInfo(frame=0, dt=self.shared.fixed_dt, seed=self.shared.seed))
+        if component.prewarm > 0.0:
+            self._prewarm(patch)
+
+    def _prewarm(self, patch: _Patch) -> None:
+        """Run the component's prewarm (see the module docstring)."""
+        c, name = patch.component, patch.entity.name
+        nx, ny = c.resolution
+        dt, steps = self.shared.fixed_dt, c.prewarm_steps(self.shared.fixed_dt)
+        graph = FrameGraph([p for p in patch.passes if p.phase in SIMULATION_PHASES
+                            and p.phase != Phase.READBACK], self.resources.persistent())
+
+        def encode_step(encoder, k: int) -> None:
+            patch.step_parity = patch.parity
+            patch.parity = (patch.parity + c.substeps) % 2
+            graph.encode(encoder, {})
+
+        b = patch.buffers
+        step_batches.run_steps(
+            self.device, f"{name}:cloth:prewarm", steps, nx * ny * c.substeps, encode_step,
+            fence_source=b["params"],
+            notice=PrewarmNotice(name, c.prewarm, f"{nx}x{ny} vertices x {c.substeps} substeps",
+                                 "vertex-substeps"),
+            uniforms=StagedUniforms((b["params"], b["forces"], b["colliders"]),
+                                    lambda k: self._step_records(patch, (k - steps) * dt, dt)))
 
     def _passes(self, patch: _Patch) -> list[Pass]:
         c = patch.component
@@ -223,6 +255,13 @@ class ClothSystem(System):
             patch.parity = (patch.parity + patch.component.substeps) % 2
 
     def _write_params(self, patch: _Patch, step: StepInfo) -> None:
+        buffers = patch.buffers
+        for key, record in zip(("params", "forces", "colliders"),
+                               self._step_records(patch, step.frame * step.dt, step.dt)):
+            self.resources.write(buffers[key], record)
+
+    def _step_records(self, patch: _Patch, time: float, dt: float) -> tuple[bytes, bytes, bytes]:
+        """The params, forces and colliders of the step starting at ``time`` seconds."""
         c = patch.component
         nx, ny = c.resolution
         # the first MAX_FORCES of each in scene order, as an emitter takes its forces
@@ -234,13 +273,11 @@ class ClothSystem(System):
         rec["pin_offset"] = (*c.pin_offset, 0.0)
         rec["rest"] = (dx, dy, math.hypot(dx, dy), dx * dy)
         rec["nx"], rec["ny"] = nx, ny
-        rec["h"] = step.dt / c.substeps
+        rec["h"] = dt / c.substeps
         rec["stiffness"], rec["damping"], rec["mass"] = c.stiffness, c.damping, c.mass
         rec["force_count"], rec["collider_count"] = len(winds), len(colliders)
-        write, buffers = self.resources.write, patch.buffers
-        write(buffers["params"], rec.tobytes())
-        write(buffers["forces"], pack_forces(winds, step.frame * step.dt).tobytes())
-        write(buffers["colliders"], pack_colliders(colliders).tobytes())
+        return (rec.tobytes(), pack_forces(winds, time).tobytes(),
+                pack_colliders(colliders).tobytes())
 
     def before_draw(self) -> None:
         """The look (colours, checker) before each render: edits show in a paused window."""

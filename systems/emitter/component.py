@@ -15,7 +15,10 @@ from emberfx.model.colors import parse_color
 from emberfx.model.components import Tracked, live, passes, rebuild
 from emberfx.model.numbers import U32_MAX
 from emberfx.model.registry import component
+from emberfx.systems.emitter.looks import Flipbook, check_texture_files
 from emberfx.systems.forces.forces import MAX_FORCES
+from emberfx.systems.meshes.obj import check_mesh_file
+from emberfx.systems.meshes.shapes import mesh_problem
 
 MAX_CAPACITY = 1 << 28  # 268M slots; the device's buffer limit usually refuses less
 MAX_PREWARM_WORK = 1 << 30
@@ -217,6 +220,28 @@ class Emitter(Tracked):
     """per-particle random brightness factor in [1 - v, 1 + v]"""
     blend: Literal["additive", "alpha", "opaque"] = rebuild("additive")
     """alpha: premultiplied, drawn back to front (sorted on the GPU)"""
+    texture: str = rebuild("dot")
+    """the sprite's image: a file pillow reads (relative to the scene file), sampled in sRGB
+    with a mip chain, or a built-in: "dot" (a soft round dot), "soft", "star", "smoke", "spark"
+    """
+    flipbook: Flipbook | None = rebuild(None)
+    """the texture as a grid of animation frames (systems/emitter/looks.py)"""
+    align: Literal["camera", "velocity", "axis"] = live("camera")
+    """camera: facing the camera; velocity / axis: along the velocity / `axis`, facing the
+    camera across it (world-unit sizes only)"""
+    axis: Vec3 = live((0.0, 1.0, 0.0))
+    """the world direction sprites lie along with align = "axis\""""
+    stretch: NonNegative = live(0.0)
+    """seconds: align = "velocity" sprites are size + stretch x |v| long"""
+    rotation_deg: tuple[float, float] = live((0.0, 0.0))
+    """[min, max] random initial angle about the view axis, degrees (align = "camera")"""
+    angular_velocity_deg: tuple[float, float] = live((0.0, 0.0))
+    """[min, max] random spin about the view axis, degrees per second (align = "camera")"""
+    mesh: str | None = rebuild(None)
+    """draw particles as lit, opaque meshes instead of sprites: "cube", "sphere", "tetra" or a
+    Wavefront .obj file (relative to the scene), `size` across; local +y along the velocity
+    (align = "velocity") or `axis`, else turned about a random axis by `rotation_deg` and
+    `angular_velocity_deg` (systems/meshes)"""
     allocation: Literal["ordered", "atomic", "ticket"] = rebuild("ordered")
     """how dead slots share a step's emission budget (reload); see docs in the README"""
     substeps: Annotated[int, msgspec.Meta(ge=1, le=64)] = live(1)
@@ -242,6 +267,9 @@ class Emitter(Tracked):
                                         ("collider",): MAX_FORCES}}
 
     def __post_init__(self):
+        problem = mesh_problem(self)
+        if problem is not None:
+            raise ValueError(problem)
         for name in ("lifetime", "speed"):
             lo, hi = as_range(getattr(self, name))
             _check_finite(name, (lo, hi))
@@ -251,11 +279,17 @@ class Emitter(Tracked):
                 raise ValueError(f"{name}: expected [min, max] with min <= max, found [{lo}, {hi}]")
         if as_range(self.lifetime)[1] <= 0.0:
             raise ValueError(f"lifetime: expected a positive maximum, found {self.lifetime}")
-        for name in ("position", "direction", "gravity", "rate", "drag", "size"):
+        for name in ("position", "direction", "gravity", "rate", "drag", "size", "axis",
+                     "stretch", "rotation_deg", "angular_velocity_deg"):
             if getattr(self, name) is not None:
                 _check_finite(name, getattr(self, name))
-        if sum(c * c for c in self.direction) == 0.0:
-            raise ValueError("direction: expected a non-zero vector, found [0, 0, 0]")
+        for name in ("direction", "axis"):
+            if sum(c * c for c in getattr(self, name)) == 0.0:
+                raise ValueError(f"{name}: expected a non-zero vector, found [0, 0, 0]")
+        for name in ("rotation_deg", "angular_velocity_deg"):
+            lo, hi = getattr(self, name)
+            if hi < lo:
+                raise ValueError(f"{name}: expected [min, max] with min <= max, found [{lo}, {hi}]")
         if not self.size_curve:
             raise ValueError("size_curve: expected at least one value, found []")
         if not self.alpha_curve:
@@ -272,6 +306,12 @@ class Emitter(Tracked):
             # events are ranked in slot order and sent before the spawn pass reuses dead slots
             raise ValueError(f'allocation: expected "ordered" for an emitter that sends events '
                              f'({", ".join(sends)}), found "{self.allocation}"')
+
+    def check_files(self, resolve) -> None:
+        """The scene loader's check of `texture` and `flipbook` against the image (looks.py)
+        and of an OBJ `mesh` (systems/meshes/obj.py)."""
+        check_texture_files(self, resolve)
+        check_mesh_file(self, resolve)
 
     def sub_emitters(self) -> list[tuple[str, SubEmitter | AgeSubEmitter]]:
         """(kind, spawn) for each event kind this emitter sends, in EVENT_KINDS order."""

@@ -44,6 +44,7 @@ import wgpu
 from emberfx.blocks.scan import PrefixScan
 from emberfx.blocks.sort import KeySort
 from emberfx.blocks.sprites import sprite_pipeline
+from emberfx.blocks.textures import TextureError, sprite_sampler, sprite_texture
 from emberfx.core import wgsl
 from emberfx.core.errors import SceneError
 from emberfx.core.frame_graph import Pass, Phase
@@ -56,6 +57,7 @@ from emberfx.systems.emitter import prewarm as emitter_prewarm
 from emberfx.systems.emitter.component import Emitter
 from emberfx.systems.emitter.contacts import Contacts
 from emberfx.systems.emitter.events import COUNTERS_CLEARED, EventWiring, check_links
+from emberfx.systems.emitter.looks import SPRITE_LOOK, pack_sprite_look, textured
 from emberfx.systems.emitter.params import (
     BLOCK,
     BLOCK_WORDS,
@@ -66,6 +68,7 @@ from emberfx.systems.emitter.params import (
     pack_params,
 )
 from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, arrange, pack_forces
+from emberfx.systems.meshes.draw import mesh_particle_passes, write_mesh_look
 
 ALLOCATION_MODES = wgsl.enum_constants("emitter/update.wgsl", "ALLOCATION")
 COUNT_GROUP = wgsl.workgroup_size("emitter/count.wgsl")[0]   # blocks per count workgroup
@@ -111,9 +114,18 @@ class EmitterSystem(System):
         (EmitterParams in emitter/types.wgsl); a GPU keeps its uniform loads."""
         return self.gpu.is_software
 
-    def _draw_pipeline(self, blend: str):
-        return sprite_pipeline(self.device, "emitter/draw.wgsl", blend, self.shared.scene_format,
-                               self.shared.depth_format)
+    def _draw_pipeline(self, component: Emitter):
+        return sprite_pipeline(self.device, "emitter/draw.wgsl", component.blend,
+                               self.shared.scene_format, self.shared.depth_format,
+                               "fs_textured" if textured(component) else "fs")
+
+    def _sprite_texture(self, name: str, component: Emitter):
+        """The texture's view, uploaded with its mips; an unusable one is a SceneError."""
+        try:
+            return sprite_texture(self.device, component.texture, self.shared.resolve)
+        except TextureError as exc:
+            raise SceneError(self.shared.scene_path, str(exc), entity=name,
+                             field="emitter.texture") from None
 
     # lifecycle ---------------------------------------------------------------------------------
     def add(self, entity: EntityRef, component: Emitter) -> None:
@@ -123,6 +135,7 @@ class EmitterSystem(System):
         if problem is not None:
             raise SceneError(self.shared.scene_path, problem, entity=name, field="emitter.prewarm")
         check_links(self, entity, component)
+        texture = self._sprite_texture(name, component)   # before any resource: it may refuse
         blocks = math.ceil(n / BLOCK)
         self.gpu.check_buffer_size(n * PARTICLE.itemsize,
                                    f"entity '{name}': emitter.capacity = {n:,} "
@@ -141,6 +154,9 @@ class EmitterSystem(System):
             "alive_list": (n * 4, storage),
             "draw_args": (16, storage | wgpu.BufferUsage.INDIRECT),
             "looks": (LOOKS.itemsize, storage),
+            # storage, not uniform: lavapipe recompiles a shader whose branches read uniforms
+            # at every bind (WGPU_NOTES), and the draw branches on the look
+            "sprite_look": (SPRITE_LOOK.itemsize, storage),
             "forces": (MAX_FORCES * FORCE.itemsize, storage),
             **EventWiring.buffer_sizes(component),
         }
@@ -205,17 +221,24 @@ class EmitterSystem(System):
                     {"counters": b["counters"], "alive_total": alive_scan.total,
                      "draw_args": b["draw_args"]}),
             self.build.draw(f"{prefix}:draw", "emitter/draw.wgsl",
-                            self._draw_pipeline(component.blend),
+                            self._draw_pipeline(component),
                             {"frame": "frame", "params": b["params"], "particles": b["particles"],
-                             "alive_list": b["alive_list"], "looks": b["looks"]},
+                             "alive_list": b["alive_list"], "looks": b["looks"],
+                             "sprite_look": b["sprite_look"],
+                             "sprite_texture": texture,
+                             "sprite_sampler": sprite_sampler(self.device)},
                             indirect=(b["draw_args"], 0)),
         ]
+        if component.mesh is not None:   # the mesh family draws these particles, not sprites
+            passes = [p for p in passes if p.name != f"{prefix}:draw"]
+            passes += mesh_particle_passes(self, entity, component, b)
         pool.passes = passes
         self.pools[name] = pool
         self.resources.write(b["params"], pack_params(
             pool.param_record, component, entity=entity.index, frame=0, seed=0, dt=0.0, budget=0,
             force_count=0))
         self.resources.write(b["looks"], bake_looks(component))
+        self.resources.write(b["sprite_look"], pack_sprite_look(component))
         if component.prewarm > 0.0:
             emitter_prewarm.prewarm(self, pool)
 
@@ -334,6 +357,9 @@ class EmitterSystem(System):
             pool.contacts.write_step(c, self.forces_on(pool, in_scene))
         write(b["forces"], forces)
         write(b["params"], params)
+        write(b["sprite_look"], pack_sprite_look(c, pool.param_record))
+        if "mesh_look" in b:
+            write_mesh_look(self, b, c, pool.param_record)
         looks_key = (repr(c.color), tuple(c.alpha_curve), tuple(c.size_curve))
         if looks_key != pool.looks_key:   # rebake only when the curves change (a live edit)
             write(b["looks"], bake_looks(c))

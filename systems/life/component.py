@@ -13,9 +13,15 @@ import msgspec
 
 from emberfx.model.colors import check_colors
 from emberfx.model.components import Tracked, live, passes, rebuild
+from emberfx.model.prewarm import PrewarmSeconds, prewarm_problem, prewarm_steps
 from emberfx.model.registry import component
 
 MAX_SIDE = 1 << 20   # cells per side accepted by the scene format; the device refuses earlier
+MAX_PREWARM_WORK = 1 << 36
+"""cell-generations (cells x prewarm generations) one layer's prewarm may take before the first
+frame (32 cells share a word, so a cell-generation is cheap: lavapipe on 2 CPU cores runs about 9G
+a second with the sweep kernel): a 1024 x 1024 layer prewarms the full 60 s at 60 steps/s and
+steps_per_frame 1 (3.8G), a 4096 x 4096 one 4,096 generations"""
 
 Side = Annotated[int, msgspec.Meta(ge=1, le=MAX_SIDE)]
 
@@ -79,6 +85,10 @@ class Life(Tracked):
     quad_center: tuple[float, float, float] = live((0.0, 0.0, 0.0))
     quad_size: tuple[float, float] = live((4.0, 4.0))
     """world units; the quad lies in the x-y plane"""
+    prewarm: PrewarmSeconds = rebuild(0.0)
+    """seconds simulated when the layer is created: round(prewarm / fixed_dt) x steps_per_frame
+    generations (none while paused); the work, cells x generations, is bounded by
+    MAX_PREWARM_WORK"""
 
     PATH_FIELDS = ("pattern",)
 
@@ -101,6 +111,21 @@ class Life(Tracked):
                                  f"found {list(self.soup)}")
         if self.pattern is not None and not self.pattern.lower().endswith((".rle", ".cells")):
             raise ValueError(f"pattern: expected a .rle or .cells file, found '{self.pattern}'")
+
+    def generations_per_step(self) -> int:
+        return 0 if self.paused else self.steps_per_frame
+
+    def prewarm_steps(self, fixed_dt: float) -> int:
+        return prewarm_steps(self.prewarm, fixed_dt)
+
+    def timestep_problem(self, fixed_dt: float) -> tuple[str, str] | None:
+        """(field, why) for a value that is wrong only at the scene's ``fixed_dt`` (the scene
+        loader asks, so ``validate`` refuses what the engine would)."""
+        (w, h), gens = self.size, self.generations_per_step()
+        return prewarm_problem(
+            self.prewarm, fixed_dt, per_step=w * h * gens,
+            per_step_text=f"{w}x{h} cells x {gens} generations per step (steps_per_frame)",
+            measure="cells x generations", limit=MAX_PREWARM_WORK, unit="cell-generations")
 
     def check_files(self, resolve) -> None:
         """What the engine checks before the upload, without a GPU (the scene loader calls it):

@@ -25,6 +25,9 @@ image, and paint (the edits of the last paint, made on the first one).
 
 State: 32 cells per u32, rows padded to whole words, padding bits always zero; cell (x, y) is bit
 x % 32 of word y * stride + x / 32 (row 0 = the top row of a pattern).
+
+A ``prewarm`` runs round(prewarm / fixed_dt) steps' generations (and trail ageing) when the layer
+is created, batched (emberfx.core.step_batches).
 """
 
 from __future__ import annotations
@@ -37,13 +40,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import wgpu
 
-from emberfx.core import wgsl
+from emberfx.core import step_batches, wgsl
 from emberfx.core.errors import EmberError
-from emberfx.core.frame_graph import Pass
+from emberfx.core.frame_graph import FrameGraph, Pass
 from emberfx.core.layout import struct_dtype
 from emberfx.core.readback import read_array
 from emberfx.core.resources import BufferView
+from emberfx.core.step_batches import PrewarmNotice
 from emberfx.core.system import EntityRef, Priority, Readback, StepInfo, System
+from emberfx.model.prewarm import check_timestep
 from emberfx.model.registry import set_system
 from emberfx.systems.life import kernels as life_kernels
 from emberfx.systems.life.component import Life
@@ -176,6 +181,7 @@ class LifeSystem(System):
         stride = (width + 31) // 32
         words = stride * height
         what = f"entity '{name}': life.size = {width}x{height} ({words * 4:,} bytes of state)"
+        check_timestep(component, self.key, self.shared.fixed_dt, self.shared.scene_path, name)
         self.gpu.check_buffer_size(words * 4, what)
         birth, survive = parse_rule(component.rule)
         tiles_x = math.ceil(stride / TILE_W)
@@ -216,6 +222,28 @@ class LifeSystem(System):
                              pack_cells(self._initial_cells(layer)).tobytes())
         self.layers[name] = layer
         self._write_look(layer)
+        if component.prewarm > 0.0 and self._gens(layer) > 0:
+            self._prewarm(layer)
+
+    def _prewarm(self, layer: LifeLayer) -> None:
+        """Run the component's prewarm: the step's passes (generations, trail), batched."""
+        c, name = layer.component, layer.entity.name
+        gens = self._gens(layer)
+        around = layer.passes
+        assert around is not None   # made in add()
+        passes = step_passes(self.build, layer, gens)
+        graph = FrameGraph(passes + ([around.trail] if c.trail_color is not None else []),
+                           self.resources.persistent())
+
+        def encode_step(encoder, k: int) -> None:
+            self._advance(layer)
+            graph.encode(encoder, {})
+
+        step_batches.run_steps(
+            self.device, f"{name}:life:prewarm", c.prewarm_steps(self.shared.fixed_dt),
+            layer.width * layer.height * gens, encode_step, fence_source=layer.buffers["params"],
+            notice=PrewarmNotice(name, c.prewarm, f"{layer.width}x{layer.height} cells x {gens} "
+                                 f"generations", "cell-generations"))
 
     def _initial_cells(self, layer: LifeLayer) -> np.ndarray:
         from emberfx.systems.life.patterns import place, random_soup, read_pattern, rule_mismatch
@@ -249,7 +277,7 @@ class LifeSystem(System):
         return out
 
     def _gens(self, layer: LifeLayer) -> int:
-        return 0 if layer.component.paused else layer.component.steps_per_frame
+        return layer.component.generations_per_step()
 
     def _plan(self, layer: LifeLayer) -> list[int]:
         """Generations per pingpong dispatch of one step."""
@@ -270,14 +298,17 @@ class LifeSystem(System):
 
     def before_step(self, step: StepInfo) -> None:
         for layer in self.layers.values():
-            gens = self._gens(layer)
-            layer.step_parity = layer.parity
-            if layer.component.memory == "pingpong":
-                layer.parity = (layer.parity + len(self._plan(layer))) % 2
-            layer.generation += gens
+            self._advance(layer)
             look_key = tuple(getattr(layer.component, f) for f in LOOK_FIELDS)
             if look_key != layer.look_key:   # rewrite only after a live edit
                 self._write_look(layer)
+
+    def _advance(self, layer: LifeLayer) -> None:
+        """The bookkeeping of one step about to be encoded: its parities and generation."""
+        layer.step_parity = layer.parity
+        if layer.component.memory == "pingpong":
+            layer.parity = (layer.parity + len(self._plan(layer))) % 2
+        layer.generation += self._gens(layer)
 
     def _write_look(self, layer: LifeLayer) -> None:
         c = layer.component

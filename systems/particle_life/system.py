@@ -16,6 +16,9 @@ Per simulation step, for each particle_life entity (one compute pass):
 
 The particle buffers ping-pong between steps; an id buffer travels with the data, so state()
 returns rows in the original particle order whatever the reordering did.
+
+A ``prewarm`` runs round(prewarm / fixed_dt) of these steps when the entity is created, batched
+(emberfx.core.step_batches), with frames 0, 1, ... as the scene's own first steps would have.
 """
 
 from __future__ import annotations
@@ -30,12 +33,14 @@ import wgpu
 
 from emberfx.blocks.scan import PrefixScan
 from emberfx.blocks.sprites import sprite_pipeline
-from emberfx.core import wgsl
-from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core import step_batches, wgsl
+from emberfx.core.frame_graph import SIMULATION_PHASES, FrameGraph, Pass, Phase
 from emberfx.core.layout import struct_dtype
 from emberfx.core.readback import read_array
+from emberfx.core.step_batches import PrewarmNotice, StagedUniforms
 from emberfx.core.system import EntityRef, Priority, StepInfo, System
 from emberfx.model.colors import srgb_to_linear
+from emberfx.model.prewarm import check_timestep
 from emberfx.model.registry import set_system
 from emberfx.systems.particle_life.component import ParticleLife
 
@@ -98,6 +103,7 @@ class ParticleLifeSystem(System):
 
     def add(self, entity: EntityRef, component: ParticleLife) -> None:
         name, n = entity.name, component.count
+        check_timestep(component, self.key, self.shared.fixed_dt, self.shared.scene_path, name)
         grid = grid_for(component.box, component.r_max)
         cells = grid[0] * grid[1] * grid[2]
         what = f"entity '{name}': particle_life.count = {n:,}"
@@ -124,6 +130,27 @@ class ParticleLifeSystem(System):
         self.swarms[name] = swarm
         swarm.passes = self._passes(swarm)
         self._write_params(swarm, StepInfo(frame=0, dt=self.shared.fixed_dt, seed=seed))
+        if component.prewarm > 0.0:
+            self._prewarm(swarm)
+
+    def _prewarm(self, swarm: _Swarm) -> None:
+        """Run the component's prewarm: the steps the scene's first ones would be, batched."""
+        c, name = swarm.component, swarm.entity.name
+        dt, seed = self.shared.fixed_dt, self.shared.seed
+        graph = FrameGraph([p for p in swarm.passes if p.phase in SIMULATION_PHASES],
+                           self.resources.persistent())
+
+        def encode_step(encoder, k: int) -> None:   # before_step's bookkeeping
+            swarm.step_parity, swarm.parity = swarm.parity, 1 - swarm.parity
+            swarm.steps += 1
+            graph.encode(encoder, {})
+
+        step_batches.run_steps(
+            self.device, f"{name}:particle_life:prewarm", c.prewarm_steps(dt), c.count,
+            encode_step, fence_source=swarm.buffers["params"],
+            notice=PrewarmNotice(name, c.prewarm, f"{c.count:,} particles", "particle-steps"),
+            uniforms=StagedUniforms((swarm.buffers["params"],), lambda k: (self._params_record(
+                swarm, StepInfo(frame=k, dt=dt, seed=seed)),)))
 
     def _passes(self, swarm: _Swarm) -> list[Pass]:
         gpu, b, c = self.gpu, swarm.buffers, swarm.component
@@ -193,17 +220,7 @@ class ParticleLifeSystem(System):
     def _write_params(self, swarm: _Swarm, step: StepInfo) -> None:
         c = swarm.component
         box = tuple(c.box) + (1.0,) * (3 - len(c.box))
-        grid = swarm.grid
-        rec = np.zeros((), PARAMS)
-        rec["box"] = (*box, step.dt)
-        rec["cell_size"] = (*(np.asarray(box) / np.asarray(grid)),
-                            0.5 ** (step.dt / c.friction_half_life))
-        rec["grid"] = (*grid, swarm.cells)
-        rec["count"], rec["species"], rec["dims"] = c.count, c.species, c.dims
-        every = c.reorder_every
-        rec["reorder"] = int(every > 0 and c.neighbours == "grid" and step.frame % every == 0)
-        rec["r_max"], rec["beta"], rec["force"] = c.r_max, c.beta, c.force
-        self.resources.write(swarm.buffers["params"], rec.tobytes())
+        self.resources.write(swarm.buffers["params"], self._params_record(swarm, step))
         look = np.zeros((), LOOK)
         corner = (np.asarray(c.center, np.float64)
                   - 0.5 * np.asarray(box if c.dims == 3 else box[:2] + (0.0,)))
@@ -214,6 +231,22 @@ class ParticleLifeSystem(System):
             palette[s] = (*(srgb_to_linear(v) for v in rgb), 1.0)
         look["palette"] = palette
         self.resources.write(swarm.buffers["look"], look.tobytes())
+
+    def _params_record(self, swarm: _Swarm, step: StepInfo) -> bytes:
+        """The params uniform of ``step``."""
+        c = swarm.component
+        box = tuple(c.box) + (1.0,) * (3 - len(c.box))
+        grid = swarm.grid
+        rec = np.zeros((), PARAMS)
+        rec["box"] = (*box, step.dt)
+        rec["cell_size"] = (*(np.asarray(box) / np.asarray(grid)),
+                            0.5 ** (step.dt / c.friction_half_life))
+        rec["grid"] = (*grid, swarm.cells)
+        rec["count"], rec["species"], rec["dims"] = c.count, c.species, c.dims
+        every = c.reorder_every
+        rec["reorder"] = int(every > 0 and c.neighbours == "grid" and step.frame % every == 0)
+        rec["r_max"], rec["beta"], rec["force"] = c.r_max, c.beta, c.force
+        return rec.tobytes()
 
     def state(self, entity: EntityRef) -> dict[str, np.ndarray]:
         swarm = self.swarms[entity.name]

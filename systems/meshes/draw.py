@@ -1,0 +1,120 @@
+"""Mesh particles: an emitter with ``mesh`` set draws each alive particle as a lit mesh instead of
+a sprite. The emitter system asks ``mesh_particle_passes`` for its draw; everything else of the
+emitter (pool, update, alive list, draw arguments) is unchanged, and this module binds it only by
+registry name, ``<entity>/particles``, ``alive_list``, ``draw_args``, ``params``, ``looks``:
+
+  PREPARE  <e>:mesh:prepare   drawIndirect args: the mesh's vertex count x the emitter's instance
+                              count (word 1 of <e>/draw_args, the alive count)
+  RENDER   <e>:mesh:draw      the mesh per alive particle, opaque, lit by the scene light
+
+Resources of its own, owned by the emitter entity: ``<e>/mesh_vertices`` (the triangle list),
+``<e>/mesh_args`` (4 words, INDIRECT) and ``<e>/mesh_look`` (MeshLook; ``pack_mesh_look`` is
+rewritten with the emitter's live uniforms, so ``align``, ``axis``, ``rotation_deg`` and
+``angular_velocity_deg`` edits show on the next frame).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import wgpu
+
+from emberfx.core import wgsl
+from emberfx.core.bindings import RENDER, pipeline_layout
+from emberfx.core.errors import SceneError
+from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.layout import struct_dtype
+from emberfx.systems.emitter.looks import step_identity
+from emberfx.systems.meshes.obj import ObjError, read_obj
+from emberfx.systems.meshes.shapes import BUILT_IN, TriangleMesh, built_in_mesh, vertex_records
+
+MESH_LOOK = struct_dtype("meshes/types.wgsl", "MeshLook")
+MESH_VERTEX = struct_dtype("meshes/types.wgsl", "MeshVertex")
+ALIGN = {"camera": wgsl.int_constant("meshes/types.wgsl", "MESH_ALIGN_SPIN"),
+         "velocity": wgsl.int_constant("meshes/types.wgsl", "MESH_ALIGN_VELOCITY"),
+         "axis": wgsl.int_constant("meshes/types.wgsl", "MESH_ALIGN_AXIS")}
+DRAW_ORDER = -5   # opaque: before the transparent sprites that test against its depth
+_PIPELINES: dict[tuple, wgpu.GPURenderPipeline] = {}
+
+
+def load_mesh(name: str, resolve) -> TriangleMesh:
+    """A built-in mesh by name, or an OBJ file relative to the scene (systems/meshes/obj.py)."""
+    if name in BUILT_IN:
+        return built_in_mesh(name)
+    return read_obj(resolve(name))
+
+
+def pack_mesh_look(component, vertex_count: int, params=None) -> bytes:
+    """The MeshLook uniform: ``align = "camera"`` (the emitter's default, which means nothing
+    for a solid) turns meshes about a per-particle random axis by ``rotation_deg`` and
+    ``angular_velocity_deg``."""
+    c = component
+    record = np.zeros((), MESH_LOOK)
+    step_identity(record, params)   # birth keys: this step's frame, timestep, seed, entity
+    axis = np.asarray(c.axis, np.float64)
+    record["axis"] = (*(axis / np.linalg.norm(axis)), 0.0)
+    rot, spin = (tuple(math.radians(v) for v in pair)
+                 for pair in (c.rotation_deg, c.angular_velocity_deg))
+    record["rotation"] = (*rot, *spin)
+    record["align"] = ALIGN[c.align]
+    record["vertices"] = vertex_count
+    return record.tobytes()
+
+
+def mesh_pipeline(device, color_format: str, depth_format: str) -> wgpu.GPURenderPipeline:
+    key = (id(device), color_format, depth_format)
+    if key not in _PIPELINES:
+        shader = "meshes/draw.wgsl"
+        module = wgsl.create_module(device, shader)
+        _PIPELINES[key] = device.create_render_pipeline(
+            label=shader, layout=pipeline_layout(device, shader, RENDER),
+            vertex={"module": module, "entry_point": "vs_main"},
+            # closed meshes wind counter-clockwise seen from outside
+            primitive={"topology": "triangle-list", "front_face": "ccw", "cull_mode": "back"},
+            depth_stencil={"format": depth_format, "depth_write_enabled": True,
+                           "depth_compare": "less"},
+            fragment={"module": module, "entry_point": "fs_main",
+                      "targets": [{"format": color_format}]})
+    return _PIPELINES[key]
+
+
+def mesh_particle_passes(system, entity, component, buffers: dict) -> list[Pass]:
+    """The prepare and draw passes of emitter ``entity`` drawn as ``component.mesh``; its own
+    buffers are made through ``system`` (the emitter system: they go with the entity) and
+    added to ``buffers`` as ``mesh_vertices``, ``mesh_args`` and ``mesh_look``."""
+    name = entity.name
+    try:
+        mesh = load_mesh(component.mesh, system.shared.resolve)
+    except ObjError as exc:   # the file changed since the scene was loaded
+        raise SceneError(system.shared.scene_path, str(exc), entity=name,
+                         field="emitter.mesh") from None
+    records = vertex_records(mesh, MESH_VERTEX)
+    usage = wgpu.BufferUsage
+    own = {"mesh_vertices": system.buffer(entity, "mesh_vertices", records.nbytes, usage.STORAGE),
+           "mesh_args": system.buffer(entity, "mesh_args", 16, usage.STORAGE | usage.INDIRECT),
+           "mesh_look": system.buffer(entity, "mesh_look", MESH_LOOK.itemsize, usage.STORAGE)}
+    buffers.update(own)
+    system.resources.write(own["mesh_vertices"], records.tobytes())
+    system.resources.write(own["mesh_look"], pack_mesh_look(component, mesh.vertex_count))
+    pipeline = mesh_pipeline(system.device, system.shared.scene_format, system.shared.depth_format)
+    return [
+        system.build.compute(f"{name}:mesh:prepare", Phase.PREPARE, "meshes/prepare.wgsl",
+                             (1, 1, 1), {"look": own["mesh_look"],
+                                         "source_args": f"{name}/draw_args",
+                                         "mesh_args": own["mesh_args"]}),
+        system.build.draw(f"{name}:mesh:draw", "meshes/draw.wgsl", pipeline,
+                          {"frame": "frame", "params": f"{name}/params",
+                           "particles": f"{name}/particles", "alive_list": f"{name}/alive_list",
+                           "looks": f"{name}/looks", "look": own["mesh_look"],
+                           "vertices": own["mesh_vertices"]},
+                          indirect=(own["mesh_args"], 0), order=DRAW_ORDER),
+    ]
+
+
+def write_mesh_look(system, buffers: dict, component, params=None) -> None:
+    """Rewrite the MeshLook with the component's live fields (called with the emitter's own
+    uniforms each step)."""
+    view = buffers["mesh_vertices"]
+    system.resources.write(buffers["mesh_look"],
+                           pack_mesh_look(component, view.size // MESH_VERTEX.itemsize, params))

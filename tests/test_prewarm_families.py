@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
 
 import cloth_model
 import life_model
@@ -53,7 +54,8 @@ def assert_same_state(warm: dict, stepped: dict) -> None:
 
 # ---------------------------------------------------------------------------- particle life
 
-SWARM = dict(count=700, species=4, box=(1.0, 1.0), r_max=0.1, force=2.0, reorder_every=4)
+SWARM: dict[str, Any] = dict(count=700, species=4, box=(1.0, 1.0), r_max=0.1, force=2.0,
+                             reorder_every=4)
 
 
 @pytest.mark.parametrize("neighbours", ["grid", "all_pairs"])
@@ -76,8 +78,8 @@ def test_particle_life_prewarm_equals_stepping(gpu, monkeypatch, neighbours):
 
 # ---------------------------------------------------------------------------- cloth
 
-CLOTH = dict(resolution=(13, 9), size=(1.2, 0.8), position=(-0.6, 0.2, 0.0), substeps=8,
-             stiffness=600.0, mass=0.02, damping=0.2, drag=0.1)
+CLOTH: dict[str, Any] = dict(resolution=(13, 9), size=(1.2, 0.8), position=(-0.6, 0.2, 0.0),
+                             substeps=8, stiffness=600.0, mass=0.02, damping=0.2, drag=0.1)
 BALL = Collider(shape="sphere", center=(0.0, 0.5, 0.25), radius=0.3)   # the sheet cuts it
 
 
@@ -131,7 +133,7 @@ def test_cloth_prewarm_lies_before_t0_under_a_gusting_wind(gpu, monkeypatch):
 
 # ---------------------------------------------------------------------------- Life
 
-LIFE = dict(size=(70, 45), density=0.35, steps_per_frame=3, trail_color="#ff8000",
+LIFE: dict[str, Any] = dict(size=(70, 45), density=0.35, steps_per_frame=3, trail_color="#ff8000",
             trail_fade=0.8)   # 70 wide: a ragged last word; 3 generations per step
 
 
@@ -252,7 +254,9 @@ def test_the_bound_is_on_work_not_seconds():
     steps = CLOTH_MAX // per_step
     dt = 60.0 / (2 * steps)
     assert Cloth(resolution=(64, 64), prewarm=steps * dt).timestep_problem(dt) is None
-    field, why = Cloth(resolution=(64, 64), prewarm=(steps + 1) * dt).timestep_problem(dt)
+    problem = Cloth(resolution=(64, 64), prewarm=(steps + 1) * dt).timestep_problem(dt)
+    assert problem is not None
+    field, why = problem
     assert field == "prewarm" and f"{per_step * (steps + 1):,}" in why
     # Life counts generations: steps_per_frame multiplies, a paused layer does nothing
     life = Life(size=(4096, 4096), prewarm=60.0, steps_per_frame=2)

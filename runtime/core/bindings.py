@@ -232,9 +232,10 @@ class PassBuilder:
     def draw(self, name: str, shader: str, pipeline, bindings, *, target: str = "scene",
              phase: Phase = Phase.RENDER, pick: Callable[[], int] | None = None,
              vertices: int = 3, instances: int = 1, indirect: tuple[Bound, int] | None = None,
-             index: tuple[Bound, str, int] | None = None, order: int = 0) -> Pass:
+             index: tuple[Bound, str, int] | None = None, order: int = 0,
+             depth_read_only: bool = False) -> Pass:
         """A draw of ``pipeline`` (made with ``pipeline_layout(shader, RENDER)``) into the render
-        target ``target``; it writes ``<target>/color``."""
+        target ``target``; it writes ``<target>/color``. ``depth_read_only``: see Draw."""
         bound = self.bind(name, shader, bindings, RENDER)
         reads = list(bound.reads)
         indirect_op = index_op = None
@@ -248,7 +249,7 @@ class PassBuilder:
             reads.append(view.name)
         groups_op = bound.fixed() if pick is None else bound.chosen(pick)
         op = Draw(pipeline, groups_op, target=target, vertices=vertices, instances=instances,
-                  indirect=indirect_op, index=index_op)
+                  indirect=indirect_op, index=index_op, depth_read_only=depth_read_only)
         return Pass(name, phase, op, reads=tuple(dict.fromkeys(reads)),
                     writes=tuple(dict.fromkeys((*bound.writes, f"{target}/color"))), order=order)
 

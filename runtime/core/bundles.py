@@ -53,16 +53,17 @@ class BundleCache:
         self.recorded = 0     # bundles recorded so far (tests: reuse means this stops growing)
 
     def bundle(self, draws: list[tuple], color_format: str, depth_format: str | None,
-               labels: bool):
-        """The bundle for these draws (``draw_key`` tuples), recorded on first use."""
-        key = (color_format, depth_format, labels, tuple(draws))
+               labels: bool, depth_read_only: bool = False):
+        """The bundle for these draws (``draw_key`` tuples), recorded on first use; a bundle
+        replayed in a pass with a read-only depth attachment must be recorded as one."""
+        key = (color_format, depth_format, depth_read_only, labels, tuple(draws))
         bundle = self.bundles.get(key)
         if bundle is not None:
             self.bundles.move_to_end(key)
             return bundle
         encoder = self.device.create_render_bundle_encoder(
             label=f"emberfx:bundle:{draws[0][0]}", color_formats=[color_format],
-            depth_stencil_format=depth_format)
+            depth_stencil_format=depth_format, depth_read_only=depth_read_only)
         for draw in draws:
             record(encoder, draw, labels)
         bundle = self.bundles[key] = encoder.finish()

@@ -66,7 +66,10 @@ class Dispatch:
 @dataclass(frozen=True)
 class Draw:
     """A draw into a named render target ("scene" or "output"); indirect when ``indirect`` is set,
-    indexed when ``index`` = (index buffer, "uint32" | "uint16", index count) is."""
+    indexed when ``index`` = (index buffer, "uint32" | "uint16", index count) is. With
+    ``depth_read_only`` it runs in a render pass whose depth attachment is read-only, so it may
+    also bind the target's depth as a texture (soft particles); such draws share passes only
+    with each other."""
     pipeline: wgpu.GPURenderPipeline
     bind_groups: tuple = ()
     target: str = "scene"
@@ -74,6 +77,7 @@ class Draw:
     instances: int = 1
     indirect: tuple[wgpu.GPUBuffer, int] | None = None
     index: tuple[wgpu.GPUBuffer, str, int] | None = None
+    depth_read_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -290,6 +294,7 @@ class _Encoding:
         self.compute: wgpu.GPUComputePassEncoder | None = None
         self.render: wgpu.GPURenderPassEncoder | None = None
         self.render_target: str | None = None
+        self.render_read_only = False   # whether the open render pass's depth is read-only
         self.cleared: set[str] = set()
         self.bound: dict = {}   # what the open pass encoder has set: "pipeline", group index
         # Debug groups cost two wgpu calls per pass, a third of encoding a frame; like engines'
@@ -356,9 +361,14 @@ class _Encoding:
                 self._end_compute()
         elif isinstance(op, Draw):
             self._end_compute()
-            if self.split or self.render is None or self.render_target != op.target:
+            if (self.split or self.render is None or self.render_target != op.target
+                    or self.render_read_only != op.depth_read_only):
                 self._end_render()
-                self._begin_render(op.target, p.name if self.split else None, timestamp_writes)
+                if op.depth_read_only and op.target not in self.cleared:
+                    self.begin_target(op.target)   # a read-only pass cannot clear the depth
+                    self._end_render()
+                self._begin_render(op.target, p.name if self.split else None, timestamp_writes,
+                                   depth_read_only=op.depth_read_only)
             assert self.render is not None   # open: reused, or just begun
             if self.bundles is not None and self.targets[op.target].color_format is not None:
                 self.pending_draws.append(draw_key(p.name, op))
@@ -401,7 +411,7 @@ class _Encoding:
             self._begin_render(name)
 
     def _begin_render(self, name: str, label: str | None = None,
-                      timestamp_writes: dict | None = None) -> None:
+                      timestamp_writes: dict | None = None, depth_read_only: bool = False) -> None:
         target = self.targets.get(name)
         if target is None:
             raise FrameGraphError(f"draw into unknown render target '{name}'")
@@ -411,7 +421,9 @@ class _Encoding:
         if clear:
             color["clear_value"] = target.clear_color
         depth = None
-        if target.depth_view is not None:
+        if target.depth_view is not None and depth_read_only:
+            depth = {"view": target.depth_view, "depth_read_only": True}
+        elif target.depth_view is not None:
             depth = {"view": target.depth_view, "depth_load_op": "clear" if clear else "load",
                      "depth_store_op": "store", "depth_clear_value": 1.0}
         self.render = self.encoder.begin_render_pass(
@@ -419,6 +431,7 @@ class _Encoding:
             depth_stencil_attachment=depth, timestamp_writes=timestamp_writes)
         self.bound = {}
         self.render_target = name
+        self.render_read_only = depth_read_only
         self.cleared.add(name)
 
     def _end_compute(self) -> None:
@@ -434,7 +447,8 @@ class _Encoding:
             target = self.targets[self.render_target]
             self.render.execute_bundles([self.bundles.bundle(
                 self.pending_draws, target.color_format,
-                target.depth_format if target.depth_view is not None else None, self.labels)])
+                target.depth_format if target.depth_view is not None else None, self.labels,
+                depth_read_only=self.render_read_only)])
             self.pending_draws = []
         if self.render is not None:
             self.render.end()

@@ -127,7 +127,7 @@ class Renderer:
     # drawing -----------------------------------------------------------------------------------
     def write_frame_uniform(self, camera, clock, light: Light | None = None) -> None:
         # The camera and light part is recomputed only when they or the size changed (most
-        # frames only the clock moves); the record is kept and rewritten whole (160 bytes).
+        # frames only the clock moves); the record is kept and rewritten whole.
         light = light if light is not None else Light()
         key = (snapshot(camera), self.size, snapshot(light))
         if key != self._frame_key:
@@ -137,6 +137,7 @@ class Renderer:
             proj = camera.projection_matrix(w / h)
             rec = self._frame_record
             rec["view_proj"] = (proj @ view).T   # WGSL matrices are column-major
+            rec["inverse_view_proj"] = np.linalg.inv(proj @ view).T
             rec["camera_right"] = (*view[0, :3], 0.0)
             rec["camera_up"] = (*view[1, :3], 0.0)
             eye = np.linalg.inv(view)[:3, 3]

@@ -13,6 +13,7 @@ struct Frame {
     frame: u32,                // simulation steps taken
     light_direction: vec4f,    // xyz: unit world vector toward the scene's [light]; w = 0
     light_color: vec4f,        // rgb: linear colour x intensity; w: ambient fraction
+    inverse_view_proj: mat4x4f,   // clip -> world (soft particles unproject the scene depth)
 };
 
 // The scene light of frame `f` on a surface of linear colour `base` with unit normal `n`

@@ -233,6 +233,9 @@ class Emitter(Tracked):
     """the world direction sprites lie along with align = "axis\""""
     stretch: NonNegative = live(0.0)
     """seconds: align = "velocity" sprites are size + stretch x |v| long"""
+    soft: NonNegative = rebuild(0.0)
+    """world units: soft particles, whose alpha fades to 0 as they come within this depth of the
+    opaque scene behind them (cloth, meshes, drawn colliders); 0: cut sharply where they meet it"""
     rotation_deg: tuple[float, float] = live((0.0, 0.0))
     """[min, max] random initial angle about the view axis, degrees (align = "camera")"""
     angular_velocity_deg: tuple[float, float] = live((0.0, 0.0))
@@ -280,7 +283,7 @@ class Emitter(Tracked):
         if as_range(self.lifetime)[1] <= 0.0:
             raise ValueError(f"lifetime: expected a positive maximum, found {self.lifetime}")
         for name in ("position", "direction", "gravity", "rate", "drag", "size", "axis",
-                     "stretch", "rotation_deg", "angular_velocity_deg"):
+                     "stretch", "soft", "rotation_deg", "angular_velocity_deg"):
             if getattr(self, name) is not None:
                 _check_finite(name, getattr(self, name))
         for name in ("direction", "axis"):
@@ -290,6 +293,10 @@ class Emitter(Tracked):
             lo, hi = getattr(self, name)
             if hi < lo:
                 raise ValueError(f"{name}: expected [min, max] with min <= max, found [{lo}, {hi}]")
+        if self.soft > 0.0 and self.blend == "opaque":
+            raise ValueError(f'soft: expected blend "additive" or "alpha" for soft particles '
+                             f'(opaque sprites write depth), found soft = {self.soft} with '
+                             f'blend "opaque"')
         if not self.size_curve:
             raise ValueError("size_curve: expected at least one value, found []")
         if not self.alpha_curve:

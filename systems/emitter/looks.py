@@ -98,4 +98,5 @@ def pack_sprite_look(component, params: np.ndarray | None = None) -> bytes:
         record["random_start"] = int(book.random_start)
     record["align"] = ALIGN_MODES[c.align]
     record["stretch"] = c.stretch
+    record["soft"] = c.soft
     return record.tobytes()

@@ -70,6 +70,8 @@ from emberfx.systems.emitter.params import (
 from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, arrange, pack_forces
 from emberfx.systems.meshes.draw import mesh_particle_passes, write_mesh_look
 
+DRAW, DRAW_SOFT = "emitter/draw.wgsl", "emitter/draw_soft.wgsl"
+SOFT_DRAW_ORDER = 200   # after every opaque draw (whose depth soft sprites read) and the rest
 ALLOCATION_MODES = wgsl.enum_constants("emitter/update.wgsl", "ALLOCATION")
 COUNT_GROUP = wgsl.workgroup_size("emitter/count.wgsl")[0]   # blocks per count workgroup
 DEPTH_GROUP = wgsl.workgroup_size("emitter/depth.wgsl")[0]   # alive entries per depth workgroup
@@ -115,9 +117,25 @@ class EmitterSystem(System):
         return self.gpu.is_software
 
     def _draw_pipeline(self, component: Emitter):
-        return sprite_pipeline(self.device, "emitter/draw.wgsl", component.blend,
-                               self.shared.scene_format, self.shared.depth_format,
-                               "fs_textured" if textured(component) else "fs")
+        soft = component.soft > 0.0
+        fragment = ("fs_soft" if soft else "fs") + ("_textured" if textured(component) else "")
+        return sprite_pipeline(self.device, DRAW_SOFT if soft else DRAW, component.blend,
+                               self.shared.scene_format, self.shared.depth_format, fragment)
+
+    def _draw_pass(self, prefix: str, component: Emitter, texture, b: dict) -> Pass:
+        """The sprites' draw; soft ones read this frame's opaque depth, so they draw after
+        every opaque draw, in a pass whose depth attachment is read-only."""
+        soft = component.soft > 0.0
+        bindings = {"frame": "frame", "params": b["params"], "particles": b["particles"],
+                    "alive_list": b["alive_list"], "looks": b["looks"],
+                    "sprite_look": b["sprite_look"], "sprite_texture": texture,
+                    "sprite_sampler": sprite_sampler(self.device)}
+        if soft:
+            bindings["scene_depth"] = "scene/depth"
+        return self.build.draw(f"{prefix}:draw", DRAW_SOFT if soft else DRAW,
+                               self._draw_pipeline(component), bindings,
+                               indirect=(b["draw_args"], 0), depth_read_only=soft,
+                               order=SOFT_DRAW_ORDER if soft else 0)
 
     def _sprite_texture(self, name: str, component: Emitter):
         """The texture's view, uploaded with its mips; an unusable one is a SceneError."""
@@ -220,14 +238,7 @@ class EmitterSystem(System):
             compute(f"{prefix}:prepare", Phase.PREPARE, "emitter/prepare.wgsl", (1, 1, 1),
                     {"counters": b["counters"], "alive_total": alive_scan.total,
                      "draw_args": b["draw_args"]}),
-            self.build.draw(f"{prefix}:draw", "emitter/draw.wgsl",
-                            self._draw_pipeline(component),
-                            {"frame": "frame", "params": b["params"], "particles": b["particles"],
-                             "alive_list": b["alive_list"], "looks": b["looks"],
-                             "sprite_look": b["sprite_look"],
-                             "sprite_texture": texture,
-                             "sprite_sampler": sprite_sampler(self.device)},
-                            indirect=(b["draw_args"], 0)),
+            self._draw_pass(prefix, component, texture, b),
         ]
         if component.mesh is not None:   # the mesh family draws these particles, not sprites
             passes = [p for p in passes if p.name != f"{prefix}:draw"]

@@ -11,7 +11,12 @@ from emberfx.core.errors import EmberError, SceneError
 
 __version__ = "0.1.0"
 __all__ = ["Camera", "Engine", "EmberError", "Scene", "SceneError", "SceneSettings", "load_scene",
-           "run", "__version__"]
+           "run", "show", "sweep", "__version__"]
+
+
+def __dir__():
+    # The public API only, lazy names included, so tab completion offers what there is to use.
+    return sorted(__all__)
 
 
 def __getattr__(name):
@@ -28,4 +33,10 @@ def __getattr__(name):
     if name == "run":
         from emberfx.app.window import run
         return run
+    if name == "sweep":
+        from emberfx.sweeps import sweep
+        return sweep
+    if name == "show":   # Jupyter only; importing it loads no notebook package
+        from emberfx.app.notebook import show
+        return show
     raise AttributeError(f"module 'emberfx' has no attribute {name!r}")

@@ -216,7 +216,8 @@ def fake_stack(monkeypatch):
     bench_mod = types.ModuleType("emberfx.bench")
     bench_mod.NAMES = ["life", "emitter"]
     bench_mod.calls = []
-    bench_mod.main = lambda names, as_json: bench_mod.calls.append((names, as_json)) or 0
+    bench_mod.main = lambda names, as_json, options=None: \
+        bench_mod.calls.append((names, as_json)) or 0
     import importlib
 
     for name, mod in (("emberfx.model.scene", scene_mod), ("emberfx.engine.engine", engine_mod),

@@ -99,6 +99,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
     add("info", "show the GPU adapter, backend and limits")
 
+    from emberfx.sweeps import command as sweep_command  # light: argparse only until it runs
+    sweep_command.add_arguments(add("sweep", sweep_command.HELP))
+
     for command in registry.cli_commands().values():   # loads the families
         if command.name in subs:
             raise RuntimeError(f"CLI command {command.name!r}: a built-in command has that name")
@@ -107,6 +110,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     s = add("bench", "run benchmarks (all when no NAME is given)")
     s.add_argument("names", nargs="*", metavar="NAME")
     s.add_argument("--json", action="store_true", help="print results as JSON")
+    s.add_argument("--workers", type=int, metavar="K", help="sweep: the local pool's workers")
+    s.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="sweep: the Ray cluster to join (default: a local Ray, if installed)")
     return p, subs
 
 
@@ -265,6 +271,12 @@ def cmd_info(args) -> int:
     return 0
 
 
+def cmd_sweep(args) -> int:
+    from emberfx.sweeps import command as sweep_command
+
+    return sweep_command.run(args)
+
+
 def cmd_bench(args) -> int:
     from emberfx import bench
 
@@ -272,11 +284,12 @@ def cmd_bench(args) -> int:
     if unknown:
         raise UsageError(f"unknown benchmark {', '.join(map(repr, unknown))}; "
                          f"known: {', '.join(bench.NAMES)}")
-    return int(bench.main(list(args.names), bool(args.json)) or 0)
+    options = {"sweep": {"workers": args.workers, "ray": args.ray}}
+    return int(bench.main(list(args.names), bool(args.json), options) or 0)
 
 
 COMMANDS = {"run": cmd_run, "render": cmd_render, "validate": cmd_validate,
-            "passes": cmd_passes, "info": cmd_info, "bench": cmd_bench}
+            "passes": cmd_passes, "info": cmd_info, "sweep": cmd_sweep, "bench": cmd_bench}
 
 
 def main(argv: list[str] | None = None) -> int:

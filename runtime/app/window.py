@@ -269,6 +269,22 @@ class _Runner:
             self.loop.call_soon(self.canvas.close)
 
 
+def attach(engine, canvas, loop, *, title: str, frames: int | None = None,
+           screenshot: str | os.PathLike | None = None) -> _Runner:
+    """Run ``engine``'s frame loop on a rendercanvas ``canvas`` of ``loop``: its wgpu context
+    presents the frames, its keys and pointer drive the runner. The glfw window and the notebook
+    canvas (runtime/app/notebook.py) share this wiring, so both answer the same keys and mouse."""
+    ctx = canvas.get_wgpu_context()
+    ctx.configure(device=engine.device, format=ctx.get_preferred_format(engine.adapter))
+    runner = _Runner(engine, canvas, ctx, loop, frames, screenshot, title)
+    canvas.add_event_handler(runner.on_key, "key_down")
+    canvas.add_event_handler(runner.on_key_up, "key_up")
+    canvas.add_event_handler(runner.on_pointer, "pointer_move", "pointer_down", "pointer_up",
+                             "pointer_enter", "pointer_leave", "wheel")
+    canvas.request_draw(runner.draw)
+    return runner
+
+
 def run_window(engine, frames: int | None = None, screenshot: str | os.PathLike | None = None,
                title: str | None = None) -> None:
     """Show ``engine`` in a window until it is closed, or for ``frames`` frames.
@@ -292,14 +308,7 @@ def run_window(engine, frames: int | None = None, screenshot: str | os.PathLike 
         title = f"emberfx - {name}"
     canvas = RenderCanvas(size=tuple(engine.size), title=title, update_mode="continuous",
                           max_fps=60)
-    ctx = canvas.get_wgpu_context()
-    ctx.configure(device=engine.device, format=ctx.get_preferred_format(engine.adapter))
-    runner = _Runner(engine, canvas, ctx, loop, frames, screenshot, title)
-    canvas.add_event_handler(runner.on_key, "key_down")
-    canvas.add_event_handler(runner.on_key_up, "key_up")
-    canvas.add_event_handler(runner.on_pointer, "pointer_move", "pointer_down", "pointer_up",
-                             "pointer_enter", "pointer_leave", "wheel")
-    canvas.request_draw(runner.draw)
+    runner = attach(engine, canvas, loop, frames=frames, screenshot=screenshot, title=title)
     try:
         loop.run()
     finally:

@@ -5,7 +5,8 @@ on a real GPU; the ratios (against the device's own buffer-copy bandwidth and ag
 this CPU) are what compare across machines.
 
 One module per family (emitter, life, particle_life, cloth, fractal, post, frame, looks) builds its
-scenes and times them through the Engine's public surface; harness.py holds the timing (warm-up,
+scenes and times them through the Engine's public surface (sweep times whole sweeps: in one
+process, on the local pool, on Ray); harness.py holds the timing (warm-up,
 best of REPEATS, timestamp queries) and the copy-bandwidth rooflines. lifelib.py and taichi.py
 run the optional third-party baselines when those packages are installed.
 """
@@ -23,22 +24,24 @@ from emberfx.bench.life import bench_life
 from emberfx.bench.looks import bench_looks
 from emberfx.bench.particle_life import bench_particle_life
 from emberfx.bench.post import bench_post
+from emberfx.bench.sweep import bench_sweep
 
 BENCHMARKS = {"emitter": bench_emitter, "life": bench_life, "particle_life": bench_particle_life,
               "cloth": bench_cloth, "fractal": bench_fractal, "post": bench_post,
-              "frame": bench_frame, "looks": bench_looks}
+              "frame": bench_frame, "looks": bench_looks, "sweep": bench_sweep}
 NAMES = list(BENCHMARKS)
 
 
-def main(names: list[str], as_json: bool = False) -> int:
-    """Run ``names`` (all when empty) and print a table, or the rows as JSON on stdout."""
+def main(names: list[str], as_json: bool = False, options: dict | None = None) -> int:
+    """Run ``names`` (all when empty) and print a table, or the rows as JSON on stdout.
+    ``options``: keyword arguments by benchmark name (``{"sweep": {"workers": 2}}``)."""
     from emberfx.core.gpu import get_context
 
     ctx = get_context()
     results: dict = {"adapter": ctx.label, "benchmarks": {}}
     for name in names or NAMES:
         print(f"[bench] {name} on {ctx.label} ...", file=sys.stderr)
-        results["benchmarks"][name] = BENCHMARKS[name]()
+        results["benchmarks"][name] = BENCHMARKS[name](**(options or {}).get(name, {}))
     if as_json:
         print(json.dumps(results, indent=2))
         return 0

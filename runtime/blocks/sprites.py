@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from emberfx.core import wgsl
 from emberfx.core.bindings import RENDER, pipeline_layout
+from emberfx.core.frame_graph import RenderQueue
 
 BLENDS = {
     "additive": {"color": {"src_factor": "one", "dst_factor": "one", "operation": "add"},
@@ -40,6 +41,21 @@ def sprite_pipeline(device, shader: str, blend: str, color_format: str, depth_fo
                            "depth_compare": "less"},
             fragment={"module": module, "entry_point": f"{fragment}_{blend}", "targets": [target]})
     return _CACHE[key]
+
+
+def sprite_queue(blend: str, soft: float = 0.0) -> int:
+    """The render queue of a sprite draw: opaque sprites write depth as geometry does; soft ones
+    read the opaque depth, so they come last."""
+    if blend == "opaque":
+        return RenderQueue.OPAQUE
+    if soft > 0.0:
+        return RenderQueue.SOFT
+    return RenderQueue.ALPHA if blend == "alpha" else RenderQueue.TRANSPARENT
+
+
+def quad_queue(mode: str) -> int:
+    """The render queue of a texture quad: "fill" is the background, "quad" opaque geometry."""
+    return RenderQueue.BACKGROUND if mode == "fill" else RenderQueue.OPAQUE
 
 
 def texture_quad_pipeline(device, mode: str, color_format: str, depth_format: str):

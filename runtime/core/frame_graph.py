@@ -107,6 +107,18 @@ class CopyTexture:
 Operation = Dispatch | Draw | ClearBuffer | CopyBuffer | CopyTexture
 
 
+class RenderQueue:
+    """Order hints of draws in the RENDER phase, like an engine's render queues: what fills the
+    view first, then opaque geometry (which writes depth, so transparent draws are hidden behind
+    it), then transparent particles (additive, then alpha-blended ones drawn back to front), and
+    last soft particles, which read the opaque depth in a pass of their own."""
+    BACKGROUND = -100
+    OPAQUE = -10
+    TRANSPARENT = 0
+    ALPHA = 100
+    SOFT = 200
+
+
 @dataclass(frozen=True)
 class Pass:
     name: str                      # entity:system:pass
@@ -114,8 +126,8 @@ class Pass:
     op: Operation
     reads: tuple[str, ...] = ()    # resource names, e.g. "fountain/particles"
     writes: tuple[str, ...] = ()
-    order: int = 0                 # within a phase, lower first where dependencies allow (like a
-                                   # render queue: backgrounds < 0 < transparent geometry)
+    order: int = 0                 # within a phase, lower first where dependencies allow (draws:
+                                   # a RenderQueue value)
 
     @property
     def kind(self) -> str:

@@ -2,7 +2,8 @@
 
 Adapter preference: a discrete or integrated GPU, then lavapipe (Vulkan on the CPU), then OpenGL
 (llvmpipe: compute works, but it cannot present to a window). ``EMBERFX_ADAPTER`` picks by a
-substring of the adapter's name, backend or type instead.
+substring of the adapter's name, backend or type instead, and ``SUBSTRING:INDEX`` picks one of
+several matches (``nvidia:1``: the second NVIDIA GPU; see choose_adapter).
 """
 
 from __future__ import annotations
@@ -58,20 +59,59 @@ def _enumerate():
                              f"{INSTALL_HINT}") from None
 
 
+def _adapter_request(text: str) -> tuple[str, int | None]:
+    """``EMBERFX_ADAPTER``: 'SUBSTRING' or 'SUBSTRING:INDEX' (an empty substring matches all)."""
+    wanted = text.strip().lower()
+    head, colon, tail = wanted.rpartition(":")
+    if colon and tail.strip().isdigit():
+        return head.strip(), int(tail)
+    if colon and not tail.strip():
+        raise NoAdapterError(f"EMBERFX_ADAPTER={text!r}: expected SUBSTRING or SUBSTRING:INDEX "
+                             f"(e.g. nvidia:1), found nothing after ':'")
+    return wanted, None
+
+
 def choose_adapter(adapters=None):
-    """The best adapter, or the one ``EMBERFX_ADAPTER`` names."""
+    """The best adapter, or the one ``EMBERFX_ADAPTER`` names: by a substring of its name,
+    description, backend or type, and with ``:INDEX`` the INDEX-th (from 0) of the matches in
+    preference order (GPUs before CPU adapters, native backends before OpenGL; equals keep the
+    enumeration order), so ``nvidia:1`` is the second NVIDIA GPU."""
     adapters = _enumerate() if adapters is None else adapters
     if not adapters:
         raise NoAdapterError(f"no GPU adapter found; {INSTALL_HINT}")
-    wanted = os.environ.get("EMBERFX_ADAPTER", "").strip().lower()
-    if wanted:
-        matches = [a for a in adapters if wanted in _adapter_label(a.info).lower()
-                   or wanted in a.info.get("description", "").lower()]
-        if not matches:
-            found = "; ".join(_adapter_label(a.info) for a in adapters)
-            raise NoAdapterError(f"EMBERFX_ADAPTER={wanted!r} matches no adapter; found: {found}")
-        adapters = matches
-    return min(adapters, key=_rank)
+    text = os.environ.get("EMBERFX_ADAPTER", "")
+    wanted, index = _adapter_request(text)
+    if not wanted and index is None:
+        return min(adapters, key=_rank)
+    matches = sorted((a for a in adapters if wanted in _adapter_label(a.info).lower()
+                      or wanted in a.info.get("description", "").lower()), key=_rank)
+    found = "; ".join(_adapter_label(a.info) for a in adapters)
+    if not matches:
+        raise NoAdapterError(f"EMBERFX_ADAPTER={text.strip()!r} matches no adapter; "
+                             f"found: {found}")
+    if index is None:
+        return matches[0]
+    if index >= len(matches):
+        raise NoAdapterError(f"EMBERFX_ADAPTER={text.strip()!r}: expected an index below "
+                             f"{len(matches)} (the adapters matching {wanted!r}), found {index}; "
+                             f"found: {found}")
+    return matches[index]
+
+
+def gpu_adapter_pins(adapters=None) -> list[str]:
+    """One ``EMBERFX_ADAPTER`` value per hardware GPU (not a CPU adapter, not the OpenGL
+    duplicate of a GPU), in enumeration order: what a pool of workers sets to use GPU i.
+    Identical GPUs have identical names, so each value is the exact label plus an index."""
+    adapters = _enumerate() if adapters is None else adapters
+    gpus = [a for a in adapters if a.info["adapter_type"] != "CPU"
+            and a.info["backend_type"] != "OpenGL" and "llvmpipe" not in _adapter_label(a.info)]
+    pins: list[str] = []
+    seen: dict[str, int] = {}
+    for adapter in gpus:
+        label = _adapter_label(adapter.info).lower()
+        pins.append(f"{label}:{seen.get(label, 0)}")
+        seen[label] = seen.get(label, 0) + 1
+    return pins
 
 
 @dataclass

@@ -270,6 +270,19 @@ class Engine:
         self.draw_to(self._renderer.output_texture)
         return self._renderer.read_output()
 
+    def _repr_png_(self) -> bytes | None:
+        """Jupyter shows an Engine as its current frame; a closed one falls back to its repr."""
+        if self._owner_ident is None:
+            return None
+        from emberfx.app.notebook import png_bytes
+        return png_bytes(self)
+
+    def video(self, frames: int = 120, fps: float | None = None):
+        """Step ``frames`` fixed steps and return them as an inline MP4 for Jupyter
+        (``IPython.display.Video``; needs the notebook extra): app/notebook.py."""
+        from emberfx.app.notebook import video
+        return video(self, frames, fps)
+
     # inspection --------------------------------------------------------------------------------
     def _ref(self, name: str, what: str = "entity name") -> EntityRef:
         entity_name(name, what)

@@ -4,7 +4,7 @@ import math
 
 def on_update(ctx, dt):
     t = ctx.time
-    ctx.self.emitter.position = (0.8 * math.sin(0.7 * t), -1.0, 0.0)
+    ctx.self.emitter.position = (0.8 * math.sin(0.7 * t), -1.9, 0.0)
     ctx.self.emitter.direction = (0.25 * math.sin(1.3 * t), 1.0, 0.0)
 
 

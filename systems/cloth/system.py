@@ -27,7 +27,7 @@ import wgpu
 
 from emberfx.core import step_batches, wgsl
 from emberfx.core.bindings import RENDER, pipeline_layout
-from emberfx.core.frame_graph import SIMULATION_PHASES, FrameGraph, Pass, Phase
+from emberfx.core.frame_graph import SIMULATION_PHASES, FrameGraph, Pass, Phase, RenderQueue
 from emberfx.core.layout import struct_dtype
 from emberfx.core.readback import read_array
 from emberfx.core.step_batches import PrewarmNotice, StagedUniforms
@@ -192,13 +192,14 @@ class ClothSystem(System):
             f"{prefix}:draw", "cloth/draw.wgsl", self._mesh_pipeline(),
             [{"frame": "frame", "params": r("params"), "look": r("look"),
               "positions": r(f"pos{p}"), "normals": r("normals")} for p in (0, 1)],
-            pick=lambda: patch.parity, index=(r("triangles"), "uint32", patch.triangle_count)))
+            pick=lambda: patch.parity, index=(r("triangles"), "uint32", patch.triangle_count),
+            order=RenderQueue.OPAQUE))
         if wireframe:
             passes.append(self.build.draw(
                 f"{prefix}:wire", "cloth/wire.wgsl", self._wire_pipeline(),
                 [{"frame": "frame", "positions": r(f"pos{p}")} for p in (0, 1)],
                 pick=lambda: patch.parity, index=(r("edges"), "uint32", patch.edge_count),
-                order=1))
+                order=RenderQueue.OPAQUE + 1))
         return passes
 
     def _render_pipeline(self, shader: str, topology: str, cull: str = "none"):

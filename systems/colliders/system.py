@@ -24,7 +24,7 @@ import wgpu
 
 from emberfx.core import wgsl
 from emberfx.core.bindings import RENDER, pipeline_layout
-from emberfx.core.frame_graph import Pass
+from emberfx.core.frame_graph import Pass, RenderQueue
 from emberfx.core.layout import struct_dtype
 from emberfx.core.system import EntityRef, Priority, System, snapshot
 from emberfx.model.colors import linear_color
@@ -34,7 +34,7 @@ from emberfx.systems.colliders.meshes import MESHES, model_matrix
 
 VERTEX = struct_dtype("colliders/types.wgsl", "MeshVertex")
 LOOK = struct_dtype("colliders/types.wgsl", "ColliderLook")
-DRAW_ORDER = -10
+DRAW_ORDER = RenderQueue.OPAQUE
 """render order of the solids: after full-view backgrounds (-100), before particles (0)"""
 FLOOR_CELL = 0.5
 """edge of one floor checker cell, world units"""

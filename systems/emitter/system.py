@@ -43,7 +43,7 @@ import wgpu
 
 from emberfx.blocks.scan import PrefixScan
 from emberfx.blocks.sort import KeySort
-from emberfx.blocks.sprites import sprite_pipeline
+from emberfx.blocks.sprites import sprite_pipeline, sprite_queue
 from emberfx.blocks.textures import TextureError, sprite_sampler, sprite_texture
 from emberfx.core import wgsl
 from emberfx.core.errors import SceneError
@@ -71,7 +71,6 @@ from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, arrange
 from emberfx.systems.meshes.draw import mesh_particle_passes, write_mesh_look
 
 DRAW, DRAW_SOFT = "emitter/draw.wgsl", "emitter/draw_soft.wgsl"
-SOFT_DRAW_ORDER = 200   # after every opaque draw (whose depth soft sprites read) and the rest
 ALLOCATION_MODES = wgsl.enum_constants("emitter/update.wgsl", "ALLOCATION")
 COUNT_GROUP = wgsl.workgroup_size("emitter/count.wgsl")[0]   # blocks per count workgroup
 DEPTH_GROUP = wgsl.workgroup_size("emitter/depth.wgsl")[0]   # alive entries per depth workgroup
@@ -135,7 +134,7 @@ class EmitterSystem(System):
         return self.build.draw(f"{prefix}:draw", DRAW_SOFT if soft else DRAW,
                                self._draw_pipeline(component), bindings,
                                indirect=(b["draw_args"], 0), depth_read_only=soft,
-                               order=SOFT_DRAW_ORDER if soft else 0)
+                               order=sprite_queue(component.blend, component.soft))
 
     def _sprite_texture(self, name: str, component: Emitter):
         """The texture's view, uploaded with its mips; an unusable one is a SceneError."""

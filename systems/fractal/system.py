@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import wgpu
 
-from emberfx.blocks.sprites import texture_quad_pipeline
+from emberfx.blocks.sprites import quad_queue, texture_quad_pipeline
 from emberfx.core import wgsl
-from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.frame_graph import Pass, Phase, RenderQueue
 from emberfx.core.layout import struct_dtype
 from emberfx.core.readback import read_array
 from emberfx.core.system import EntityRef, Priority, StepInfo, System
@@ -104,7 +104,8 @@ class FractalSystem(System):
         return self.build.compute(f"{name}:fractal:escape", Phase.RENDER, "fractal/escape.wgsl",
                                   groups, {"params": f"{name}/params",
                                            "iterations": f"{name}/iterations",
-                                           "image": f"{name}/image"}, order=-100)
+                                           "image": f"{name}/image"},
+                                  order=RenderQueue.BACKGROUND)
 
     def _draw_pass(self, layer: _Layer, display: str) -> Pass:
         name = layer.entity.name
@@ -113,7 +114,7 @@ class FractalSystem(System):
         return self.build.draw(f"{name}:fractal:draw", "common/texture_quad.wgsl", draw,
                                {"frame": "frame", "placement": f"{name}/placement",
                                 "image": f"{name}/image", "nearest": self._sampler},
-                               vertices=6, order=-100 if display == "fill" else 0)
+                               vertices=6, order=quad_queue(display))
 
     def remove(self, entity: EntityRef) -> None:
         del self.layers[entity.name]   # the registry releases its resources

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from emberfx.blocks.sprites import texture_quad_pipeline
+from emberfx.blocks.sprites import quad_queue, texture_quad_pipeline
 from emberfx.core import wgsl
-from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.frame_graph import Pass, Phase, RenderQueue
 from emberfx.core.layout import struct_dtype
 from emberfx.model.colors import linear_color
 
@@ -87,7 +87,7 @@ def layer_passes(build: PassBuilder, layer: LifeLayer, shared: SharedResources,
     display = build.compute(f"{prefix}:display", Phase.RENDER, "life/display.wgsl", texels,
                             [{"params": r["params"], "look": r["look"], "state": s,
                               "trail": r["trail"], "image": r["image"]} for s in states],
-                            pick=current, order=-100)
+                            pick=current, order=RenderQueue.BACKGROUND)
     draw = {}   # both displays: a live edit of `display` picks the other
     for mode in ("fill", "quad"):
         pipeline = texture_quad_pipeline(build.gpu.device, mode, shared.scene_format,
@@ -95,7 +95,7 @@ def layer_passes(build: PassBuilder, layer: LifeLayer, shared: SharedResources,
         draw[mode] = build.draw(f"{prefix}:draw", "common/texture_quad.wgsl", pipeline,
                                 {"frame": "frame", "placement": r["placement"],
                                  "image": r["image"], "nearest": sampler},
-                                vertices=6, order=-100 if mode == "fill" else 0)
+                                vertices=6, order=quad_queue(mode))
     return LayerPasses(build.clear(f"{prefix}:clear", Phase.CLEAR, r["counters"]), trail,
                        population, display, draw)
 

@@ -23,7 +23,7 @@ import wgpu
 from emberfx.core import wgsl
 from emberfx.core.bindings import RENDER, pipeline_layout
 from emberfx.core.errors import SceneError
-from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.frame_graph import Pass, Phase, RenderQueue
 from emberfx.core.layout import struct_dtype
 from emberfx.systems.emitter.looks import step_identity
 from emberfx.systems.meshes.obj import ObjError, read_obj
@@ -34,7 +34,7 @@ MESH_VERTEX = struct_dtype("meshes/types.wgsl", "MeshVertex")
 ALIGN = {"camera": wgsl.int_constant("meshes/types.wgsl", "MESH_ALIGN_SPIN"),
          "velocity": wgsl.int_constant("meshes/types.wgsl", "MESH_ALIGN_VELOCITY"),
          "axis": wgsl.int_constant("meshes/types.wgsl", "MESH_ALIGN_AXIS")}
-DRAW_ORDER = -5   # opaque: before the transparent sprites that test against its depth
+DRAW_ORDER = RenderQueue.OPAQUE   # before the transparent sprites that test against its depth
 _PIPELINES: dict[tuple, wgpu.GPURenderPipeline] = {}
 
 

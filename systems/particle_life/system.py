@@ -32,7 +32,7 @@ import numpy as np
 import wgpu
 
 from emberfx.blocks.scan import PrefixScan
-from emberfx.blocks.sprites import sprite_pipeline
+from emberfx.blocks.sprites import sprite_pipeline, sprite_queue
 from emberfx.core import step_batches, wgsl
 from emberfx.core.frame_graph import SIMULATION_PHASES, FrameGraph, Pass, Phase
 from emberfx.core.layout import struct_dtype
@@ -197,7 +197,7 @@ class ParticleLifeSystem(System):
             [{"frame": "frame", "look": b["look"], "particles": b[f"particles{p}"]}
              for p in (0, 1)],
             pick=lambda: swarm.parity, vertices=6, instances=c.count,
-            order=100 if c.blend == "alpha" else 0))
+            order=sprite_queue(c.blend)))
         return passes
 
     def _draw_pipeline(self, blend: str):

@@ -37,8 +37,8 @@ LOOKS = {
     "textured sprites (spark)": 'texture = "spark"',
     "velocity-aligned sprites": 'align = "velocity"\nstretch = 0.05',
     "mesh cubes": 'mesh = "cube"',
-    "flipbook sprites (8x8, interpolated)": 'texture = "smoke"\nflipbook = { columns = 8, rows = 8, '
-                                            'interpolate = true }',
+    "flipbook sprites (8x8, interpolated)":
+        'texture = "smoke"\nflipbook = { columns = 8, rows = 8, interpolate = true }',
     "soft sprites (soft = 0.3)": 'soft = 0.3',
 }
 

@@ -288,6 +288,9 @@ def test_engines_opened_and_closed_in_turn_do_not_accumulate(gpu):
     # the engine must be large enough that one left behind per round would exceed FLAT_MB (it
     # adds 70-90 MB; less when earlier tests left freed blocks for the allocator to reuse)
     assert held[0] - before > FLAT_MB
-    growth = max(after_close[3:]) - after_close[2]
-    assert growth <= FLAT_MB, (f"RSS after each close: {[round(m) for m in after_close]} MB "
-                               f"(before: {before:.0f} MB)")
+    # An engine left behind per round grows RSS by that much every round. The allocators may
+    # still take one more arena in a later round (seen: +36 MB once at round 5, flat after), so
+    # the bound is on the growth per round from the third on, at most half of FLAT_MB.
+    per_round = (after_close[-1] - after_close[2]) / (len(after_close) - 3)
+    assert per_round <= FLAT_MB / 2, (f"RSS after each close: {[round(m) for m in after_close]} "
+                                      f"MB (before: {before:.0f} MB)")

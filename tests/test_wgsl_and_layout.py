@@ -134,7 +134,8 @@ EMITTER_PARAMS_OFFSETS = {
     "speed_range": 96, "lifetime_range": 104, "capacity": 112, "budget": 116, "frame": 120,
     "seed": 124, "entity": 128, "block_count": 132, "h": 136, "size": 140, "shape_kind": 144,
     "shape_surface": 148, "radial": 152, "size_in_pixels": 156, "substeps": 160,
-    "force_count": 164, "accelerate_end": 168, "kill_start": 172, "age_event_rate": 176}
+    "force_count": 164, "accelerate_end": 168, "kill_start": 172, "age_event_rate": 176,
+    "time": 180}
 # A struct with real padding: a u32 in a vec3f's tail, vec2f at 8-byte alignment, and 8 bytes of
 # tail padding (40 -> 48) that an array stride must include.
 TAIL_WGSL = "// test\nstruct Tail { a: vec3f, t: u32, b: vec2f, c: u32, d: vec2f, };\n"

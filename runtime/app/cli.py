@@ -84,8 +84,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     s.add_argument("--frames", type=positive_int, required=True, metavar="N",
                    help="simulation steps to render, one per output frame")
     s.add_argument("--out", type=Path, required=True, metavar="FILE",
-                   help="output file: .png, .gif or .mp4")
+                   help="output file: .png, .gif or .mp4; .mov (PNG frames, keeps alpha); .exr "
+                        "(the last frame, linear HDR before tonemapping; [exr] extra)")
     s.add_argument("--size", type=parse_size, metavar="WxH", help="image size (default: scene's)")
+    from emberfx.app import compositing  # light: argparse only until it runs
+    compositing.add_arguments(s)
     add_script_flags(s)
 
     s = add("validate", "check SCENE without a GPU and describe it, listing its scripts "
@@ -101,6 +104,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
     from emberfx.sweeps import command as sweep_command  # light: argparse only until it runs
     sweep_command.add_arguments(add("sweep", sweep_command.HELP))
+    from emberfx.app import export as export_command
+    export_command.add_arguments(add("export", export_command.HELP))
 
     for command in registry.cli_commands().values():   # loads the families
         if command.name in subs:
@@ -139,12 +144,13 @@ def _engine(scene, size=None, scripts=True, announce=False):
     return build_engine(scene, size, announce=announce, scripts=scripts)
 
 
-def _render(scene, frames: int, out: Path, size=None, engine=None, scripts=True) -> int:
+def _render(scene, frames: int, out: Path, size=None, engine=None, scripts=True,
+            transparent: bool = False, depth: Path | None = None) -> int:
     from emberfx.app.output import render_to_file
 
     engine = engine or _engine(scene, size, scripts, announce=True)
     try:
-        render_to_file(engine, frames, out, progress=True)
+        render_to_file(engine, frames, out, progress=True, transparent=transparent, depth=depth)
     finally:
         engine.close()
     print(f"wrote {out} ({frames} frame{'s' if frames != 1 else ''}, "
@@ -179,9 +185,13 @@ def cmd_validate(args) -> int:
 
 
 def cmd_render(args) -> int:
-    check_output_suffix(args.out, "--out", (".png", ".gif", ".mp4"))
+    from emberfx.app import compositing
+
+    check_output_suffix(args.out, "--out", (".png", ".gif", ".mp4", ".mov", ".exr"))
+    compositing.check_arguments(args)
     return _render(_load(args.scene), args.frames, args.out, args.size,
-                   scripts=script_policy_from_args(args))
+                   scripts=script_policy_from_args(args), transparent=args.transparent,
+                   depth=args.depth)
 
 
 def cmd_run(args) -> int:
@@ -277,6 +287,12 @@ def cmd_sweep(args) -> int:
     return sweep_command.run(args)
 
 
+def cmd_export(args) -> int:
+    from emberfx.app import export
+
+    return export.run(args)
+
+
 def cmd_bench(args) -> int:
     from emberfx import bench
 
@@ -289,7 +305,8 @@ def cmd_bench(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "render": cmd_render, "validate": cmd_validate,
-            "passes": cmd_passes, "info": cmd_info, "sweep": cmd_sweep, "bench": cmd_bench}
+            "passes": cmd_passes, "info": cmd_info, "sweep": cmd_sweep, "export": cmd_export,
+            "bench": cmd_bench}
 
 
 def main(argv: list[str] | None = None) -> int:

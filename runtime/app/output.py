@@ -35,8 +35,10 @@ from emberfx.engine import interrupts
 if TYPE_CHECKING:
     from emberfx.app.video import FfmpegPipe
 
-#: Extensions FrameWriter understands, with what each one keeps.
-FORMATS = {".png": "final frame", ".gif": "every frame", ".mp4": "every frame (H.264)"}
+#: Extensions FrameWriter understands, with what each one keeps (.exr: compositing.ExrWriter).
+FORMATS = {".png": "final frame", ".gif": "every frame", ".mp4": "every frame (H.264)",
+           ".mov": "every frame (PNG frames, with alpha)"}
+VIDEO = (".mp4", ".mov")   # streamed into ffmpeg (video.py)
 
 
 def _supported() -> str:
@@ -240,7 +242,7 @@ class FrameWriter:
         self.count = 0
         self._tmp: Path | None = None
         self._frames: list[np.ndarray] = []  # gif: all frames; png: the last one
-        self._ffmpeg: FfmpegPipe | None = None  # mp4, inside the 'with' block
+        self._ffmpeg: FfmpegPipe | None = None  # mp4 and mov, inside the 'with' block
 
     # PNG keeps only the final frame, so callers may skip rendering the others.
     @property
@@ -249,7 +251,7 @@ class FrameWriter:
 
     def __enter__(self) -> FrameWriter:
         self._tmp = _temp_path(self.path)
-        if self.kind == ".mp4":
+        if self.kind in VIDEO:
             from emberfx.app.video import FfmpegPipe
 
             try:   # an odd width or height is padded by one black column/row, never cropped
@@ -264,7 +266,7 @@ class FrameWriter:
         if self._tmp is None:
             raise RuntimeError("FrameWriter.add() outside its 'with' block")
         frame = _as_rgba(frame, self.size)
-        if self.kind == ".mp4":
+        if self.kind in VIDEO:
             assert self._ffmpeg is not None   # __enter__ started it
             self._ffmpeg.send(frame)
         elif self.kind == ".gif":
@@ -297,7 +299,7 @@ class FrameWriter:
     def _finish(self, tmp: Path) -> None:
         if self.count == 0:
             raise EmberError(f"cannot write {self.path}: no frames were rendered")
-        if self.kind == ".mp4":
+        if self.kind in VIDEO:
             assert self._ffmpeg is not None   # __enter__ started it
             self._ffmpeg.finish()   # waits for ffmpeg; EmberError with its complaint if it failed
             self._ffmpeg = None
@@ -310,7 +312,7 @@ class FrameWriter:
 
     def _verify(self, tmp: Path) -> None:
         """Read the finished file back before it may replace anything at the target."""
-        if self.kind != ".mp4":
+        if self.kind not in VIDEO:
             _verify_image(tmp, self.path, frames=self.count if self.kind == ".gif" else 1)
             return
         from emberfx.app.video import count_frames
@@ -393,7 +395,8 @@ class Progress:
 
 
 def render_to_file(engine, frames: int, out: str | os.PathLike, fps: float | None = None,
-                   progress: bool = True) -> Path:
+                   progress: bool = True, transparent: bool = False,
+                   depth: str | os.PathLike | None = None) -> Path:
     """Step ``engine`` ``frames`` times, one fixed step per frame, and write the result to ``out``.
 
     With ``progress`` it reports to stderr (see ``Progress``). For a .png only the final frame is
@@ -402,19 +405,39 @@ def render_to_file(engine, frames: int, out: str | os.PathLike, fps: float | Non
 
     Ctrl-C (on the main thread) stops between frames (``interrupts.deferred``), never inside a
     wgpu callback, and leaves no file: the KeyboardInterrupt comes out of this function.
+
+    ``transparent``, an ``.exr`` ``out`` and ``depth`` (the last frame's depth pass, .npy or
+    .exr, written after ``out``): renders for compositing, app/compositing.py.
     """
     if frames < 1:
         raise UsageError(f"--frames must be at least 1, got {frames}")
     out = Path(out)
     fps = default_fps(engine.scene) if fps is None else fps
+    options = {"transparent": True} if transparent else {}
+    depth_image = None
     with interrupts.deferred(notice=STOP_NOTICE if progress else None):
-        with FrameWriter(out, size=tuple(engine.size), fps=fps) as writer:
-            every = writer.wants_every_frame
+        with _writer(out, tuple(engine.size), fps) as writer:
+            every, hdr = writer.wants_every_frame, getattr(writer, "hdr", False)
             with Progress(frames, out.name, enabled=progress) as bar:
                 for i in range(frames):
                     interrupts.check()
                     engine.step(1)
                     if every or i == frames - 1:
-                        writer.add(engine.render())
+                        writer.add(engine.render_hdr(**options) if hdr
+                                   else engine.render(**options))
                     bar.update(1)
+            if depth is not None:
+                depth_image = engine.render_depth()
+        if depth_image is not None:
+            from emberfx.app.compositing import write_depth
+
+            write_depth(depth, depth_image)
     return out
+
+
+def _writer(out: Path, size: tuple[int, int], fps: float):
+    if out.suffix.lower() == ".exr":
+        from emberfx.app.compositing import ExrWriter
+
+        return ExrWriter(out, size)
+    return FrameWriter(out, size=size, fps=fps)

@@ -1,10 +1,13 @@
-"""MP4 through ffmpeg: raw RGBA frames piped into libx264, with every failure reported.
+"""MP4 (and MOV) through ffmpeg: raw RGBA frames piped into libx264, with every failure reported.
 
 imageio-ffmpeg's ``write_frames`` ignores ffmpeg's exit status and lets its stderr through
 unread, so a render onto a full disk printed success and left a video without its index ("moov
 atom not found"), or died with a BrokenPipeError traceback. Here ffmpeg's status and its error
 lines are checked when it stops (early or at the end), and the finished file is read back
 (container only, no decoding) and its frames counted before the caller may rename it into place.
+
+A ``.mov`` target keeps alpha: its frames are PNG images in a QuickTime container (codec
+``png``, pixel format rgba; lossless, and compositing tools read it), for ``render --transparent``.
 
 ffmpeg runs in its own session, so a Ctrl-C at the terminal reaches only emberfx, which decides
 when to stop it (``kill``). The ffmpeg binary is the one inside the imageio-ffmpeg wheel.
@@ -50,19 +53,24 @@ def _summary(lines, hide: Path | None = None) -> str:
 
 
 class FfmpegPipe:
-    """One ffmpeg process writing ``tmp`` (an .mp4 path) from frames given to ``send``.
+    """One ffmpeg process writing ``tmp`` (an .mp4 path, or .mov: PNG frames with alpha) from
+    frames given to ``send``.
 
     ``target`` is the path the user asked for; error messages name it, not the temp file.
     """
 
     def __init__(self, tmp: Path, target: Path, size: tuple[int, int], fps: float):
         w, h = size
-        pad = ["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"] if w % 2 or h % 2 else []  # yuv420p: even
         rate = str(Fraction(fps).limit_denominator(1001))
+        if Path(target).suffix.lower() == ".mov":
+            encode = ["-c:v", "png", "-pix_fmt", "rgba", "-f", "mov"]
+        else:
+            pad = ["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"] if w % 2 or h % 2 else []  # yuv420p
+            encode = [*pad, "-c:v", "libx264", "-pix_fmt", "yuv420p", "-crf", str(CRF),
+                      "-f", "mp4"]
         cmd = [ffmpeg_exe(), "-hide_banner", "-nostats", "-v", "error", "-y",
                "-f", "rawvideo", "-pix_fmt", "rgba", "-s", f"{w}x{h}", "-r", rate, "-i", "-",
-               "-an", *pad, "-c:v", "libx264", "-pix_fmt", "yuv420p", "-crf", str(CRF),
-               "-f", "mp4", str(tmp)]
+               "-an", *encode, str(tmp)]
         self.tmp, self.target = tmp, target
         self.frames = 0
         self._errors: collections.deque[str] = collections.deque(maxlen=ERROR_LINES)

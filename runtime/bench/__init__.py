@@ -4,9 +4,9 @@ Each benchmark returns rows of {"name", "value", "unit", ...}. Absolute numbers 
 on a real GPU; the ratios (against the device's own buffer-copy bandwidth and against numpy on
 this CPU) are what compare across machines.
 
-One module per family (emitter, life, particle_life, cloth, fractal, post, frame, looks) builds its
-scenes and times them through the Engine's public surface (sweep times whole sweeps: in one
-process, on the local pool, on Ray); harness.py holds the timing (warm-up,
+One module per family (emitter, life, particle_life, cloth, fractal, post, frame, looks, export,
+modifiers) builds its scenes and times them through the Engine's public surface (sweep times
+whole sweeps: in one process, on the local pool, on Ray); harness.py holds the timing (warm-up,
 best of REPEATS, timestamp queries) and the copy-bandwidth rooflines. lifelib.py and taichi.py
 run the optional third-party baselines when those packages are installed.
 """
@@ -18,17 +18,20 @@ import sys
 
 from emberfx.bench.cloth import bench_cloth
 from emberfx.bench.emitter import bench_emitter
+from emberfx.bench.export import bench_export
 from emberfx.bench.fractal import bench_fractal
 from emberfx.bench.frame import bench_frame
 from emberfx.bench.life import bench_life
 from emberfx.bench.looks import bench_looks
+from emberfx.bench.modifiers import bench_modifiers
 from emberfx.bench.particle_life import bench_particle_life
 from emberfx.bench.post import bench_post
 from emberfx.bench.sweep import bench_sweep
 
 BENCHMARKS = {"emitter": bench_emitter, "life": bench_life, "particle_life": bench_particle_life,
               "cloth": bench_cloth, "fractal": bench_fractal, "post": bench_post,
-              "frame": bench_frame, "looks": bench_looks, "sweep": bench_sweep}
+              "frame": bench_frame, "looks": bench_looks, "sweep": bench_sweep,
+              "export": bench_export, "modifiers": bench_modifiers}
 NAMES = list(BENCHMARKS)
 
 

@@ -6,21 +6,32 @@ completed and it has been unmapped: a submit that touches a mapped or map-pendin
 process in wgpu-native (see WGPU_NOTES), so when every slot is still in flight the frame simply
 skips its readback instead of waiting.
 
-There is also ``read_buffer``: a blocking read for tests and ``Engine.state()``, never the frame
-loop.
+There is also ``read_buffer`` (and ``read_texture``): a blocking read for tests, ``Engine.state()``,
+``render()`` and exports, never the frame loop. A blocking read waits at most ``readback_timeout()``
+seconds: a WGSL loop that never ends (a user's modifier) hangs the GPU queue, and the map of a
+staging buffer behind it would never complete, so the process would hang with it. Past the limit
+the map is abandoned and ReadbackTimeoutError names what was being read (``reading(what)``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import os
 import time
 from dataclasses import dataclass
 
 import numpy as np
 import wgpu
 
+from emberfx.core.errors import EmberError
 from emberfx.core.resources import BufferView
 
 COPY_ALIGN = 4
+ROW_ALIGN = 256        # copy_texture_to_buffer: bytes_per_row is a multiple of this
+TIMEOUT_VARIABLE = "EMBERFX_READBACK_TIMEOUT"
+GPU_TIMEOUT_SECONDS = 10.0        # a blocking read on a GPU: far more than any sane frame
+SOFTWARE_TIMEOUT_SECONDS = 300.0  # lavapipe: one step of a million particles can take seconds
 DRAIN_SECONDS = 2.0    # close() waits this long in all for in-flight maps, then abandons them
 ABORT_SECONDS = 0.2    # after destroying a buffer, how long its map callback may take to say so
 
@@ -174,9 +185,78 @@ def _aligned(size: int) -> int:
     return (size + COPY_ALIGN - 1) // COPY_ALIGN * COPY_ALIGN
 
 
+class ReadbackTimeoutError(EmberError):
+    """A blocking read that the GPU did not complete in time (its queue is likely hung)."""
+
+
+_READING: contextvars.ContextVar[str | None] = contextvars.ContextVar("emberfx_reading",
+                                                                      default=None)
+
+
+@contextlib.contextmanager
+def reading(what: str):
+    """Name what the blocking reads inside the block fetch (``"entity 'fountain'"``), for the
+    timeout's message: read_buffer's callers are the systems, which do not know the entity."""
+    token = _READING.set(what)
+    try:
+        yield
+    finally:
+        _READING.reset(token)
+
+
+def readback_timeout(software: bool) -> float | None:
+    """Seconds a blocking read may wait: EMBERFX_READBACK_TIMEOUT (0: no limit), else 10 on a
+    GPU and 300 on a software adapter. None: no limit."""
+    text = os.environ.get(TIMEOUT_VARIABLE, "").strip()
+    if not text:
+        return SOFTWARE_TIMEOUT_SECONDS if software else GPU_TIMEOUT_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0.0 or seconds == float("inf"):   # also rejects nan
+        raise EmberError(f"{TIMEOUT_VARIABLE}={text!r}: expected a number of seconds >= 0 "
+                         f"(0: no limit)")
+    return seconds or None
+
+
+def _software() -> bool:
+    # the device being read from is the context's device
+    from emberfx.core.gpu import get_context
+
+    return get_context().is_software
+
+
+def _wait_for_map(promise, timeout: float | None) -> bool:
+    """Wait for a map to settle, at most ``timeout`` seconds (None: for ever); tests replace
+    this to stand in for a GPU queue that never finishes."""
+    if timeout is None:
+        while not _settled(promise):
+            time.sleep(0.001)
+        return True
+    return wait_settled(promise, timeout)
+
+
+def _map_staging(staging) -> None:
+    """Map ``staging`` (after the submit that copied into it), waiting at most the readback
+    timeout; on a timeout the map is abandoned and ReadbackTimeoutError raised."""
+    # READ_NOSYNC: "READ" first submits and blocks in that call, where no timeout can reach it
+    promise = staging.map_async("READ_NOSYNC")
+    timeout = readback_timeout(_software())
+    if not _wait_for_map(promise, timeout):
+        abandon_map(staging, promise)
+        what = _READING.get() or "a GPU buffer"
+        raise ReadbackTimeoutError(
+            f"reading {what}: the GPU gave no result within {timeout:g} s "
+            f"({TIMEOUT_VARIABLE}); its queue is probably hung, e.g. by a WGSL modifier that "
+            f"loops forever (check the loops of the scene's init/update/color files)")
+    promise.sync_wait()   # returns at once: settled (a failed map raises here)
+
+
 def read_buffer(device, buffer, size: int | None = None, offset: int = 0) -> bytes:
     """Blocking copy of a buffer's bytes to the CPU (tests, state(); not for the frame loop).
-    ``buffer`` may be a GPUBuffer or a registry BufferView (offsets are then within the view)."""
+    ``buffer`` may be a GPUBuffer or a registry BufferView (offsets are then within the view).
+    Waits at most ``readback_timeout()`` (ReadbackTimeoutError)."""
     if isinstance(buffer, BufferView):
         size = buffer.size - offset if size is None else size
         offset += buffer.offset
@@ -190,11 +270,33 @@ def read_buffer(device, buffer, size: int | None = None, offset: int = 0) -> byt
     encoder = device.create_command_encoder(label="emberfx:read_buffer")
     encoder.copy_buffer_to_buffer(buffer, offset, staging, 0, padded)
     device.queue.submit([encoder.finish()])
-    staging.map_sync("READ")
+    _map_staging(staging)
     data = bytes(staging.read_mapped(0, padded, copy=True))[:size]
     staging.unmap()
     staging.destroy()
     return data
+
+
+def read_texture(device, texture, bytes_per_pixel: int, aspect: str = "all") -> bytes:
+    """Blocking copy of a 2D texture's mip 0 to the CPU, rows packed tightly (``width *
+    bytes_per_pixel`` bytes each); ``aspect`` "depth-only" for a depth texture. The texture needs
+    COPY_SRC. Waits at most ``readback_timeout()`` (ReadbackTimeoutError)."""
+    w, h = texture.size[:2]
+    row = w * bytes_per_pixel
+    padded_row = (row + ROW_ALIGN - 1) // ROW_ALIGN * ROW_ALIGN
+    staging = device.create_buffer(size=padded_row * h,
+                                   usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+    encoder = device.create_command_encoder(label="emberfx:read_texture")
+    encoder.copy_texture_to_buffer(
+        {"texture": texture, "mip_level": 0, "origin": (0, 0, 0), "aspect": aspect},
+        {"buffer": staging, "offset": 0, "bytes_per_row": padded_row, "rows_per_image": h},
+        (w, h, 1))
+    device.queue.submit([encoder.finish()])
+    _map_staging(staging)
+    data = np.frombuffer(staging.read_mapped(0, padded_row * h, copy=True), np.uint8)
+    staging.unmap()
+    staging.destroy()
+    return data.reshape(h, padded_row)[:, :row].tobytes()
 
 
 def read_array(device, buffer, dtype, count: int | None = None) -> np.ndarray:

@@ -8,6 +8,11 @@ Includes are a comment so every file stays valid WGSL text on its own::
 An include is expanded once per shader (later repeats are dropped). Each expanded line remembers
 the file and line it came from, so a compiler error at "wgsl:57:3" is reported as
 "emitter/update.wgsl:12:3".
+
+Sources may also live in memory (``register``): generated code such as an emitter's modifiers,
+whose lines carry the user's own file names and line numbers, and ``derive``d copies of a
+package shader with some of its includes swapped for such sources. Both are immutable (a name
+is registered once, so every cache keyed by name stays right): name them after their content.
 """
 
 from __future__ import annotations
@@ -39,8 +44,59 @@ class ShaderSource:
         return (self.name, line)
 
 
+@dataclass(frozen=True)
+class _Virtual:
+    text: str | None                                  # None: ``base`` with includes swapped
+    origins: tuple[tuple[str, int], ...] | None       # per line of text; None: (name, line)
+    base: str | None = None
+    includes: tuple[tuple[str, str], ...] = ()        # (include as written, replacement)
+
+
+_VIRTUAL: dict[str, _Virtual] = {}
+_SHOWN_AS_IS: set[str] = set()   # origin files named by register(): user paths, not shaders/
+
+
+def _put(name: str, source: _Virtual) -> None:
+    known = _VIRTUAL.get(name)
+    if known is not None and known != source:
+        raise ShaderError(f"shader source {name!r} is already registered with other contents "
+                          "(in-memory sources are immutable: name them after their content)")
+    _VIRTUAL[name] = source
+
+
+def register(name: str, text: str, origins=None) -> str:
+    """Make ``text`` loadable as shader ``name`` (includes expand as in files). ``origins``:
+    (file, line) per line of ``text``, the names compile errors show for those lines (shown as
+    given, e.g. a user's path); without it, lines are (name, line)."""
+    lines = text.splitlines()
+    if origins is not None:
+        origins = tuple((str(f), int(n)) for f, n in origins)
+        if len(origins) != len(lines):
+            raise ShaderError(f"shader source {name!r}: {len(lines)} lines but "
+                              f"{len(origins)} origins")
+        _SHOWN_AS_IS.update(f for f, _ in origins)
+    _put(name, _Virtual(text, origins))
+    return name
+
+
+def derive(name: str, base: str, includes: dict[str, str]) -> str:
+    """Make shader ``name`` load as shaders/``base`` with each ``//! include A`` (at any depth)
+    read as ``//! include includes[A]``: a pass specialised by swapping one of its parts."""
+    _put(name, _Virtual(None, None, base, tuple(sorted(includes.items()))))
+    return name
+
+
+def shown(file: str) -> str:
+    """How messages name a file of an origin: shaders/<file> for the package's own."""
+    return file if file in _SHOWN_AS_IS else f"shaders/{file}"
+
+
 def read_text(name: str) -> str:
-    """A WGSL file from the shaders package, by its path relative to shaders/."""
+    """A WGSL file from the shaders package, by its path relative to shaders/ (or a source
+    given to register)."""
+    virtual = _VIRTUAL.get(name)
+    if virtual is not None and virtual.text is not None:
+        return virtual.text
     path = importlib.resources.files("emberfx.shaders").joinpath(*name.split("/"))
     try:
         return path.read_text(encoding="utf-8")
@@ -53,23 +109,27 @@ def load(name: str) -> ShaderSource:
     lines: list[str] = []
     origins: list[tuple[str, int]] = []
     seen: set[str] = set()
+    root = _VIRTUAL.get(name)
+    swapped = dict(root.includes) if root is not None else {}
 
     def expand(file: str, chain: tuple[str, ...]) -> None:
         seen.add(file)
+        virtual = _VIRTUAL.get(file)
+        given = virtual.origins if virtual is not None else None
         for number, text in enumerate(read_text(file).splitlines(), start=1):
             m = _INCLUDE.match(text)
             if m:
-                target = m.group(1)
+                target = swapped.get(m.group(1), m.group(1))
                 if target in chain + (file,):
-                    raise ShaderError(f"shaders/{file}:{number}: include cycle "
+                    raise ShaderError(f"{shown(file)}:{number}: include cycle "
                                       f"{' -> '.join(chain + (file, target))}")
                 if target not in seen:
                     expand(target, chain + (file,))
                 continue
             lines.append(text)
-            origins.append((file, number))
+            origins.append(given[number - 1] if given is not None else (file, number))
 
-    expand(name, ())
+    expand(root.base if root is not None and root.base is not None else name, ())
     return ShaderSource(name, "\n".join(lines) + "\n", tuple(origins))
 
 
@@ -77,7 +137,7 @@ def explain_compile_error(source: ShaderSource, message: str) -> str:
     """Rewrite naga's "wgsl:LINE:COL" locations to "file.wgsl:line:col" and keep the gist."""
     def relocate(m: re.Match) -> str:
         file, line = source.origin(int(m.group(1)))
-        return f"shaders/{file}:{line}:{m.group(2)}"
+        return f"{shown(file)}:{line}:{m.group(2)}"
 
     text = _LOCATION.sub(relocate, message)
     first = next((line.strip() for line in text.splitlines()
@@ -88,7 +148,7 @@ def explain_compile_error(source: ShaderSource, message: str) -> str:
     if where:
         file, line = source.origin(int(where.group(1)))
         code_line = source.code.splitlines()[int(where.group(1)) - 1].strip()
-        snippet = f"shaders/{file}:{line}:{where.group(2)}: "
+        snippet = f"{shown(file)}:{line}:{where.group(2)}: "
         return f"{snippet}{first} | {code_line}"
     return f"shaders/{source.name}: {first or text.strip()}"
 

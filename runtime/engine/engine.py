@@ -29,6 +29,7 @@ from emberfx.core.clock import FixedClock
 from emberfx.core.errors import DeviceLimitError, EmberError
 from emberfx.core.frame_graph import SIMULATION_PHASES, Pass, Phase
 from emberfx.core.gpu import get_context
+from emberfx.core.readback import reading
 from emberfx.core.resources import Resources
 from emberfx.core.system import EntityRef, SharedResources, StepInfo
 from emberfx.engine import live_edits
@@ -250,14 +251,17 @@ class Engine:
         return self._reloader.reload(scene, changed_files)
 
     # drawing -----------------------------------------------------------------------------------
-    def draw_to(self, texture) -> None:
-        """Render the current state into ``texture`` (any colour format; e.g. a window surface)."""
+    def draw_to(self, texture, *, transparent: bool = False, phases=None) -> None:
+        """Render the current state into ``texture`` (any colour format; e.g. a window surface);
+        ``transparent``: for compositing (renderer.py); ``phases``: default RENDER and POST."""
         self._sync_components()   # edits made since the last step show in this frame
         w, h = texture.size[:2]
         if (w, h) != self.size:
             self.size = self._checked_size((w, h))
             self._renderer.make_targets(self.size)
-        self._renderer.draw(texture, self.camera, self.clock, self.scene.light)
+        extra = {} if phases is None else {"phases": phases}
+        self._renderer.draw(texture, self.camera, self.clock, self.scene.light,
+                            transparent=transparent, **extra)
 
     def encode(self, encoder, texture, phases=None) -> None:
         """Record this frame's passes of ``phases`` (default: all) with ``texture`` as output.
@@ -265,10 +269,39 @@ class Engine:
         the profiler about that submit), never misread."""
         self._renderer.encode(encoder, texture, phases)
 
-    def render(self) -> np.ndarray:
-        """The current state as an (h, w, 4) uint8 RGBA image (sRGB)."""
-        self.draw_to(self._renderer.output_texture)
-        return self._renderer.read_output()
+    def render(self, transparent: bool = False) -> np.ndarray:
+        """The current state as an (h, w, 4) uint8 RGBA image (sRGB). ``transparent``: alpha 0
+        where nothing was drawn and straight colour elsewhere, for compositing."""
+        # the normal render calls draw_to(texture) as it always did (subclasses override it)
+        self.draw_to(self._renderer.output_texture, **({"transparent": True} if transparent
+                                                        else {}))
+        with reading(self._frame_label()):
+            return self._renderer.read_output()
+
+    def render_hdr(self, transparent: bool = False) -> np.ndarray:
+        """The scene target before post effects (tonemapping): (h, w, 4) float16, linear RGBA
+        (engine/captures.py)."""
+        from emberfx.engine.captures import hdr_frame
+        with reading(self._frame_label()):
+            return hdr_frame(self, self._renderer, transparent=transparent)
+
+    def render_depth(self) -> np.ndarray:
+        """Linear view depth in world units, (h, w) float32, inf where nothing wrote depth
+        (engine/captures.py)."""
+        from emberfx.engine.captures import depth_frame
+        with reading(self._frame_label()):
+            return depth_frame(self, self._renderer)
+
+    def _frame_label(self) -> str:
+        names = list(self._store.entities)
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        return f"the frame of step {self.clock.steps} (entities: {shown or 'none'})"
+
+    def export(self, folder, format: str = "npz") -> list:
+        """Write the current state of every emitter, particle-life swarm and cloth to
+        ``folder`` as point caches (npz, ply or usd; app/export.py); returns the paths."""
+        from emberfx.app.export import export_frame
+        return export_frame(self, folder, format)
 
     def _repr_png_(self) -> bytes | None:
         """Jupyter shows an Engine as its current frame; a closed one falls back to its repr."""
@@ -326,7 +359,9 @@ class Engine:
 
     def state(self, name: str) -> dict[str, np.ndarray]:
         """The entity's GPU state as numpy arrays (a blocking read: not for every frame)."""
-        return self._store.state(self._ref(name, "state(name)"))
+        ref = self._ref(name, "state(name)")
+        with reading(f"entity '{name}'"):
+            return self._store.state(ref)
 
     def passes(self) -> list[str]:
         return self._renderer.graph(OUTPUT_FORMAT).names()

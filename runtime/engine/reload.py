@@ -75,6 +75,8 @@ class Reloader:
             self._sync()
             for name, key in plan.refreshed:
                 world.systems[key].rebuild(world.entities[name], world.live_component(name, key))
+            if plan.refreshed:   # rebuilt passes and readbacks: the frame graph is made again
+                self._lay_out_readback()
             for name in plan.added:
                 engine.spawn(name, copy.deepcopy(new_specs[name].components))
                 undo.append(lambda name=name: engine.delete(name))

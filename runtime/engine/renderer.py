@@ -3,6 +3,11 @@ the frame uniform, and the present pass that turns the HDR scene target into the
 
 Simulation and drawing are separate submissions: the Engine's ``step`` encodes the simulation
 phases of the graph built here; ``draw`` encodes RENDER and POST for the current state.
+
+A transparent draw (``transparent=True``, for compositing) clears the scene target to (0, 0, 0, 0)
+instead of the background and presents with TRANSPARENT set (frame/present.wgsl): it derives a
+straight alpha for the PNG, so additive light becomes premultiplied colour over that alpha. It
+has a frame graph of its own (the present pipeline differs), keyed by (format, transparent).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from emberfx.core.bindings import RENDER, PassBuilder, pipeline_layout
 from emberfx.core.bundles import BundleCache
 from emberfx.core.frame_graph import DRAWING_PHASES, FrameGraph, Pass, Phase, RenderTarget
 from emberfx.core.layout import struct_dtype
+from emberfx.core.readback import read_texture
 from emberfx.core.system import SharedResources, snapshot
 from emberfx.model.light import Light
 
@@ -39,11 +45,12 @@ class Renderer:
         self.world = world
         self.telemetry = telemetry
         self.bundles: BundleCache | None = BundleCache(device)   # None: draws encoded directly
-        self._graphs: dict[str, FrameGraph] = {}
-        self._stale_graphs: dict[str, FrameGraph] = {}   # replaced ones, to reuse their order
+        # by (output format, transparent)
+        self._graphs: dict[tuple[str, bool], FrameGraph] = {}
+        self._stale_graphs: dict[tuple[str, bool], FrameGraph] = {}   # replaced: reuse order
         self._build = PassBuilder(shared.resources.gpu, shared.resources)
-        self._present_pipelines: dict[str, wgpu.GPURenderPipeline] = {}   # by output format
-        self._present: dict[str, Pass] = {}   # by output format; they bind the scene target
+        self._present_pipelines: dict[tuple[str, bool], wgpu.GPURenderPipeline] = {}
+        self._present: dict[tuple[str, bool], Pass] = {}   # they bind the scene target
         self._frame_record = np.zeros((), FRAME)
         self._frame_key: tuple | None = None
         self.size = (0, 0)
@@ -57,8 +64,10 @@ class Renderer:
             self.bundles.clear()   # they hold bind groups of the old targets
         self.size = size
         w, h = size
+        # COPY_SRC: the HDR (EXR) and depth captures read these targets back
         usage = (wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.TEXTURE_BINDING
-                 | wgpu.TextureUsage.COPY_DST | wgpu.TextureUsage.STORAGE_BINDING)
+                 | wgpu.TextureUsage.COPY_DST | wgpu.TextureUsage.STORAGE_BINDING
+                 | wgpu.TextureUsage.COPY_SRC)
         shared = self.shared
         self.scene_texture = self.device.create_texture(
             label="scene/color", size=(w, h, 1), format=shared.scene_format, usage=usage)
@@ -66,7 +75,8 @@ class Renderer:
         # particles collide with what was drawn: emitters bind "scene/depth" as a texture
         self.depth_texture = self.device.create_texture(
             label="scene/depth", size=(w, h, 1), format=shared.depth_format,
-            usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.TEXTURE_BINDING)
+            usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.TEXTURE_BINDING
+            | wgpu.TextureUsage.COPY_SRC)
         shared.resources.adopt("scene/depth", self.depth_texture)
         shared.drawn_view = None   # nothing drawn into the new target yet
         self.output_texture = self.device.create_texture(
@@ -75,6 +85,9 @@ class Renderer:
         self._scene_target = RenderTarget(self.scene_texture.create_view(), self.background,
                                           self.depth_texture.create_view(),
                                           shared.scene_format, shared.depth_format)
+        self._transparent_target = RenderTarget(self._scene_target.color_view, (0.0, 0.0, 0.0, 0.0),
+                                                self._scene_target.depth_view,
+                                                shared.scene_format, shared.depth_format)
         self._present.clear()
         for system in self.world.system_objects():   # those binding "scene/color" bind the new one
             system.targets_changed()
@@ -86,40 +99,46 @@ class Renderer:
         self._stale_graphs.update(self._graphs)
         self._graphs.clear()
 
-    def graph(self, output_format: str) -> FrameGraph:
-        graph = self._graphs.get(output_format)
+    def graph(self, output_format: str, transparent: bool = False) -> FrameGraph:
+        key = (output_format, transparent)
+        graph = self._graphs.get(key)
         if graph is None:
             systems = self.world.system_objects()
             passes = [p for s in systems for p in s.passes()]
             passes += self.telemetry.readback_passes()
-            passes.append(self._present_pass(output_format))
+            passes.append(self._present_pass(output_format, transparent))
             # the frame uniform, the cleared scene target, and every persistent resource
             # "scene/depth" holds what the last render drew (particles' depth collisions)
             uploaded = ({"frame", "scene/color", "scene/depth"}
                         | self.shared.resources.persistent())
-            graph = FrameGraph(passes, uploaded, previous=self._stale_graphs.get(output_format))
-            self._graphs[output_format] = graph
+            graph = FrameGraph(passes, uploaded, previous=self._stale_graphs.get(key))
+            self._graphs[key] = graph
         return graph
 
-    def _present_pass(self, output_format: str) -> Pass:
+    def _present_pass(self, output_format: str, transparent: bool = False) -> Pass:
         """The draw of the scene target into the output (frame/present.wgsl); its pipeline is
-        kept per output format, its binding of "scene/color" until new targets are made."""
-        present = self._present.get(output_format)
+        kept per output format and mode, its binding of "scene/color" until new targets are
+        made."""
+        key = (output_format, transparent)
+        present = self._present.get(key)
         if present is None:
             shader = "frame/present.wgsl"
-            pipeline = self._present_pipelines.get(output_format)
+            pipeline = self._present_pipelines.get(key)
             if pipeline is None:
                 module = wgsl.create_module(self.device, shader)
-                pipeline = self._present_pipelines[output_format] = (
+                constants = {"ENCODE_SRGB": not output_format.endswith("-srgb")}
+                if transparent:   # the opaque pipeline keeps the shader's default
+                    constants["TRANSPARENT"] = True
+                pipeline = self._present_pipelines[key] = (
                     self.device.create_render_pipeline(
                         label=f"scene:frame:present:{output_format}",
                         layout=pipeline_layout(self.device, shader, RENDER),
                         vertex={"module": module, "entry_point": "vs_main"},
                         primitive={"topology": "triangle-list"},
                         fragment={"module": module, "entry_point": "fs_main",
-                                  "constants": {"ENCODE_SRGB": not output_format.endswith("-srgb")},
+                                  "constants": constants,
                                   "targets": [{"format": output_format}]}))
-            present = self._present[output_format] = self._build.draw(
+            present = self._present[key] = self._build.draw(
                 "scene:frame:present", shader, pipeline, {"scene": "scene/color"},
                 target="output", phase=Phase.POST, vertices=3)
         return present
@@ -150,23 +169,26 @@ class Renderer:
         self.device.queue.write_buffer(self.shared.frame_uniform, 0,
                                        self._frame_record.tobytes())
 
-    def draw(self, texture, camera, clock, light: Light | None = None) -> None:
+    def draw(self, texture, camera, clock, light: Light | None = None, *,
+             transparent: bool = False, phases=DRAWING_PHASES) -> None:
         """Render the current state into ``texture``, whose size is the targets' size, lit by
-        ``light`` (the scene's [light]; None: the default)."""
+        ``light`` (the scene's [light]; None: the default); ``transparent``: for compositing
+        (see the module's doc); ``phases``: RENDER alone leaves the scene target as drawn."""
         self.write_frame_uniform(camera, clock, light)
         encoder = self.device.create_command_encoder(label="emberfx:draw")
-        self.encode(encoder, texture, DRAWING_PHASES)
+        self.encode(encoder, texture, phases, transparent=transparent)
         self.device.queue.submit([encoder.finish()])
         self.telemetry.submitted()
 
-    def encode(self, encoder, texture, phases=None) -> None:
+    def encode(self, encoder, texture, phases=None, *, transparent: bool = False) -> None:
         if phases is None or Phase.RENDER in phases:
             for system in self.world.system_objects():
                 system.before_draw()
-        targets = {"scene": self._scene_target,
+        scene = self._transparent_target if transparent else self._scene_target
+        targets = {"scene": scene,
                    "output": RenderTarget(texture.create_view(), (0.0, 0.0, 0.0, 1.0),
                                           color_format=texture.format)}
-        self.graph(texture.format).encode(encoder, targets, phases=phases,
+        self.graph(texture.format, transparent).encode(encoder, targets, phases=phases,
                                           clear_targets=("scene",),
                                           profiler=self.telemetry.profiler,
                                           bundles=self.bundles)
@@ -176,10 +198,21 @@ class Renderer:
     def read_output(self) -> np.ndarray:
         """The output texture as an (h, w, 4) uint8 array (a blocking read)."""
         w, h = self.size
-        data = self.device.queue.read_texture(
-            {"texture": self.output_texture, "origin": (0, 0, 0), "mip_level": 0},
-            {"offset": 0, "bytes_per_row": w * 4, "rows_per_image": h}, (w, h, 1))
+        data = read_texture(self.device, self.output_texture, 4)
         return np.frombuffer(data, np.uint8).reshape(h, w, 4).copy()
+
+    def read_scene(self) -> np.ndarray:
+        """The HDR scene target as an (h, w, 4) float16 array, linear RGBA (a blocking read)."""
+        w, h = self.size
+        data = read_texture(self.device, self.scene_texture, 8)
+        return np.frombuffer(data, np.float16).reshape(h, w, 4).copy()
+
+    def read_depth(self) -> np.ndarray:
+        """The depth target as an (h, w) float32 array of NDC depth, 1.0 where nothing was
+        drawn (a blocking read)."""
+        w, h = self.size
+        data = read_texture(self.device, self.depth_texture, 4, aspect="depth-only")
+        return np.frombuffer(data, np.float32).reshape(h, w).copy()
 
     def release(self) -> None:
         """The targets, the frame uniform and the cached pipelines and draws go now, not when

@@ -13,12 +13,15 @@
 //
 // Bindings (group 0) of every pass including it: 0 frame (uniform Frame), 1 params (uniform
 // EmitterParams), 2 particles (read), 3 alive_list (read), 4 looks (read), 5 sprite_look (read:
-// SpriteLook), 6 sprite_texture (texture_2d<f32>), 7 sprite_sampler.
+// SpriteLook), 6 sprite_texture (texture_2d<f32>), 7 sprite_sampler; group 1: 0 attributes (read,
+// only with custom attributes). A `color` modifier or a `size` expression replaces the colour over
+// life or `size` (emitter/modifiers.wgsl).
 
 //! include common/frame.wgsl
 //! include common/random.wgsl
 //! include emitter/types.wgsl
 //! include common/sprite.wgsl
+//! include emitter/modifiers.wgsl
 
 @group(0) @binding(0) var<uniform> frame: Frame;
 @group(0) @binding(1) var<uniform> params: EmitterParams;
@@ -139,9 +142,11 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
     let key = pcg_hash(slot ^ bitcast<u32>(p.velocity_lifetime.w));
     let size_factor = 1.0 + params.shape.z * (2.0 * random01(key, 0u) - 1.0);
     let shade = 1.0 + params.shape.w * (2.0 * random01(key, 1u) - 1.0);
-    let half = 0.5 * params.size * look_size(t) * size_factor;
     let born = sprite_look.frame - u32(round(age / max(sprite_look.h, 1e-9)));
     let birth = birth_key(sprite_look.seed, sprite_look.entity, slot, born);
+    var size = params.size;
+    if (HAS_SIZE) { size = particle_size(slot, p, birth, size); }
+    let half = 0.5 * size * look_size(t) * size_factor;
     let look = sprite_look.rotation;
     let angle = mix(look.x, look.y, random01(birth, DRAW_ROTATION))
                 + age * mix(look.z, look.w, random01(birth, DRAW_SPIN));
@@ -185,7 +190,8 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
         out.world = world;
     }
     out.corner = c;
-    let color = look_color(t);
+    var color = look_color(t);
+    if (HAS_COLOR) { color = particle_color(slot, p, birth, color); }
     out.color = vec4f(color.rgb * shade, color.a);
     let frames = flipbook_frames(age, p.velocity_lifetime.w, birth);
     out.uv = vec4f(frame_uv(c, u32(frames.x)), frame_uv(c, u32(frames.y)));

@@ -11,7 +11,8 @@
 // host's births take the lowest ranks; with EVENT_TARGET, rank r >= inbox.host_budget belongs to
 // the link whose births [birth_base, birth_base + stored x count) hold it, and is born from
 // record record_base + (r - birth_base) / count: its shape centred where the parent was, with
-// inherit x the parent's velocity added (emitter/event_types.wgsl).
+// inherit x the parent's velocity added (emitter/event_types.wgsl). Every birth then goes through
+// born_particle (emitter/modifiers.wgsl: attributes zeroed, birth expressions, `init`).
 //
 // Workgroup size 256 = one block (8 free-mask words); dispatch ceil(capacity / 256) workgroups,
 // folded into (x, y) past the per-dimension limit (block = y * nx + x, slot = block * 256 + lid).
@@ -22,11 +23,13 @@
 //                     7 budget (read: the counters buffer, word 0 = Counters.budget),
 //                     8 inbox (read: EventInbox), 9 event_records (read: EventRecord array);
 //                     8 and 9 are read only with EVENT_TARGET (9: one record otherwise)
+//                     group 1: 0 attributes (rw, only with custom attributes: generated code)
 
 //! include common/dispatch.wgsl
 //! include common/random.wgsl
 //! include emitter/types.wgsl
 //! include emitter/event_types.wgsl
+//! include emitter/modifiers.wgsl
 
 // true on software adapters (lavapipe): births read `birth_params` (EmitterParams in types.wgsl)
 override BIRTHS_FROM_STORAGE: bool = false;
@@ -66,7 +69,7 @@ fn birth(p: EmitterParams, slot: u32, rank: u32) -> Particle {
             }
         }
     }
-    return spawn_particle_at(p, slot, origin, added);
+    return born_particle(spawn_particle_at(p, slot, origin, added), slot, p);
 }
 
 @compute @workgroup_size(BLOCK)

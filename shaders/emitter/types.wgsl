@@ -45,6 +45,7 @@ struct EmitterParams {
     accelerate_end: u32,     // forces[0 .. accelerate_end) accelerate particles
     kill_start: u32,         // forces[kill_start .. force_count) can kill them
     age_event_rate: f32,     // 1 / on_age.every (0 without on_age): age events per second of age
+    time: f32,               // seconds: scene time at the start of this step (modifiers' ctx.time)
 };
 
 // Slots per block: one workgroup of the update, spawn and compact passes, one bit each in

@@ -6,7 +6,9 @@
 // the collision response (emitter/collide.wgsl). A particle in a kill zone or an attractor's
 // kill radius dies, and one that touched a collider loses its material's lifetime share (or
 // dies, with kill). With EVENT_KINDS, its death, collision and age events of the step are
-// marked for the sub-emitters (emitter/event_marks.wgsl).
+// marked for the sub-emitters (emitter/event_marks.wgsl). An emitter's `update` modifier runs
+// after each substep's integration (and collisions), its `init` after every birth here
+// (emitter/modifiers.wgsl: no-ops without modifiers).
 // Dead slots are then handled by ALLOCATION:
 //   0 ordered: set the slot's bit in free_mask and count the block's free slots in block_free;
 //              common/scan_*.wgsl ranks them and emitter/spawn.wgsl gives births to the lowest
@@ -26,6 +28,7 @@
 //                     9 volume_refs (read: VolumeRef), 10 volumes (read: packed samples),
 //                     11 scene_depth (texture_depth_2d: what the last render drew),
 //                     12 event_marks (rw: GPU events of this step, emitter/event_marks.wgsl)
+//                     group 1: 0 attributes (rw, only with custom attributes: generated code)
 
 //! include common/dispatch.wgsl
 //! include common/random.wgsl
@@ -33,6 +36,7 @@
 //! include emitter/collide.wgsl
 //! include emitter/types.wgsl
 //! include emitter/event_marks.wgsl
+//! include emitter/modifiers.wgsl
 
 // Allocation modes (override ALLOCATION); the host maps the scene's allocation by name.
 const ALLOCATION_ORDERED: u32 = 0u;
@@ -98,11 +102,18 @@ fn main(@builtin(local_invocation_index) lid: u32,
             var v = p.velocity_lifetime.xyz;
             var killed = false;
             var collided = false;   // touched a collider during this step
+            var life = lifetime;
+            var age_shift = 0.0;    // seconds the update modifier added to the age
+            if (HAS_UPDATE) { begin_update(i); }
             if ((!HAS_FORCES || params.force_count == 0u) && !HAS_COLLISIONS) {
                 // without forces or colliders: no loops at all (far faster on CPU backends)
                 for (var s = 0u; s < params.substeps; s++) {
                     v += (params.gravity.xyz - drag * v) * h;
                     x += v * h;
+                    if (HAS_UPDATE) {
+                        update_particle(i, &x, &v, &life, &age_shift,
+                                        p.position_age.w + f32(s + 1u) * h, s, h);
+                    }
                 }
             } else {
                 for (var s = 0u; s < params.substeps && !killed; s++) {
@@ -120,6 +131,10 @@ fn main(@builtin(local_invocation_index) lid: u32,
                         v = moved.velocity;
                         collided = collided || moved.collided;
                     }
+                    if (HAS_UPDATE) {
+                        update_particle(i, &x, &v, &life, &age_shift,
+                                        p.position_age.w + f32(s + 1u) * h, s, h);
+                    }
                     if (HAS_FORCES) {
                         for (var k = params.kill_start; k < params.force_count; k++) {
                             killed = killed || force_kills(forces[k], x);
@@ -127,8 +142,8 @@ fn main(@builtin(local_invocation_index) lid: u32,
                     }
                 }
             }
-            let age = p.position_age.w + params.h;
-            var life = lifetime;
+            if (HAS_UPDATE) { end_update(i); }
+            let age = p.position_age.w + params.h + age_shift;
             if (HAS_COLLISIONS && collided) {   // the material: lifetime loss, death on contact
                 life -= collision.material.z * life;
                 killed = killed || collision.material.w > 0.5;
@@ -140,9 +155,9 @@ fn main(@builtin(local_invocation_index) lid: u32,
         }
         if (!alive && ALLOCATION != ALLOCATION_ORDERED && take_budget()) {
             if (BIRTHS_FROM_STORAGE) {
-                particles[i] = spawn_particle(birth_params, i);
+                particles[i] = born_particle(spawn_particle(birth_params, i), i, birth_params);
             } else {
-                particles[i] = spawn_particle(params, i);
+                particles[i] = born_particle(spawn_particle(params, i), i, params);
             }
             atomicAdd(&counters.born, 1u);
             alive = true;

@@ -3,10 +3,14 @@
 // Copies the linear HDR scene texture into the output (a window's surface or the offscreen image),
 // clamping to [0, 1]. The output's sRGB format does the encoding; ENCODE_SRGB = true encodes by
 // hand for a non-sRGB output format. Alpha is written as 1.
+// TRANSPARENT = true (renders for compositing; the scene target was cleared to 0): the scene holds
+// premultiplied colour; additive draws add light without alpha, so alpha is the larger of the
+// drawn alpha and the brightest channel, and the output is straight (unpremultiplied) colour.
 // Draw: 3 vertices (one full-screen triangle), 1 instance.
 // Bindings (group 0): 0 scene (texture_2d<f32>, read with textureLoad, no filtering)
 
 override ENCODE_SRGB: bool = false;
+override TRANSPARENT: bool = false;
 
 @group(0) @binding(0) var scene: texture_2d<f32>;
 
@@ -24,7 +28,13 @@ fn linear_to_srgb(c: vec3f) -> vec3f {
 
 @fragment
 fn fs_main(@builtin(position) pixel: vec4f) -> @location(0) vec4f {
-    var rgb = clamp(textureLoad(scene, vec2i(pixel.xy), 0).rgb, vec3f(0.0), vec3f(1.0));
+    let texel = textureLoad(scene, vec2i(pixel.xy), 0);
+    var rgb = clamp(texel.rgb, vec3f(0.0), vec3f(1.0));
+    var alpha = 1.0;
+    if (TRANSPARENT) {
+        alpha = max(clamp(texel.a, 0.0, 1.0), max(rgb.r, max(rgb.g, rgb.b)));
+        rgb = select(vec3f(0.0), min(rgb / alpha, vec3f(1.0)), alpha > 0.0);
+    }
     if (ENCODE_SRGB) { rgb = linear_to_srgb(rgb); }
-    return vec4f(rgb, 1.0);
+    return vec4f(rgb, alpha);
 }

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -16,6 +16,11 @@ from emberfx.model.components import Tracked, live, passes, rebuild
 from emberfx.model.numbers import U32_MAX
 from emberfx.model.registry import component
 from emberfx.systems.emitter.looks import Flipbook, check_texture_files
+from emberfx.systems.emitter.modifiers import (
+    check_modifier_files,
+    is_modifier_file,
+    modifier_problem,
+)
 from emberfx.systems.forces.forces import MAX_FORCES
 from emberfx.systems.meshes.obj import check_mesh_file
 from emberfx.systems.meshes.shapes import mesh_problem
@@ -38,6 +43,14 @@ Fraction = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 # msgspec cannot decode a union of a constrained scalar and a tuple: signs are checked below
 Range = float | tuple[float, float]
 Vec3 = tuple[float, float, float]
+Expression = str
+"""a WGSL expression evaluated per particle (systems/emitter/modifiers.py)"""
+
+
+def numeric(value):
+    """A field that may hold an expression, as the host's number: 1.0 for an expression (the
+    GPU computes the value, emitter/modifiers.py)."""
+    return 1.0 if isinstance(value, str) else value
 
 
 def as_range(value: float | tuple[float, float]) -> tuple[float, float]:
@@ -183,10 +196,10 @@ class Emitter(Tracked):
     rate_over_distance: BirthRate = live(0.0)
     """extra particles per world unit the emitter's position moves"""
     bursts: list[Burst] = live(default_factory=list)
-    lifetime: Range = live((1.0, 2.0))
-    """seconds: a number or [min, max]"""
-    speed: Range = live((1.0, 2.0))
-    """initial speed, m/s: a number or [min, max]"""
+    lifetime: Range | Expression = live((1.0, 2.0))
+    """seconds: a number or [min, max], or a WGSL expression evaluated at birth"""
+    speed: Range | Expression = live((1.0, 2.0))
+    """initial speed, m/s: a number or [min, max], or a WGSL expression evaluated at birth"""
     position: Vec3 = live((0.0, 0.0, 0.0))
     """the emitter's centre, world units (edit it live to move the emitter)"""
     shape: Shape = live(default_factory=Shape)
@@ -205,15 +218,18 @@ class Emitter(Tracked):
     """m/s^2"""
     drag: NonNegative = live(0.0)
     """linear drag, 1/s"""
-    size: Annotated[float, msgspec.Meta(gt=0.0)] = live(0.03)
-    """billboard edge: world units, or pixels with size_unit = "pixels\""""
+    size: Annotated[float, msgspec.Meta(gt=0.0)] | Expression = live(0.03)
+    """billboard edge: world units, or pixels with size_unit = "pixels\"; or a WGSL expression
+    evaluated per particle in the draw (age, lifetime, t, position, velocity, time, attributes)"""
     size_unit: Literal["world", "pixels"] = live("world")
     size_curve: list[NonNegative] = live(default_factory=lambda: [1.0])
     """size multipliers over life, evenly spaced"""
     size_variation: Fraction = live(0.0)
     """per-particle random size factor in [1 - v, 1 + v]"""
     color: str | list[str | ColorStop] = live(default_factory=lambda: list(DEFAULT_COLORS))
-    """a colour, a list of colours evenly spaced over life, or stops [{t, color}, ...]"""
+    """a colour, a list of colours evenly spaced over life, or stops [{t, color}, ...]; or a
+    WGSL file (relative to the scene) defining `fn color(p: ParticleState, ctx: ModifierContext)
+    -> vec4f`, which replaces the colour over life"""
     alpha_curve: list[Fraction] = live(default_factory=lambda: [1.0])
     """opacity multipliers over life, evenly spaced (e.g. [1, 1, 0] fades out at the end)"""
     color_variation: Fraction = live(0.0)
@@ -262,7 +278,17 @@ class Emitter(Tracked):
     """each particle that touches a collider in a step spawns particles of another emitter"""
     on_age: AgeSubEmitter | None = live(None)
     """each particle spawns particles of another emitter every `every` seconds of its age"""
+    init: str | None = rebuild(None)
+    """a WGSL file (relative to the scene) defining `fn init(p: ptr<function, ParticleState>,
+    ctx: ModifierContext)`, run at every birth (systems/emitter/modifiers.py)"""
+    update: str | None = rebuild(None)
+    """a WGSL file defining `fn update(p: ptr<function, ParticleState>, ctx: ModifierContext)`,
+    run each substep after the built-in forces and integration"""
+    attributes: dict[str, Any] = rebuild(default_factory=dict)   # types checked in __post_init__
+    """custom per-particle attributes, name -> f32 | i32 | u32 | vec2f | vec3f | vec4f: fields of
+    ParticleState, zero at birth, in Engine.state(name) under their names"""
 
+    PATH_FIELDS = ("init", "update", "color")   # color: only a .wgsl file (is_path)
     REFERENCES = {"affected_by": ("attractor", "force_field", "kill_zone", "collider"),
                   **{f"on_{kind}.emitter": ("emitter",) for kind in EVENT_KINDS}}
     # forces and colliders go to separate buffers of MAX_FORCES records each
@@ -273,18 +299,23 @@ class Emitter(Tracked):
         problem = mesh_problem(self)
         if problem is not None:
             raise ValueError(problem)
+        problem = modifier_problem(self)   # expressions, attributes (modifiers.py)
+        if problem is not None:
+            raise ValueError(problem)
         for name in ("lifetime", "speed"):
+            if isinstance(getattr(self, name), str):
+                continue
             lo, hi = as_range(getattr(self, name))
             _check_finite(name, (lo, hi))
             if lo < 0.0:
                 raise ValueError(f"{name}: expected values >= 0, found {getattr(self, name)}")
             if hi < lo:
                 raise ValueError(f"{name}: expected [min, max] with min <= max, found [{lo}, {hi}]")
-        if as_range(self.lifetime)[1] <= 0.0:
+        if not isinstance(self.lifetime, str) and as_range(self.lifetime)[1] <= 0.0:
             raise ValueError(f"lifetime: expected a positive maximum, found {self.lifetime}")
         for name in ("position", "direction", "gravity", "rate", "drag", "size", "axis",
                      "stretch", "soft", "rotation_deg", "angular_velocity_deg"):
-            if getattr(self, name) is not None:
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
                 _check_finite(name, getattr(self, name))
         for name in ("direction", "axis"):
             if sum(c * c for c in getattr(self, name)) == 0.0:
@@ -315,10 +346,16 @@ class Emitter(Tracked):
                              f'({", ".join(sends)}), found "{self.allocation}"')
 
     def check_files(self, resolve) -> None:
-        """The scene loader's check of `texture` and `flipbook` against the image (looks.py)
-        and of an OBJ `mesh` (systems/meshes/obj.py)."""
+        """The scene loader's check of `texture` and `flipbook` against the image (looks.py),
+        of an OBJ `mesh` (systems/meshes/obj.py) and of the modifier files (modifiers.py)."""
         check_texture_files(self, resolve)
         check_mesh_file(self, resolve)
+        check_modifier_files(self, resolve)
+
+    def is_path(self, field: str, value) -> bool:
+        """Whether ``value`` of PATH_FIELDS' ``field`` names a file: `color` does only as a
+        .wgsl modifier."""
+        return field != "color" or is_modifier_file(value)
 
     def sub_emitters(self) -> list[tuple[str, SubEmitter | AgeSubEmitter]]:
         """(kind, spawn) for each event kind this emitter sends, in EVENT_KINDS order."""
@@ -374,7 +411,8 @@ class Emitter(Tracked):
 
     def color_stops(self) -> list[tuple[float, str]]:
         """(t, '#rrggbb') stops sorted by t; evenly spaced when given as plain colours."""
-        items = [self.color] if isinstance(self.color, str) else list(self.color)
+        color = DEFAULT_COLORS if is_modifier_file(self.color) else self.color
+        items = [color] if isinstance(color, str) else list(color)
         if not items:
             raise ValueError("color: expected at least one colour stop, found []")
         stops_given = [isinstance(i, ColorStop) for i in items]

@@ -63,6 +63,7 @@ COUNTERS_CLEARED = int(COUNTERS.fields["event_totals"][1])
 KIND_INDEX = {kind: wgsl.int_constant("emitter/event_types.wgsl", f"EVENT_{kind.upper()}")
               for kind in EVENT_KINDS}
 assert wgsl.int_constant("emitter/event_types.wgsl", "MAX_EVENT_LINKS") == MAX_EVENT_LINKS
+SPAWN = "emitter/spawn.wgsl"
 FAMILY = "emitter_events"   # the records buffers: remade when the links change, not the pool
 STORAGE = wgpu.BufferUsage.STORAGE
 
@@ -162,12 +163,12 @@ class EventWiring:
         name, b = pool.entity.name, pool.buffers
         grid = self.system.gpu.grid(math.ceil(pool.component.capacity / BLOCK))
         return self.system.build.compute(
-            f"{name}:emitter:spawn", Phase.SIMULATE, "emitter/spawn.wgsl", grid,
+            f"{name}:emitter:spawn", Phase.SIMULATE, pool.shader(SPAWN), grid,
             {"params": b["params"], "particles": b["particles"], "free_mask": b["free_mask"],
              "free_offset": b["block_free"], "alive_offset": b["block_alive"],
              "alive_list": b["alive_list"], "birth_params": birth_params,
              "budget": b["counters"], "inbox": b["event_links"],
-             "event_records": self.records[name]},
+             "event_records": self.records[name], **pool.program_bindings(SPAWN)},
             constants={"BIRTHS_FROM_STORAGE": from_storage,
                        "EVENT_TARGET": bool(self.into.get(name))})
 

@@ -15,7 +15,7 @@ from emberfx.core import wgsl
 from emberfx.core.layout import struct_dtype
 from emberfx.model.colors import linear_color
 from emberfx.model.numbers import U32_MAX
-from emberfx.systems.emitter.component import Emitter, as_range
+from emberfx.systems.emitter.component import Emitter, as_range, numeric
 
 PARAMS = struct_dtype("emitter/types.wgsl", "EmitterParams")
 LOOKS = struct_dtype("emitter/types.wgsl", "Looks")
@@ -57,7 +57,10 @@ class Births:
 
 def pack_params(record: np.ndarray, c: Emitter, *, entity: int, frame: int, seed: int, dt: float,
                 budget: int, force_count: int, velocity=(0.0, 0.0, 0.0),
-                accelerate_end: int | None = None, kill_start: int = 0) -> bytes:
+                accelerate_end: int | None = None, kill_start: int = 0,
+                time: float = 0.0) -> bytes:
+    """The EmitterParams record of one step; ``time``: seconds at its start. A field given as
+    an expression (emitter/modifiers.py) is computed on the GPU: its uniform gets 1.0."""
     axis = np.asarray(c.direction, np.float64)
     axis /= np.linalg.norm(axis)
     s = c.shape
@@ -68,8 +71,8 @@ def pack_params(record: np.ndarray, c: Emitter, *, entity: int, frame: int, seed
     record["shape_size"] = (*(0.5 * np.asarray(s.size)), max(0.0, s.radius - s.thickness))
     record["shape"] = (s.radius, math.tan(math.radians(s.angle_deg)), c.size_variation,
                        c.color_variation)
-    record["speed_range"] = as_range(c.speed)
-    record["lifetime_range"] = as_range(c.lifetime)
+    record["speed_range"] = as_range(numeric(c.speed))
+    record["lifetime_range"] = as_range(numeric(c.lifetime))
     record["capacity"] = c.capacity
     record["budget"] = budget
     record["frame"] = frame
@@ -77,7 +80,7 @@ def pack_params(record: np.ndarray, c: Emitter, *, entity: int, frame: int, seed
     record["entity"] = entity
     record["block_count"] = math.ceil(c.capacity / BLOCK)
     record["h"] = dt
-    record["size"] = c.size
+    record["size"] = numeric(c.size)
     record["shape_kind"] = SHAPES[s.kind]
     record["shape_surface"] = int(s.surface)
     record["radial"] = int(c.velocity == "radial")
@@ -87,6 +90,7 @@ def pack_params(record: np.ndarray, c: Emitter, *, entity: int, frame: int, seed
     record["accelerate_end"] = force_count if accelerate_end is None else accelerate_end
     record["kill_start"] = kill_start
     record["age_event_rate"] = 1.0 / c.on_age.every if c.on_age is not None else 0.0
+    record["time"] = time
     return record.tobytes()
 
 

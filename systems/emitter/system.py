@@ -54,10 +54,18 @@ from emberfx.core.resources import BufferView
 from emberfx.core.system import EntityRef, Priority, Readback, StepInfo, System
 from emberfx.model.registry import set_system
 from emberfx.systems.emitter import prewarm as emitter_prewarm
+from emberfx.systems.emitter.attributes import attribute_arrays
 from emberfx.systems.emitter.component import Emitter
 from emberfx.systems.emitter.contacts import Contacts
 from emberfx.systems.emitter.events import COUNTERS_CLEARED, EventWiring, check_links
 from emberfx.systems.emitter.looks import SPRITE_LOOK, pack_sprite_look, textured
+from emberfx.systems.emitter.modifiers import (
+    Program,
+    layout_signature,
+    only_program_changed,
+    program_key,
+    reprogram,
+)
 from emberfx.systems.emitter.params import (
     BLOCK,
     BLOCK_WORDS,
@@ -71,7 +79,8 @@ from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, arrange
 from emberfx.systems.meshes.draw import mesh_particle_passes, write_mesh_look
 
 DRAW, DRAW_SOFT = "emitter/draw.wgsl", "emitter/draw_soft.wgsl"
-ALLOCATION_MODES = wgsl.enum_constants("emitter/update.wgsl", "ALLOCATION")
+UPDATE = "emitter/update.wgsl"
+ALLOCATION_MODES = wgsl.enum_constants(UPDATE, "ALLOCATION")
 COUNT_GROUP = wgsl.workgroup_size("emitter/count.wgsl")[0]   # blocks per count workgroup
 DEPTH_GROUP = wgsl.workgroup_size("emitter/depth.wgsl")[0]   # alive entries per depth workgroup
 PARTICLE = struct_dtype("emitter/types.wgsl", "Particle")
@@ -94,6 +103,17 @@ class _Pool:
     # the one in use
     updates: dict[tuple[bool, int, bool], Pass] = field(default_factory=dict)
     variant: tuple[bool, int, bool] = (False, 0, False)
+    program: Program | None = None   # its modifiers, attributes and expressions (modifiers.py)
+    texture: object = None           # the sprite texture's view the draw binds
+    layout: tuple = ()               # modifiers.layout_signature when the pool was made
+
+    def shader(self, base: str) -> str:
+        """The shader pass ``base`` runs for this pool (specialised by its modifiers)."""
+        return self.program.shader(base) if self.program is not None else base
+
+    def program_bindings(self, base: str) -> dict:
+        """What the pass ``base`` binds beyond the built-in (the attributes)."""
+        return self.program.bindings(base, self.buffers) if self.program is not None else {}
 
 
 class EmitterSystem(System):
@@ -115,24 +135,27 @@ class EmitterSystem(System):
         (EmitterParams in emitter/types.wgsl); a GPU keeps its uniform loads."""
         return self.gpu.is_software
 
-    def _draw_pipeline(self, component: Emitter):
+    def _draw_pipeline(self, component: Emitter, shader: str):
         soft = component.soft > 0.0
         fragment = ("fs_soft" if soft else "fs") + ("_textured" if textured(component) else "")
-        return sprite_pipeline(self.device, DRAW_SOFT if soft else DRAW, component.blend,
+        return sprite_pipeline(self.device, shader, component.blend,
                                self.shared.scene_format, self.shared.depth_format, fragment)
 
-    def _draw_pass(self, prefix: str, component: Emitter, texture, b: dict) -> Pass:
+    def _draw_pass(self, prefix: str, pool: _Pool) -> Pass:
         """The sprites' draw; soft ones read this frame's opaque depth, so they draw after
         every opaque draw, in a pass whose depth attachment is read-only."""
+        component, texture, b = pool.component, pool.texture, pool.buffers
         soft = component.soft > 0.0
+        shader = pool.shader(DRAW_SOFT if soft else DRAW)
         bindings = {"frame": "frame", "params": b["params"], "particles": b["particles"],
                     "alive_list": b["alive_list"], "looks": b["looks"],
                     "sprite_look": b["sprite_look"], "sprite_texture": texture,
-                    "sprite_sampler": sprite_sampler(self.device)}
+                    "sprite_sampler": sprite_sampler(self.device),
+                    **pool.program_bindings(DRAW_SOFT if soft else DRAW)}
         if soft:
             bindings["scene_depth"] = "scene/depth"
-        return self.build.draw(f"{prefix}:draw", DRAW_SOFT if soft else DRAW,
-                               self._draw_pipeline(component), bindings,
+        return self.build.draw(f"{prefix}:draw", shader,
+                               self._draw_pipeline(component, shader), bindings,
                                indirect=(b["draw_args"], 0), depth_read_only=soft,
                                order=sprite_queue(component.blend, component.soft))
 
@@ -148,11 +171,14 @@ class EmitterSystem(System):
     def add(self, entity: EntityRef, component: Emitter) -> None:
         n = component.capacity
         name = entity.name
+        if name in self.pools:   # a failed in-place rebuild is followed by a fresh add
+            self.detach(entity)
         problem = component.prewarm_problem(self.shared.fixed_dt)
         if problem is not None:
             raise SceneError(self.shared.scene_path, problem, entity=name, field="emitter.prewarm")
         check_links(self, entity, component)
         texture = self._sprite_texture(name, component)   # before any resource: it may refuse
+        program = self._program(entity, component)           # compiled: it may refuse too
         blocks = math.ceil(n / BLOCK)
         self.gpu.check_buffer_size(n * PARTICLE.itemsize,
                                    f"entity '{name}': emitter.capacity = {n:,} "
@@ -177,6 +203,11 @@ class EmitterSystem(System):
             "forces": (MAX_FORCES * FORCE.itemsize, storage),
             **EventWiring.buffer_sizes(component),
         }
+        if program.dtype is not None:
+            sizes["attributes"] = (n * program.dtype.itemsize, storage)
+            self.gpu.check_buffer_size(n * program.dtype.itemsize,
+                                       f"entity '{name}': emitter.attributes for {n:,} slots "
+                                       f"({program.dtype.itemsize} bytes per particle)")
         if component.blend == "alpha":
             sizes["sort_keys"] = (n * 4, storage)
         if ordered:
@@ -199,6 +230,8 @@ class EmitterSystem(System):
         pool = _Pool(entity, component, b, [], contacts=contacts,
                      readback=Readback(name, "emitter", counters.name, counters.buffer,
                                        counters.offset, COUNTERS.itemsize))
+        pool.program, pool.texture = program, texture
+        pool.layout = layout_signature(component, self.shared.resolve)
         self.events.attach(pool)
         pool.variant = self._variant(pool)
         update = pool.updates[pool.variant] = self._update_pass(pool)
@@ -237,7 +270,7 @@ class EmitterSystem(System):
             compute(f"{prefix}:prepare", Phase.PREPARE, "emitter/prepare.wgsl", (1, 1, 1),
                     {"counters": b["counters"], "alive_total": alive_scan.total,
                      "draw_args": b["draw_args"]}),
-            self._draw_pass(prefix, component, texture, b),
+            self._draw_pass(prefix, pool),
         ]
         if component.mesh is not None:   # the mesh family draws these particles, not sprites
             passes = [p for p in passes if p.name != f"{prefix}:draw"]
@@ -265,17 +298,33 @@ class EmitterSystem(System):
         marks = ("free_mask", "block_free") if ordered else ("alive_mask", "block_alive")
         assert pool.contacts is not None
         return self.build.compute(
-            f"{pool.entity.name}:emitter:update", Phase.SIMULATE, "emitter/update.wgsl",
+            f"{pool.entity.name}:emitter:update", Phase.SIMULATE, pool.shader(UPDATE),
             self.gpu.grid(math.ceil(component.capacity / BLOCK)),
             {"params": b["params"], "particles": b["particles"], "counters": b["counters"],
              "mask": b[marks[0]], "block_count": b[marks[1]], "forces": b["forces"],
              "birth_params": birth_binding(b), **pool.contacts.bindings(),
-             **self.events.update_bindings(pool)},
+             **self.events.update_bindings(pool), **pool.program_bindings(UPDATE)},
             constants={"ALLOCATION": ALLOCATION_MODES[component.allocation],
                        "HAS_FORCES": has_forces, "HAS_COLLISIONS": solid_kinds != 0,
                        "SOLID_KINDS": solid_kinds, "HAS_VECTOR_FIELDS": has_fields,
                        "BIRTHS_FROM_STORAGE": self.births_from_storage(),
                        **self.events.update_constants(pool)})
+
+    def _program(self, entity: EntityRef, component: Emitter) -> Program:
+        """The emitter's modifiers, attributes and expressions, compiled (SceneError if not)."""
+        return Program(component, self.shared.resolve, entity.name,
+                       self.shared.scene_path).compiled(self.device)
+
+    def rebuild(self, entity: EntityRef, component: Emitter) -> None:
+        """A rebuild that only the modifiers need (a watched modifier file changed, or
+        `init` / `update` was edited) recompiles in place: the particles stay, and a program
+        that does not compile raises a SceneError while the last good one keeps running."""
+        pool = self.pools.get(entity.name)
+        if pool is None or not only_program_changed(pool.layout, component, self.shared.resolve):
+            super().rebuild(entity, component)
+            return
+        reprogram(self, pool, self._program(entity, component))
+        pool.layout = layout_signature(component, self.shared.resolve)
 
     def replace_spawn(self, pool: _Pool) -> None:
         """A new spawn pass for the pool (its event links changed: events.py)."""
@@ -355,6 +404,11 @@ class EmitterSystem(System):
     def before_step(self, step: StepInfo) -> None:
         in_scene = self.query(*FORCE_KEYS)   # once for all pools
         for pool in self.pools.values():
+            assert pool.program is not None
+            if program_key(pool.component) != pool.program.key:
+                # a live edit made a field an expression or a colour modifier (or not): a
+                # SceneError here makes the step undo the edit
+                reprogram(self, pool, self._program(pool.entity, pool.component))
             self._upload_step(pool, step, in_scene=in_scene)
 
     def _upload_step(self, pool: _Pool, step: StepInfo, start: float | None = None,
@@ -389,7 +443,7 @@ class EmitterSystem(System):
         params = pack_params(
             pool.param_record, c, entity=pool.entity.index, frame=step.frame, seed=step.seed,
             dt=step.dt, budget=budget, force_count=len(forces), velocity=velocity,
-            accelerate_end=accelerate_end, kill_start=kill_start)
+            accelerate_end=accelerate_end, kill_start=kill_start, time=start)
         volumes = pool.contacts.volume_index if pool.contacts is not None else {}
         return (params, pack_forces(forces, step.frame * step.dt, volumes).tobytes(),
                 np.array([budget], np.uint32).tobytes())
@@ -407,13 +461,18 @@ class EmitterSystem(System):
         rows = read_array(self.device, pool.buffers["particles"], PARTICLE, pool.component.capacity)
         position_age, velocity_lifetime = rows["position_age"], rows["velocity_lifetime"]
         age, lifetime = position_age[:, 3].copy(), velocity_lifetime[:, 3].copy()
-        return {
+        out = {
             "position": np.ascontiguousarray(position_age[:, :3]),
             "velocity": np.ascontiguousarray(velocity_lifetime[:, :3]),
             "age": age,
             "lifetime": lifetime,
             "alive": age < lifetime,
         }
+        dtype = pool.program.dtype if pool.program is not None else None
+        if dtype is not None:   # custom attributes, each its own array
+            out.update(attribute_arrays(dtype, read_array(
+                self.device, pool.buffers["attributes"], dtype, pool.component.capacity)))
+        return out
 
     def counters(self, entity: EntityRef) -> dict:
         """Blocking read of the counters (per-kind event counts as lists) and draw args (tests

@@ -1,0 +1,156 @@
+"""``emberfx export SCENE --frames N [--every K] --out DIR [--format npz|ply|usd]`` and
+``Engine.export(folder, format)``: point caches of every emitter, particle-life swarm and cloth.
+
+The run steps the scene N fixed steps and samples steps K, 2K, ... (at most N; the step count
+since the scene started). Each sampled step writes, for each entity with points,
+``DIR/<entity>.<step>.npz`` or ``.ply`` (the step zero-padded to 4 digits: sequence loaders of
+Blender and Houdini read ``name.0001.ply``), or adds a time sample to the run's one USD file,
+``DIR/<scene>.usd``. What the files hold: point_cache.py. Files are written atomically; a run
+stopped by an error or Ctrl-C keeps the files of the steps already done and no partial file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from emberfx.app import point_cache
+from emberfx.app.arguments import add_script_flags, positive_int, script_policy_from_args
+from emberfx.app.output import STOP_NOTICE, Progress
+from emberfx.core.errors import EmberError, UsageError
+from emberfx.engine import interrupts
+
+HELP = "write point caches of SCENE's emitters, swarms and cloths (npz, ply or usd files)"
+
+
+def add_arguments(s: argparse.ArgumentParser) -> None:
+    s.add_argument("scene", metavar="SCENE", help="scene .toml file (or a bundled scene name)")
+    s.add_argument("--frames", type=positive_int, required=True, metavar="N",
+                   help="simulation steps to run")
+    s.add_argument("--every", type=positive_int, default=1, metavar="K",
+                   help="write steps K, 2K, ... (default: every step)")
+    s.add_argument("--out", type=Path, required=True, metavar="DIR",
+                   help="folder for the files (made if missing): ENTITY.STEP.npz|ply, or "
+                        "SCENE.usd")
+    s.add_argument("--format", choices=point_cache.FORMATS, default="npz",
+                   help="npz (numpy, default), ply (binary PLY) or usd (one time-sampled "
+                        "file; needs the [usd] extra)")
+    add_script_flags(s)
+
+
+def run(args: argparse.Namespace) -> int:
+    from emberfx.app.headless import build_engine
+    from emberfx.model.scene import load_scene
+
+    if args.every > args.frames:
+        raise UsageError(f"--every {args.every} is more than --frames {args.frames}: no step "
+                         f"would be written")
+    folder = prepared_folder(args.out, "--out")
+    if args.format == "usd":
+        point_cache.require_usd()   # before minutes of simulation, not after
+    engine = build_engine(load_scene(args.scene), None, scripts=script_policy_from_args(args))
+    try:
+        written = export_run(engine, args.frames, args.every, folder, args.format)
+    finally:
+        engine.close()
+    sampled = args.frames // args.every
+    print(f"wrote {len(written)} file{'s' if len(written) != 1 else ''} to {folder} "
+          f"({sampled} step{'s' if sampled != 1 else ''} of {args.frames}, {args.format})")
+    return 0
+
+
+def prepared_folder(folder, what: str = "export(folder)") -> Path:
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise EmberError(f"{what} {folder}: expected a folder, found a file")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EmberError(f"{what} {folder}: cannot make the folder ({exc.strerror or exc})") \
+            from None
+    return folder
+
+
+def _entities(engine) -> dict[str, str]:
+    """Exportable entity -> file stem; a one-line error when there is none or two collide."""
+    names = point_cache.exportable(engine)
+    if not names:
+        raise EmberError(f"scene '{engine.scene.settings.name}': nothing to export (no "
+                         f"{', '.join(point_cache.POINT_FAMILIES)} entity)")
+    stems: dict[str, str] = {}
+    for name in names:
+        stem = point_cache.file_stem(name)
+        clash = next((other for other, s in stems.items() if s == stem), None)
+        if clash is not None:
+            raise EmberError(f"entities '{clash}' and '{name}' would both be written as "
+                             f"{stem}.*: rename one")
+        stems[name] = stem
+    return stems
+
+
+def _scene_stem(engine) -> str:
+    path = getattr(engine.scene, "path", None)
+    stem = Path(str(path)).stem if path else engine.scene.settings.name
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", stem).strip("_") or "scene"
+
+
+def _check_format(fmt) -> str:
+    if fmt not in point_cache.FORMATS:
+        raise EmberError(f"export format: expected one of {', '.join(point_cache.FORMATS)}, "
+                         f"found {fmt!r}")
+    return fmt
+
+
+def _write_step(engine, folder: Path, fmt: str, stems: dict[str, str],
+                usd: point_cache.UsdCache | None) -> list[Path]:
+    step = engine.clock.steps
+    written = []
+    for name, stem in stems.items():
+        points = point_cache.points_of(engine, name)
+        if usd is not None:
+            usd.add(step, name, points)
+        elif fmt == "ply":
+            comment = f"emberfx scene '{engine.scene.settings.name}' entity '{name}' step {step}"
+            written.append(point_cache.write_ply(folder / f"{stem}.{step:04d}.ply", points,
+                                                 comment))
+        else:
+            written.append(point_cache.write_npz(folder / f"{stem}.{step:04d}.npz", points))
+    return written
+
+
+def export_frame(engine, folder, fmt: str = "npz") -> list[Path]:
+    """The current state as files in ``folder``: ENTITY.STEP.npz|ply each, or one
+    SCENE.STEP.usd with one time sample."""
+    fmt = _check_format(fmt)
+    folder = prepared_folder(folder)
+    stems = _entities(engine)
+    if fmt != "usd":
+        return _write_step(engine, folder, fmt, stems, None)
+    usd = point_cache.UsdCache(folder / f"{_scene_stem(engine)}.{engine.clock.steps:04d}.usd",
+                               1.0 / engine.scene.settings.fixed_dt)
+    _write_step(engine, folder, fmt, stems, usd)
+    return [usd.save()]
+
+
+def export_run(engine, frames: int, every: int, folder, fmt: str = "npz",
+               progress: bool = True) -> list[Path]:
+    """Step ``engine`` ``frames`` times, writing every ``every``-th step (see the module's doc);
+    returns the files written. Ctrl-C stops between steps and writes no partial file."""
+    fmt = _check_format(fmt)
+    folder = prepared_folder(folder)
+    stems = _entities(engine)
+    usd = (point_cache.UsdCache(folder / f"{_scene_stem(engine)}.usd",
+                                1.0 / engine.scene.settings.fixed_dt) if fmt == "usd" else None)
+    written: list[Path] = []
+    with interrupts.deferred(notice=STOP_NOTICE if progress else None):
+        with Progress(frames, f"export {fmt}", enabled=progress) as bar:
+            for i in range(1, frames + 1):
+                interrupts.check()
+                engine.step(1)
+                if i % every == 0:
+                    written += _write_step(engine, folder, fmt, stems, usd)
+                bar.update(1)
+        if usd is not None:
+            written.append(usd.save())
+    return written

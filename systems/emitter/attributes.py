@@ -1,0 +1,47 @@
+"""Custom particle attributes: ``attributes = { temperature = "f32", tint = "vec4f" }``.
+
+Each emitter with attributes has one more storage buffer, ``<entity>/attributes``, holding one
+generated ``ParticleAttributes`` struct per slot (its layout read from the generated WGSL by
+layout.struct_dtype, systems/emitter/modifiers.py). They are fields of ``ParticleState`` in the
+modifiers, zero at birth, and arrays of ``Engine.state(name)`` under their names.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+ATTRIBUTE_TYPES = {"f32": "0.0", "i32": "0i", "u32": "0u", "vec2f": "vec2f()",
+                   "vec3f": "vec3f()", "vec4f": "vec4f()"}
+"""custom attribute types and their zero"""
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# names an attribute may not take: ParticleState's own fields, what expressions see, Engine.state's
+# keys, and WGSL's keywords and reserved words that a user may plausibly type
+RESERVED_NAMES = frozenset({
+    "position", "velocity", "age", "lifetime", "alive", "t", "time", "p", "ctx", "rand",
+    "alias", "break", "case", "const", "const_assert", "continue", "continuing", "default",
+    "diagnostic", "discard", "else", "enable", "false", "fn", "for", "if", "let", "loop",
+    "override", "requires", "return", "struct", "switch", "true", "var", "while", "bool", "f16",
+    "f32", "i32", "u32", "vec2f", "vec3f", "vec4f", "array", "atomic", "ptr", "sampler",
+    "texture", "mat", "self", "super", "this", "type", "unsafe", "use", "where", "yield"})
+
+
+def attributes_problem(attributes: dict) -> str | None:
+    """Why ``attributes`` cannot be custom attributes, as "attributes.name: why", or None."""
+    for name, kind in attributes.items():
+        if not _IDENTIFIER.match(name) or name.startswith("__"):
+            return f"attributes.{name}: expected a WGSL identifier as the attribute name"
+        if name in RESERVED_NAMES:
+            return (f"attributes.{name}: expected a name other than the built-in ones "
+                    f"({', '.join(sorted(RESERVED_NAMES)[:10])}, ... WGSL keywords), "
+                    f"found '{name}'")
+        if kind not in ATTRIBUTE_TYPES:
+            return (f"attributes.{name}: expected one of {', '.join(ATTRIBUTE_TYPES)}, "
+                    f"found {kind!r}")
+    return None
+
+
+def attribute_arrays(dtype: np.dtype, rows: np.ndarray) -> dict[str, np.ndarray]:
+    """Engine.state's arrays of the custom attributes: (capacity,) or (capacity, n) each."""
+    return {name: np.ascontiguousarray(rows[name]) for name in dtype.names or ()}

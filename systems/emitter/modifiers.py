@@ -1,0 +1,459 @@
+"""Programmable particles: an emitter's WGSL modifiers (``init``, ``update``, ``color`` files),
+custom attributes and expression fields, turned into specialised copies of its passes.
+
+The built-in passes (emitter/update.wgsl, spawn.wgsl, billboard.wgsl) call hooks declared in
+emitter/modifiers.wgsl, whose defaults do nothing. For an emitter that programs something, this
+module writes the hooks again around the user's code, registers that text with the WGSL loader
+(wgsl.register: the user's lines keep their file names and line numbers, so compile errors point
+at them) and derives each pass with the include swapped (wgsl.derive). Sources are named after a
+hash of their text, so emitters with identical modifiers share shaders and pipelines, and the
+struct layout of the attributes comes from the generated WGSL (layout.struct_dtype).
+
+Checks that need no GPU (attribute names and types, function signatures, the shape of an
+expression) run when the scene loads (component.py); the compile runs when the pool is made or
+reprogrammed, and its errors are SceneErrors naming the field.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from emberfx.core import wgsl
+from emberfx.core.errors import SceneError, ShaderError, read_user_text
+from emberfx.core.layout import struct_dtype
+from emberfx.systems.emitter.attributes import ATTRIBUTE_TYPES, attributes_problem
+from emberfx.systems.emitter.expressions import EXPRESSION_FIELDS, expression_problem, expressions
+
+MODIFIER_FIELDS = ("init", "update", "color")
+SIGNATURES = {
+    "init": "fn init(p: ptr<function, ParticleState>, ctx: ModifierContext)",
+    "update": "fn update(p: ptr<function, ParticleState>, ctx: ModifierContext)",
+    "color": "fn color(p: ParticleState, ctx: ModifierContext) -> vec4f",
+}
+_PTR = r"ptr\s*<\s*function\s*,\s*ParticleState\s*>"
+_ARGS = r"\(\s*\w+\s*:\s*{state}\s*,\s*\w+\s*:\s*ModifierContext\s*,?\s*\)"
+_SIGNATURE_RE = {
+    "init": re.compile(r"fn\s+init\s*" + _ARGS.format(state=_PTR) + r"\s*\{"),
+    "update": re.compile(r"fn\s+update\s*" + _ARGS.format(state=_PTR) + r"\s*\{"),
+    "color": re.compile(r"fn\s+color\s*" + _ARGS.format(state="ParticleState")
+                        + r"\s*->\s*(?:vec4f|vec4\s*<\s*f32\s*>)\s*\{"),
+}
+MODIFIER_DRAWS = 128   # rand()'s draws of a key start here, past those built-in code uses
+GENERATED = "emitter modifiers (generated)"   # the origin of generated lines in messages
+_PASSES = {"update": "emitter/update.wgsl", "spawn": "emitter/spawn.wgsl"}
+_DRAWS = ("emitter/draw.wgsl", "emitter/draw_soft.wgsl")
+
+
+def is_modifier_file(value) -> bool:
+    """A string field naming a WGSL file (``color = "heat.wgsl"``)."""
+    return isinstance(value, str) and value.strip().lower().endswith(".wgsl")
+
+
+def modifier_files(component) -> dict[str, str]:
+    """Field -> file as written, for the modifier files an emitter names."""
+    found = {f: getattr(component, f) for f in ("init", "update") if getattr(component, f)}
+    if is_modifier_file(component.color):
+        found["color"] = component.color
+    return found
+
+
+def program_key(component) -> tuple:
+    """What the emitter's generated code depends on among its field values (file contents are
+    read again when the entity is rebuilt, e.g. when a watched file changes)."""
+    return (tuple(modifier_files(component).items()), tuple(expressions(component).items()),
+            tuple(component.attributes.items()))
+
+
+def read_modifier(field: str, path: Path) -> str:
+    """The text of a modifier file, checked to declare its function with the expected
+    signature; ValueError "field: ..." otherwise."""
+    def error(message, line, column):
+        return ValueError(f"{field}: {message} ({path})")
+
+    text = read_user_text(path, "WGSL", error)
+    code = re.sub(r"/\*.*?\*/", " ", re.sub(r"//[^\n]*", "", text), flags=re.S)
+    if _SIGNATURE_RE[field].search(code):
+        return text
+    found = re.search(rf"fn\s+{field}\b[^{{]*", code)
+    if found:
+        shown = " ".join(found.group(0).split())
+        what = f"`{shown}`"
+    else:
+        names = re.findall(r"\bfn\s+(\w+)", code)
+        what = f"no fn {field} (it declares {', '.join(names) or 'no functions'})"
+    raise ValueError(f"{field}: expected `{SIGNATURES[field]}` in {path}, found {what}")
+
+
+def check_modifier_files(component, resolve) -> None:
+    """The scene loader's check: each modifier file reads and declares its function."""
+    for field, relative in modifier_files(component).items():
+        read_modifier(field, resolve(relative))
+
+
+@dataclass(frozen=True)
+class _Part:
+    label: str                     # origin shown in messages: a path or "expression emitter.x"
+    field: str                     # the component field it came from
+    lines: tuple[str, ...]
+    text: str = ""                 # expressions: as written
+
+
+class Program:
+    """One emitter's generated code: the specialised pass shaders and what they bind."""
+
+    def __init__(self, component, resolve, entity: str, scene_path=None):
+        self.key = program_key(component)
+        self.entity, self.scene_path = entity, scene_path
+        self.attributes = dict(component.attributes)
+        self.parts: dict[str, _Part] = {}
+        for field, relative in modifier_files(component).items():
+            path = resolve(relative)
+            try:
+                text = read_modifier(field, path)
+            except ValueError as exc:
+                raise self._error(field, str(exc).partition(": ")[2]) from None
+            self.parts[field] = _Part(str(path), field, tuple(text.splitlines()))
+        for field, text in expressions(component).items():
+            self.parts[field] = _Part(f"expression emitter.{field}", field, (text.strip(),),
+                                      text.strip())
+        self.dtype: np.dtype | None = None
+        self._attributes_source = None
+        if self.attributes:
+            members = "".join(f"    {n}: {t},\n" for n, t in self.attributes.items())
+            text = f"struct ParticleAttributes {{\n{members}}};\n"
+            self._attributes_source = wgsl.register(f"emitter/attributes+{_digest(text)}.wgsl",
+                                                    text)
+            self.dtype = struct_dtype(self._attributes_source, "ParticleAttributes")
+        self.shaders: dict[str, str] = {}   # base pass shader -> derived one
+        roles = {"update": self.attributes or self._has("init", "speed", "lifetime", "update"),
+                 "spawn": self.attributes or self._has("init", "speed", "lifetime"),
+                 "draw": self._has("color", "size")}
+        for kind, base in [*_PASSES.items(), *(("draw", d) for d in _DRAWS)]:
+            if roles[kind]:
+                self.shaders[base] = self._derive(kind, base)
+
+    @property
+    def empty(self) -> bool:
+        return not self.shaders
+
+    def _has(self, *fields: str) -> bool:
+        return any(f in self.parts for f in fields)
+
+    def shader(self, base: str) -> str:
+        """The shader the pass ``base`` runs for this emitter."""
+        return self.shaders.get(base, base)
+
+    def bindings(self, base: str, buffers: dict) -> dict:
+        """Bindings the generated code of pass ``base`` adds (from the pool's buffers)."""
+        if base in self.shaders and self.attributes:
+            return {"attributes": buffers["attributes"]}
+        return {}
+
+    def compiled(self, device) -> Program:
+        """Itself, with every derived shader compiled now, so a mistake is a SceneError naming
+        the field before anything of the running emitter changes."""
+        for shader in dict.fromkeys(self.shaders.values()):
+            try:
+                wgsl.create_module(device, shader)
+            except ShaderError as exc:
+                raise self._compile_error(str(exc)) from None
+        return self
+
+    def _compile_error(self, message: str) -> SceneError:
+        for part in self.parts.values():
+            where = re.search(re.escape(part.label) + r":(\d+):(\d+): (.*)", message)
+            if where is None:
+                continue
+            line, column, rest = where.groups()
+            detail, _, code = re.sub(r"^Shader '[^']*' ", "", rest).partition(" | ")
+            if part.text:
+                return self._error(part.field, f"WGSL error at column {column}: {detail} in "
+                                               f"expression '{part.text}'")
+            return self._error(part.field, f"WGSL error at {part.label}:{line}:{column}: "
+                                           f"{detail} | {code}")
+        fields = ", ".join(f"emitter.{f}" for f in self.parts) or "emitter.attributes"
+        return self._error(next(iter(self.parts), "attributes"),
+                           f"WGSL error in the code generated for {fields}: {message}")
+
+    def _error(self, field: str, message: str) -> SceneError:
+        return SceneError(self.scene_path, message, entity=self.entity, field=f"emitter.{field}")
+
+    # generation ---------------------------------------------------------------------------
+    def _derive(self, kind: str, base: str) -> str:
+        lines: list[tuple[str, tuple[str, int]]] = []
+        generated = 0
+
+        def emit(*texts: str) -> None:
+            nonlocal generated
+            for text in texts:
+                for line in text.splitlines() or [""]:
+                    generated += 1
+                    lines.append((line, (GENERATED, generated)))
+
+        emit(*self._common(kind))
+        if kind in ("update", "spawn"):
+            emit(*self._births())
+        if kind == "update":
+            emit(*self._update())
+        if kind == "draw":
+            emit(*self._draw())
+        for field in self._functions_of(kind):
+            part = self.parts[field]
+            if part.text:   # an expression: its own line, at column 1 of its origin
+                emit(f"fn expression_{field}(p: ParticleState, ctx: ModifierContext) -> f32 {{",
+                     *self._scope(), "    return f32(")
+                lines.append((part.lines[0], (part.label, 1)))
+                emit("    );", "}")
+            else:
+                lines += [(text, (part.label, n)) for n, text in enumerate(part.lines, 1)]
+        text = "\n".join(t for t, _ in lines) + "\n"
+        origins = [o for _, o in lines]
+        digest = _digest(text + repr(origins))
+        include = wgsl.register(f"emitter/modifiers+{digest}.wgsl", text, origins)
+        stem = base.removesuffix(".wgsl")
+        return wgsl.derive(f"{stem}+{digest}.wgsl", base, {"emitter/modifiers.wgsl": include})
+
+    def _functions_of(self, kind: str) -> list[str]:
+        wanted = {"update": ("speed", "lifetime", "init", "update"),
+                  "spawn": ("speed", "lifetime", "init"), "draw": ("size", "color")}[kind]
+        return [f for f in wanted if f in self.parts]
+
+    def _state_fields(self) -> list[str]:
+        return [f"    {n}: {t}," for n, t in self.attributes.items()]
+
+    def _common(self, kind: str) -> list[str]:
+        access = "read" if kind == "draw" else "read_write"
+        out = [f"// generated by systems/emitter/modifiers.py for entity '{self.entity}' "
+               f"(emitter/modifiers.wgsl says what each hook does)"]
+        if self._attributes_source:
+            out += [f"//! include {self._attributes_source}",
+                    f"@group(1) @binding(0) var<storage, {access}> attributes: "
+                    "array<ParticleAttributes>;"]
+        out += [
+            "const HAS_MODIFIERS: bool = true;",
+            f"const HAS_UPDATE: bool = {str(kind == 'update').lower()};",
+            f"const HAS_COLOR: bool = {str('color' in self.parts).lower()};",
+            f"const HAS_SIZE: bool = {str('size' in self.parts).lower()};",
+            f"const MODIFIER_DRAWS: u32 = {MODIFIER_DRAWS}u;",
+            "struct ParticleState {", "    position: vec3f,", "    velocity: vec3f,",
+            "    age: f32,", "    lifetime: f32,", *self._state_fields(), "};",
+            "struct ModifierContext {",
+            "    time: f32,          // seconds: the scene time the particle's state describes",
+            "    dt: f32,            // seconds: the substep (init and draw: the step)",
+            "    step: u32,          // simulation step index",
+            "    key: u32,           // this call's random key (rand)",
+            "    slot: u32,          // the particle's pool slot",
+            "    substep: u32,",
+            "    force_count: u32,   // update: forces[0 .. force_count) accelerate (forces_at)",
+            "    origin: vec3f,      // the emitter's centre",
+            "    direction: vec3f,   // the emitter's unit axis",
+            "    gravity: vec3f,",
+            "    drag: f32,",
+            "};",
+            "var<private> modifier_draws: u32;",
+            "fn rand(ctx: ModifierContext) -> f32 {",
+            "    modifier_draws += 1u;",
+            "    return random01(ctx.key, MODIFIER_DRAWS + modifier_draws);",
+            "}",
+            "fn modifier_context(e: EmitterParams, slot: u32, key: u32, time: f32, dt: f32,",
+            "                    step: u32, substep: u32, force_count: u32) -> ModifierContext {",
+            "    modifier_draws = 0u;",
+            "    return ModifierContext(time, dt, step, key, slot, substep, force_count,",
+            "                           e.origin.xyz, e.direction.xyz, e.gravity.xyz,",
+            "                           e.gravity.w);",
+            "}",
+        ]
+        if kind != "update":
+            out += ["fn begin_update(slot: u32) {}", "fn end_update(slot: u32) {}",
+                    "fn update_particle(slot: u32, x: ptr<function, vec3f>, "
+                    "v: ptr<function, vec3f>, life: ptr<function, f32>, "
+                    "age_shift: ptr<function, f32>, age: f32, substep: u32, h: f32) {}"]
+        if kind != "draw":
+            out += ["fn particle_color(slot: u32, particle: Particle, birth: u32, "
+                    "built_in: vec4f) -> vec4f { return built_in; }",
+                    "fn particle_size(slot: u32, particle: Particle, birth: u32, "
+                    "built_in: f32) -> f32 { return built_in; }"]
+        return out
+
+    def _state(self, particle: str, attributes: str | None) -> str:
+        values = [f"{particle}.position_age.xyz", f"{particle}.velocity_lifetime.xyz",
+                  f"{particle}.position_age.w", f"{particle}.velocity_lifetime.w"]
+        values += [(f"{attributes}.{n}" if attributes else ATTRIBUTE_TYPES[t])
+                   for n, t in self.attributes.items()]
+        return f"ParticleState({', '.join(values)})"
+
+    def _store(self, target: str) -> list[str]:
+        if not self.attributes:
+            return []
+        values = ", ".join(f"state.{n}" for n in self.attributes)
+        return [f"    {target} = ParticleAttributes({values});"]
+
+    def _births(self) -> list[str]:
+        out = ["fn born_particle(particle: Particle, slot: u32, e: EmitterParams) -> Particle {",
+               f"    var state = {self._state('particle', None)};",
+               "    let key = birth_key(e.seed, e.entity, slot, e.frame);",
+               "    let ctx = modifier_context(e, slot, key, e.time + e.h, e.h, e.frame, 0u, 0u);"]
+        if "speed" in self.parts:   # the birth direction kept, its speed replaced
+            out += ["    let along = state.velocity / max(length(state.velocity), 1e-30);",
+                    "    state.velocity = along * expression_speed(state, ctx);"]
+        if "lifetime" in self.parts:
+            out.append("    state.lifetime = expression_lifetime(state, ctx);")
+        if "init" in self.parts:
+            out.append("    init(&state, ctx);")
+        out += self._store("attributes[slot]")
+        out += ["    return Particle(vec4f(state.position, state.age), "
+                "vec4f(state.velocity, state.lifetime));", "}"]
+        return out
+
+    def _update(self) -> list[str]:
+        has_update, attrs = "update" in self.parts, bool(self.attributes)
+        out = []
+        if attrs:
+            out += ["var<private> modifier_attributes: ParticleAttributes;",
+                    "fn begin_update(slot: u32) { modifier_attributes = attributes[slot]; }",
+                    "fn end_update(slot: u32) { attributes[slot] = modifier_attributes; }"]
+        else:
+            out += ["fn begin_update(slot: u32) {}", "fn end_update(slot: u32) {}"]
+        out += [
+            "// the acceleration the emitter's force entities give at (position, velocity)",
+            "fn forces_at(position: vec3f, velocity: vec3f) -> vec3f {",
+            "    var a = vec3f(0.0);",
+            "    for (var k = 0u; k < params.accelerate_end; k++) {",
+            "        a += emitter_force(forces[k], position, velocity);",
+            "    }",
+            "    return a;",
+            "}",
+            "fn update_particle(slot: u32, x: ptr<function, vec3f>, v: ptr<function, vec3f>,",
+            "                   life: ptr<function, f32>, age_shift: ptr<function, f32>,",
+            "                   age: f32, substep: u32, h: f32) {",
+        ]
+        if has_update:
+            attributes = "modifier_attributes" if attrs else None
+            particle_values = ["*x", "*v", "age + *age_shift", "*life"]
+            values = particle_values + [f"{attributes}.{n}" for n in self.attributes]
+            out += [
+                f"    var state = ParticleState({', '.join(values)});",
+                "    let started = state.age;",
+                "    let key = pcg_hash(birth_key(params.seed, params.entity, slot, params.frame)",
+                "                       ^ (0x9E3779B9u * (substep + 1u)));",
+                "    let time = params.time + f32(substep + 1u) * h;",
+                "    let ctx = modifier_context(params, slot, key, time, h, params.frame, substep,",
+                "                               params.accelerate_end);",
+                "    update(&state, ctx);",
+                "    *x = state.position;",
+                "    *v = state.velocity;",
+                "    *life = state.lifetime;",
+                "    *age_shift += state.age - started;",
+                *self._store("modifier_attributes"),
+            ]
+        out.append("}")
+        return out
+
+    def _draw(self) -> list[str]:
+        attrs = bool(self.attributes)
+        out = ["fn draw_state(slot: u32, particle: Particle) -> ParticleState {"]
+        if attrs:
+            out.append("    let stored = attributes[slot];")
+        out += [f"    return {self._state('particle', 'stored' if attrs else None)};", "}",
+                "fn draw_context(slot: u32, birth: u32) -> ModifierContext {",
+                "    return modifier_context(params, slot, birth,",
+                "                            f32(sprite_look.frame + 1u) * sprite_look.h,",
+                "                            sprite_look.h, sprite_look.frame, 0u, 0u);",
+                "}",
+                "fn particle_color(slot: u32, particle: Particle, birth: u32, "
+                "built_in: vec4f) -> vec4f {"]
+        if "color" in self.parts:
+            out.append("    return color(draw_state(slot, particle), draw_context(slot, birth));")
+        else:
+            out.append("    return built_in;")
+        out += ["}", "fn particle_size(slot: u32, particle: Particle, birth: u32, "
+                "built_in: f32) -> f32 {"]
+        if "size" in self.parts:
+            out.append("    return expression_size(draw_state(slot, particle), "
+                       "draw_context(slot, birth));")
+        else:
+            out.append("    return built_in;")
+        out += ["}", "fn born_particle(particle: Particle, slot: u32, e: EmitterParams) "
+                "-> Particle { return particle; }"]
+        return out
+
+    def _scope(self) -> list[str]:
+        """What an expression sees by name."""
+        out = ["    let age = p.age;", "    let lifetime = p.lifetime;",
+               "    let t = p.age / max(p.lifetime, 1e-6);", "    let position = p.position;",
+               "    let velocity = p.velocity;", "    let time = ctx.time;"]
+        return out + [f"    let {n} = p.{n};" for n in self.attributes]
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+
+
+def layout_signature(component, resolve) -> tuple:
+    """What the emitter's buffers and textures were made from: a copy of the component and the
+    times of the texture and mesh files it reads (compare with ``only_program_changed``)."""
+    return (copy.deepcopy(component), _file_stamps(component, resolve))
+
+
+def only_program_changed(layout: tuple, component, resolve) -> bool:
+    """Whether a rebuild of ``component``, made as ``layout`` says, needs no more than new
+    programs: no rebuild-class field but `init` and `update` changed, nor a texture or mesh file.
+    Then a rebuild recompiles and keeps the particles."""
+    from emberfx.model.components import Change, changed_between
+
+    built, stamps = layout
+    same_files = dataclasses.replace(component, init=built.init, update=built.update)
+    return (changed_between(type(component), built, same_files) is not Change.REBUILD
+            and _file_stamps(component, resolve) == stamps)
+
+
+def _file_stamps(component, resolve) -> tuple:
+    stamps = []
+    for value in (component.texture, component.mesh):
+        try:
+            stamps.append(resolve(value).stat().st_mtime_ns if value and resolve else None)
+        except OSError:
+            stamps.append(None)
+    return tuple(stamps)
+
+
+def modifier_problem(component) -> str | None:
+    """Why the emitter's expressions, attributes or colour modifier cannot be, as "field: why"
+    (the component's own check, no GPU), or None."""
+    for name in EXPRESSION_FIELDS:
+        value = getattr(component, name)
+        if isinstance(value, str):
+            problem = expression_problem(value)
+            if problem is not None:
+                return f"{name}: {problem}"
+    problem = attributes_problem(component.attributes)
+    if problem is not None:
+        return problem
+    if component.mesh is not None:
+        for name, used in (("size", isinstance(component.size, str)),
+                           ("color", is_modifier_file(component.color))):
+            if used:
+                return (f"{name}: expected a number (size) or colours (color) for mesh "
+                        f"particles, found '{getattr(component, name)}' (expressions and colour "
+                        f"modifiers apply to sprites)")
+    return None
+
+
+def reprogram(system, pool, program: Program) -> None:
+    """Give an emitter's pool (systems/emitter/system.py) the update, spawn and sprite draw
+    passes of a new program; its buffers and particles stay."""
+    pool.program = program
+    pool.updates.clear()
+    system._refresh(pool)
+    if pool.component.allocation == "ordered":
+        system.replace_spawn(pool)
+    prefix = f"{pool.entity.name}:emitter"
+    pool.passes = [system._draw_pass(prefix, pool) if p.name == f"{prefix}:draw" else p
+                   for p in pool.passes]

@@ -60,7 +60,8 @@ def test_bench_modules_stay_small_and_names_are_unchanged():
     sizes = {p.name: len(p.read_text().splitlines()) for p in BENCH_DIR.glob("*.py")}
     assert max(sizes.values()) <= 500, sizes
     assert emberfx.bench.NAMES == ["emitter", "life", "particle_life", "cloth", "fractal",
-                                   "post", "frame", "looks", "sweep", "export", "modifiers"]
+                                   "post", "frame", "looks", "sweep", "export", "modifiers",
+                                   "many", "capacity"]
 
 
 def test_frame_passes_are_the_frame_in_order_and_filter_by_phase(gpu, scenes_dir):

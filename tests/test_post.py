@@ -135,14 +135,15 @@ def test_bad_post_fields_are_one_line_errors(text, pieces):
         assert piece in message, (piece, message)
 
 
-def test_an_odd_number_of_effects_ends_with_one_copy_back(gpu):
+def test_an_odd_number_of_effects_is_presented_from_the_scratch_image(gpu):
     text = POST_SCENE.format(first="[entity.bloom]\n[entity.edge_detect]",
                              second="[entity.tonemap]")
     engine = Engine(loads_scene(text), size=(40, 30))
     names = engine.passes()
-    post = [n for n in names if "post" in n]
-    assert post[-1] == "post:copy" and sum(n.endswith(":copy") for n in names) == 1
-    assert names.index("post:copy") < names.index("scene:frame:present")
+    assert not [n for n in names if n.endswith(":copy")]
+    present = next(p for p in engine.frame_passes() if p.name == "scene:frame:present")
+    assert present.reads == ("post/scratch",)
+    assert names.index("look:post:tonemap") < names.index("scene:frame:present")
     engine.step(2)
     assert engine.render()[..., :3].std() > 0
 
@@ -275,9 +276,10 @@ CHAIN_SCENE = POST_SCENE.format(first="[entity.bloom]\nthreshold = 0.2\nintensit
 
 
 def test_a_resize_renders_what_a_scene_made_at_that_size_renders(gpu):
-    """Three effects (so the copy back runs too): an engine drawn at 40x30, then into a 56x44
-    output, gives the bytes of an engine made at 56x44; every post binding follows the new
-    scene image, and the shared images are remade at the new size."""
+    """Three effects (so the present pass reads the scratch image): an engine drawn at 40x30,
+    then into a 56x44 output, gives the bytes of an engine made at 56x44; every post binding
+    (the present pass's too) follows the new images, and the shared images are remade at the
+    new size."""
     from emberfx.engine.engine import OUTPUT_FORMAT
 
     with Engine(loads_scene(CHAIN_SCENE), size=(40, 30)) as resized:
@@ -319,7 +321,7 @@ def test_post_resources_are_named_per_entity_and_the_shared_images_outlive_one_e
         engine.delete("post")
         assert "post/bloom:settings_x" not in engine.resources
         assert "post/scratch" in engine.resources
-        assert [n for n in engine.passes() if "post" in n] == ["grade:post:tonemap", "post:copy"]
+        assert [n for n in engine.passes() if "post" in n] == ["grade:post:tonemap"]
         engine.step(1)
         image = engine.render()
         engine.delete("grade")

@@ -11,30 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sweep_support import SCENE
 
 from emberfx.core.errors import NoAdapterError, UsageError
 from emberfx.core.gpu import choose_adapter, gpu_adapter_pins
 from emberfx.sweeps.grammar import from_param, parse_set, parse_values
 from emberfx.sweeps.jobs import plan
 from emberfx.sweeps.manifest import _csv_text, read_manifest, write_manifest
-
-SCENE = """
-[scene]
-name = "tiny"
-seed = 3
-size = [64, 36]
-[camera]
-kind = "perspective"
-position = [0.0, 1.0, 6.0]
-target = [0.0, 1.0, 0.0]
-[[entity]]
-name = "jet"
-[entity.emitter]
-capacity = 500
-rate = 2000.0
-lifetime = [0.5, 1.0]
-color = ["#ffd27f", "#ff6a00"]
-"""
 
 
 @pytest.fixture

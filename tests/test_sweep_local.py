@@ -13,30 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sweep_support import SCENE
 
 import emberfx
 from emberfx.sweeps import sweep
 from emberfx.sweeps.manifest import read_manifest
 from emberfx.sweeps.worker import CRASH_EXIT_CODE, CRASH_ONCE_ENV
 
-SCENE = """
-[scene]
-name = "tiny"
-seed = 3
-size = [64, 36]
-[camera]
-kind = "perspective"
-position = [0.0, 1.0, 6.0]
-target = [0.0, 1.0, 0.0]
-[[entity]]
-name = "jet"
-[entity.emitter]
-capacity = 500
-rate = 2000.0
-lifetime = [0.5, 1.0]
-speed = [2.0, 3.0]
-color = ["#ffd27f", "#ff6a00"]
-"""
 RATES = "500,1000,2000,-5,3000,4000"   # -5: refused by the scene check, the others run
 FRAMES = "4"
 

@@ -10,30 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sweep_support import SCENE
 
 from emberfx.sweeps import sweep
 from emberfx.sweeps.worker import CRASH_ONCE_ENV
 
 ray = pytest.importorskip("ray")
 
-SCENE = """
-[scene]
-name = "tiny"
-seed = 3
-size = [64, 36]
-[camera]
-kind = "perspective"
-position = [0.0, 1.0, 6.0]
-target = [0.0, 1.0, 0.0]
-[[entity]]
-name = "jet"
-[entity.emitter]
-capacity = 500
-rate = 2000.0
-lifetime = [0.5, 1.0]
-speed = [2.0, 3.0]
-color = ["#ffd27f", "#ff6a00"]
-"""
 PARAMS = {"jet.emitter.rate": [500, 1000, 2000, -5, 3000, 4000], "scene.seed": 7}
 
 

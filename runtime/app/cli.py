@@ -118,6 +118,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     s.add_argument("--workers", type=int, metavar="K", help="sweep: the local pool's workers")
     s.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                    help="sweep: the Ray cluster to join (default: a local Ray, if installed)")
+    s.add_argument("--plot", type=Path, metavar="DIR",
+                   help="instead of the rows: sweep sizes of NAMEs (emitter, life, particle_life, "
+                        "cloth, many; all when none) and write DIR/NAME.png (needs [plot])")
+    s.add_argument("--from", dest="from_file", type=Path, metavar="FILE",
+                   help="with --plot: redraw from FILE, a saved 'bench --plot DIR --json' output")
     return p, subs
 
 
@@ -297,9 +302,14 @@ def cmd_bench(args) -> int:
     from emberfx import bench
 
     unknown = [n for n in args.names if n not in bench.NAMES]
-    if unknown:
+    if unknown and args.plot is None:
         raise UsageError(f"unknown benchmark {', '.join(map(repr, unknown))}; "
                          f"known: {', '.join(bench.NAMES)}")
+    if args.from_file is not None and args.plot is None:
+        raise UsageError("--from FILE redraws plots: give --plot DIR too")
+    if args.plot is not None:
+        return int(bench.plot_main(list(args.names), args.plot, bool(args.json),
+                                   args.from_file) or 0)
     options = {"sweep": {"workers": args.workers, "ray": args.ray}}
     return int(bench.main(list(args.names), bool(args.json), options) or 0)
 

@@ -5,8 +5,10 @@ on a real GPU; the ratios (against the device's own buffer-copy bandwidth and ag
 this CPU) are what compare across machines.
 
 One module per family (emitter, life, particle_life, cloth, fractal, post, frame, looks, export,
-modifiers) builds its scenes and times them through the Engine's public surface (sweep times
-whole sweeps: in one process, on the local pool, on Ray); harness.py holds the timing (warm-up,
+modifiers, many) builds its scenes and times them through the Engine's public surface (sweep times
+whole sweeps: in one process, on the local pool, on Ray); capacity.py is arithmetic (how much
+world one GPU holds, docs/scaling.md); scaling.py sweeps sizes and plots.py draws them for
+``bench --plot DIR``; harness.py holds the timing (warm-up,
 best of REPEATS, timestamp queries) and the copy-bandwidth rooflines. lifelib.py and taichi.py
 run the optional third-party baselines when those packages are installed.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import sys
 
+from emberfx.bench.capacity import bench_capacity
 from emberfx.bench.cloth import bench_cloth
 from emberfx.bench.emitter import bench_emitter
 from emberfx.bench.export import bench_export
@@ -23,6 +26,7 @@ from emberfx.bench.fractal import bench_fractal
 from emberfx.bench.frame import bench_frame
 from emberfx.bench.life import bench_life
 from emberfx.bench.looks import bench_looks
+from emberfx.bench.many import bench_many
 from emberfx.bench.modifiers import bench_modifiers
 from emberfx.bench.particle_life import bench_particle_life
 from emberfx.bench.post import bench_post
@@ -31,7 +35,8 @@ from emberfx.bench.sweep import bench_sweep
 BENCHMARKS = {"emitter": bench_emitter, "life": bench_life, "particle_life": bench_particle_life,
               "cloth": bench_cloth, "fractal": bench_fractal, "post": bench_post,
               "frame": bench_frame, "looks": bench_looks, "sweep": bench_sweep,
-              "export": bench_export, "modifiers": bench_modifiers}
+              "export": bench_export, "modifiers": bench_modifiers, "many": bench_many,
+              "capacity": bench_capacity}
 NAMES = list(BENCHMARKS)
 
 
@@ -56,4 +61,44 @@ def main(names: list[str], as_json: bool = False, options: dict | None = None) -
             extra = "  ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
                               for k, v in row.items() if k not in ("name", "value", "unit"))
             print(f"  {row['name']:<58} {value:>10} {row['unit']:<19} {extra}")
+    return 0
+
+
+def plot_main(names: list[str], folder, as_json: bool = False, source=None) -> int:
+    """``bench --plot DIR``: run the size sweeps of ``names`` (every family with one when empty;
+    scaling.FAMILIES) and write DIR/<family>.png; or, with ``source`` (``--from FILE``), redraw
+    the sweeps saved in FILE by ``bench --plot DIR --json`` without measuring. ``as_json``
+    prints {"adapter", "benchmarks": {}, "sweep"}: the shape of a bench run, plus the sweep."""
+    from emberfx.bench import plots, scaling
+    from emberfx.core.errors import UsageError
+
+    plots.require_matplotlib()
+    unknown = [n for n in names if n not in scaling.FAMILIES]
+    if unknown:
+        raise UsageError(f"--plot: no size sweep for {', '.join(map(repr, unknown))}; "
+                         f"sweeps: {', '.join(scaling.FAMILIES)}")
+    if source is not None:
+        saved = plots.load_results(source)
+        adapter = str(saved.get("adapter", "unknown adapter"))
+        sweep = {k: v for k, v in saved["sweep"].items() if not names or k in names}
+    else:
+        from emberfx.core.gpu import get_context
+
+        adapter = get_context().label
+        print(f"[bench] size sweeps on {adapter} ...", file=sys.stderr)
+        sweep = scaling.run_sweeps(names or scaling.FAMILIES)
+    written = plots.write_plots(sweep, folder, adapter)
+    if as_json:
+        print(json.dumps({"adapter": adapter, "benchmarks": {}, "sweep": sweep}, indent=2))
+        print("\n".join(f"wrote {path}" for path in written), file=sys.stderr)
+        return 0
+    print(f"adapter: {adapter}")
+    for family, entry in sweep.items():
+        print(f"\n{family} ({entry['unit']})")
+        for series, points in entry["series"].items():
+            for p in points:
+                value = "-" if p["value"] is None else f"{p['value']:.4g}"
+                print(f"  {series:<24} {p['label']:>12} {value:>12}  {p.get('note', '')}")
+    for path in written:
+        print(f"wrote {path}")
     return 0

@@ -161,6 +161,9 @@ class FrameGraph:
         self.passes = list(passes)
         self.shape = (tuple((p.name, p.phase, tuple(p.reads), tuple(p.writes), p.order)
                             for p in self.passes), frozenset(uploaded))
+        # the passes of each phase set encode() was asked for, in order: a frame encodes the
+        # same two sets (simulation, drawing) every time
+        self._of_phases: dict[frozenset | None, list[Pass]] = {}
         if previous is not None and previous.shape == self.shape:
             self._permutation: list[int] = previous._permutation
             self.order = [self.passes[i] for i in self._permutation]
@@ -185,9 +188,7 @@ class FrameGraph:
         the consecutive draws into a target whose formats are known from one render bundle."""
         encoding = _Encoding(encoder, targets, profiler, bundles)
         pending_clears = list(clear_targets)
-        for p in self.order:
-            if phases is not None and p.phase not in phases:
-                continue
+        for p in self._passes_of(phases):
             if pending_clears and p.phase >= Phase.RENDER and isinstance(p.op, Draw):
                 for name in pending_clears:
                     # the draw's own target is cleared by the draw's pass (the first into it);
@@ -201,6 +202,14 @@ class FrameGraph:
         encoding.close()
         if profiler is not None:
             profiler.encoded(encoder)
+
+    def _passes_of(self, phases) -> list[Pass]:
+        key = None if phases is None else frozenset(phases)
+        found = self._of_phases.get(key)
+        if found is None:
+            found = self._of_phases[key] = [p for p in self.order
+                                            if key is None or p.phase in key]
+        return found
 
     def compute_pass_count(self, phases=None, profiler=None) -> int:
         """How many GPUComputePasses encode() begins (consecutive compute work shares one,
@@ -330,9 +339,9 @@ class _Encoding:
 
     def _set_groups(self, pass_encoder, op, k: int) -> None:
         bound = self.bound
-        repeated = isinstance(op, Dispatch) and (callable(op.repeat) or op.repeat != 1)
         for index, group in enumerate(op.bind_groups):
             if callable(group):
+                repeated = isinstance(op, Dispatch) and (callable(op.repeat) or op.repeat != 1)
                 group = group(k) if repeated else group()
             if bound.get(index) is not group:
                 pass_encoder.set_bind_group(index, group)

@@ -143,6 +143,12 @@ class System(esper.Processor):
     def passes(self) -> list[Pass]:
         return []
 
+    def presented_image(self) -> str | None:
+        """The image holding the frame's final picture, when this system's passes leave it
+        somewhere other than "scene/color" (post effects ping-pong between two images); the
+        renderer's present pass then draws from it. Asked whenever the frame graph is rebuilt."""
+        return None
+
     def before_step(self, step: StepInfo) -> None:
         """Write this step's uniforms (queue.write_buffer)."""
 

@@ -1,5 +1,8 @@
 """The Engine's renderer: its render targets, the frame graph built from the systems' passes,
-the frame uniform, and the present pass that turns the HDR scene target into the output format.
+the frame uniform, and the present pass that turns the frame's final HDR image into the output
+format. That image is the scene target, or the one a system names (``presented_image``: post
+effects alternate between the scene target and a scratch image, and no copy brings the result
+back).
 
 Simulation and drawing are separate submissions: the Engine's ``step`` encodes the simulation
 phases of the graph built here; ``draw`` encodes RENDER and POST for the current state.
@@ -50,9 +53,11 @@ class Renderer:
         self._stale_graphs: dict[tuple[str, bool], FrameGraph] = {}   # replaced: reuse order
         self._build = PassBuilder(shared.resources.gpu, shared.resources)
         self._present_pipelines: dict[tuple[str, bool], wgpu.GPURenderPipeline] = {}
-        self._present: dict[tuple[str, bool], Pass] = {}   # they bind the scene target
+        # by (output format, transparent, image): the bound image's resource and the pass
+        self._present: dict[tuple[str, bool, str], tuple[object, Pass]] = {}
         self._frame_record = np.zeros((), FRAME)
         self._frame_key: tuple | None = None
+        self._output: tuple[object, RenderTarget] | None = None   # the last output texture's
         self.size = (0, 0)
         self.scene_texture: wgpu.GPUTexture | None = None
         self.depth_texture: wgpu.GPUTexture | None = None
@@ -62,6 +67,7 @@ class Renderer:
         """Render targets of ``size`` (at start, and when the size or background changed)."""
         if self.bundles is not None:
             self.bundles.clear()   # they hold bind groups of the old targets
+        self._output = None
         self.size = size
         w, h = size
         # COPY_SRC: the HDR (EXR) and depth captures read these targets back
@@ -106,7 +112,9 @@ class Renderer:
             systems = self.world.system_objects()
             passes = [p for s in systems for p in s.passes()]
             passes += self.telemetry.readback_passes()
-            passes.append(self._present_pass(output_format, transparent))
+            image = next((i for s in reversed(systems) if (i := s.presented_image()) is not None),
+                         "scene/color")
+            passes.append(self._present_pass(output_format, transparent, image))
             # the frame uniform, the cleared scene target, and every persistent resource
             # "scene/depth" holds what the last render drew (particles' depth collisions)
             uploaded = ({"frame", "scene/color", "scene/depth"}
@@ -115,32 +123,36 @@ class Renderer:
             self._graphs[key] = graph
         return graph
 
-    def _present_pass(self, output_format: str, transparent: bool = False) -> Pass:
-        """The draw of the scene target into the output (frame/present.wgsl); its pipeline is
-        kept per output format and mode, its binding of "scene/color" until new targets are
-        made."""
+    def _present_pass(self, output_format: str, transparent: bool = False,
+                      image: str = "scene/color") -> Pass:
+        """The draw of the HDR image ``image`` into the output (frame/present.wgsl); its
+        pipeline is kept per output format and mode, its binding while ``image`` names the same
+        texture (new targets, or post effects gone and back, make new ones)."""
+        resource = self.shared.resources[image]
+        cached = self._present.get((output_format, transparent, image))
+        if cached is not None and cached[0] is resource:
+            return cached[1]
         key = (output_format, transparent)
-        present = self._present.get(key)
-        if present is None:
-            shader = "frame/present.wgsl"
-            pipeline = self._present_pipelines.get(key)
-            if pipeline is None:
-                module = wgsl.create_module(self.device, shader)
-                constants = {"ENCODE_SRGB": not output_format.endswith("-srgb")}
-                if transparent:   # the opaque pipeline keeps the shader's default
-                    constants["TRANSPARENT"] = True
-                pipeline = self._present_pipelines[key] = (
-                    self.device.create_render_pipeline(
-                        label=f"scene:frame:present:{output_format}",
-                        layout=pipeline_layout(self.device, shader, RENDER),
-                        vertex={"module": module, "entry_point": "vs_main"},
-                        primitive={"topology": "triangle-list"},
-                        fragment={"module": module, "entry_point": "fs_main",
-                                  "constants": constants,
-                                  "targets": [{"format": output_format}]}))
-            present = self._present[key] = self._build.draw(
-                "scene:frame:present", shader, pipeline, {"scene": "scene/color"},
-                target="output", phase=Phase.POST, vertices=3)
+        shader = "frame/present.wgsl"
+        pipeline = self._present_pipelines.get(key)
+        if pipeline is None:
+            module = wgsl.create_module(self.device, shader)
+            constants = {"ENCODE_SRGB": not output_format.endswith("-srgb")}
+            if transparent:   # the opaque pipeline keeps the shader's default
+                constants["TRANSPARENT"] = True
+            pipeline = self._present_pipelines[key] = (
+                self.device.create_render_pipeline(
+                    label=f"scene:frame:present:{output_format}",
+                    layout=pipeline_layout(self.device, shader, RENDER),
+                    vertex={"module": module, "entry_point": "vs_main"},
+                    primitive={"topology": "triangle-list"},
+                    fragment={"module": module, "entry_point": "fs_main",
+                              "constants": constants,
+                              "targets": [{"format": output_format}]}))
+        present = self._build.draw("scene:frame:present", shader, pipeline,
+                                   {"scene": resource}, target="output", phase=Phase.POST,
+                                   vertices=3)
+        self._present[(output_format, transparent, image)] = (resource, present)
         return present
 
     # drawing -----------------------------------------------------------------------------------
@@ -185,15 +197,21 @@ class Renderer:
             for system in self.world.system_objects():
                 system.before_draw()
         scene = self._transparent_target if transparent else self._scene_target
-        targets = {"scene": scene,
-                   "output": RenderTarget(texture.create_view(), (0.0, 0.0, 0.0, 1.0),
-                                          color_format=texture.format)}
+        targets = {"scene": scene, "output": self._output_target(texture)}
         self.graph(texture.format, transparent).encode(encoder, targets, phases=phases,
                                           clear_targets=("scene",),
                                           profiler=self.telemetry.profiler,
                                           bundles=self.bundles)
         if phases is None or Phase.RENDER in phases:   # the depth target now holds this view
             self.shared.drawn_view = (self._frame_record["view_proj"].T.copy(), self.size)
+
+    def _output_target(self, texture) -> RenderTarget:
+        """The output target of ``texture``, kept while the same texture comes back (the
+        offscreen output, a bench's texture); a window's surface gives a new one each frame."""
+        if self._output is None or self._output[0] is not texture:
+            self._output = (texture, RenderTarget(texture.create_view(), (0.0, 0.0, 0.0, 1.0),
+                                                  color_format=texture.format))
+        return self._output[1]
 
     def read_output(self) -> np.ndarray:
         """The output texture as an (h, w, 4) uint8 array (a blocking read)."""
@@ -221,6 +239,7 @@ class Renderer:
             self.bundles.clear()
         self._present.clear()
         self._present_pipelines.clear()
+        self._output = None
         self._graphs.clear()
         self._stale_graphs.clear()
         for resource in (self.scene_texture, self.depth_texture, self.output_texture,

@@ -1,13 +1,15 @@
 // frame/present.wgsl  --  pass `scene:frame:present` (render, POST phase)
 //
-// Copies the linear HDR scene texture into the output (a window's surface or the offscreen image),
-// clamping to [0, 1]. The output's sRGB format does the encoding; ENCODE_SRGB = true encodes by
-// hand for a non-sRGB output format. Alpha is written as 1.
-// TRANSPARENT = true (renders for compositing; the scene target was cleared to 0): the scene holds
+// Copies the frame's final linear HDR image into the output (a window's surface or the offscreen
+// image), clamping to [0, 1]. That image is the scene target, or the post chain's scratch image
+// after an odd number of post effects. The output's sRGB format does the encoding;
+// ENCODE_SRGB = true encodes by hand for a non-sRGB output format. Alpha is written as 1.
+// TRANSPARENT = true (renders for compositing; the scene target was cleared to 0): the image holds
 // premultiplied colour; additive draws add light without alpha, so alpha is the larger of the
 // drawn alpha and the brightest channel, and the output is straight (unpremultiplied) colour.
 // Draw: 3 vertices (one full-screen triangle), 1 instance.
-// Bindings (group 0): 0 scene (texture_2d<f32>, read with textureLoad, no filtering)
+// Bindings (group 0): 0 scene (texture_2d<f32>: the final image, read with textureLoad, no
+//                     filtering)
 
 override ENCODE_SRGB: bool = false;
 override TRANSPARENT: bool = false;

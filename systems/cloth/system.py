@@ -87,6 +87,7 @@ class _Patch:
     built_with: tuple = ()    # (wireframe, wind, colliders) the passes were built for
     triangle_count: int = 0   # index counts of the triangle and wireframe-edge buffers
     edge_count: int = 0
+    look_key: tuple | None = None   # the look fields last written into the "look" uniform
 
 
 class ClothSystem(System):
@@ -287,6 +288,10 @@ class ClothSystem(System):
 
     def _write_look(self, patch: _Patch) -> None:
         c = patch.component
+        key = (c.color, c.checker, tuple(c.checker_cells))
+        if key == patch.look_key:   # most draws: the uniform holds these already
+            return
+        patch.look_key = key
         look = np.zeros((), LOOK)
         look["color"] = linear_color(c.color)
         if c.checker is not None:

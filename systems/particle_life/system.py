@@ -91,6 +91,7 @@ class _Swarm:
     step_parity: int = 0
     steps: int = 0
     groups: dict = field(default_factory=dict)
+    look_key: tuple | None = None   # the look fields last written into the "look" uniform
 
 
 class ParticleLifeSystem(System):
@@ -221,6 +222,10 @@ class ParticleLifeSystem(System):
         c = swarm.component
         box = tuple(c.box) + (1.0,) * (3 - len(c.box))
         self.resources.write(swarm.buffers["params"], self._params_record(swarm, step))
+        key = (tuple(c.box), tuple(c.center), c.size, c.species, c.dims)
+        if key == swarm.look_key:   # most steps: the uniform holds these already
+            return
+        swarm.look_key = key
         look = np.zeros((), LOOK)
         corner = (np.asarray(c.center, np.float64)
                   - 0.5 * np.asarray(box if c.dims == 3 else box[:2] + (0.0,)))

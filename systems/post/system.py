@@ -3,8 +3,10 @@
 Effects run in the order the scene declares them, in the POST phase after everything is drawn
 and before frame/present.wgsl writes the output. An HDR storage texture cannot be read and
 written in one pass, so the effects alternate between the scene image and a scratch image
-(scene -> scratch -> scene ...); after an odd number of effects one copy (`post:copy`) brings
-the result back into the scene image that the present pass reads.
+(scene -> scratch -> scene ...); the present pass reads whichever holds the result
+(``presented_image``: the scratch image after an odd number of effects), so no copy brings it
+back. The scene image then keeps an earlier stage; captures of it (HDR, depth) draw the RENDER
+phase alone and never see post effects.
 
 Resources: each effect's settings uniform, `<entity>/<effect>:settings` (a bloom has two,
 `bloom:settings_x` and `bloom:settings_y`: its blur passes differ in direction), and the images
@@ -28,7 +30,7 @@ import numpy as np
 import wgpu
 
 from emberfx.core import wgsl
-from emberfx.core.frame_graph import CopyTexture, Pass, Phase
+from emberfx.core.frame_graph import Pass, Phase
 from emberfx.core.layout import struct_dtype
 from emberfx.core.resources import BufferView, TextureResource
 from emberfx.core.system import EntityRef, Priority, StepInfo, System
@@ -108,7 +110,6 @@ class PostSystem(System):
     def __init__(self, gpu, shared):
         super().__init__(gpu, shared)
         self.effects: list[_Effect] = []
-        self._copy: Pass | None = None   # post:copy, made with the scratch image
         self._sampler = self.device.create_sampler(mag_filter="linear", min_filter="linear")
 
     # lifecycle ---------------------------------------------------------------------------------
@@ -147,7 +148,6 @@ class PostSystem(System):
 
     def _release_shared(self) -> None:
         self.resources.release(SHARED_OWNER, SHARED_FAMILY)
-        self._copy = None
 
     # per frame ---------------------------------------------------------------------------------
     def before_step(self, step: StepInfo) -> None:
@@ -166,9 +166,11 @@ class PostSystem(System):
         out: list[Pass] = []
         for position, effect in enumerate(self.effects):
             out += effect.passes[position % 2]
-        if len(self.effects) % 2 and self._copy is not None:
-            out.append(self._copy)   # an odd number of effects: the result is in the scratch
         return out
+
+    def presented_image(self) -> str | None:
+        """The chain's last target: effect k writes the scratch image when k is even."""
+        return CHAIN[len(self.effects) % 2] if self.effects else None
 
     # making the passes -------------------------------------------------------------------------
     def _shared_image(self, key: str, size: tuple[int, int], *,
@@ -184,17 +186,13 @@ class PostSystem(System):
 
     def _make_passes(self, effect: _Effect) -> None:
         """The effect's passes for both places it may take in the chain, on the current scene
-        image (and the copy back from the scratch image, made with it)."""
+        image."""
         scene = self.resources[SCENE_IMAGE]
         assert isinstance(scene, TextureResource)
         w, h = scene.texture.size[:2]
         # every chain step declares the scratch image read (chain_step), so it counts as
         # holding contents from the start of the frame
         scratch = self._shared_image("scratch", (w, h), persistent=True)
-        if self._copy is None:
-            self._copy = chain_step(Pass("post:copy", Phase.POST,
-                                         CopyTexture(scratch.texture, scene.texture),
-                                         reads=(scratch.name,), writes=(scene.name,)))
         full = (math.ceil(w / GROUP[0]), math.ceil(h / GROUP[1]), 1)
         name = f"{effect.entity.name}:post:{effect.key}"
         compute, settings = self.build.compute, effect.settings

@@ -4,6 +4,7 @@ the CLI, and the one-line errors (no matplotlib, a bad --from file, misuse of th
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import struct
 import subprocess
@@ -15,6 +16,10 @@ import pytest
 from emberfx.bench import plots, scaling
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# The plots need matplotlib, the [plot] extra: without it these skip here, and .ci/run installs
+# the extra and runs this file again.
+needs_matplotlib = pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None,
+                                      reason="matplotlib (the [plot] extra) is not installed")
 
 
 def png_size(path) -> tuple[int, int]:
@@ -38,6 +43,7 @@ def saved_sweep() -> dict:
                             "GPU": [point(1, 30.0), point(10, 100.0)]}}}}
 
 
+@needs_matplotlib
 def test_plots_decode_as_pngs_of_the_stated_size(tmp_path):
     import imageio.v3 as iio
 
@@ -50,6 +56,7 @@ def test_plots_decode_as_pngs_of_the_stated_size(tmp_path):
         assert len(np.unique(image.reshape(-1, image.shape[2]), axis=0)) > 10   # not blank
 
 
+@needs_matplotlib
 def test_cli_redraws_from_a_saved_json(tmp_path):
     saved = tmp_path / "sweep.json"
     saved.write_text(json.dumps(saved_sweep()))
@@ -63,6 +70,7 @@ def test_cli_redraws_from_a_saved_json(tmp_path):
     assert f"wrote {out / 'many.png'}" in result.stdout
 
 
+@needs_matplotlib
 @pytest.mark.parametrize("content,expected", [
     ("not json", "found text that is not JSON"),
     ('{"adapter": "x", "benchmarks": {}}', "expected an object with a 'sweep' entry"),
@@ -79,6 +87,7 @@ def test_bad_from_file_is_one_line(tmp_path, content, expected):
     assert str(saved) in result.stderr and expected in result.stderr
 
 
+@needs_matplotlib
 @pytest.mark.parametrize("args,expected", [
     (["--from", "x.json"], "give --plot DIR too"),
     (["--plot", "DIR", "fractal"], "no size sweep for 'fractal'"),

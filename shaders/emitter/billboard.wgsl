@@ -21,13 +21,13 @@
 //! include common/random.wgsl
 //! include emitter/types.wgsl
 //! include common/sprite.wgsl
+//! include emitter/looks_over_life.wgsl
 //! include emitter/modifiers.wgsl
 
 @group(0) @binding(0) var<uniform> frame: Frame;
 @group(0) @binding(1) var<uniform> params: EmitterParams;
 @group(0) @binding(2) var<storage, read> particles: array<Particle>;
 @group(0) @binding(3) var<storage, read> alive_list: array<u32>;
-@group(0) @binding(4) var<storage, read> looks: Looks;
 // storage, not uniform: SpriteLook.frame changes every step, and lavapipe recompiles a draw
 // whose uniforms change
 @group(0) @binding(5) var<storage, read> sprite_look: SpriteLook;
@@ -77,20 +77,6 @@ struct EmitterVertex {
     @location(3) blend: f32,      // weight of frame b
     @location(4) world: vec3f,    // the fragment's world position (the centre for pixel sizes)
 };
-
-fn look_color(t: f32) -> vec4f {
-    let x = clamp(t, 0.0, 1.0) * f32(LOOK_SAMPLES - 1u);
-    let k = min(u32(x), LOOK_SAMPLES - 2u);
-    return mix(looks.color[k], looks.color[k + 1u], x - f32(k));
-}
-
-fn look_size(t: f32) -> f32 {
-    let x = clamp(t, 0.0, 1.0) * f32(LOOK_SAMPLES - 1u);
-    let k = min(u32(x), LOOK_SAMPLES - 2u);
-    let a = looks.size[k / 4u][k % 4u];
-    let b = looks.size[(k + 1u) / 4u][(k + 1u) % 4u];
-    return mix(a, b, x - f32(k));
-}
 
 // Texture coordinates of corner c (-1..1, y up) in flipbook frame k (row by row from the top left).
 fn frame_uv(c: vec2f, k: u32) -> vec2f {

@@ -16,6 +16,7 @@
 //! include common/random.wgsl
 //! include emitter/types.wgsl
 //! include meshes/types.wgsl
+//! include emitter/looks_over_life.wgsl
 
 // draws of the birth key used here, apart from the ones births and sprites use
 const DRAW_MESH_ANGLE: u32 = 80u;
@@ -27,7 +28,6 @@ const DRAW_MESH_AXIS_PHI: u32 = 83u;
 @group(0) @binding(1) var<uniform> params: EmitterParams;
 @group(0) @binding(2) var<storage, read> particles: array<Particle>;
 @group(0) @binding(3) var<storage, read> alive_list: array<u32>;
-@group(0) @binding(4) var<storage, read> looks: Looks;
 @group(0) @binding(5) var<storage, read> look: MeshLook;   // storage: lavapipe recompiles on uniform branches
 @group(0) @binding(6) var<storage, read> vertices: array<MeshVertex>;
 
@@ -36,20 +36,6 @@ struct VertexOut {
     @location(0) normal: vec3f,
     @location(1) color: vec3f,
 };
-
-fn look_color(t: f32) -> vec4f {
-    let x = clamp(t, 0.0, 1.0) * f32(LOOK_SAMPLES - 1u);
-    let k = min(u32(x), LOOK_SAMPLES - 2u);
-    return mix(looks.color[k], looks.color[k + 1u], x - f32(k));
-}
-
-fn look_size(t: f32) -> f32 {
-    let x = clamp(t, 0.0, 1.0) * f32(LOOK_SAMPLES - 1u);
-    let k = min(u32(x), LOOK_SAMPLES - 2u);
-    let a = looks.size[k / 4u][k % 4u];
-    let b = looks.size[(k + 1u) / 4u][(k + 1u) % 4u];
-    return mix(a, b, x - f32(k));
-}
 
 // The rotation whose columns take local x, y, z to world: y to the unit vector `up`.
 fn basis_with_y(up: vec3f) -> mat3x3f {

@@ -55,35 +55,36 @@ strength = 1.0
 # draw also writes the scene target and reads its indirect arguments). Keys are <entity>/ keys.
 CONTACTS = {"collision", "colliders", "volume_refs", "volumes", "/scene/depth"}   # update reads
 ORDERED = {   # "jet": ordered allocation, alpha blending (depth + sort)
-    "update": ({"params", "particles", "counters", "free_mask", "block_free", "forces", "BIRTH",
-                *CONTACTS, "event_marks"},
+    "update": ({"params", "particles", "counters", "free_mask", "block_free", "forces",
+                "block_owner", *CONTACTS, "event_marks"},
                {"particles", "counters", "free_mask", "block_free", "event_marks"}),
     "free:scan:tiles0": ({"block_free", "block_free:scan_params0", "block_free:scan_sums0"},
                          {"block_free", "block_free:scan_sums0"}),
-    "count": ({"params", "block_free", "block_free:scan_sums0", "block_alive", "counters"},
+    "count": ({"params", "block_free", "block_free:scan_sums0", "block_alive", "counters",
+               "block_owner"},
               {"block_alive", "counters"}),
     "spawn": ({"params", "particles", "free_mask", "block_free", "block_alive", "alive_list",
-               "BIRTH", "counters", "event_links", "event_records"}, {"particles", "alive_list"}),
-    "depth": ({"/frame", "particles", "alive_list", "block_alive:scan_sums0", "sort_keys"},
-              {"sort_keys"}),
-    "sort:local": ({"sort_keys:sort_params:local", "sort_keys", "alive_list",
-                    "block_alive:scan_sums0"}, {"sort_keys", "alive_list"}),
-    "prepare": ({"counters", "block_alive:scan_sums0", "draw_args"}, {"counters", "draw_args"}),
+               "block_owner", "counters", "event_links", "event_records"},
+              {"particles", "alive_list"}),
+    "depth": ({"/frame", "particles", "alive_list", "alive_total", "sort_keys", "params",
+               "depth_params"}, {"sort_keys"}),
+    "sort:local": ({"sort_keys:sort_params:local", "sort_keys", "alive_list", "alive_total"},
+                   {"sort_keys", "alive_list"}),
+    "prepare": ({"params", "counters", "block_alive", "block_alive:scan_sums0", "alive_total",
+                 "draw_args"}, {"counters", "alive_total", "draw_args"}),
     "draw": ({"/frame", "params", "particles", "alive_list", "looks", "sprite_look",
               "draw_args"},
              {"/scene/color"}),
-    "clear": (set(), {"counters"}),
 }
 ATOMIC = {    # "spray": atomic allocation, additive
     "update": ({"params", "particles", "counters", "alive_mask", "block_alive", "forces",
-                "BIRTH", *CONTACTS, "event_marks"},
+                "block_owner", *CONTACTS, "event_marks"},
                {"particles", "counters", "alive_mask", "block_alive", "event_marks"}),
     "compact": ({"params", "alive_mask", "block_alive", "alive_list"}, {"alive_list"}),
 }
 
 
-def names(entity: str, keys: set[str], birth: str) -> set[str]:
-    keys = {birth if k == "BIRTH" else k for k in keys}
+def names(entity: str, keys: set[str]) -> set[str]:
     return {k[1:] if k.startswith("/") else f"{entity}/{k}" for k in keys}
 
 
@@ -95,14 +96,11 @@ def engine(gpu):
 
 @pytest.mark.parametrize("entity, table", [("jet", ORDERED), ("spray", ATOMIC)])
 def test_reads_and_writes_follow_the_wgsl_access_modes(engine, entity, table):
-    system = engine.system_of(entity, "emitter")
-    # on a software adapter births read the params through a storage binding, else a placeholder
-    birth = "params" if system.births_from_storage() else "birth_placeholder"
     passes = {p.name: p for p in engine.frame_passes()}
     for short, (reads, writes) in table.items():
         p = passes[f"{entity}:emitter:{short}"]
-        assert set(p.reads) == names(entity, reads, birth), short
-        assert set(p.writes) == names(entity, writes, birth), short
+        assert set(p.reads) == names(entity, reads), short
+        assert set(p.writes) == names(entity, writes), short
 
 
 def test_the_update_pass_writes_particles_and_only_reads_params(engine):
@@ -113,7 +111,8 @@ def test_the_update_pass_writes_particles_and_only_reads_params(engine):
     source = wgsl.load("emitter/update.wgsl").code
     declared = {name: space for space, name in re.findall(r"var<([^>]*)>\s+(\w+)\s*:", source)}
     assert declared["particles"].replace(" ", "") == "storage,read_write"
-    assert declared["params"] == "uniform"
+    assert declared["emitters"].replace(" ", "") == "storage,read"
+    assert declared["params"] == "private"   # a copy of the workgroup's emitter record
 
 
 def test_no_emitter_pass_writes_what_the_host_uploads(engine):
@@ -121,7 +120,7 @@ def test_no_emitter_pass_writes_what_the_host_uploads(engine):
     for p in engine.frame_passes():
         if ":emitter:" in p.name:
             entity = p.name.split(":")[0]
-            for key in ("params", "looks", "forces", "birth_placeholder"):
+            for key in ("params", "looks", "forces"):
                 assert f"{entity}/{key}" not in p.writes, p.name
 
 

@@ -231,3 +231,65 @@ def test_draws_replayed_from_render_bundles_match_direct_draws(gpu, scenes_dir):
     finally:
         bundled.close()
         direct.close()
+
+
+def test_compute_in_a_drawing_phase_moves_before_the_draws_it_shares_nothing_with():
+    """A compute pass between draws runs before them when it touches nothing they touch, so the
+    draws share one render pass; one that reads a draw's output, or the target's depth (which
+    draws write without declaring it), stays where it is."""
+    def draw(name, reads=(), order=0):
+        return Pass(name, Phase.RENDER, Draw(None), reads=tuple(reads),
+                    writes=("scene/color",), order=order)
+
+    passes = [draw("a:draw", reads=["a/list"], order=-10),
+              p("b:keys", Phase.RENDER, reads=["b/list"], writes=["b/keys"]),
+              p("b:sort", Phase.RENDER, reads=["b/keys"], writes=["b/keys", "b/list"]),
+              draw("b:draw", reads=["b/list"]),
+              p("c:fade", Phase.RENDER, reads=["scene/depth"], writes=["c/alpha"]),
+              draw("c:draw", reads=["c/alpha"]),
+              p("d:blur", Phase.RENDER, reads=["scene/color"], writes=["d/out"]),
+              draw("d:draw", reads=["d/out"]),
+              p("e:glow", Phase.POST, reads=["b/keys"], writes=["e/glow"])]
+    graph = FrameGraph(passes, uploaded={"a/list", "b/list", "scene/depth"})
+    assert graph.names() == ["b:keys", "b:sort", "a:draw", "b:draw", "c:fade", "c:draw",
+                             "d:blur", "d:draw", "e:glow"]
+    rec = Recorder()
+    graph.encode(rec, {"scene": RenderTarget(None, (0, 0, 0, 1))})
+    assert rec.log.count("begin_compute_pass") == graph.compute_pass_count() == 4
+    assert rec.log.count("begin_render_pass") == 3
+
+
+def test_the_compiled_encoding_sets_what_changed_and_is_reused_for_the_same_passes(monkeypatch):
+    """Fixed groups already set are not set again; a group picked when the frame is encoded is
+    set every frame, and the fixed group after it again; a graph of the very same Pass objects
+    reuses the compiled calls (and sorts nothing)."""
+    import emberfx.core.frame_order
+    import emberfx.core.frame_plan
+
+    fixed, picked = object(), [object(), object()]
+    frame = [0]
+    ops = [Dispatch("one", (fixed,)), Dispatch("one", (fixed,)),
+           Dispatch("one", (lambda: picked[frame[0] % 2],)), Dispatch("one", (fixed,)),
+           Dispatch("two", (fixed,), groups=lambda: (frame[0], 1, 1))]
+    passes = [Pass(f"x:{i}", Phase.SIMULATE, op, writes=(f"r{i}",)) for i, op in enumerate(ops)]
+    graph = FrameGraph(passes)
+    log = []
+    for frame[0] in range(2):
+        rec = Recorder()
+        rec.set_bind_group = lambda index, group: log.append(group)
+        graph.encode(rec, {})
+        assert rec.log.count("set_pipeline") == 2 and rec.log.count("begin_compute_pass") == 1
+        assert rec.log.count("dispatch_workgroups") == 4 + frame[0]   # counts (0, 1, 1): none
+    assert log == [fixed, picked[0], fixed, fixed, fixed, picked[1], fixed, fixed]
+    compiled, sorted_ = [], []
+    monkeypatch.setattr(emberfx.core.frame_plan, "compute_calls",
+                        lambda ops, f=emberfx.core.frame_plan.compute_calls:
+                        compiled.append(1) or f(ops))
+    monkeypatch.setattr(emberfx.core.frame_order, "sorted_passes",
+                        lambda ps, f=emberfx.core.frame_order.sorted_passes:
+                        sorted_.append(1) or f(ps))
+    same = FrameGraph(list(passes), previous=graph)
+    same.encode(Recorder(), {})
+    assert compiled == [] and sorted_ == [] and same.names() == graph.names()
+    FrameGraph([dataclasses.replace(x) for x in passes], previous=graph).encode(Recorder(), {})
+    assert compiled == [1] and sorted_ == []   # equal, not the same: same order, compiled anew

@@ -192,3 +192,45 @@ def test_bad_arguments(gpu):
     with pytest.raises(ValueError, match="fewer than n"):
         KeySort(build, "t", "t/k", "t/v", 5, count=("t/c", 0))
     resources.release_all()
+
+
+@pytest.mark.parametrize("n, counts", [(1024, [0, 1, 1024, 700]), (4096, [4096, 1025, 3, 2048, 0])])
+def test_segments_sort_independently_with_their_own_counts(gpu, n, counts):
+    """Several sorts of n positions in one set of dispatches (the emitter batches' alpha sort):
+    each segment equals numpy's sort of its first count pairs, and nothing past its count moves."""
+    rng = np.random.default_rng(n + len(counts))
+    m = len(counts)
+    keys = random_keys(rng, n * m)
+    values = rng.integers(0, 2**32, size=n * m, dtype=np.uint64).astype(np.uint32)
+    resources = Resources(gpu)
+    key_buffer = resources.buffer("test", "keys", keys.nbytes, USAGE)
+    value_buffer = resources.buffer("test", "values", values.nbytes, USAGE)
+    resources.write(key_buffer, keys.tobytes())
+    resources.write(value_buffer, values.tobytes())
+    stride = 16   # bytes between the segments' count words, past a first word of something else
+    words = np.zeros(1 + m * stride // 4, np.uint32)
+    words[1::stride // 4] = counts
+    count_buffer = resources.buffer("test", "counts", words.nbytes, USAGE)
+    resources.write(count_buffer, words.tobytes())
+    sort = KeySort(PassBuilder(gpu, resources), "test", key_buffer, value_buffer, n,
+                   count=(count_buffer, 4), segments=m, count_stride=stride)
+    graph = FrameGraph(sort.passes(), uploaded=resources.persistent())
+    encoder = gpu.device.create_command_encoder()
+    graph.encode(encoder, {})
+    gpu.device.queue.submit([encoder.finish()])
+    out_keys = read_array(gpu.device, key_buffer, np.uint32, n * m)
+    out_values = read_array(gpu.device, value_buffer, np.uint32, n * m)
+    resources.release_all()
+    for s, count in enumerate(counts):
+        part = slice(s * n, (s + 1) * n)
+        check_sorted(keys[part], values[part], out_keys[part], out_values[part], count)
+
+
+def test_segments_need_a_power_of_two_of_at_least_a_tile(gpu):
+    resources = Resources(gpu)
+    keys = resources.buffer("test", "keys", 4 * 3000, USAGE)
+    values = resources.buffer("test", "values", 4 * 3000, USAGE)
+    for n in (512, 1000):
+        with pytest.raises(ValueError, match="power of two"):
+            KeySort(PassBuilder(gpu, resources), "test", keys, values, n, segments=2)
+    resources.release_all()

@@ -1,5 +1,6 @@
 """``emberfx bench many``: what a frame costs as the number of emitters grows (1, 10, 100, 1000),
-the unbatched baseline that batching like entities is measured against.
+batched (like emitters share arenas and dispatches: systems/emitter/batches.py) and, in the same
+run, alone (``Engine(batching=False)``: every emitter its own passes), the baseline.
 
 Each emitter has a ragged capacity (MEAN_CAPACITY +- half of it, seeded) and one of the three
 blend modes, so no two pools are alike. A frame is one fixed step plus a draw at 640x360, as
@@ -9,10 +10,11 @@ frame.py gives); GPU milliseconds time whole frames encoded back to back in one 
 (timestamps on a GPU; wall time on a software adapter, whose compute timestamps are wrong when a
 render pass follows). Passes per frame counts the frame's passes without the readbacks.
 
-Cases run in order, and each one's cost (build, warm-up, measurement) predicts the next by the
-ratio of emitter counts; a case predicted to take more than the time budget is not started: its
-rows carry value None and a note with the prediction. On a 2-core CPU through lavapipe that is
-the 1000-emitter case.
+Each case reports both paths; the batched rows carry ``vs_alone``, the alone figure over the
+batched one (the speed-up). Cases run in order, and each one's cost (build, warm-up,
+measurement) predicts the next by the ratio of emitter counts; a case predicted to take more
+than the time budget is not started: its rows carry value None and a note with the prediction.
+On a 2-core CPU through lavapipe that is the 1000-emitter case.
 """
 
 from __future__ import annotations
@@ -74,19 +76,23 @@ def bench_many(counts=COUNTS, mean_capacity: int = MEAN_CAPACITY,
         if previous is not None and predicted > budget_seconds:
             note = (f"not run: predicted {predicted:.0f} s from the {previous[0]}-emitter case "
                     f"(linear in emitters), over the {budget_seconds:.0f} s budget per case")
-            rows += case_rows(count, None, note=note)
+            rows += (case_rows(count, None, note=note)
+                     + case_rows(count, None, note=note, batching=False))
             continue
         start = time.perf_counter()
-        measured = measure_many(ctx, count, mean_capacity)
+        batched = measure_many(ctx, count, mean_capacity, batching=True)
+        alone = measure_many(ctx, count, mean_capacity, batching=False)
         previous = (count, time.perf_counter() - start)
-        rows += case_rows(count, measured)
+        rows += (case_rows(count, batched, baseline=alone)
+                 + case_rows(count, alone, batching=False))
     return rows
 
 
-def case_rows(count: int, measured: dict | None, note: str = "") -> list[dict]:
-    """The three rows of one emitter count; ``measured`` None gives value-None rows with
-    ``note``."""
-    label = f"{count} emitter{'s' if count > 1 else ''}"
+def case_rows(count: int, measured: dict | None, note: str = "", *, batching: bool = True,
+              baseline: dict | None = None) -> list[dict]:
+    """The three rows of one emitter count and path; ``measured`` None gives value-None rows
+    with ``note``; ``baseline``: the alone figures of the same case, for ``vs_alone``."""
+    label = f"{count} emitter{'s' if count > 1 else ''}" + ("" if batching else " alone")
     units = {"cpu_ms": "ms/frame CPU (no submit)", "gpu_ms": "ms/frame GPU",
              "passes": "passes/frame"}
     names = {"cpu_ms": f"{label}, step + render {SIZE[0]}x{SIZE[1]}, CPU",
@@ -94,25 +100,28 @@ def case_rows(count: int, measured: dict | None, note: str = "") -> list[dict]:
     rows = []
     for key in ("cpu_ms", "gpu_ms", "passes"):
         row: dict = {"name": names[key], "value": None if measured is None else measured[key],
-                     "unit": units[key], "emitters": count}
+                     "unit": units[key], "emitters": count, "batching": batching}
         if measured is None:
             row["note"] = note
         else:
             row["particles"] = measured["particles"]
             if key == "cpu_ms":
                 row["mode"] = measured["mode"]
+            if baseline is not None and measured[key]:
+                row["vs_alone"] = baseline[key] / measured[key]
         rows.append(row)
     return rows
 
 
-def measure_many(ctx, count: int, mean_capacity: int) -> dict:
-    """One case: build the scene, warm it up, time CPU and GPU per frame, count passes."""
+def measure_many(ctx, count: int, mean_capacity: int, batching: bool = True) -> dict:
+    """One case and path: build the scene, warm it up, time CPU and GPU per frame, count
+    passes."""
     from emberfx.core.frame_graph import Phase
     from emberfx.engine.engine import Engine
     from emberfx.model.scene import loads_scene
 
     scene = loads_scene(many_scene_text(count, mean_capacity), path="<bench many>")
-    with Engine(scene, size=SIZE) as engine:
+    with Engine(scene, size=SIZE, batching=batching) as engine:
         engine.step(30)            # pools towards steady state (half a mean lifetime)
         passes = len([p for p in engine.frame_passes() if p.phase != Phase.READBACK])
         # fewer frames as the case grows: the median needs a handful, not sixty

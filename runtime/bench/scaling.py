@@ -55,7 +55,7 @@ TITLES = {
                       "M particle-steps/s"),
     "cloth": ("cloth step (16 substeps, 12 springs per vertex)", "vertices",
               "M vertex-substeps/s"),
-    "many": ("many emitters, step + render 640x360 (unbatched)", "emitters",
+    "many": ("many emitters, step + render 640x360 (batched, and alone)", "emitters",
              "emitter-frames/s"),
 }
 SCALE = {"emitter": 1e9, "life": 1e9, "particle_life": 1e6, "cloth": 1e6}
@@ -138,17 +138,19 @@ def many_series(sizes, budget_seconds: float | None) -> dict:
 
     rows = bench_many(counts=[size for size, _ in sizes], budget_seconds=budget_seconds)
     by_unit = {"ms/frame CPU (no submit)": "CPU (Python, no submit)", "ms/frame GPU": "GPU"}
-    series: dict[str, list[dict]] = {name: [] for name in by_unit.values()}
+    series: dict[str, list[dict]] = {f"{name}{path}": [] for name in by_unit.values()
+                                     for path in ("", ", alone")}
     for row in rows:
         if row["unit"] not in by_unit:
             continue
+        name = by_unit[row["unit"]] + ("" if row.get("batching", True) else ", alone")
         count = row["emitters"]
         point: dict = {"size": count, "label": str(count), "value": None}
         if row["value"] is None:
             point["note"] = row["note"]
         else:
             point["value"] = count / (row["value"] * 1e-3)
-        series[by_unit[row["unit"]]].append(point)
+        series[name].append(point)
     return series
 
 

@@ -76,12 +76,18 @@ def _global_invocations(n: int, j: int, stages: int) -> int:
 class KeySort:
     def __init__(self, build: PassBuilder, name: str, keys: BufferView | str,
                  values: BufferView | str, n: int,
-                 count: tuple[BufferView | str, int] | None = None):
+                 count: tuple[BufferView | str, int] | None = None, *, segments: int = 1,
+                 count_stride: int = 0):
         """Sort the first ``count`` (default: all n) (keys[i], values[i]) pairs ascending by key,
         in place. ``count`` is (buffer resource, byte offset) of a u32 read on the GPU when the
         passes run (clamped to n); that resource needs STORAGE usage and must be neither
         ``keys`` nor ``values`` (it is bound read-only next to them). ``name`` prefixes the
-        passes (``<name>:sort:local`` ...)."""
+        passes (``<name>:sort:local`` ...). ``segments`` > 1: the buffers hold that many
+        independent sorts of n positions each (n a power of two >= TILE), segment s counting
+        the u32 ``count_stride`` bytes after segment s - 1's, all in the same dispatches."""
+        if segments > 1 and (n < TILE or n & (n - 1) or count_stride % 4):
+            raise ValueError(f"segments of n = {n} positions: expected a power of two >= {TILE} "
+                             f"and a count stride of whole u32, found {count_stride} bytes")
         resources = build.resources
         keys, values = (resources.buffer_view(v) if isinstance(v, str) else v
                         for v in (keys, values))
@@ -104,9 +110,12 @@ class KeySort:
             raise ValueError(f"count offset {offset} is not a u32 inside its buffer")
         if self.count.name in (keys.name, values.name):
             raise ValueError(f"the count word may not sit in the sorted '{self.count.name}'")
+        self.segments = segments
         for view, what in ((keys, "keys"), (values, "values")):
-            if view.size < 4 * n:
-                raise ValueError(f"{what} buffer holds {view.size} bytes, fewer than n = {n} u32")
+            if view.size < 4 * n * segments:
+                times = f" x {segments} segments" if segments > 1 else ""
+                raise ValueError(f"{what} buffer holds {view.size} bytes, fewer than n = {n} "
+                                 f"u32{times}")
         self.plan = stage_plan(n)
         self.params = []
         for step, k, j, k_last, _ in self.plan:
@@ -114,6 +123,7 @@ class KeySort:
             record = np.zeros((), PARAMS)
             record["n"], record["count_word"] = n, offset // 4
             record["k"], record["j"], record["k_last"] = k, j, k_last
+            record["count_stride"] = count_stride // 4
             resources.write(view, record.tobytes())
             self.params.append(view)
 
@@ -127,10 +137,10 @@ class KeySort:
         out = []
         for (step, _k, j, _k_last, stages), params in zip(self.plan, self.params):
             if j == 0:
-                shader, constants, groups = "common/sort_local.wgsl", {}, tiles
+                shader, constants, groups = "common/sort_local.wgsl", {}, tiles * self.segments
             else:
                 shader, constants = "common/sort_global.wgsl", {"STAGES": stages}
-                groups = -(-_global_invocations(self.n, j, stages) // GROUP)
+                groups = -(-self.segments * _global_invocations(self.n, j, stages) // GROUP)
             out.append(self.build.compute(
                 f"{self.name}:sort:{step}", phase, shader, grid(groups),
                 {"params": params, "keys": self.keys, "values": self.values,

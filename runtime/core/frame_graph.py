@@ -5,10 +5,13 @@ one operation); the graph orders them by phase, then by read-after-write edges (
 the systems declared them), checks that every read has an earlier writer or an upload, and encodes
 consecutive compute work into a single GPUComputePass (WebGPU orders and synchronises dispatches
 inside one pass, and each begin/end costs Python time) and consecutive draws to one target into a
-single GPURenderPass. With EMBERFX_DEBUG_GROUPS=1 (and always while profiling) every operation
-runs inside a debug group named like the pass, so GPU captures read ``fountain:emitter:update``;
-by default they are left out, as engines' release builds do, because they cost a third of the
-Python time of encoding a frame.
+single GPURenderPass; a compute pass among draws that it shares no resource with runs before
+them (frame_order.py), so they stay one render pass. Sorting and checking happen once per
+distinct pass list, and the wgpu calls of the compute runs, clears and copies are compiled once
+per graph and replayed each frame (frame_plan.py). With EMBERFX_DEBUG_GROUPS=1 (and always
+while profiling) every operation runs inside a debug group named like the pass, so GPU captures
+read ``fountain:emitter:update``; by default they are left out, as engines' release builds do,
+because they cost a third of the Python time of encoding a frame.
 
 With a profiler that stamps on the GPU (profiler.PassProfiler), every compute and render pass gets
 a GPU pass of its own instead, because WebGPU only stamps at pass boundaries; without one the
@@ -17,15 +20,16 @@ encoding is the shared one above.
 
 from __future__ import annotations
 
-import heapq
+import operator
 import os
-from bisect import bisect_left
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
+from itertools import groupby
 from typing import TYPE_CHECKING
 
+from emberfx.core import frame_order, frame_plan
 from emberfx.core.bundles import draw_key
 from emberfx.core.errors import FrameGraphError
 
@@ -157,24 +161,40 @@ class FrameGraph:
         zero-initialised state, or written by queue.write_buffer). ``previous``: the graph this
         one replaces; when the passes have the same names, phases, reads, writes and order hints
         in the same order, its sorted order is reused (scripts edit live fields every frame, and
-        sorting and checking cost more than encoding a frame)."""
+        sorting and checking cost more than encoding a frame); when they are the very same Pass
+        objects, its compiled encodings are reused too and nothing is compared field by field."""
         self.passes = list(passes)
-        self.shape = (tuple((p.name, p.phase, tuple(p.reads), tuple(p.writes), p.order)
-                            for p in self.passes), frozenset(uploaded))
-        # the passes of each phase set encode() was asked for, in order: a frame encodes the
-        # same two sets (simulation, drawing) every time
-        self._of_phases: dict[frozenset | None, list[Pass]] = {}
-        if previous is not None and previous.shape == self.shape:
+        uploaded = frozenset(uploaded)
+        if (previous is not None and previous.shape[1] == uploaded
+                and len(previous.passes) == len(self.passes)
+                and all(map(operator.is_, previous.passes, self.passes))):
+            self.shape: tuple = previous.shape
             self._permutation: list[int] = previous._permutation
+            self.order = previous.order
+            # the passes of each phase set encode() was asked for, in order: a frame encodes
+            # the same two sets (simulation, drawing) every time
+            self._of_phases: dict[frozenset | None, list[Pass]] = previous._of_phases
+            # by phase set: the encoding compiled once (frame_plan.py), replayed every frame
+            self._plans: dict[frozenset | None, list[tuple]] = previous._plans
+            return
+        self.shape = (tuple((p.name, p.phase, tuple(p.reads), tuple(p.writes), p.order,
+                             type(p.op), getattr(p.op, "target", None))
+                            for p in self.passes), uploaded)
+        self._of_phases = {}
+        self._plans = {}
+        if previous is not None and previous.shape == self.shape:
+            self._permutation = previous._permutation
             self.order = [self.passes[i] for i in self._permutation]
             return
         duplicates = sorted(n for n, k in Counter(p.name for p in self.passes).items() if k > 1)
         if duplicates:
             raise FrameGraphError(f"pass names must be unique; repeated: {', '.join(duplicates)}")
-        self.order = _sort(self.passes)
+        self.order = frame_order.compute_before_draws(
+            frame_order.sorted_passes(self.passes), is_compute=lambda p: isinstance(p.op, Dispatch),
+            is_draw=lambda p: isinstance(p.op, Draw), touched=_touched)
         position = {id(p): i for i, p in enumerate(self.passes)}
         self._permutation = [position[id(p)] for p in self.order]
-        _check_reads(self.order, set(uploaded))
+        frame_order.check_reads(self.order, set(uploaded))
 
     def names(self) -> list[str]:
         return [p.name for p in self.order]
@@ -185,23 +205,54 @@ class FrameGraph:
         cleared when the RENDER phase starts even if nothing draws into them (the background).
         ``profiler`` (a PassProfiler) times each compute and render pass; whoever submits the
         encoder then calls ``profiler.submitted()``. ``bundles`` (a bundles.BundleCache) replays
-        the consecutive draws into a target whose formats are known from one render bundle."""
+        the consecutive draws into a target whose formats are known from one render bundle.
+        Without a profiler or debug groups, the compute runs, clears and copies replay the calls
+        compiled for them once (frame_plan.py) instead of being worked out pass by pass."""
         encoding = _Encoding(encoder, targets, profiler, bundles)
         pending_clears = list(clear_targets)
-        for p in self._passes_of(phases):
-            if pending_clears and p.phase >= Phase.RENDER and isinstance(p.op, Draw):
-                for name in pending_clears:
-                    # the draw's own target is cleared by the draw's pass (the first into it);
-                    # opening it here would cost a separate, empty pass when passes are split
-                    if name != p.op.target:
-                        encoding.begin_target(name)
-                pending_clears = []
-            encoding.add(p)
+        if profiler is None and not DEBUG_GROUPS:
+            for kind, item in self._plan(phases):
+                if kind is _COMPUTE_RUN:
+                    encoding._end_render()
+                    compute = encoder.begin_compute_pass(label="emberfx:compute")
+                    for call in item:
+                        call(compute)
+                    compute.end()
+                elif kind is _ENCODER_CALLS:
+                    encoding._end_render()
+                    for call in item:
+                        call(encoder)
+                else:
+                    pending_clears = _open_pending_targets(encoding, pending_clears, item)
+                    encoding.add(item)
+        else:
+            for p in self._passes_of(phases):
+                pending_clears = _open_pending_targets(encoding, pending_clears, p)
+                encoding.add(p)
         for name in pending_clears:
             encoding.begin_target(name)
         encoding.close()
         if profiler is not None:
             profiler.encoded(encoder)
+
+    def _plan(self, phases) -> list[tuple]:
+        """The passes of ``phases`` as (kind, item): a run of consecutive dispatches as the
+        calls recording them into one compute pass, a run of buffer clears and copies as the
+        calls recording them, and any other pass (draws, texture copies) as itself."""
+        key = None if phases is None else frozenset(phases)
+        plan = self._plans.get(key)
+        if plan is not None:
+            return plan
+        plan = []
+        for kind, run in groupby(self._passes_of(phases), key=_plan_kind):
+            if kind is _COMPUTE_RUN:
+                plan.append((kind, frame_plan.compute_calls([p.op for p in run])))
+            elif kind is _ENCODER_CALLS:
+                plan.append((kind, [frame_plan.encoder_call(p.op) for p in run]))
+            else:
+                plan.extend((kind, p) for p in run)
+        self._plans[key] = plan
+        return plan
 
     def _passes_of(self, phases) -> list[Pass]:
         key = None if phases is None else frozenset(phases)
@@ -229,72 +280,37 @@ def _splits_passes(profiler) -> bool:
     return profiler is not None and profiler.uses_timestamps
 
 
-def _sort(passes: list[Pass]) -> list[Pass]:
-    """Phase first; inside a phase, a pass that only reads a resource runs after every pass of
-    that phase that writes it, and one that modifies it after the writers declared before it;
-    otherwise declaration order (Kahn's algorithm, smallest index first).
-    When two passes each read what the other writes (a read-before-write hazard, e.g. computing
-    sort keys from a list that the sort then rewrites), the one declared first runs first.
-    The writers of each resource are indexed once, so the cost grows with the number of edges,
-    not with passes squared: a world of thousands of entities re-sorts in milliseconds."""
-    ordered: list[Pass] = []
-    groups: dict[Phase, list[Pass]] = defaultdict(list)
-    for p in passes:
-        groups[p.phase].append(p)
-    for phase in sorted(groups):
-        group = groups[phase]
-        writers: dict[str, list[int]] = defaultdict(list)   # ascending pass indices
-        for j, writer in enumerate(group):
-            for res in writer.writes:
-                writers[res].append(j)
-        after: list[set[int]] = []
-        for i, reader in enumerate(group):
-            deps: set[int] = set()
-            for res in reader.reads:
-                found = writers.get(res)
-                if not found:
-                    continue
-                if res in reader.writes:
-                    # a read-modify-write pass follows only the writers declared before it, so
-                    # that chains of them keep declaration order
-                    deps.update(found[:bisect_left(found, i)])
-                else:   # a pure reader follows every writer
-                    deps.update(found)
-            deps.discard(i)
-            after.append(deps)
-        for i, deps in enumerate(after):   # mutual: declaration order decides
-            for j in [j for j in deps if j > i and i in after[j]]:
-                deps.discard(j)
-        pending = [len(deps) for deps in after]
-        users: list[list[int]] = [[] for _ in group]
-        for k, deps in enumerate(after):
-            for i in deps:
-                users[i].append(k)
-        ready = [(group[i].order, i) for i, n in enumerate(pending) if n == 0]
-        heapq.heapify(ready)
-        while ready:
-            _, i = heapq.heappop(ready)
-            ordered.append(group[i])
-            for k in users[i]:
-                pending[k] -= 1
-                if pending[k] == 0:
-                    heapq.heappush(ready, (group[k].order, k))
-        stuck = [group[i].name for i, n in enumerate(pending) if n > 0]
-        if stuck:
-            raise FrameGraphError(f"passes in phase {phase.name} wait on each other in a cycle: "
-                                  + ", ".join(stuck))
-    return ordered
+def _touched(p: Pass) -> tuple[frozenset[str], frozenset[str]]:
+    """What a pass reads and writes; a draw into target T also writes T's depth, which the
+    renderer registers as "T/depth" next to "T/color" and which draws do not declare."""
+    writes = frozenset(p.writes)
+    if isinstance(p.op, Draw):
+        writes |= {f"{p.op.target}/color", f"{p.op.target}/depth"}
+    return frozenset(p.reads), writes
 
 
-def _check_reads(order: list[Pass], uploaded: set[str]) -> None:
-    written = set(uploaded)
-    for p in order:
-        for res in p.reads:
-            if res not in written:
-                raise FrameGraphError(
-                    f"pass '{p.name}' reads '{res}' but no earlier pass writes it and it is not "
-                    f"uploaded; declare a writer in an earlier phase or mark it uploaded")
-        written.update(p.writes)
+_COMPUTE_RUN, _ENCODER_CALLS, _PASS = "compute run", "encoder calls", "pass"
+
+
+def _plan_kind(p: Pass) -> str:
+    if isinstance(p.op, Dispatch):
+        return _COMPUTE_RUN
+    if isinstance(p.op, (ClearBuffer, CopyBuffer)):
+        return _ENCODER_CALLS
+    return _PASS
+
+
+def _open_pending_targets(encoding: _Encoding, pending: list[str], p: Pass) -> list[str]:
+    """Before the first draw of the RENDER phase or later: open the targets that must be cleared
+    even if nothing draws into them; what is still pending after ``p``."""
+    if pending and p.phase >= Phase.RENDER and isinstance(p.op, Draw):
+        for name in pending:
+            # the draw's own target is cleared by the draw's pass (the first into it);
+            # opening it here would cost a separate, empty pass when passes are split
+            if name != p.op.target:
+                encoding.begin_target(name)
+        return []
+    return pending
 
 
 def _repeat(op: Dispatch) -> int:

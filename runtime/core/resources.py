@@ -121,9 +121,11 @@ class Resources:
         return item
 
     def view(self, source: str, key: str, offset: int, size: int, *,
-             persistent: bool = True) -> BufferView:
+             persistent: bool = True, owner: str | None = None) -> BufferView:
         """A named view of ``size`` bytes at ``offset`` into the buffer resource ``source``
-        (an arena); the offset must be a multiple of VIEW_ALIGNMENT."""
+        (an arena); the offset must be a multiple of VIEW_ALIGNMENT. ``owner``: whose name it
+        carries (``owner/key``; default the arena's owner): an entity's views into a shared
+        arena are forgotten when the entity is released, and the arena stays."""
         parent = self[source]
         if not isinstance(parent, BufferView):
             raise ResourceError(f"resource '{source}' is a texture; views are of buffers")
@@ -133,8 +135,9 @@ class Resources:
         if offset < 0 or size <= 0 or offset + size > parent.size:
             raise ResourceError(f"view '{key}' of '{source}': bytes {offset}..{offset + size} "
                                 f"do not fit in its {parent.size} bytes")
-        name = self._free_name(parent.owner, key)
-        view = BufferView(name, parent.buffer, parent.offset + offset, size, parent.owner,
+        owner = parent.owner if owner is None else owner
+        name = self._free_name(owner, key)
+        view = BufferView(name, parent.buffer, parent.offset + offset, size, owner,
                           persistent, parent.family)
         self._items[name] = view
         return view
@@ -197,6 +200,19 @@ class Resources:
         self.gpu.device.queue.write_buffer(view.buffer, view.offset + offset, data)
 
     # releasing -----------------------------------------------------------------------------------
+    def take(self, name: str):
+        """Forget the resource ``name``; return its GPU buffer when the name covered a whole
+        buffer made here (the caller destroys it once nothing reads it), else None. The
+        BufferView objects already handed out stay usable until then."""
+        item = self._items.pop(name, None)
+        if not isinstance(item, BufferView):
+            return None
+        allocations = self._allocations.get((item.owner, item.family), [])
+        if item.buffer in allocations and item.offset == 0 and item.size == item.buffer.size:
+            allocations.remove(item.buffer)
+            return item.buffer
+        return None
+
     def release(self, owner: str, family: str | None = None) -> None:
         """Destroy what ``owner`` made (only through system ``family``, when given) and forget
         those names, views included. Releasing what is already gone does nothing."""

@@ -69,6 +69,11 @@ class SharedResources:
     scene_path: object = None  # the scene file, for messages (None: built in Python)
     scene_format: str = SCENE_FORMAT   # of the HDR colour target, resource "scene/color"
     depth_format: str = DEPTH_FORMAT
+    # whether systems may batch like entities into shared arenas (Engine(batching=...))
+    batching: bool = True
+    # a system asks for ``arrange`` and a new frame graph before the next encode (its passes
+    # changed in before_step); the Engine clears it
+    arrange_requested: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,6 +129,19 @@ class System(esper.Processor):
             self.remove(entity)
         finally:
             self.resources.release(entity.name, self.key)
+
+    def edited(self, entity: EntityRef, component) -> None:
+        """A field of the entity's component changed (a live edit, or one undone), before the
+        next step: a system that caches what it packs from the component drops that."""
+
+    def arrange(self, changed: str | None = None) -> bool:
+        """Regroup this system's entities' resources, e.g. like entities into shared arenas
+        (their registry names stay, as views). The Engine calls it before ``world_changed``:
+        when the world was built or an entity rebuilt, or ``shared.arrange_requested`` was set
+        (``changed`` None: look at everything), and after the entity ``changed`` was spawned or
+        deleted (look at that one: the cost of a spawn must not grow with the world). True
+        when any resource moved (the readback is laid out again)."""
+        return False
 
     def world_changed(self) -> None:
         """Entities were spawned or deleted (other systems' too): adapt, e.g. to new forces."""

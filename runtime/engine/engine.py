@@ -58,10 +58,11 @@ __all__ = ["OUTPUT_FORMAT", "Engine", "EntityView", "Name"]   # tools import the
 @guard_public_methods(exempt=("close", "world"))
 class Engine:
     def __init__(self, scene, size: tuple[int, int] | None = None, *, scripts=True,
-                 script_timeout: float | None = None):
+                 script_timeout: float | None = None, batching: bool = True):
         """``scripts``: False (or EMBERFX_NO_SCRIPTS=1) runs none of the scene's scripts; a
         ``ScriptPolicy`` also sets the time limit and allows scripts outside the scene's folder.
-        ``script_timeout``: seconds a hook may run (default 5; 0: no limit)."""
+        ``script_timeout``: seconds a hook may run (default 5; 0: no limit). ``batching``:
+        False runs every emitter alone (the same results, more passes: for comparison)."""
         from emberfx.engine.scripting import Scripts, check_script_locations, script_policy
 
         self._owner = threading.current_thread()
@@ -84,7 +85,8 @@ class Engine:
         self.resources.adopt("frame", frame_uniform)
         self._shared = SharedResources(frame_uniform=frame_uniform, resources=self.resources,
                                        fixed_dt=scene.settings.fixed_dt, seed=scene.settings.seed,
-                                       resolve=scene.resolve, scene_path=scene.path)
+                                       resolve=scene.resolve, scene_path=scene.path,
+                                       batching=bool(batching))
         self._store = World(self.gpu, self._shared)
         self._telemetry = Telemetry(self.device)
         self._renderer = Renderer(self.device, self._shared,
@@ -140,7 +142,9 @@ class Engine:
 
     def _lay_out_readback(self) -> None:
         """A new readback layout for every system (the world was built or an entity rebuilt)."""
-        # first the systems adapt: one that binds another entity's buffers binds the remade ones
+        # first the systems regroup and adapt: one that binds another entity's buffers binds the
+        # remade ones
+        self._store.arrange()
         self._store.world_changed()
         self._telemetry.lay_out(self._store.system_objects())
         self._renderer.invalidate_graphs()
@@ -151,7 +155,13 @@ class Engine:
 
     def _world_changed(self, spawned: str | None = None, deleted: str | None = None) -> None:
         """After a spawn or delete: the systems adapt (e.g. to a new force), only that entity's
-        readback regions change, and the graph is rebuilt lazily, at the next encode."""
+        readback regions change, and the graph is rebuilt lazily, at the next encode. When a
+        system regrouped resources (``arrange``), the whole readback is laid out again."""
+        if self._store.arrange(spawned or deleted):
+            self._store.world_changed()
+            self._telemetry.lay_out(self._store.system_objects())
+            self._renderer.invalidate_graphs()
+            return
         self._store.world_changed()
         regions = None
         if spawned is not None:
@@ -193,6 +203,8 @@ class Engine:
         info = StepInfo(frame=self.clock.steps, dt=self.clock.fixed_dt,
                         seed=self.scene.settings.seed)
         self._store.process(info)   # esper.process: each system's before_step, by priority
+        if self._shared.arrange_requested:   # e.g. an emitter left its batch (a live edit)
+            self._lay_out_readback()
         encoder = self.device.create_command_encoder(label=f"emberfx:step:{info.frame}")
         telemetry = self._telemetry
         # Each readback maps a buffer, and every map wakes wgpu-py's poll thread (about 1 ms of

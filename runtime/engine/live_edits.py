@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from collections.abc import Callable
 
 from emberfx.core.errors import EmberError, SceneError
@@ -44,16 +45,23 @@ def committed(component) -> Committed:
     return Committed(values, values)
 
 
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
 def copy_fields(source, target) -> None:
     """Give ``target`` (a live component) the field values of ``source``, keeping its identity
     and that of its nested objects and lists (``emitter.shape``, ``emitter.bursts``): scripts
     and the inspector hold references to them."""
-    for f in dataclasses.fields(target):
-        value, current = getattr(source, f.name), getattr(target, f.name)
+    for name in _field_names(type(target)):
+        value, current = getattr(source, name), getattr(target, name)
+        if value is current:
+            continue
         if _fits_in_place(value, current):
             _copy_into(value, current)
         elif type(current) is not type(value) or current != value:   # a numpy value differs
-            setattr(target, f.name, copy.deepcopy(value))
+            setattr(target, name, copy.deepcopy(value))
 
 
 def _fits_in_place(value, current) -> bool:
@@ -119,9 +127,11 @@ def _apply(world, scene_path, name: str, key: str, invalidate_graphs: Callable[[
     world.last_valid[(name, key)] = Committed(valid, valid)
     if change is None:
         return None
+    system = world.systems.get(key)
+    if system is not None:
+        system.edited(world.entities[name], component)
     if change >= Change.PASSES:
         invalidate_graphs()
-    system = world.systems.get(key)
     if system is not None and change is Change.REBUILD:
         try:
             system.rebuild(world.entities[name], component)
@@ -147,17 +157,21 @@ def undo(world, applied: list[Edit]) -> None:
         refused = world.last_valid[(name, key)].applied
         with world.quiet():
             copy_fields(before.valid, component)
+        system = world.systems.get(key)
+        if system is not None:
+            system.edited(world.entities[name], component)
         world.last_valid[(name, key)] = Committed(before.valid, refused)
         world.dirty[(name, key)] = None
 
 
 def _checked_edit(world, scene_path, name: str, key: str, component, before: Committed):
     """A validated copy of an edited live component; if the edit is invalid, the component
-    gets its last valid values back and a SceneError says why."""
+    gets its last valid values back and a SceneError says why. Only the fields whose values
+    changed get the checks of a field alone (a script edits one or two fields every step)."""
     from emberfx.model.scene import validated_copy
 
     try:
-        valid = validated_copy(component, key, entity=name, path=scene_path)
+        valid = validated_copy(component, key, entity=name, path=scene_path, since=before.valid)
     except SceneError as exc:
         with world.quiet():
             copy_fields(before.valid, component)

@@ -30,6 +30,8 @@ class Telemetry:
         self.ring: ReadbackRing | None = None
         self.profiler: PassProfiler | None = None   # only while engine.profiling is on
         self.step_seconds = 0.0
+        # the same Pass objects while the layout stays: the frame graph then reuses its work
+        self._readback_passes: list[Pass] | None = None
 
     # the gather layout -------------------------------------------------------------------------
     def lay_out(self, systems) -> None:
@@ -45,6 +47,7 @@ class Telemetry:
                        deleted: str | None = None) -> None:
         """Only this entity's regions are added (``spawned``: its name and, per system, its
         regions) or removed, so the cost does not grow with the number of entities."""
+        self._readback_passes = None
         if deleted is not None:
             self.layout.remove(deleted)
         if spawned is not None:
@@ -64,6 +67,7 @@ class Telemetry:
         self.layout = layout
         self.gather = None
         self.ring = None
+        self._readback_passes = None
         if layout.end:
             capacity = max(READBACK_MIN_BYTES, 2 * layout.end)
             self.gather = self.device.create_buffer(
@@ -73,10 +77,13 @@ class Telemetry:
 
     def readback_passes(self) -> list[Pass]:
         """The READBACK phase: each region copied to its place in the gather buffer."""
-        return [Pass(f"{r.entity}:{r.system}:readback", Phase.READBACK,
+        if self._readback_passes is None:
+            self._readback_passes = [
+                Pass(f"{r.entity}:{r.system}:readback", Phase.READBACK,
                      CopyBuffer(r.buffer, self.gather, r.size, r.offset, offset),
                      reads=(r.resource,), writes=("readback/gather",))
                 for r, offset in self.layout]
+        return self._readback_passes
 
     # a step's readback -------------------------------------------------------------------------
     def acquire_slot(self):

@@ -370,6 +370,14 @@ class World:
         with visiting(self.esper_world):
             esper.process(info)
 
+    def arrange(self, changed: str | None = None) -> bool:
+        """Every system regroups its entities' resources (System.arrange); True when any
+        moved."""
+        if changed is None:
+            self.shared.arrange_requested = False
+        moved = [system.arrange(changed) for system in self.system_objects()]
+        return any(moved)
+
     def world_changed(self) -> None:
         """After a spawn or delete: the systems adapt (e.g. to a new force)."""
         for system in self.system_objects():

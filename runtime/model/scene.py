@@ -227,26 +227,34 @@ def validate_component(key: str, table: dict, *, entity: str, path=None) -> obje
     return loader.component(key, table, entity)
 
 
-def validated_copy(value, key: str, *, entity: str | None = None, path=None) -> Any:
+def validated_copy(value, key: str, *, entity: str | None = None, path=None,
+                   since=None) -> Any:
     """A validated copy of ``value``, an object built or edited in Python (a dataclass's
     __init__ checks only what its __post_init__ does) or a dict of scene-file fields, checked
     like the file's table ``key`` ("scene", "camera" or a component key), nested objects
-    included, with the loader's messages."""
+    included, with the loader's messages. ``since``: a component of the same class that passed
+    this check (a live edit's last valid values): the checks of a field alone (32-bit numbers,
+    file paths) then look only at the fields whose values differ from it; types and the class's
+    own checks still see every field."""
     loader = _Loader(path)
     settings_tables = {"scene": SceneSettings, "camera": Camera, "light": Light}
     cls = settings_tables.get(key) or loader.types[key].cls
+    fields = None
     if isinstance(value, cls):
         try:
             value = msgspec.to_builtins(value, enc_hook=_plain)
         except TypeError as exc:
             raise loader.error(f"expected numbers, strings, lists and tables, found {exc}",
                                field=key, entity=entity) from None
+        if isinstance(since, cls):
+            old = msgspec.to_builtins(since, enc_hook=_plain)
+            fields = frozenset(k for k, v in value.items() if k not in old or old[k] != v)
     elif dataclasses.is_dataclass(value) or isinstance(value, msgspec.Struct):
         raise loader.error(f"expected {cls.__name__}(...) or a table of its fields, found "
                            f"{type(value).__name__}(...)", field=key, entity=entity)
     if cls in (SceneSettings, Camera, Light):
         return loader.convert(cls, loader.table({key: value}, key), key)
-    return loader.component(key, value, entity)
+    return loader.component(key, value, entity, fields)
 
 
 def _plain(value):
@@ -446,15 +454,17 @@ class _Loader:
                              entity=name)
         return EntitySpec(name, components, script)
 
-    def component(self, key: str, raw, entity: str | None) -> object:
+    def component(self, key: str, raw, entity: str | None,
+                  fields: frozenset[str] | None = None) -> object:
         if not isinstance(raw, dict):
             raise self.error(f"expected a table [entity.{key}], found {show(raw)}", field=key,
                              entity=entity)
         cls = self.types[key].cls
-        obj = self.convert(cls, raw, key, entity)
+        obj = self.convert(cls, raw, key, entity, fields)
         # Fields the class declares as file paths must exist; they stay relative, as written.
         for name, item in path_values(obj):
-            self.path_value(item, f"{key}.{name}", entity)
+            if fields is None or name in fields:
+                self.path_value(item, f"{key}.{name}", entity)
         # A class that reads its files (a Life pattern) checks their contents as the engine
         # will; by convention its ValueError reads "field: expected ..., found ...".
         if hasattr(obj, "check_files"):
@@ -475,9 +485,11 @@ class _Loader:
                              field=field, entity=entity)
         return value
 
-    def convert(self, cls: type, raw: dict, prefix: str, entity: str | None = None):
+    def convert(self, cls: type, raw: dict, prefix: str, entity: str | None = None,
+                fields: frozenset[str] | None = None):
         """msgspec validation, with unknown keys caught first (msgspec ignores them for
-        dataclasses) and msgspec's messages rewritten into the one-line form."""
+        dataclasses) and msgspec's messages rewritten into the one-line form; the numbers of
+        ``fields`` only, where given (see validated_copy)."""
         check_decodable(cls)
         allowed = field_names(cls)
         for key in raw:
@@ -485,7 +497,8 @@ class _Loader:
                 self.unknown("key", key, allowed, field=f"{prefix}.{key}", entity=entity)
         # Every number a field can hold goes to the GPU in 32 bits: refuse nan, inf and what
         # overflows or vanishes there before the class (or its __post_init__) sees it.
-        bad = next(bad_numbers(cls, raw, prefix), None)
+        numbers = raw if fields is None else {k: v for k, v in raw.items() if k in fields}
+        bad = next(bad_numbers(cls, numbers, prefix), None)
         if bad is not None:
             where, found, problem = bad
             raise self.error(f"{problem}, found {show(found)}", field=where, entity=entity)

@@ -15,16 +15,20 @@
 // positions whose smallest position is < n, in workgroups folded into (x, y) past the
 // per-dimension limit (invocation = (y * nx + x) * 64 + local index).
 // Bindings (group 0): 0 params (uniform SortParams), 1 keys (rw, n words), 2 values (rw, n words),
-//   3 counts (read; count = min(n, counts[params.count_word]))
+//   3 counts (read; segment s sorts min(n, counts[count_word + s count_stride]) pairs)
+// Segments: the positions may hold several independent sorts of n each (n a power of two >=
+// 1024, so no tile and no compare straddles two), each with its own count; one segment when the
+// dispatch covers only [0, n).
 
 //! include common/dispatch.wgsl
 
 struct SortParams {
-    n: u32,           // capacity: keys and values hold n words
+    n: u32,           // capacity of one segment: segment s holds positions [s n, s n + n)
     count_word: u32,  // index into counts of the number of pairs to sort
     k: u32,           // (first) bitonic block size of this dispatch
     j: u32,           // first compare distance (global stages only)
     k_last: u32,      // last block size of this dispatch (local stages only)
+    count_stride: u32,   // words between the count words of consecutive segments
 };
 
 @group(0) @binding(0) var<uniform> params: SortParams;
@@ -45,11 +49,15 @@ const WORKGROUP_SIZE: u32 = 64u;
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
     let invocation = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
-    let count = min(params.n, counts[params.count_word]);
     let j = params.j;
     let low = firstTrailingBit(j) + 1u - STAGES;   // the smallest distance is 2^low
     // smallest held position: the invocation index with STAGES zero bits inserted at bit low
-    let first = ((invocation >> low) << (low + STAGES)) | (invocation & ((1u << low) - 1u));
+    let first_at = ((invocation >> low) << (low + STAGES)) | (invocation & ((1u << low) - 1u));
+    // every held position lies in the segment of the first (the stage vectors are < n)
+    let segment = first_at / params.n;
+    let base = segment * params.n;
+    let count = min(params.n, counts[params.count_word + segment * params.count_stride]);
+    let first = first_at - base;   // positions below are within the segment
     if (first >= count) { return; }
     let first_vector = select(j, params.k - 1u, j == params.k >> 1u);
     let held = 1u << STAGES;
@@ -60,8 +68,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         }
         held_at[m] = at;
         let inside = at < count;
-        held_keys[m] = select(PAD, keys[min(at, count - 1u)], inside);
-        held_values[m] = select(PAD, values[min(at, count - 1u)], inside);
+        held_keys[m] = select(PAD, keys[base + min(at, count - 1u)], inside);
+        held_values[m] = select(PAD, values[base + min(at, count - 1u)], inside);
     }
     for (var s = 0u; s < STAGES; s++) {
         for (var pair = 0u; pair < held / 2u; pair++) {
@@ -83,8 +91,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     for (var m = 0u; m < held; m++) {
         let at = held_at[m];
         if (at < count) {
-            keys[at] = held_keys[m];
-            values[at] = held_values[m];
+            keys[base + at] = held_keys[m];
+            values[base + at] = held_values[m];
         }
     }
 }

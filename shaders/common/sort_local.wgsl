@@ -18,16 +18,20 @@
 // Workgroup size 64; dispatch ceil(n / 1024) workgroups, folded into (x, y) past the per-dimension
 // limit (tile = y * nx + x).
 // Bindings (group 0): 0 params (uniform SortParams), 1 keys (rw, n words), 2 values (rw, n words),
-//   3 counts (read; count = min(n, counts[params.count_word]))
+//   3 counts (read; segment s sorts min(n, counts[count_word + s count_stride]) pairs)
+// Segments: the positions may hold several independent sorts of n each (n a power of two >=
+// 1024, so no tile and no compare straddles two), each with its own count; one segment when the
+// dispatch covers only [0, n).
 
 //! include common/dispatch.wgsl
 
 struct SortParams {
-    n: u32,           // capacity: keys and values hold n words
+    n: u32,           // capacity of one segment: segment s holds positions [s n, s n + n)
     count_word: u32,  // index into counts of the number of pairs to sort
     k: u32,           // first bitonic block size of this dispatch
     j: u32,           // compare distance (global stages only)
     k_last: u32,      // last block size of this dispatch (local stages only)
+    count_stride: u32,   // words between the count words of consecutive segments
 };
 
 @group(0) @binding(0) var<uniform> params: SortParams;
@@ -117,11 +121,14 @@ fn top_bit(k: u32) -> u32 {
 @compute @workgroup_size(64)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let base = (folded_workgroup(wid, groups)) * TILE;
-    let count = min(params.n, counts[params.count_word]);
+    let at = (folded_workgroup(wid, groups)) * TILE;    // the tile's first position
+    let segment = at / params.n;
+    let count = min(params.n, counts[params.count_word + segment * params.count_stride]);
+    let local_base = at - segment * params.n;
     // Workgroup-uniform (read-only storage and the workgroup id), so the barriers stay legal.
-    if (base >= count) { return; }
-    let live = min(TILE, count - base);   // real pairs in this tile
+    if (local_base >= count) { return; }
+    let live = min(TILE, count - local_base);   // real pairs in this tile
+    let base = at;
     var k = params.k;
     var bit = top_bit(k);                 // the next stage: block size k, distance 2^bit
     var first = true;

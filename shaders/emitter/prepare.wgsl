@@ -1,28 +1,43 @@
-// emitter/prepare.wgsl  --  pass `<entity>:emitter:prepare`
+// emitter/prepare.wgsl  --  pass `<batch>:emitter:prepare`
 //
-// Writes the drawIndirect arguments: 6 vertices (two triangles) per alive particle, instance count
-// = the compaction scan's total, which is exactly the length of the dense alive list the vertex
-// shader reads particles through (a count of its own could disagree with the list). Also copies
-// that count into counters.alive for the readback ring.
+// Per emitter of a batch: its alive count is the alive scan's sum over its blocks,
+//   alive = alive_offset[first_block + block_count] - alive_offset[first_block]
+// (the scan's total past the batch's last block), exactly the length of its dense alive list.
+// It becomes the drawIndirect arguments (6 vertices, two triangles, per alive particle), the
+// counters' `alive` for the readback ring, and the emitter's alive total that its depth sort
+// reads. Every per-emitter record is RECORD_WORDS words long (emitter/types.wgsl).
 //
-// Workgroup size 1; dispatch (1, 1, 1).
-// Bindings: group 0: 0 counters (rw), 1 alive_total (read, the scan's total in word 0);
-//           group 1: 0 draw_args (rw, 4 words).
+// Workgroup size 1; dispatch one workgroup per emitter of the batch.
+// Bindings: group 0: 0 emitters (read: EmitterParams per emitter), 1 counters (rw: Counters per
+//                    emitter), 2 alive_offset (read: the alive scan, one word per block),
+//                    3 alive_scan_total (read, word 0), 4 alive_totals (rw: word 0 of each
+//                    emitter's record);
+//           group 1: 0 draw_args (rw: 4 words at the start of each emitter's record).
 // draw_args sits alone in group 1 because the indirect draw may not see it bound as storage.
 
 //! include common/random.wgsl
 //! include emitter/types.wgsl
 
-@group(0) @binding(0) var<storage, read_write> counters: Counters;
-@group(0) @binding(1) var<storage, read> alive_total: array<u32>;
-@group(1) @binding(0) var<storage, read_write> draw_args: array<u32, 4>;
+@group(0) @binding(0) var<storage, read> emitters: array<EmitterParams>;
+@group(0) @binding(1) var<storage, read_write> counters: array<Counters>;
+@group(0) @binding(2) var<storage, read> alive_offset: array<u32>;
+@group(0) @binding(3) var<storage, read> alive_scan_total: array<u32>;
+@group(0) @binding(4) var<storage, read_write> alive_totals: array<u32>;
+@group(1) @binding(0) var<storage, read_write> draw_args: array<u32>;
 
 @compute @workgroup_size(1)
-fn main() {
-    let alive = alive_total[0];
-    atomicStore(&counters.alive, alive);
-    draw_args[0] = 6u;
-    draw_args[1] = alive;
-    draw_args[2] = 0u;
-    draw_args[3] = 0u;
+fn main(@builtin(workgroup_id) wid: vec3u) {
+    let e = wid.x;
+    let p = emitters[e];
+    let end = p.first_block + p.block_count;
+    var stop = alive_scan_total[0];
+    if (end < p.batch_blocks) { stop = alive_offset[end]; }
+    let alive = stop - alive_offset[p.first_block];
+    atomicStore(&counters[e].alive, alive);
+    alive_totals[e * RECORD_WORDS] = alive;
+    let args = e * RECORD_WORDS;
+    draw_args[args] = 6u;
+    draw_args[args + 1u] = alive;
+    draw_args[args + 2u] = 0u;
+    draw_args[args + 3u] = 0u;
 }

@@ -14,13 +14,18 @@
 // inherit x the parent's velocity added (emitter/event_types.wgsl). Every birth then goes through
 // born_particle (emitter/modifiers.wgsl: attributes zeroed, birth expressions, `init`).
 //
-// Workgroup size 256 = one block (8 free-mask words); dispatch ceil(capacity / 256) workgroups,
-// folded into (x, y) past the per-dimension limit (block = y * nx + x, slot = block * 256 + lid).
-// Bindings (group 0): 0 params (uniform EmitterParams), 1 particles (rw),
+// The scans run over a whole batch of emitters: ranks count from the emitter's first block,
+// births use the emitter's own slot numbers, and its alive list starts at alive_base.
+//
+// Workgroup size 256 = one block (8 free-mask words); dispatch one workgroup per block of the
+// batch, folded into (x, y) past the per-dimension limit (block = y * nx + x).
+// Bindings (group 0): 0 emitters (read: EmitterParams per emitter of the batch),
+//                     1 particles (rw, the batch's arena),
 //                     2 free_mask (read), 3 free_offset (read), 4 alive_offset (read),
-//                     5 alive_list (rw),
-//                     6 birth_params (read: the params buffer again, as storage),
-//                     7 budget (read: the counters buffer, word 0 = Counters.budget),
+//                     5 alive_list (rw, the batch's: values are the emitter's own slots),
+//                     6 block_owner (read: the emitter of each block),
+//                     7 budget (read: the counters, RECORD_WORDS words per emitter, word 0 =
+//                       Counters.budget),
 //                     8 inbox (read: EventInbox), 9 event_records (read: EventRecord array);
 //                     8 and 9 are read only with EVENT_TARGET (9: one record otherwise)
 //                     group 1: 0 attributes (rw, only with custom attributes: generated code)
@@ -31,25 +36,24 @@
 //! include emitter/event_types.wgsl
 //! include emitter/modifiers.wgsl
 
-// true on software adapters (lavapipe): births read `birth_params` (EmitterParams in types.wgsl)
-override BIRTHS_FROM_STORAGE: bool = false;
 // true when events of other emitters spawn into this one
 override EVENT_TARGET: bool = false;
 
-@group(0) @binding(0) var<uniform> params: EmitterParams;
+@group(0) @binding(0) var<storage, read> emitters: array<EmitterParams>;
 @group(0) @binding(1) var<storage, read_write> particles: array<Particle>;
 @group(0) @binding(2) var<storage, read> free_mask: array<u32>;
 @group(0) @binding(3) var<storage, read> free_offset: array<u32>;
 @group(0) @binding(4) var<storage, read> alive_offset: array<u32>;
 @group(0) @binding(5) var<storage, read_write> alive_list: array<u32>;
-// the params again, for births on software adapters only: see EmitterParams in types.wgsl
-@group(0) @binding(6) var<storage, read> birth_params: EmitterParams;
+@group(0) @binding(6) var<storage, read> block_owner: array<u32>;
 // a plain view of Counters (whose atomics a read-only binding cannot declare)
 @group(0) @binding(7) var<storage, read> budget: array<u32>;
 @group(0) @binding(8) var<storage, read> inbox: EventInbox;
 @group(0) @binding(9) var<storage, read> event_records: array<EventRecord>;
 
 var<workgroup> word_free: array<u32, BLOCK_WORDS>;   // free slots per mask word of this block
+// this workgroup's emitter (private, so that modifier code reads `params` as a uniform)
+var<private> params: EmitterParams;
 
 // The birth of free rank `rank`: the host's (centred on the emitter) below inbox.host_budget,
 // else from the event record the rank belongs to. One call of spawn_particle_at either way (a
@@ -75,20 +79,23 @@ fn birth(p: EmitterParams, slot: u32, rank: u32) -> Particle {
 @compute @workgroup_size(BLOCK)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let block = folded_workgroup(wid, groups);
-    if (lid < BLOCK_WORDS && block < params.block_count) {
+    let block = folded_workgroup(wid, groups);   // in the batch
+    let owner = block_owner[min(block, arrayLength(&block_owner) - 1u)];
+    params = emitters[owner];
+    if (lid < BLOCK_WORDS && block < params.batch_blocks) {
         word_free[lid] = countOneBits(free_mask[block * BLOCK_WORDS + lid]);
     }
     workgroupBarrier();
 
-    let i = block * BLOCK + lid;
-    if (i >= params.capacity) { return; }
-    let word = free_mask[i / 32u];
-    let bit = 1u << (i % 32u);
+    let i = (block - params.first_block) * BLOCK + lid;   // the emitter's slot
+    if (block >= params.batch_blocks || i >= params.capacity) { return; }
+    let g = block * BLOCK + lid;                          // the arena's
+    let word = free_mask[g / 32u];
+    let bit = 1u << (g % 32u);
     var free_before = countOneBits(word & (bit - 1u));
     for (var k = 0u; k < lid / 32u; k++) { free_before += word_free[k]; }
-    let first_rank = free_offset[block];
-    let births = budget[0];
+    let first_rank = free_offset[block] - free_offset[params.first_block];
+    let births = budget[owner * RECORD_WORDS];
     var born_before = 0u;   // births in this block before this slot
     if (births > first_rank) {
         born_before = min(free_before, births - first_rank);
@@ -96,14 +103,11 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     var alive = (word & bit) == 0u;
     let rank = first_rank + free_before;
     if (!alive && rank < births) {
-        if (BIRTHS_FROM_STORAGE) {
-            particles[i] = birth(birth_params, i, rank);
-        } else {
-            particles[i] = birth(params, i, rank);
-        }
+        particles[g] = birth(params, i, rank);
         alive = true;
     }
     if (alive) {
-        alive_list[alive_offset[block] + lid - free_before + born_before] = i;
+        let alive_rank = alive_offset[block] - alive_offset[params.first_block];
+        alive_list[params.alive_base + alive_rank + lid - free_before + born_before] = i;
     }
 }

@@ -11,14 +11,16 @@ struct Particle {
     velocity_lifetime: vec4f,  // xyz: world units per second; w: lifetime, seconds (0 if unused)
 };                             // the slot is alive while age < lifetime
 
-// Every pass binds this record as `var<uniform> params`. The passes that give births (spawn.wgsl,
-// update.wgsl) also declare `var<storage, read> birth_params`, bound to the same buffer on
-// software adapters, where BIRTHS_FROM_STORAGE hands it to spawn_particle (one layout for both).
-// Births branch on fields alone (`switch shape_kind`, surface, radial, the axis). Lavapipe
-// (Mesa 22.x) inlines the uniform values that such branches read and JIT-compiles a new copy of
-// the shader at every dispatch that rebinds its group, never freeing one (three emitters grew
-// ~0.9 MB a step); it never inlines storage values. A GPU keeps the uniform loads (births through
-// storage slowed an H200's emitter step by ~1%) and binds a placeholder there (systems/emitter/system.py).
+// One record per emitter. The simulation passes (update, count, spawn, prepare) bind a batch's
+// records as `var<storage, read> emitters: array<EmitterParams>` and find a block's emitter in
+// `block_owner`; the draws bind one emitter's record as `var<uniform> params` (a view into that
+// array). A batch of like emitters shares one arena per buffer: emitter k owns the blocks
+// [first_block, first_block + block_count) of the particles and masks and the entries
+// [alive_base, alive_base + capacity) of the alive list. A lone emitter is a batch of one.
+// Births read the record from storage: lavapipe (Mesa 22.x) inlines the uniform values that
+// the births' branches read and JIT-compiles a new copy of the shader at every dispatch that
+// rebinds its group, never freeing one; it never inlines storage values.
+// The record is RECORD_WORDS words long, so that each emitter's record is a bindable view.
 struct EmitterParams {
     origin: vec4f,           // xyz: the emitter's centre
     direction: vec4f,        // xyz: unit cone axis (and shape axis); w: cos(spread half-angle)
@@ -46,7 +48,16 @@ struct EmitterParams {
     kill_start: u32,         // forces[kill_start .. force_count) can kill them
     age_event_rate: f32,     // 1 / on_age.every (0 without on_age): age events per second of age
     time: f32,               // seconds: scene time at the start of this step (modifiers' ctx.time)
+    first_block: u32,        // the emitter's first block in its batch's arena
+    alive_base: u32,         // its first entry in the batch's alive list
+    batch_blocks: u32,       // blocks in the whole batch (the scans' length)
+    force_base: u32,         // its first record in the batch's forces array
+    reserved: array<vec4u, 3>,  // pads the record to RECORD_WORDS words (vec4s: a uniform array)
 };
+
+// Words per emitter record in a batch arena (EmitterParams, Counters, draw args, alive total):
+// 256 bytes, the largest storage and uniform offset alignment, so each is a bindable view.
+const RECORD_WORDS: u32 = 64u;
 
 // Slots per block: one workgroup of the update, spawn and compact passes, one bit each in
 // BLOCK_WORDS mask words. The host reads these (systems/emitter/params.py).
@@ -81,6 +92,7 @@ struct Counters {
                                   // emitter/event_types.wgsl; the fourth is unused)
     event_totals: array<u32, 4>,  // events sent since the pool was made, by kind: never cleared
                                   // (wraps at 2^32), so the host's differences lose none
+    reserved: array<vec4u, 13>,   // pads the record to RECORD_WORDS words
 };
 
 // A unit vector within a cone of half-angle acos(cos_spread) around `axis`, from two uniforms.

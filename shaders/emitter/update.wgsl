@@ -17,13 +17,17 @@
 // In modes 1 and 2 the births happen here, so this pass also writes the alive mask and the
 // block's alive count that the compaction (scan + emitter/compact.wgsl) reads.
 //
-// Workgroup size 256 = one block of 8 mask words; dispatch ceil(capacity / 256) workgroups,
+// One dispatch serves a whole batch of like emitters (EmitterParams in emitter/types.wgsl): a
+// workgroup finds its block's emitter in block_owner and works in that emitter's slot numbers
+// (births and modifiers see the same slots as the emitter would alone).
+// Workgroup size 256 = one block of 8 mask words; dispatch one workgroup per block of the batch,
 // folded into (x, y) past the per-dimension limit (block = y * nx + x, slot = block * 256 + lid).
-// Bindings (group 0): 0 params (uniform EmitterParams), 1 particles (rw), 2 counters (rw),
+// Bindings (group 0): 0 emitters (read: EmitterParams per emitter of the batch),
+//                     1 particles (rw, the batch's arena), 2 counters (rw: Counters per emitter),
 //                     3 mask (rw: free bits in mode 0, alive bits otherwise; 8 words per block),
 //                     4 block_count (rw: free or alive slots per block),
-//                     5 forces (read: Force records, common/forces.wgsl),
-//                     6 birth_params (read: the params buffer again, as storage),
+//                     5 forces (read: MAX_FORCES Force records per emitter, common/forces.wgsl),
+//                     6 block_owner (read: the emitter of each block),
 //                     7 collision (read: CollisionSet), 8 colliders (read: SolidCollider),
 //                     9 volume_refs (read: VolumeRef), 10 volumes (read: packed samples),
 //                     11 scene_depth (texture_depth_2d: what the last render drew),
@@ -48,36 +52,37 @@ override ALLOCATION: u32 = ALLOCATION_ORDERED;
 override HAS_FORCES: bool = true;
 // false unless the emitter has a collision material and colliders act on it
 override HAS_COLLISIONS: bool = false;
-// true on software adapters (lavapipe): births read `birth_params` (EmitterParams in types.wgsl)
-override BIRTHS_FROM_STORAGE: bool = false;
 
-@group(0) @binding(0) var<uniform> params: EmitterParams;
+@group(0) @binding(0) var<storage, read> emitters: array<EmitterParams>;
 @group(0) @binding(1) var<storage, read_write> particles: array<Particle>;
-@group(0) @binding(2) var<storage, read_write> counters: Counters;
+@group(0) @binding(2) var<storage, read_write> counters: array<Counters>;
 @group(0) @binding(3) var<storage, read_write> mask: array<u32>;
 @group(0) @binding(4) var<storage, read_write> block_count: array<u32>;
 @group(0) @binding(5) var<storage, read> forces: array<Force>;
-// the params again, for births on software adapters only: see EmitterParams in types.wgsl
-@group(0) @binding(6) var<storage, read> birth_params: EmitterParams;
+@group(0) @binding(6) var<storage, read> block_owner: array<u32>;
 // bindings 7, 8, 11: what particles touch (declared in emitter/collide.wgsl); 9, 10: the
 // volumes vector fields and SDFs sample (common/volumes.wgsl)
 
 var<workgroup> block_mask: array<atomic<u32>, BLOCK_WORDS>;
+// this workgroup's emitter: its record and its index in the batch (private, so that modifier
+// code reads `params` as it would a uniform)
+var<private> params: EmitterParams;
+var<private> owner: u32;
 
 fn take_budget() -> bool {
     if (ALLOCATION == ALLOCATION_ATOMIC) {
-        let before = atomicSub(&counters.budget, 1u);
+        let before = atomicSub(&counters[owner].budget, 1u);
         // Valid only if a unit was there: 1 <= before <= budget. Once some invocation has taken
         // the counter below zero it wraps to ~4e9 until that invocation's undo lands, and anyone
         // subtracting meanwhile sees such a value, so a test of "before == 0" alone would
         // let them through; the upper bound catches it, and they undo too.
         if (before == 0u || before > params.budget) {
-            atomicAdd(&counters.budget, 1u);
+            atomicAdd(&counters[owner].budget, 1u);
             return false;
         }
         return true;
     }
-    let ticket = atomicAdd(&counters.tickets, 1u);
+    let ticket = atomicAdd(&counters[owner].tickets, 1u);
     return ticket < params.budget;
 }
 
@@ -85,14 +90,18 @@ fn take_budget() -> bool {
 fn main(@builtin(local_invocation_index) lid: u32,
         @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let block = folded_workgroup(wid, groups);
+    let block = folded_workgroup(wid, groups);   // in the batch
+    owner = block_owner[min(block, arrayLength(&block_owner) - 1u)];
+    params = emitters[owner];
+    let local_block = block - params.first_block;   // in the emitter (past its end: no slots)
     if (lid < BLOCK_WORDS) { atomicStore(&block_mask[lid], 0u); }
     clear_events(lid);
     workgroupBarrier();
 
-    let i = block * BLOCK + lid;
+    let i = local_block * BLOCK + lid;   // the emitter's slot
+    let g = block * BLOCK + lid;         // the arena's
     if (i < params.capacity) {
-        let p = particles[i];
+        let p = particles[g];
         let lifetime = p.velocity_lifetime.w;
         var alive = p.position_age.w < lifetime;
         if (alive) {
@@ -120,7 +129,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
                     var a = params.gravity.xyz - drag * v;
                     if (HAS_FORCES) {
                         for (var k = 0u; k < params.accelerate_end; k++) {
-                            a += emitter_force(forces[k], x, v);
+                            a += emitter_force(forces[params.force_base + k], x, v);
                         }
                     }
                     v += a * h;
@@ -137,7 +146,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
                     }
                     if (HAS_FORCES) {
                         for (var k = params.kill_start; k < params.force_count; k++) {
-                            killed = killed || force_kills(forces[k], x);
+                            killed = killed || force_kills(forces[params.force_base + k], x);
                         }
                     }
                 }
@@ -149,17 +158,13 @@ fn main(@builtin(local_invocation_index) lid: u32,
                 killed = killed || collision.material.w > 0.5;
             }
             if (killed) { life = min(life, age); }   // dead from now on: age >= lifetime
-            particles[i] = Particle(vec4f(x, age), vec4f(v, life));
+            particles[g] = Particle(vec4f(x, age), vec4f(v, life));
             alive = age < life;
             mark_events(lid, !alive, collided, p.position_age.w, age, params.age_event_rate);
         }
         if (!alive && ALLOCATION != ALLOCATION_ORDERED && take_budget()) {
-            if (BIRTHS_FROM_STORAGE) {
-                particles[i] = born_particle(spawn_particle(birth_params, i), i, birth_params);
-            } else {
-                particles[i] = born_particle(spawn_particle(params, i), i, params);
-            }
-            atomicAdd(&counters.born, 1u);
+            particles[g] = born_particle(spawn_particle(params, i), i, params);
+            atomicAdd(&counters[owner].born, 1u);
             alive = true;
         }
         // mode 0 marks free slots (births come later); modes 1, 2 mark the final alive slots
@@ -169,7 +174,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
     }
 
     workgroupBarrier();
-    if (block < params.block_count) {
+    if (local_block < params.block_count) {
         if (lid < BLOCK_WORDS) { mask[block * BLOCK_WORDS + lid] = atomicLoad(&block_mask[lid]); }
         if (lid == 0u) {
             var n = 0u;
@@ -177,5 +182,5 @@ fn main(@builtin(local_invocation_index) lid: u32,
             block_count[block] = n;
         }
     }
-    store_events(block, lid, params.block_count);
+    store_events(local_block, lid, params.block_count);
 }

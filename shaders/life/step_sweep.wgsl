@@ -7,8 +7,13 @@
 // each step a lane loads one word of generation 0 and carries it through GENS levels: level g
 // takes the row entering its three-row window (the west and east words come from the
 // neighbouring lanes by subgroup shuffles), emits the row above it one generation on, and hands
-// that to level g + 1. Each level's window lives in registers. The state is read and written
-// once per GENS generations instead of once per generation.
+// that to level g + 1. The state is read and written once per GENS generations.
+//
+// The count is the 3x3 block total (swar.wgsl's block rows): a row's west + own + east sum is
+// computed once, when it enters a level, and used by the three windows that hold it. Each
+// level keeps its three rows in a ring of registers, and the main loop is unrolled three times
+// so that the ring turns by renaming, without copies: in phase p the entering row replaces
+// slot p, the oldest.
 //
 // Why the strip's own cells are exact: a cell's generation g depends only on generation 0 within
 // g cells of it. What the lanes do not hold (beyond the strip's edge lanes, above the first row
@@ -26,114 +31,100 @@
 // subgroup size S the device may use; workgroups past the grid return at once.
 // Bindings (group 0): 0 params (uniform LifeParams), 1 state_in (read), 2 state_out (rw)
 
-
-
 //! include life/swar.wgsl
+//! include life/sweep_lane.wgsl
 
 const MAX_GENS: u32 = 16u;
 override GENS: u32 = 8u;          // generations per dispatch, 1..MAX_GENS
 override CHUNK: u32 = 256u;       // rows a subgroup writes
-override HALO: u32 = 1u;          // halo columns on each side
-override TORUS: bool = true;           // the layer's topology: torus, or dead edges
-override RAGGED_TORUS: bool = false;   // torus and width % 32 != 0: make_row's edge shifts
+// false only where no word has padding bits or lies past an edge (a torus whose width is a
+// multiple of 32): the per-level mask is then all ones, and skipping it saves an op a word
+override MASKED: bool = true;
 
 @group(0) @binding(0) var<uniform> params: LifeParams;
 @group(0) @binding(1) var<storage, read> state_in: array<u32>;
 @group(0) @binding(2) var<storage, read_write> state_out: array<u32>;
 
-// One level's three-row window: the sums of the row above and of the row being advanced.
-struct Window {
-    up: RowSums,
-    mid: RowSums,
+// One level's three most recent rows; which slot is the oldest depends on the phase.
+struct Ring {
+    r0: BlockRow,
+    r1: BlockRow,
+    r2: BlockRow,
 };
 
-// i mod n in [0, n) for any i: unsigned arithmetic only, because `%` on a negative i32 gave
-// wrong results on the H200 (NVIDIA Vulkan) though right ones on lavapipe.
-fn wrap(i: i32, n: i32) -> u32 {
-    let m = u32(n);
-    return select(u32(i) % m, m - 1u - (u32(-1 - i) % m), i < 0);
+// One ring per level, each its own variable so that it stays in registers (an array indexed by
+// the level would not); levels at or past GENS are never touched and fold away.
+var<private> ring0: Ring; var<private> ring1: Ring; var<private> ring2: Ring;
+var<private> ring3: Ring; var<private> ring4: Ring; var<private> ring5: Ring;
+var<private> ring6: Ring; var<private> ring7: Ring; var<private> ring8: Ring;
+var<private> ring9: Ring; var<private> ring10: Ring; var<private> ring11: Ring;
+var<private> ring12: Ring; var<private> ring13: Ring; var<private> ring14: Ring;
+var<private> ring15: Ring;
+
+// One level in phase `phase` (a constant at every call): `cells` is the row entering the
+// window; returns generation + 1 of row `y`, the row above it.
+fn advance(ring: ptr<private, Ring>, phase: u32, cells: u32, y: i32, lane: Lane) -> u32 {
+    let down = block_row(lane_row(cells, lane));
+    var next: u32;
+    if (phase == 0u) {
+        next = next_from_block_rows((*ring).r1, (*ring).r2, down);
+        (*ring).r0 = down;
+    } else if (phase == 1u) {
+        next = next_from_block_rows((*ring).r2, (*ring).r0, down);
+        (*ring).r1 = down;
+    } else {
+        next = next_from_block_rows((*ring).r0, (*ring).r1, down);
+        (*ring).r2 = down;
+    }
+    if (MASKED) { next &= lane.mask; }
+    return select(0u, next, TORUS || (y >= 0 && y < lane.height));
 }
 
-// The lane's constants that every level uses.
-struct Lane {
-    mask: u32,         // the word's real cells; 0 past a dead edge
-    west_shift: u32,   // make_row's shifts (swar.wgsl); 31 unless the torus is ragged
-    east_shift: u32,
-    height: i32,
-};
-
-// One level: `cells` is the row entering the window (its west and east words come from the
-// neighbouring lanes); returns generation + 1 of row `y`, the row above it.
-fn advance(window: ptr<function, Window>, cells: u32, y: i32, lane: Lane) -> u32 {
-    let west = subgroupShuffleUp(cells, 1u);
-    let east = subgroupShuffleDown(cells, 1u);
-    let down = row_sums(Row(cells, (cells << 1u) | (west >> lane.west_shift),
-                            (cells >> 1u) | (east << lane.east_shift)));
-    let live = TORUS || (y >= 0 && y < lane.height);
-    let next = select(0u, next_from_sums((*window).up, (*window).mid, down) & lane.mask, live);
-    (*window).up = (*window).mid;
-    (*window).mid = down;
-    return next;
+// Step `s` of the sweep, in phase s % 3: load row top + s, carry it through the levels, and
+// write what leaves the last level when it is one of the chunk's rows.
+fn sweep_step(phase: u32, s: u32, top: i32, row: ptr<function, u32>, lane: Lane) {
+    let y = top + i32(s);
+    var cells = 0u;
+    if (TORUS || (lane.inside_x && y >= 0 && y < lane.height)) {
+        cells = state_in[*row * params.stride + lane.word];
+    }
+    *row = select(*row + 1u, 0u, *row + 1u == params.height);
+    // level k turns row y - k of generation k into row y - k - 1 of generation k + 1
+    cells = advance(&ring0, phase, cells, y - 1, lane);
+    if (GENS > 1u) { cells = advance(&ring1, phase, cells, y - 2, lane); }
+    if (GENS > 2u) { cells = advance(&ring2, phase, cells, y - 3, lane); }
+    if (GENS > 3u) { cells = advance(&ring3, phase, cells, y - 4, lane); }
+    if (GENS > 4u) { cells = advance(&ring4, phase, cells, y - 5, lane); }
+    if (GENS > 5u) { cells = advance(&ring5, phase, cells, y - 6, lane); }
+    if (GENS > 6u) { cells = advance(&ring6, phase, cells, y - 7, lane); }
+    if (GENS > 7u) { cells = advance(&ring7, phase, cells, y - 8, lane); }
+    if (GENS > 8u) { cells = advance(&ring8, phase, cells, y - 9, lane); }
+    if (GENS > 9u) { cells = advance(&ring9, phase, cells, y - 10, lane); }
+    if (GENS > 10u) { cells = advance(&ring10, phase, cells, y - 11, lane); }
+    if (GENS > 11u) { cells = advance(&ring11, phase, cells, y - 12, lane); }
+    if (GENS > 12u) { cells = advance(&ring12, phase, cells, y - 13, lane); }
+    if (GENS > 13u) { cells = advance(&ring13, phase, cells, y - 14, lane); }
+    if (GENS > 14u) { cells = advance(&ring14, phase, cells, y - 15, lane); }
+    if (GENS > 15u) { cells = advance(&ring15, phase, cells, y - 16, lane); }
+    let out_row = y - i32(GENS);          // `cells`: this row of generation GENS
+    if (lane.writes && s >= 2u * GENS && s < CHUNK + 2u * GENS && out_row < lane.height) {
+        state_out[u32(out_row) * params.stride + lane.word] = cells;
+    }
 }
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_id) subgroup: u32,
         @builtin(subgroup_size) lanes: u32, @builtin(subgroup_invocation_id) lane_index: u32) {
-    let stride = i32(params.stride);
-    let height = i32(params.height);
-    let own_columns = lanes - 2u * HALO;
     let strip = wid.x * (64u / lanes) + subgroup;
-    if (i32(strip * own_columns) >= stride) { return; }   // the whole subgroup: past the grid
-
-    // this lane's word column: unwrapped index `raw`, may lie outside [0, stride)
-    let raw = i32(strip * own_columns + lane_index) - i32(HALO);
-    let inside_x = raw >= 0 && raw < stride;
-    let word = wrap(raw, stride);
-    let writes = inside_x && lane_index >= HALO && lane_index < lanes - HALO;
-    // The edge lanes' outer neighbours are not in the subgroup (the shuffle gives them an
-    // undefined word), so they keep the plain shift: one wrong cell enters per generation, not
-    // a whole word's worth as a ragged edge's shift would let in.
-    let b = select(31u, (params.width - 1u) % 32u, RAGGED_TORUS);
-    let lane = Lane(select(0u, word_mask(word, params), TORUS || inside_x),
-                    select(31u, b, word == 0u && lane_index > 0u),
-                    select(31u, b, word == params.stride - 1u && lane_index + 1u < lanes),
-                    height);
-
-    // One window per level, unrolled by hand so that each stays in registers (an array indexed
-    // by the level would not); the `GENS > k` tests fold away when the pipeline is created.
-    var w0: Window; var w1: Window; var w2: Window; var w3: Window;
-    var w4: Window; var w5: Window; var w6: Window; var w7: Window;
-    var w8: Window; var w9: Window; var w10: Window; var w11: Window;
-    var w12: Window; var w13: Window; var w14: Window; var w15: Window;
+    if (strip * (lanes - 2u * HALO) >= params.stride) { return; }   // the whole subgroup
+    let lane = sweep_lane(strip, lanes, lane_index, params);
     let top = i32(wid.y * CHUNK) - i32(GENS);   // grid row loaded at step 0
-    var row = wrap(top, height);                 // the same, wrapped into the grid
-    for (var s = 0u; s < CHUNK + 2u * GENS; s++) {
-        let y = top + i32(s);
-        var cells = 0u;
-        if (TORUS || (inside_x && y >= 0 && y < height)) {
-            cells = state_in[row * params.stride + word];
-        }
-        row = select(row + 1u, 0u, row + 1u == params.height);
-        // level k turns row y - k of generation k into row y - k - 1 of generation k + 1
-        cells = advance(&w0, cells, y - 1, lane);
-        if (GENS > 1u) { cells = advance(&w1, cells, y - 2, lane); }
-        if (GENS > 2u) { cells = advance(&w2, cells, y - 3, lane); }
-        if (GENS > 3u) { cells = advance(&w3, cells, y - 4, lane); }
-        if (GENS > 4u) { cells = advance(&w4, cells, y - 5, lane); }
-        if (GENS > 5u) { cells = advance(&w5, cells, y - 6, lane); }
-        if (GENS > 6u) { cells = advance(&w6, cells, y - 7, lane); }
-        if (GENS > 7u) { cells = advance(&w7, cells, y - 8, lane); }
-        if (GENS > 8u) { cells = advance(&w8, cells, y - 9, lane); }
-        if (GENS > 9u) { cells = advance(&w9, cells, y - 10, lane); }
-        if (GENS > 10u) { cells = advance(&w10, cells, y - 11, lane); }
-        if (GENS > 11u) { cells = advance(&w11, cells, y - 12, lane); }
-        if (GENS > 12u) { cells = advance(&w12, cells, y - 13, lane); }
-        if (GENS > 13u) { cells = advance(&w13, cells, y - 14, lane); }
-        if (GENS > 14u) { cells = advance(&w14, cells, y - 15, lane); }
-        if (GENS > 15u) { cells = advance(&w15, cells, y - 16, lane); }
-        let out_row = y - i32(GENS);          // `cells`: this row of generation GENS
-        if (writes && s >= 2u * GENS && out_row < height) {
-            state_out[u32(out_row) * params.stride + word] = cells;
-        }
+    var row = wrap(top, lane.height);           // the same, wrapped into the grid
+    // steps past CHUNK + 2 GENS (at most two, to finish the last turn of the rings) load
+    // and compute but write nothing
+    for (var s = 0u; s < CHUNK + 2u * GENS; s += 3u) {
+        sweep_step(0u, s, top, &row, lane);
+        sweep_step(1u, s + 1u, top, &row, lane);
+        sweep_step(2u, s + 2u, top, &row, lane);
     }
 }

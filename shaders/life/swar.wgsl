@@ -113,3 +113,55 @@ fn word_mask(word: u32, p: LifeParams) -> u32 {
     let cells = min(p.width - word * 32u, 32u);
     return select((1u << cells) - 1u, 0xffffffffu, cells == 32u);
 }
+
+// ---- block totals: the 3x3 block's live cells, the cell itself included (0..9)
+//
+// A cheaper count for the sweep: each row contributes the bit-sliced sum of its west, own and
+// east cells (one full adder, values 0..3), and a cell's block total is the sum of three such
+// rows: two more full adders. Counting the cell itself costs nothing extra and leaves one
+// kind of row sum instead of two; the rule then reads "born at total n" for B n and "stays at
+// total n + 1" for S n.
+struct BlockRow {
+    cells: u32,
+    ones: u32,   // bit 0 of west + cells + east
+    twos: u32,   // bit 1
+};
+
+fn block_row(r: Row) -> BlockRow {
+    let three = full_add(r.west, r.cells, r.east);
+    return BlockRow(r.cells, three.sum, three.carry);
+}
+
+// The next state of a cell whose block total is `n`: a birth if B has n, survival if S has
+// n - 1. All-ones, all-zeros, `cells` or `~cells`: a constant choice once the overrides are known.
+fn block_entry(n: u32, cells: u32) -> u32 {
+    let born = ((BIRTH >> n) & 1u) != 0u;
+    let stays = (((SURVIVE << 1u) >> n) & 1u) != 0u;
+    return select(select(0u, cells, stays), select(~cells, 0xffffffffu, stays), born);
+}
+
+// The next generation of `mid`'s cells from the rows above and below. total = odd + 2 * pairs,
+// pairs = twos.sum + ones.carry + 2 * twos.carry (0..4); each value of `pairs` has a cheap
+// indicator, and only the rule's totals survive constant folding (B3/S23: pairs == 1 with odd
+// set, or pairs == 2 without it and a live cell).
+fn next_from_block_rows(up: BlockRow, mid: BlockRow, down: BlockRow) -> u32 {
+    let ones = full_add(up.ones, mid.ones, down.ones);
+    let twos = full_add(up.twos, mid.twos, down.twos);
+    let odd = ones.sum;
+    let a = twos.sum;
+    let b = ones.carry;
+    let h = twos.carry;
+    let pairs0 = ~(a | b | h);
+    let pairs1 = (a ^ b) & ~h;
+    let pairs2 = (a & b & ~h) | (h & ~(a | b));
+    let pairs3 = (a ^ b) & h;
+    let pairs4 = a & b & h;
+    let x = mid.cells;
+    let even = (pairs0 & block_entry(0u, x)) | (pairs1 & block_entry(2u, x))
+             | (pairs2 & block_entry(4u, x)) | (pairs3 & block_entry(6u, x))
+             | (pairs4 & block_entry(8u, x));
+    let odds = (pairs0 & block_entry(1u, x)) | (pairs1 & block_entry(3u, x))
+             | (pairs2 & block_entry(5u, x)) | (pairs3 & block_entry(7u, x))
+             | (pairs4 & block_entry(9u, x));
+    return (odd & odds) | (~odd & even);
+}

@@ -52,6 +52,7 @@ from emberfx.systems.emitter.component import EVENT_KINDS, MAX_EVENT_LINKS, sub_
 from emberfx.systems.emitter.params import BLOCK, BLOCK_WORDS
 
 if TYPE_CHECKING:
+    from emberfx.systems.emitter.batches import Simulation
     from emberfx.systems.emitter.system import EmitterSystem, _Pool
 
 INBOX = struct_dtype("emitter/event_types.wgsl", "EventInbox")
@@ -100,6 +101,7 @@ class EventWiring:
         self.pending: set[str] = set()                 # pools made since the last refresh
         self.records: dict[str, BufferView] = {}       # pool name -> <t>/event_records
         self.scans: dict[str, PrefixScan] = {}         # source -> the scan of its block counts
+        self.scan_passes: dict[str, list[Pass]] = {}   # source -> that scan's passes
         self.link_passes: dict[str, list[Pass]] = {}   # source -> tally + write per link
         self.seen: dict[str, np.ndarray] = {}          # source -> event totals scripts heard of
         # what the records and spawn pass of a pool, and the link passes of a source, were
@@ -126,6 +128,7 @@ class EventWiring:
         kinds = kinds_sent(c)
         if kinds:
             blocks = math.ceil(c.capacity / BLOCK)
+            self.scan_passes.pop(name, None)
             self.scans[name] = PrefixScan(self.system.build, f"{name}:emitter:events",
                                           pool.buffers["event_marks"], len(kinds) * blocks)
         self._make_records(name, 1)
@@ -142,7 +145,7 @@ class EventWiring:
 
     def forget(self, name: str) -> None:
         self.system.resources.release(name, FAMILY)
-        for table in (self.records, self.scans, self.link_passes, self.link_keys, self.seen,
+        for table in (self.records, self.scans, self.scan_passes, self.link_passes, self.link_keys, self.seen,
                       self.inbox_keys, self.into, self.made, self.records_made, self.sources):
             table.pop(name, None)
         self.pending.discard(name)
@@ -157,20 +160,21 @@ class EventWiring:
     def update_constants(self, pool: _Pool) -> dict:
         return {"EVENT_KINDS": sum(1 << KIND_INDEX[k] for k in kinds_sent(pool.component))}
 
-    def spawn_pass(self, pool: _Pool, birth_params: BufferView, from_storage: bool) -> Pass:
-        """The ordered spawn (emitter/spawn.wgsl), reading the budget from the counters and,
-        for a target, its births from the records."""
-        name, b = pool.entity.name, pool.buffers
-        grid = self.system.gpu.grid(math.ceil(pool.component.capacity / BLOCK))
+    def spawn_pass(self, pool: _Pool, sim: Simulation) -> Pass:
+        """The ordered spawn (emitter/spawn.wgsl) over ``sim`` (the pool's buffers, or its
+        batch's arenas), reading the budget from the counters and, for a target, its births
+        from the records."""
+        name, b = pool.entity.name, sim.buffers
         return self.system.build.compute(
-            f"{name}:emitter:spawn", Phase.SIMULATE, pool.shader(SPAWN), grid,
-            {"params": b["params"], "particles": b["particles"], "free_mask": b["free_mask"],
+            f"{sim.name}:emitter:spawn", Phase.SIMULATE, pool.shader(SPAWN),
+            self.system.gpu.grid(sim.blocks),
+            {"emitters": b["params"], "particles": b["particles"], "free_mask": b["free_mask"],
              "free_offset": b["block_free"], "alive_offset": b["block_alive"],
-             "alive_list": b["alive_list"], "birth_params": birth_params,
-             "budget": b["counters"], "inbox": b["event_links"],
-             "event_records": self.records[name], **pool.program_bindings(SPAWN)},
-            constants={"BIRTHS_FROM_STORAGE": from_storage,
-                       "EVENT_TARGET": bool(self.into.get(name))})
+             "alive_list": b["alive_list"], "block_owner": b["block_owner"],
+             "budget": b["counters"], "inbox": pool.buffers["event_links"],
+             "event_records": self.records[name], **pool.program_bindings(SPAWN),
+             **{k: v for k, v in sim.stand_ins.items() if k in ("inbox", "event_records")}},
+            constants={"EVENT_TARGET": bool(self.into.get(name))})
 
     def _make_records(self, name: str, count: int) -> None:
         if name in self.records:   # (releasing looks through every resource: only when needed)
@@ -268,7 +272,10 @@ class EventWiring:
         scan = self.scans.get(name)
         if scan is None:
             return pool.passes
-        extra = scan.passes() + self.link_passes.get(name, [])
+        passes = self.scan_passes.get(name)
+        if passes is None:   # made once: the same Pass objects let the frame graph reuse its plan
+            passes = self.scan_passes[name] = scan.passes()
+        extra = passes + self.link_passes.get(name, [])
         at = next(i for i, p in enumerate(pool.passes) if p.name.endswith(":emitter:update")) + 1
         return [*pool.passes[:at], *extra, *pool.passes[at:]]
 

@@ -326,7 +326,7 @@ class Program:
             "fn forces_at(position: vec3f, velocity: vec3f) -> vec3f {",
             "    var a = vec3f(0.0);",
             "    for (var k = 0u; k < params.accelerate_end; k++) {",
-            "        a += emitter_force(forces[k], position, velocity);",
+            "        a += emitter_force(forces[params.force_base + k], position, velocity);",
             "    }",
             "    return a;",
             "}",
@@ -449,11 +449,13 @@ def modifier_problem(component) -> str | None:
 def reprogram(system, pool, program: Program) -> None:
     """Give an emitter's pool (systems/emitter/system.py) the update, spawn and sprite draw
     passes of a new program; its buffers and particles stay."""
+    from emberfx.systems.emitter.passes import draw_pass
+
     pool.program = program
     pool.updates.clear()
     system._refresh(pool)
     if pool.component.allocation == "ordered":
         system.replace_spawn(pool)
     prefix = f"{pool.entity.name}:emitter"
-    pool.passes = [system._draw_pass(prefix, pool) if p.name == f"{prefix}:draw" else p
+    pool.passes = [draw_pass(system, prefix, pool) if p.name == f"{prefix}:draw" else p
                    for p in pool.passes]

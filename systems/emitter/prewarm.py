@@ -38,7 +38,7 @@ def prewarm(system: EmitterSystem, pool: _Pool) -> None:
     in_scene = system.query(*FORCE_KEYS)
 
     def records(k: int) -> tuple[bytes, bytes, bytes]:   # called once per step, in order
-        return system._step_uniforms(pool, StepInfo(frame=PREWARM_FRAMES + k, dt=dt, seed=seed),
+        return system.step_uniforms(pool, StepInfo(frame=PREWARM_FRAMES + k, dt=dt, seed=seed),
                                      (k - steps) * dt, in_scene)
 
     counters = pool.buffers["counters"]

@@ -1,18 +1,21 @@
-"""The Emitter system: a fixed-capacity particle pool with no free list.
+"""The Emitter system: fixed-capacity particle pools with no free list.
 
-Per step, for each emitter entity (all in one compute pass):
-  CLEAR     <e>:emitter:clear          zero the ticket / born / alive counters (clear_buffer)
-  SIMULATE  <e>:emitter:update         forces + semi-implicit Euler; dead slots: free mask and
+Like emitters run as one batch (batches.py: shared arenas, one dispatch per pass for all); any
+other emitter runs alone, as a batch of one over its own buffers. Per step, for each batch
+(``<b>`` is the batch, or the entity that runs alone), all in one compute pass:
+  SIMULATE  <b>:emitter:update         forces + semi-implicit Euler; dead slots: free mask and
                                        per-block free counts (ordered), or atomic budget/ticket
-            <e>:emitter:free:scan:*    (ordered) prefix sum of the per-block free counts
-            <e>:emitter:count          (ordered) per-block alive counts after births, by arithmetic
-            <e>:emitter:alive:scan:*   prefix sum of per-block alive counts; total = alive count
-            <e>:emitter:spawn          (ordered) births to the lowest free ranks + the alive list
-            <e>:emitter:compact        (atomic, ticket) the alive list from the alive mask
-  PREPARE   <e>:emitter:prepare        drawIndirect args: instance count = alive count
+            <b>:emitter:free:scan:*    (ordered) prefix sum of the per-block free counts
+            <b>:emitter:count          (ordered) per-block alive counts after births, by arithmetic
+            <b>:emitter:alive:scan:*   prefix sum of per-block alive counts
+            <b>:emitter:spawn          (ordered) births to the lowest free ranks + the alive list
+            <b>:emitter:compact        (atomic, ticket) the alive list from the alive mask
+  PREPARE   <b>:emitter:prepare        per emitter: drawIndirect args, alive count, counters.alive
+and for each emitter entity <e>:
   RENDER    <e>:emitter:depth, :sort:* (alpha) alive list sorted back to front for this camera
             <e>:emitter:draw           camera-facing billboards through the alive list
   READBACK  <e>:emitter:readback       counters -> the engine's staging ring (read 1-2 steps later)
+The host writes each emitter's counters with the step's budget and zero counts (no clear pass).
 
 Free slots are kept as a bit mask (one bit per slot, 8 words per 256-slot block) plus a count per
 block; a slot's rank is its block's scanned offset (emberfx.blocks.scan, shared) plus the set
@@ -21,8 +24,9 @@ bits before it in its block (countOneBits). The alive list is dense and in slot 
 Every buffer is a registry resource ``<e>/<key>`` that other families may bind by name:
 ``particles`` (one Particle per slot, emitter/types.wgsl; age >= lifetime means dead),
 ``alive_list`` (alive slots, dense), ``counters`` (Counters; ``alive`` is set in PREPARE) and
-``draw_args`` (its instance count is the alive count after PREPARE). The scans' buffers are
-named after what they scan (``<e>/block_alive:scan_sums0`` ...).
+``draw_args`` (its instance count is the alive count after PREPARE); in a batch they are views
+into the batch's arenas. The scans' buffers are named after what they scan
+(``<b>/block_alive:scan_sums0`` ...).
 
 Allocation modes (the ``allocation`` field):
   "ordered" (default): the k-th free slot in slot order is born when k < budget. The born set is a
@@ -41,24 +45,22 @@ from dataclasses import dataclass, field
 import numpy as np
 import wgpu
 
-from emberfx.blocks.scan import PrefixScan
-from emberfx.blocks.sort import KeySort
-from emberfx.blocks.sprites import sprite_pipeline, sprite_queue
-from emberfx.blocks.textures import TextureError, sprite_sampler, sprite_texture
-from emberfx.core import wgsl
+from emberfx.blocks.textures import TextureError, sprite_texture
 from emberfx.core.errors import SceneError
-from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.frame_graph import Pass
 from emberfx.core.layout import struct_dtype
 from emberfx.core.readback import read_array, read_buffer
 from emberfx.core.resources import BufferView
 from emberfx.core.system import EntityRef, Priority, Readback, StepInfo, System
 from emberfx.model.registry import set_system
+from emberfx.systems.emitter import batches
+from emberfx.systems.emitter import passes as emitter_passes
 from emberfx.systems.emitter import prewarm as emitter_prewarm
 from emberfx.systems.emitter.attributes import attribute_arrays
 from emberfx.systems.emitter.component import Emitter
 from emberfx.systems.emitter.contacts import Contacts
 from emberfx.systems.emitter.events import COUNTERS_CLEARED, EventWiring, check_links
-from emberfx.systems.emitter.looks import SPRITE_LOOK, pack_sprite_look, textured
+from emberfx.systems.emitter.looks import SPRITE_LOOK, pack_sprite_look
 from emberfx.systems.emitter.modifiers import (
     Program,
     layout_signature,
@@ -75,14 +77,13 @@ from emberfx.systems.emitter.params import (
     bake_looks,
     pack_params,
 )
-from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, arrange, pack_forces
+from emberfx.systems.emitter.passes import DEPTH_PARAMS
+from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, pack_forces
+from emberfx.systems.forces.forces import arrange as arrange_forces
 from emberfx.systems.meshes.draw import mesh_particle_passes, write_mesh_look
 
 DRAW, DRAW_SOFT = "emitter/draw.wgsl", "emitter/draw_soft.wgsl"
 UPDATE = "emitter/update.wgsl"
-ALLOCATION_MODES = wgsl.enum_constants(UPDATE, "ALLOCATION")
-COUNT_GROUP = wgsl.workgroup_size("emitter/count.wgsl")[0]   # blocks per count workgroup
-DEPTH_GROUP = wgsl.workgroup_size("emitter/depth.wgsl")[0]   # alive entries per depth workgroup
 PARTICLE = struct_dtype("emitter/types.wgsl", "Particle")
 COUNTERS = struct_dtype("emitter/types.wgsl", "Counters")
 
@@ -94,7 +95,7 @@ class _Pool:
     component: Emitter
     buffers: dict[str, BufferView]   # the registry's <entity>/<key> views, by key
     passes: list[Pass]
-    readback: Readback   # the counters region the engine copies back each step
+    readback: Readback | None = None   # the counters region the engine copies back each step
     births: Births = field(default_factory=Births)
     looks_key: tuple | None = None   # the curves last baked into the looks buffer
     param_record: np.ndarray = field(default_factory=lambda: np.zeros((), PARAMS))
@@ -106,6 +107,12 @@ class _Pool:
     program: Program | None = None   # its modifiers, attributes and expressions (modifiers.py)
     texture: object = None           # the sprite texture's view the draw binds
     layout: tuple = ()               # modifiers.layout_signature when the pool was made
+    sim: batches.Simulation | None = None   # what its simulation passes bind, when alone
+    batch: batches.Batch | None = None      # the batch it runs in, if any
+    member: int = 0                          # and its index there
+    dirty: bool = True   # the component was edited since its static fields were last packed
+    written_forces: bytes = b""              # a lone pool's forces as last written
+    sprite_record: np.ndarray | None = None  # and its SpriteLook, packed when last dirty
 
     def shader(self, base: str) -> str:
         """The shader pass ``base`` runs for this pool (specialised by its modifiers)."""
@@ -125,39 +132,11 @@ class EmitterSystem(System):
         self.pools: dict[str, _Pool] = {}
         self.acting: tuple = ()   # _acting_signature() when the pools were last refreshed
         self.events = EventWiring(self)   # GPU events between pools (sub-emitters)
+        self.batches: list[batches.Batch] = []   # like pools sharing arenas and passes
+        self.pending: dict[tuple, list[_Pool]] = {}   # spawned like pools waiting to batch
 
-    def _scene_has_forces(self) -> bool:
+    def scene_has_forces(self) -> bool:
         return bool(self.query(*FORCE_KEYS))
-
-    def births_from_storage(self) -> bool:
-        """Whether births read the params buffer through its storage binding: on software
-        adapters, whose uniform inlining would recompile the birth passes at every dispatch
-        (EmitterParams in emitter/types.wgsl); a GPU keeps its uniform loads."""
-        return self.gpu.is_software
-
-    def _draw_pipeline(self, component: Emitter, shader: str):
-        soft = component.soft > 0.0
-        fragment = ("fs_soft" if soft else "fs") + ("_textured" if textured(component) else "")
-        return sprite_pipeline(self.device, shader, component.blend,
-                               self.shared.scene_format, self.shared.depth_format, fragment)
-
-    def _draw_pass(self, prefix: str, pool: _Pool) -> Pass:
-        """The sprites' draw; soft ones read this frame's opaque depth, so they draw after
-        every opaque draw, in a pass whose depth attachment is read-only."""
-        component, texture, b = pool.component, pool.texture, pool.buffers
-        soft = component.soft > 0.0
-        shader = pool.shader(DRAW_SOFT if soft else DRAW)
-        bindings = {"frame": "frame", "params": b["params"], "particles": b["particles"],
-                    "alive_list": b["alive_list"], "looks": b["looks"],
-                    "sprite_look": b["sprite_look"], "sprite_texture": texture,
-                    "sprite_sampler": sprite_sampler(self.device),
-                    **pool.program_bindings(DRAW_SOFT if soft else DRAW)}
-        if soft:
-            bindings["scene_depth"] = "scene/depth"
-        return self.build.draw(f"{prefix}:draw", shader,
-                               self._draw_pipeline(component, shader), bindings,
-                               indirect=(b["draw_args"], 0), depth_read_only=soft,
-                               order=sprite_queue(component.blend, component.soft))
 
     def _sprite_texture(self, name: str, component: Emitter):
         """The texture's view, uploaded with its mips; an unusable one is a SceneError."""
@@ -179,103 +158,23 @@ class EmitterSystem(System):
         check_links(self, entity, component)
         texture = self._sprite_texture(name, component)   # before any resource: it may refuse
         program = self._program(entity, component)           # compiled: it may refuse too
-        blocks = math.ceil(n / BLOCK)
         self.gpu.check_buffer_size(n * PARTICLE.itemsize,
                                    f"entity '{name}': emitter.capacity = {n:,} "
                                    f"({PARTICLE.itemsize} bytes per particle)")
-        ordered = component.allocation == "ordered"
-        births_from_storage = self.births_from_storage()
         storage = wgpu.BufferUsage.STORAGE
-        params_usage = wgpu.BufferUsage.UNIFORM
-        if births_from_storage:   # the birth passes read it as storage too (birth_params)
-            params_usage |= storage
-        sizes = {
-            "params": (PARAMS.itemsize, params_usage),
-            "particles": (n * PARTICLE.itemsize, storage),
-            "counters": (COUNTERS.itemsize, storage),
-            "block_alive": (blocks * 4, storage),
-            "alive_list": (n * 4, storage),
-            "draw_args": (16, storage | wgpu.BufferUsage.INDIRECT),
-            "looks": (LOOKS.itemsize, storage),
-            # storage, not uniform: lavapipe recompiles a shader whose branches read uniforms
-            # at every bind (WGPU_NOTES), and the draw branches on the look
-            "sprite_look": (SPRITE_LOOK.itemsize, storage),
-            "forces": (MAX_FORCES * FORCE.itemsize, storage),
-            **EventWiring.buffer_sizes(component),
-        }
+        sizes = {**EventWiring.buffer_sizes(component)}
         if program.dtype is not None:
             sizes["attributes"] = (n * program.dtype.itemsize, storage)
             self.gpu.check_buffer_size(n * program.dtype.itemsize,
                                        f"entity '{name}': emitter.attributes for {n:,} slots "
                                        f"({program.dtype.itemsize} bytes per particle)")
-        if component.blend == "alpha":
-            sizes["sort_keys"] = (n * 4, storage)
-        if ordered:
-            sizes["free_mask"] = (blocks * BLOCK_WORDS * 4, storage)
-            sizes["block_free"] = (blocks * 4, storage)
-        else:
-            sizes["alive_mask"] = (blocks * BLOCK_WORDS * 4, storage)
-        if not births_from_storage:
-            # birth_params is never read here: a placeholder keeps the params to one usage
-            # (bound as both uniform and storage, it cost an H200 ~0.4 us a step)
-            sizes["birth_placeholder"] = (PARAMS.itemsize, storage)
         # published in the registry as <entity>/<key>: a trail binds <entity>/particles
         b = {key: self.buffer(entity, key, size, usage) for key, (size, usage) in sizes.items()}
-        grid = self.gpu.grid(blocks)
-        prefix = f"{name}:emitter"
-        compute = self.build.compute
-        alive_scan = PrefixScan(self.build, f"{prefix}:alive", b["block_alive"], blocks)
-        contacts = Contacts(self, entity)
-        counters = b["counters"]
-        pool = _Pool(entity, component, b, [], contacts=contacts,
-                     readback=Readback(name, "emitter", counters.name, counters.buffer,
-                                       counters.offset, COUNTERS.itemsize))
+        pool = _Pool(entity, component, b, [], contacts=Contacts(self, entity))
         pool.program, pool.texture = program, texture
         pool.layout = layout_signature(component, self.shared.resolve)
         self.events.attach(pool)
-        pool.variant = self._variant(pool)
-        update = pool.updates[pool.variant] = self._update_pass(pool)
-        passes = [self.build.clear(f"{prefix}:clear", Phase.CLEAR, b["counters"], 4,
-                                   COUNTERS_CLEARED - 4),
-                  update]
-        if ordered:
-            # free ranks -> alive counts per block -> alive ranks; then one pass gives births and
-            # writes the alive list (emitter/count.wgsl and spawn.wgsl explain the arithmetic)
-            free_scan = PrefixScan(self.build, f"{prefix}:free", b["block_free"], blocks)
-            passes += free_scan.passes()
-            passes.append(compute(
-                f"{prefix}:count", Phase.SIMULATE, "emitter/count.wgsl",
-                (math.ceil(blocks / COUNT_GROUP), 1, 1),
-                {"params": b["params"], "free_offset": b["block_free"],
-                 "free_total": free_scan.total, "block_alive": b["block_alive"],
-                 "counters": b["counters"]}))
-            passes += alive_scan.passes()
-            passes.append(self.events.spawn_pass(pool, birth_binding(b), births_from_storage))
-        else:
-            passes += alive_scan.passes()
-            passes.append(compute(
-                f"{prefix}:compact", Phase.SIMULATE, "emitter/compact.wgsl", grid,
-                {"params": b["params"], "alive_mask": b["alive_mask"],
-                 "block_alive_offset": b["block_alive"], "alive_list": b["alive_list"]}))
-        if component.blend == "alpha":   # back to front, by this frame's camera
-            passes.append(compute(
-                f"{prefix}:depth", Phase.RENDER, "emitter/depth.wgsl",
-                self.gpu.grid(math.ceil(n / DEPTH_GROUP)),
-                {"frame": "frame", "particles": b["particles"], "alive_list": b["alive_list"],
-                 "alive_total": alive_scan.total, "keys": b["sort_keys"]}))
-            sort = KeySort(self.build, prefix, b["sort_keys"], b["alive_list"], n,
-                           count=(alive_scan.total, 0))
-            passes += sort.passes(Phase.RENDER)
-        passes += [
-            compute(f"{prefix}:prepare", Phase.PREPARE, "emitter/prepare.wgsl", (1, 1, 1),
-                    {"counters": b["counters"], "alive_total": alive_scan.total,
-                     "draw_args": b["draw_args"]}),
-            self._draw_pass(prefix, pool),
-        ]
-        if component.mesh is not None:   # the mesh family draws these particles, not sprites
-            passes = [p for p in passes if p.name != f"{prefix}:draw"]
-            passes += mesh_particle_passes(self, entity, component, b)
-        pool.passes = passes
+        self.place_alone(pool)
         self.pools[name] = pool
         self.resources.write(b["params"], pack_params(
             pool.param_record, component, entity=entity.index, frame=0, seed=0, dt=0.0, budget=0,
@@ -285,30 +184,72 @@ class EmitterSystem(System):
         if component.prewarm > 0.0:
             emitter_prewarm.prewarm(self, pool)
 
-    def _update_pass(self, pool: _Pool) -> Pass:
-        """The update marks free slots (ordered: births come in spawn) or, having spawned itself
-        (atomic, ticket), the final alive slots. What nothing acts with is compiled out:
-        forces without force entities (HAS_FORCES; much faster on CPU backends), collisions
-        without a collision material and colliders (HAS_COLLISIONS), the code of collider
-        kinds that do not act on it (SOLID_KINDS, emitter/collide.wgsl says why) and vector
-        field sampling without vector fields (HAS_VECTOR_FIELDS)."""
+    def place_alone(self, pool: _Pool) -> None:
+        """Give the pool buffers of its own (the same layout as a batch of one: batches.py) and
+        its own passes but the simulation's (``simulation_passes``, which ``add`` prepends)."""
+        c, entity = pool.component, pool.entity
+        n, blocks = c.capacity, math.ceil(c.capacity / BLOCK)
+        storage = wgpu.BufferUsage.STORAGE
+        sizes = {
+            "params": (PARAMS.itemsize, wgpu.BufferUsage.UNIFORM | storage),
+            "particles": (n * PARTICLE.itemsize, storage),
+            "counters": (COUNTERS.itemsize, storage),
+            "block_alive": (blocks * 4, storage),
+            "block_owner": (blocks * 4, storage),   # all zero: every block is emitter 0's
+            "alive_list": (n * 4, storage),
+            "draw_args": (16, storage | wgpu.BufferUsage.INDIRECT),
+            "alive_total": (16, storage),
+            "looks": (LOOKS.itemsize, storage),
+            # storage, not uniform: lavapipe recompiles a shader whose branches read uniforms
+            # at every bind (WGPU_NOTES), and the draw branches on the look
+            "sprite_look": (SPRITE_LOOK.itemsize, storage),
+            "forces": (MAX_FORCES * FORCE.itemsize, storage),
+        }
+        if c.blend == "alpha":
+            sizes["sort_keys"] = (n * 4, storage)
+            sizes["depth_params"] = (DEPTH_PARAMS.itemsize, storage)
+        if c.allocation == "ordered":
+            sizes["free_mask"] = (blocks * BLOCK_WORDS * 4, storage)
+            sizes["block_free"] = (blocks * 4, storage)
+        else:
+            sizes["alive_mask"] = (blocks * BLOCK_WORDS * 4, storage)
+        for key, (size, usage) in sizes.items():
+            pool.buffers[key] = self.buffer(entity, key, size, usage)
+        record = np.zeros((), PARAMS)
+        record[()] = pool.param_record
+        record["first_block"], record["alive_base"] = 0, 0
+        record["batch_blocks"], record["force_base"] = blocks, 0
+        pool.param_record, pool.batch = record, None
+        pool.written_forces, pool.sprite_record, pool.dirty = b"", None, True   # new buffers
+        pool.sim = batches.Simulation(entity.name, pool.buffers, blocks)
+        pool.variant = self._variant(pool)
+        pool.updates.clear()
+        self.place_member(pool)
+        pool.passes = (emitter_passes.simulation_passes(self, pool, pool.sim, pool.updates)
+                       + pool.passes)
+
+    def place_member(self, pool: _Pool) -> None:
+        """The pool's own passes over its buffers (views into its batch's arenas, or its own):
+        the alpha sort, the draw, and its readback."""
         component, b = pool.component, pool.buffers
-        has_forces, solid_kinds, has_fields = pool.variant
-        ordered = component.allocation == "ordered"
-        marks = ("free_mask", "block_free") if ordered else ("alive_mask", "block_alive")
-        assert pool.contacts is not None
-        return self.build.compute(
-            f"{pool.entity.name}:emitter:update", Phase.SIMULATE, pool.shader(UPDATE),
-            self.gpu.grid(math.ceil(component.capacity / BLOCK)),
-            {"params": b["params"], "particles": b["particles"], "counters": b["counters"],
-             "mask": b[marks[0]], "block_count": b[marks[1]], "forces": b["forces"],
-             "birth_params": birth_binding(b), **pool.contacts.bindings(),
-             **self.events.update_bindings(pool), **pool.program_bindings(UPDATE)},
-            constants={"ALLOCATION": ALLOCATION_MODES[component.allocation],
-                       "HAS_FORCES": has_forces, "HAS_COLLISIONS": solid_kinds != 0,
-                       "SOLID_KINDS": solid_kinds, "HAS_VECTOR_FIELDS": has_fields,
-                       "BIRTHS_FROM_STORAGE": self.births_from_storage(),
-                       **self.events.update_constants(pool)})
+        prefix = f"{pool.entity.name}:emitter"
+        passes: list[Pass] = []
+        if component.blend == "alpha" and pool.batch is None:   # (a batch sorts its own)
+            passes += emitter_passes.alpha_sort(self, pool.entity.name,
+                                                {**b, "sort_values": b["alive_list"]},
+                                                component.capacity, 0, 1)
+        if component.mesh is not None:   # the mesh family draws these particles, not sprites
+            passes += mesh_particle_passes(self, pool.entity, component, b)
+        else:
+            passes.append(emitter_passes.draw_pass(self, prefix, pool))
+        pool.passes = passes
+        pool.readback = batches.readback_of(pool, COUNTERS.itemsize)
+
+    def arrange(self, changed: str | None = None) -> bool:
+        """Regroup like pools into batches (batches.py); True when buffers moved."""
+        if changed is None:
+            return batches.arrange(self)
+        return batches.arrange_after(self, changed)
 
     def _program(self, entity: EntityRef, component: Emitter) -> Program:
         """The emitter's modifiers, attributes and expressions, compiled (SceneError if not)."""
@@ -329,18 +270,21 @@ class EmitterSystem(System):
     def replace_spawn(self, pool: _Pool) -> None:
         """A new spawn pass for the pool (its event links changed: events.py)."""
         at = next(i for i, p in enumerate(pool.passes) if p.name.endswith(":emitter:spawn"))
-        pool.passes[at] = self.events.spawn_pass(pool, birth_binding(pool.buffers),
-                                                 self.births_from_storage())
+        assert pool.sim is not None   # a pool events spawn into runs alone
+        pool.passes[at] = self.events.spawn_pass(pool, pool.sim)
 
     def _variant(self, pool: _Pool) -> tuple[bool, int, bool]:
         assert pool.contacts is not None
         fields = any(getattr(f, "kind", None) == "vector_field" for f in self.forces_on(pool))
-        return (self._scene_has_forces(), pool.contacts.solid_kinds(pool.component), fields)
+        return (self.scene_has_forces(), pool.contacts.solid_kinds(pool.component), fields)
 
     def _refresh(self, pool: _Pool) -> None:
         """Bring the pool's update pass up to date: the variant for what acts on it now, bound
-        to the volumes buffer that holds what it samples (remade when it grew)."""
+        to the volumes buffer that holds what it samples (remade when it grew). A batched pool
+        acts with nothing of its own (batches.batch_key): its batch's pass is refreshed."""
         assert pool.contacts is not None
+        if pool.batch is not None:
+            return
         if pool.contacts.refresh(pool.component, self.forces_on(pool)):
             pool.updates.clear()   # they bound the old volumes buffer
         variant = self._variant(pool)
@@ -348,8 +292,9 @@ class EmitterSystem(System):
                         if p.name.endswith(":emitter:update")), None)
         update = pool.updates.get(variant)
         if update is None:
+            assert pool.sim is not None
             pool.variant = variant
-            update = pool.updates[variant] = self._update_pass(pool)
+            update = pool.updates[variant] = emitter_passes.update_pass(self, pool, pool.sim)
         pool.variant = variant
         if current is not None:
             pool.passes[current] = update
@@ -370,7 +315,7 @@ class EmitterSystem(System):
         components, whether any force acts, and the vector fields' samples."""
         fields = self.shared.system_for("force_field")
         return (tuple((id(c), c.shape, c.sdf, c.sdf_kind) for _, c in self.query("collider")),
-                self._scene_has_forces(), getattr(fields, "version", 0))
+                self.scene_has_forces(), getattr(fields, "version", 0))
 
     def targets_changed(self) -> None:
         """New render targets: update passes bind the new "scene/depth"."""
@@ -383,70 +328,132 @@ class EmitterSystem(System):
         self.pools[entity.name].births.extra += count
 
     def remove(self, entity: EntityRef) -> None:
-        del self.pools[entity.name]   # the registry releases its buffers, scans' included
+        pool = self.pools.pop(entity.name)   # the registry releases its buffers and views
+        if pool.batch is not None:   # its slots idle until the batch is packed again
+            batches.retire_member(self, pool)
         self.events.forget(entity.name)
 
     # per frame ---------------------------------------------------------------------------------
     def passes(self) -> list[Pass]:
         for pool in self.pools.values():   # a live edit of `collision` changes the variant
             self._refresh(pool)
+        for batch in self.batches:   # a force came or went: the other update variant
+            lead = batch.members[0]
+            lead.variant = self._variant(lead)
+            if lead.variant not in batch.updates:
+                batch.updates[lead.variant] = batches.member_writes(
+                    batch, emitter_passes.update_pass(self, lead, batch.sim))
+            batch.passes[0] = batch.updates[lead.variant]
         self.events.refresh()
-        # sources before their targets, each source's event passes after its update
-        return [p for pool in self.events.ordered() for p in self.events.with_events(pool)]
+        # batches first (no events reach them); then sources before their targets, each
+        # source's event passes after its update
+        return ([p for batch in self.batches for p in batch.passes]
+                + [p for pool in self.events.ordered() for p in self.events.with_events(pool)])
 
     def readbacks(self) -> list[Readback]:
-        return [pool.readback for pool in self.pools.values()]
+        """Each lone pool's counters, and each batch's in one region (one copy for all)."""
+        return ([pool.readback for pool in self.pools.values()
+                 if pool.batch is None and pool.readback is not None]
+                + [batches.batch_readback(batch) for batch in self.batches])
 
     def readbacks_of(self, entity: EntityRef) -> list[Readback]:
-        pool = self.pools.get(entity.name)
-        return [pool.readback] if pool is not None else []
+        pool = self.pools.get(entity.name)   # (a spawn that joins a batch lays all out again)
+        if pool is None or pool.batch is not None or pool.readback is None:
+            return []
+        return [pool.readback]
 
     def before_step(self, step: StepInfo) -> None:
         in_scene = self.query(*FORCE_KEYS)   # once for all pools
+        start = step.frame * step.dt
         for pool in self.pools.values():
             assert pool.program is not None
-            if program_key(pool.component) != pool.program.key:
+            if pool.dirty and program_key(pool.component) != pool.program.key:
                 # a live edit made a field an expression or a colour modifier (or not): a
                 # SceneError here makes the step undo the edit
-                reprogram(self, pool, self._program(pool.entity, pool.component))
-            self._upload_step(pool, step, in_scene=in_scene)
+                program = self._program(pool.entity, pool.component)
+                if pool.batch is not None:   # it leaves its batch before this step encodes
+                    pool.program = program
+                else:
+                    reprogram(self, pool, program)
+                # either way this step's frame graph is made again, with the new passes
+                self.shared.arrange_requested = True
+            if pool.batch is None:
+                self._upload_step(pool, step, start, in_scene)
+        for batch in self.batches:
+            batches.upload_step(self, batch, step, start, in_scene)
 
-    def _upload_step(self, pool: _Pool, step: StepInfo, start: float | None = None,
+    def edited(self, entity: EntityRef, component) -> None:
+        pool = self.pools.get(entity.name)
+        if pool is not None:
+            pool.dirty = True
+
+    def _upload_step(self, pool: _Pool, step: StepInfo, start: float,
                      in_scene: list | None = None) -> None:
-        c = pool.component
-        start = step.frame * step.dt if start is None else start
-        params, forces, budget = self._step_uniforms(pool, step, start, in_scene)
+        """A lone pool's step: what its component alone decides is packed again only after an
+        edit (``pool.dirty``); the forces and its look are written only when they changed."""
+        c, full = pool.component, pool.dirty
+        pool.dirty = False
+        params, forces, cleared = self.step_uniforms(pool, step, start, in_scene, full=full)
         write, b = self.resources.write, pool.buffers
         if pool.contacts is not None:
             pool.contacts.write_step(c, self.forces_on(pool, in_scene))
-        write(b["forces"], forces)
+        if forces != pool.written_forces:
+            write(b["forces"], forces)
+            pool.written_forces = forces
         write(b["params"], params)
-        write(b["sprite_look"], pack_sprite_look(c, pool.param_record))
+        if full or pool.sprite_record is None:
+            pool.sprite_record = np.frombuffer(pack_sprite_look(c, pool.param_record),
+                                               SPRITE_LOOK).copy()
+        look = pool.sprite_record
+        look["frame"], look["h"], look["seed"] = step.frame, step.dt, step.seed
+        write(b["sprite_look"], look.tobytes())
         if "mesh_look" in b:
             write_mesh_look(self, b, c, pool.param_record)
-        looks_key = (repr(c.color), tuple(c.alpha_curve), tuple(c.size_curve))
-        if looks_key != pool.looks_key:   # rebake only when the curves change (a live edit)
-            write(b["looks"], bake_looks(c))
-            pool.looks_key = looks_key
-        write(b["counters"], budget)   # the budget word; the clear pass zeroes the rest
-        self.events.write_inbox(pool, int(np.frombuffer(budget, np.uint32)[0]))
+        if full:
+            self.write_looks(pool)
+        write(b["counters"], cleared)   # the budget, and zero counts (no clear pass)
+        self.events.write_inbox(pool, int(np.frombuffer(cleared, np.uint32)[0]))
 
-    def _step_uniforms(self, pool: _Pool, step: StepInfo, start: float,
-                       in_scene: list | None = None) -> tuple[bytes, bytes, bytes]:
-        """One step's bytes for the params uniform, the forces array and the budget word of
-        the counters, for the step covering [start, start + dt) seconds (this advances the
-        emitter's birth bookkeeping). ``in_scene``: the scene's force entities, when known."""
+    def write_looks(self, pool: _Pool) -> None:
+        """Rebake the looks only when the curves changed (a live edit)."""
+        c = pool.component
+        looks_key = (repr(c.color), tuple(c.alpha_curve), tuple(c.size_curve))
+        if looks_key != pool.looks_key:
+            self.resources.write(pool.buffers["looks"], bake_looks(c))
+            pool.looks_key = looks_key
+
+    def step_uniforms(self, pool: _Pool, step: StepInfo, start: float,
+                      in_scene: list | None = None, full: bool = True
+                      ) -> tuple[bytes, bytes, bytes]:
+        """One step's bytes for the params record, the forces array and the counters' cleared
+        part (the budget word, then zeros up to the never-cleared event totals), for the step
+        covering [start, start + dt) seconds (this advances the emitter's birth bookkeeping).
+        ``in_scene``: the scene's force entities, when known. ``full`` False: only the fields
+        a step changes are packed (the component was not edited since the last full pack)."""
         c = pool.component
         budget, velocity = pool.births.step(c, start, step.dt,
                                             self.events.is_target(pool.entity.name))
-        forces, accelerate_end, kill_start = arrange(self.forces_on(pool, in_scene)[:MAX_FORCES])
-        params = pack_params(
-            pool.param_record, c, entity=pool.entity.index, frame=step.frame, seed=step.seed,
-            dt=step.dt, budget=budget, force_count=len(forces), velocity=velocity,
-            accelerate_end=accelerate_end, kill_start=kill_start, time=start)
+        forces, accelerate_end, kill_start = arrange_forces(
+            self.forces_on(pool, in_scene)[:MAX_FORCES])
+        record = pool.param_record
+        if full:
+            params = pack_params(
+                record, c, entity=pool.entity.index, frame=step.frame, seed=step.seed,
+                dt=step.dt, budget=budget, force_count=len(forces), velocity=velocity,
+                accelerate_end=accelerate_end, kill_start=kill_start, time=start)
+        else:   # the step's fields, as pack_params sets them
+            record["budget"], record["frame"], record["seed"] = budget, step.frame, step.seed
+            record["h"], record["time"] = step.dt, start
+            record["force_count"], record["accelerate_end"], record["kill_start"] = (
+                len(forces), accelerate_end, kill_start)
+            if c.inherit_velocity:
+                record["inherit"][:3] = c.inherit_velocity * velocity
+            params = record.tobytes()
         volumes = pool.contacts.volume_index if pool.contacts is not None else {}
+        cleared = np.zeros(COUNTERS_CLEARED // 4, np.uint32)
+        cleared[0] = budget
         return (params, pack_forces(forces, step.frame * step.dt, volumes).tobytes(),
-                np.array([budget], np.uint32).tobytes())
+                cleared.tobytes())
 
     def forces_on(self, pool: _Pool, in_scene: list | None = None) -> list:
         """The force components acting on this emitter, in scene order."""
@@ -481,7 +488,8 @@ class EmitterSystem(System):
         counters = np.frombuffer(read_buffer(self.device, pool.buffers["counters"],
                                              COUNTERS.itemsize), COUNTERS)[0]
         args = np.frombuffer(read_buffer(self.device, pool.buffers["draw_args"], 16), np.uint32)
-        out = {name: counters[name].tolist() for name in COUNTERS.names or ()}
+        out = {name: counters[name].tolist() for name in COUNTERS.names or ()
+               if name != "reserved"}
         out["draw_vertices"], out["draw_instances"] = int(args[0]), int(args[1])
         out["step_budget"] = pool.births.last_budget
         return out
@@ -493,8 +501,13 @@ class EmitterSystem(System):
         return read_array(self.device, pool.buffers["alive_list"], np.uint32, count)
 
     def stats(self, entity: EntityRef, readback: dict[str, bytes]) -> dict:
-        data = readback.get(entity.name)
         pool = self.pools[entity.name]
+        if pool.batch is None:
+            data = readback.get(entity.name)
+        else:   # its record in the batch's region
+            data = readback.get(pool.batch.name)
+            at = pool.member * COUNTERS.itemsize
+            data = data[at:at + COUNTERS.itemsize] if data is not None else None
         out = {"capacity": pool.component.capacity}
         if data is not None:
             counters = np.frombuffer(data, COUNTERS)[0]
@@ -507,10 +520,3 @@ class EmitterSystem(System):
 
 
 set_system("emitter", EmitterSystem)
-
-
-def birth_binding(buffers: dict[str, BufferView]) -> BufferView:
-    """What ``birth_params`` of the birth passes gets: the params buffer, or on a GPU, which
-    never reads it, the placeholder."""
-    return buffers.get("birth_placeholder", buffers["params"])
-

@@ -57,10 +57,11 @@ class Life(Tracked):
     memory: Literal["pingpong", "inplace"] = rebuild("pingpong")
     """two state buffers, or one updated in place through per-tile staging of the borders
     (half the memory) (reload)"""
-    kernel: Literal["auto", "sweep", "quad", "word"] = rebuild("auto")
-    """pingpong step kernel: "sweep" (several generations per dispatch, needs subgroups), "quad"
-    (one generation, widths that are multiples of 128) or "word" (one generation, any width); one
-    that cannot run here falls back to the next; "auto": the fastest that runs (reload)"""
+    kernel: Literal["auto", "sweep", "sweep_neighbours", "quad", "word"] = rebuild("auto")
+    """pingpong step kernel: "sweep" (several generations per dispatch, needs subgroups),
+    "sweep_neighbours" (the same with the slower 8-neighbour count, a baseline), "quad" (one
+    generation, widths that are multiples of 128) or "word" (one generation, any width); one that
+    cannot run here falls back to the next; "auto": the fastest that runs (reload)"""
     pattern: str | None = rebuild(None)
     """.rle or .cells file, relative to the scene file (reload)"""
     offset: tuple[int, int] | None = rebuild(None)

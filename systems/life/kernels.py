@@ -1,7 +1,7 @@
 """How a Life layer steps: the choice of step kernel, its workgroup grid, and its passes.
 
-  pingpong  <e>:life:sweep<k>   SWEEP_GENS generations per dispatch (life/step_sweep.wgsl), where
-                                the device has subgroups
+  pingpong  <e>:life:sweep<k>   SWEEP_GENS generations per dispatch (life/step_sweep.wgsl, or
+                                life/step_sweep_neighbours.wgsl), where the device has subgroups
             <e>:life:step<k>    one generation per dispatch: life/step_quad.wgsl when the width is
                                 a multiple of 128, else life/step.wgsl
             Each dispatch reads state<p> and writes state<1 - p>: the pass holds both binding
@@ -30,20 +30,23 @@ TILE_W, TILE_H, BORDER_SLOTS = (wgsl.int_constant("life/tile.wgsl", k)
                                 for k in ("TILE_W", "TILE_H", "BORDER_SLOTS"))
 STEP_ROWS = 16                                     # rows per invocation of the step kernels
 # The pingpong kernels, fastest first: "sweep" (several generations per dispatch, needs
-# subgroups), "quad" (one generation, four words per invocation, widths that are multiples of
-# 128) and "word" (one generation, one word per invocation, any width). The component's
-# ``kernel`` field picks where to start ("auto": the first); each falls back to the next where it
-# cannot run.
-PINGPONG_KERNELS = ("sweep", "quad", "word")
+# subgroups; counts 3x3 block totals), "sweep_neighbours" (the same sweep with the 8-neighbour
+# count: the sweep's baseline in `emberfx bench life`), "quad" (one generation, four words per
+# invocation, widths that are multiples of 128) and "word" (one generation, one word per
+# invocation, any width). The component's ``kernel`` field picks where to start ("auto": the
+# first); each falls back to the next where it cannot run.
+PINGPONG_KERNELS = ("sweep", "sweep_neighbours", "quad", "word")
+SWEEP_KERNELS = ("sweep", "sweep_neighbours")   # several generations per dispatch, one layout
 SWEEP_GENS = 8          # generations per dispatch of life/step_sweep.wgsl (at most MAX_SWEEP_GENS)
-MAX_SWEEP_GENS = wgsl.int_constant("life/step_sweep.wgsl", "MAX_GENS")
+MAX_SWEEP_GENS = min(wgsl.int_constant(f"life/step_{k}.wgsl", "MAX_GENS") for k in SWEEP_KERNELS)
 SWEEP_GROUP = wgsl.workgroup_size("life/step_sweep.wgsl")[0]   # invocations per sweep workgroup
 STEP_GROUP = {"word": wgsl.workgroup_size("life/step.wgsl")[0],
               "quad": wgsl.workgroup_size("life/step_quad.wgsl")[0]}
 SWEEP_CHUNKS = (256, 128, 64)   # rows per subgroup, the largest that keeps the GPU busy
 SWEEP_BUSY_SUBGROUPS = 8192     # ... meaning this many subgroups (a hardware GPU)
-STEP_SHADERS = {"sweep": "life/step_sweep.wgsl", "quad": "life/step_quad.wgsl",
-                "word": "life/step.wgsl"}
+STEP_SHADERS = {"sweep": "life/step_sweep.wgsl",
+                "sweep_neighbours": "life/step_sweep_neighbours.wgsl",
+                "quad": "life/step_quad.wgsl", "word": "life/step.wgsl"}
 
 
 def uses_quads(width: int) -> bool:
@@ -54,7 +57,7 @@ def uses_quads(width: int) -> bool:
 
 @dataclass(frozen=True)
 class Sweep:
-    """How life/step_sweep.wgsl covers one layer: subgroups of `lanes` word columns, `halo` of
+    """How the sweep kernels cover one layer: subgroups of `lanes` word columns, `halo` of
     them on each side lent to the neighbours, `chunk` rows each."""
     lanes: int
     halo: int
@@ -86,7 +89,7 @@ def plan_sweep(lanes: int | None, width: int, height: int, torus: bool,
 def pingpong_plan(kernel: str, generations: int) -> list[int]:
     """Generations per dispatch for one step: SWEEP_GENS at a time for the sweep, then the rest
     in one smaller dispatch; one each for the single-generation kernels."""
-    if kernel != "sweep":
+    if kernel not in SWEEP_KERNELS:
         return [1] * generations
     whole, rest = divmod(generations, SWEEP_GENS)
     return [SWEEP_GENS] * whole + ([rest] if rest else [])
@@ -100,8 +103,8 @@ def choose_kernel(gpu: GpuContext, layer: LifeLayer) -> None:
     chosen = layer.component.kernel
     wanted: str = PINGPONG_KERNELS[0] if chosen == "auto" else chosen
     layer.sweep = (plan_sweep(gpu.subgroup_size, layer.width, layer.height, torus, busy)
-                   if wanted == "sweep" else None)
-    layer.kernel = ("sweep" if layer.sweep else
+                   if wanted in SWEEP_KERNELS else None)
+    layer.kernel = (wanted if layer.sweep else
                     "quad" if wanted != "word" and uses_quads(layer.width) else "word")
 
 
@@ -109,7 +112,7 @@ def step_grid(gpu: GpuContext, layer: LifeLayer) -> tuple[int, int, int]:
     """The workgroup grid of each of the layer's step dispatches."""
     if layer.component.memory == "inplace":
         return gpu.grid(layer.tiles)
-    if layer.kernel == "sweep":
+    if layer.kernel in SWEEP_KERNELS:
         assert layer.sweep is not None   # the sweep kernel is chosen with its plan
         return layer.sweep.grid(layer.stride, layer.height)
     across = 4 if layer.kernel == "quad" else 1     # words per invocation
@@ -138,15 +141,18 @@ def _pingpong_passes(build: PassBuilder, layer: LifeLayer, k: int, gens: int) ->
     """Dispatch k of a step, advancing ``gens`` generations from state<p> into state<1 - p>."""
     name = layer.entity.name
     constants = dict(layer.constants)
-    if layer.kernel == "sweep":
+    if layer.kernel in SWEEP_KERNELS:
         if not 1 <= gens <= MAX_SWEEP_GENS:   # GENS is an override: no const_assert sees it
-            raise UsageError(f"entity '{name}': life/step_sweep.wgsl advances 1 to "
+            raise UsageError(f"entity '{name}': {STEP_SHADERS[layer.kernel]} advances 1 to "
                              f"MAX_GENS = {MAX_SWEEP_GENS} generations per dispatch, "
                              f"asked for GENS = {gens}")
         sweep, torus = layer.sweep, layer.component.topology == "torus"
         assert sweep is not None   # the sweep kernel is chosen with its plan
+        ragged = layer.width % 32 != 0
         constants.update(GENS=gens, CHUNK=sweep.chunk, HALO=sweep.halo, TORUS=torus,
-                         RAGGED_TORUS=torus and layer.width % 32 != 0)
+                         RAGGED_TORUS=torus and ragged)
+        if layer.kernel == "sweep":
+            constants["MASKED"] = ragged or not torus
     else:
         constants["ROWS"] = STEP_ROWS
     params = f"{name}/params"
@@ -161,7 +167,7 @@ def _pingpong_passes(build: PassBuilder, layer: LifeLayer, k: int, gens: int) ->
     def pick(k: int = k) -> int:   # the buffer this dispatch starts from, when it is encoded
         return (layer.step_parity + k) % 2
 
-    kind = "sweep" if layer.kernel == "sweep" else "step"
+    kind = "sweep" if layer.kernel in SWEEP_KERNELS else "step"
     return (build.compute(f"{name}:life:{kind}{k}", Phase.SIMULATE, STEP_SHADERS[layer.kernel],
                           layer.grid, variants, constants=constants, pick=pick),)
 

@@ -423,7 +423,7 @@ class LifeSystem(System):
         out = {"generation": layer.generation, "size": (layer.width, layer.height),
                # the step kernel that runs (the component's choice, or what it fell back to)
                "kernel": layer.kernel if layer.component.memory == "pingpong" else "inplace"}
-        if layer.sweep is not None and out["kernel"] == "sweep":
+        if layer.sweep is not None and out["kernel"] in life_kernels.SWEEP_KERNELS:
             out["sweep"] = {"lanes": layer.sweep.lanes, "rows_per_subgroup": layer.sweep.chunk,
                             "generations_per_dispatch": life_kernels.SWEEP_GENS}
         data = readback.get(entity.name)

@@ -1,0 +1,100 @@
+"""The wgpu calls of a frame graph's unchanging work, worked out once and replayed every frame.
+
+A frame's passes are the same objects frame after frame. Deciding for each pass, each frame,
+which pipeline and bind groups still need setting, whether its workgroup counts are fixed, and
+building the argument tuples cost more Python time than the wgpu calls themselves (about 1 us
+each through wgpu-py on a small CPU). So a run of consecutive compute passes is compiled once into
+a list of calls, each taking the open GPUComputePassEncoder: ``operator.methodcaller`` where the
+arguments are fixed, a small function where something is picked when the frame is encoded (a
+bind group given as a function for ping-pong state, counts given as a function, repeats). The
+pipeline and bind groups already in effect are left out, as frame_graph's ``_Encoding`` does
+while it records; a group picked at encode time counts as unknown afterwards, so the next pass
+sets its own. Buffer clears and copies compile the same way, into calls taking the command
+encoder.
+
+The operations are read through their fields only (``Dispatch``, ``ClearBuffer`` and
+``CopyBuffer`` of frame_graph.py), so this module imports nothing of the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from operator import methodcaller
+
+_UNKNOWN = object()   # a bind group picked when the frame is encoded
+_UNSET = object()     # no pipeline set yet in this compute pass
+
+
+def compute_calls(ops: Sequence) -> list[Callable]:
+    """The calls that record ``ops`` (Dispatch operations, in order) into one compute pass."""
+    calls: list[Callable] = []
+    pipeline: object = _UNSET
+    bound: dict[int, object] = {}
+    for op in ops:
+        counts = op.groups
+        if op.indirect is None and not callable(counts) and not all(counts):
+            continue   # fixed counts with a zero: the pass records nothing
+        if op.pipeline is not pipeline:
+            calls.append(methodcaller("set_pipeline", op.pipeline))
+            pipeline = op.pipeline
+            bound = {}   # bind groups of auto layouts belong to one pipeline
+        picked = []
+        for index, group in enumerate(op.bind_groups):
+            if callable(group):
+                picked.append((index, group))
+            elif bound.get(index) is not group:
+                calls.append(methodcaller("set_bind_group", index, group))
+                bound[index] = group
+        if callable(op.repeat) or op.repeat != 1:
+            calls.append(partial(_repeated, tuple(picked), op.repeat, counts, op.indirect))
+        else:
+            calls.extend(partial(_set_picked_group, index, pick) for index, pick in picked)
+            calls.append(_dispatch_call(counts, op.indirect))
+        for index, _ in picked:
+            bound[index] = _UNKNOWN
+    return calls
+
+
+def encoder_call(op) -> Callable:
+    """The call that records a ClearBuffer (it has ``buffer``) or CopyBuffer operation."""
+    if hasattr(op, "buffer"):
+        return methodcaller("clear_buffer", op.buffer, op.offset, op.size)
+    return methodcaller("copy_buffer_to_buffer", op.source, op.source_offset, op.destination,
+                        op.destination_offset, op.size)
+
+
+def _dispatch_call(counts, indirect) -> Callable:
+    if indirect is not None:
+        return methodcaller("dispatch_workgroups_indirect", *indirect)
+    if callable(counts):
+        return partial(_dispatch_counted, counts)
+    return methodcaller("dispatch_workgroups", *counts)
+
+
+def _set_picked_group(index: int, pick: Callable, compute) -> None:
+    compute.set_bind_group(index, pick())
+
+
+def _dispatch_counted(counts: Callable, compute) -> None:
+    groups = counts()
+    if all(groups):
+        compute.dispatch_workgroups(*groups)
+
+
+def _repeated(picked: tuple, repeat, counts, indirect, compute) -> None:
+    """A dispatch issued ``repeat`` times in a row; a group given as a function is called with
+    the repeat index and set only when it differs from the previous repeat's."""
+    current: dict[int, object] = {}
+    for k in range(repeat() if callable(repeat) else repeat):
+        for index, pick in picked:
+            group = pick(k)
+            if current.get(index) is not group:
+                compute.set_bind_group(index, group)
+                current[index] = group
+        if indirect is not None:
+            compute.dispatch_workgroups_indirect(*indirect)
+        else:
+            groups = counts() if callable(counts) else counts
+            if all(groups):
+                compute.dispatch_workgroups(*groups)

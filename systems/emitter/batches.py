@@ -1,0 +1,482 @@
+"""Batches of like emitters: one arena per buffer and one dispatch per simulation pass for all.
+
+Emitters whose simulation compiles to the same passes (ordered allocation, no sub-emitter events
+in or out, no modifiers, attributes or birth expressions, no mesh, no prewarm, no collision
+material, no vector field in the scene, and the same "any forces" switch) share:
+
+  <batch>/particles, alive_list, sort_keys       slot ranges, each emitter's padded to whole
+                                                 256-slot blocks (emitter/types.wgsl BLOCK)
+  <batch>/free_mask, block_free, block_alive,    per block of the batch; block_owner names each
+  block_owner                                    block's emitter
+  <batch>/params, counters, draw_args,           one RECORD_WORDS-word record per emitter
+  alive_total, sprite_look
+  <batch>/forces, looks                          MAX_FORCES force records, one Looks per emitter
+
+and run update, free scan, count, alive scan, spawn and prepare once per frame for all of them
+(emitter/update.wgsl, count.wgsl, spawn.wgsl and prepare.wgsl index the records by block_owner).
+Each emitter's buffers stay published under its own names (``<e>/particles`` ...) as views into
+the arenas at 256-byte offsets, so trails, depth sorts, draws, state() and tests bind them as
+before; slots and birth keys are the emitter's own, so a batched run is byte-identical to the
+same emitters run alone (tests/test_emitter_batches.py). Draws stay one drawIndirect per emitter
+(each binds its own views, texture and blend pipeline), all from the batch's one args buffer.
+
+``arrange`` regroups the pools when the world changes (the Engine calls it when the world is
+built, an entity is spawned, deleted or rebuilt, or a pool asked for it): a pool that joins or
+leaves a batch has its particles, alive list, counters and draw args copied on the GPU into its
+new place, and its uniforms written again. A lone emitter runs the same shaders as a batch of
+one over its own buffers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import wgpu
+
+from emberfx.blocks.sort import TILE
+from emberfx.core.frame_graph import Pass
+from emberfx.core.layout import struct_dtype
+from emberfx.core.resources import BufferView
+from emberfx.core.system import Readback
+from emberfx.systems.emitter import passes as emitter_passes
+from emberfx.systems.emitter.looks import SPRITE_LOOK, pack_sprite_look
+from emberfx.systems.emitter.params import (
+    BLOCK,
+    BLOCK_WORDS,
+    LOOKS,
+    PARAMS,
+    bake_looks,
+    pack_params,
+)
+from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, pack_forces
+from emberfx.systems.forces.forces import arrange as arrange_forces
+
+if TYPE_CHECKING:
+    from emberfx.systems.emitter.system import EmitterSystem, _Pool
+
+RECORD = PARAMS.itemsize   # bytes of every per-emitter record (EmitterParams is padded to it)
+PARTICLE = struct_dtype("emitter/types.wgsl", "Particle")
+DEPTH_PARAMS = struct_dtype("emitter/depth.wgsl", "DepthParams")
+# a SpriteLook padded to a record: the batch's sprite arena, one per member
+_SPRITE_FIELDS: Any = SPRITE_LOOK.fields
+SPRITE_RECORD = np.dtype({"names": list(_SPRITE_FIELDS),
+                          "formats": [f[0] for f in _SPRITE_FIELDS.values()],
+                          "offsets": [f[1] for f in _SPRITE_FIELDS.values()],
+                          "itemsize": RECORD})
+STORAGE = wgpu.BufferUsage.STORAGE
+# what a pool's new place receives from its old one on the GPU (the rest is written by the host
+# or recomputed by every step)
+MOVED_STATE = ("particles", "alive_list", "counters", "draw_args", "alive_total", "forces",
+               "sprite_look", "looks")
+# a pool's own buffers that a batch's arenas replace (and their scans' and sorts' buffers)
+ARENA_KEYS = (*MOVED_STATE, "params", "sort_keys", "depth_params",
+              "free_mask", "block_free", "block_alive", "block_owner")
+_REPLACED_PREFIXES = ("block_free:", "block_alive:", "sort_keys:")
+_serials = itertools.count()
+
+
+@dataclass
+class Simulation:
+    """What the simulation passes of a pool or a batch bind: its buffers (a lone pool's own,
+    or a batch's arenas), its blocks in all and its emitters."""
+    name: str                          # the passes' owner: the entity, or the batch
+    buffers: dict[str, BufferView]
+    blocks: int
+    members: int = 1
+    # what a batch's passes bind in place of its first member's own contacts and event buffers
+    # (no batched emitter collides or has events: these are never read, but must outlive any
+    # member)
+    stand_ins: dict[str, BufferView] = field(default_factory=dict)
+
+
+@dataclass
+class Batch:
+    """Like emitters sharing arenas and simulation passes."""
+    name: str
+    key: tuple
+    members: list[_Pool]
+    sim: Simulation
+    base_slots: list[int]                       # each member's first slot in the arenas
+    alive_bases: list[int]                      # and first entry in the alive list arena
+    alpha: tuple[int, int]                      # alpha members (last) and their segment size
+    params: np.ndarray                          # one EmitterParams record per member
+    forces: np.ndarray                          # MAX_FORCES Force records per member
+    sprites: np.ndarray                         # one RECORD-byte sprite look per member
+    counters: np.ndarray                        # each member's cleared Counters record, as words
+    passes: list[Pass] = field(default_factory=list)
+    updates: dict[tuple, Pass] = field(default_factory=dict)   # update pass by variant
+    written: dict[str, bytes] = field(default_factory=dict)    # last upload of rarely changing ones
+    dead: set[int] = field(default_factory=set)   # members deleted since it was made (idle)
+
+
+def batch_key(system: EmitterSystem, pool: _Pool, targets: set[str],
+              fields: bool) -> tuple | None:
+    """What a pool's shared passes compile to, or None when it must run alone."""
+    from emberfx.systems.emitter.events import SPAWN
+    from emberfx.systems.emitter.system import UPDATE
+
+    c = pool.component
+    if (fields or c.allocation != "ordered" or c.mesh is not None or c.prewarm > 0.0
+            or c.collision is not None or c.sub_emitters() or pool.entity.name in targets
+            or pool.program is None or pool.program.dtype is not None
+            or pool.shader(UPDATE) != UPDATE or pool.shader(SPAWN) != SPAWN):
+        return None
+    return (system.scene_has_forces(),)
+
+
+def wanted_groups(system: EmitterSystem) -> dict[tuple, list[list[_Pool]]]:
+    """The batches the pools should form now: like pools in entity order, split where an arena
+    would pass the device's largest storage binding; groups of one run alone."""
+    if not system.shared.batching:
+        return {}
+    targets = {spawn.emitter for _, c in system.query("emitter") for _, spawn in c.sub_emitters()}
+    fields = any(getattr(f, "kind", None) == "vector_field" for _, f in system.query(*FORCE_KEYS))
+    limit = system.gpu.limits["max-storage-buffer-binding-size"]
+    per_slot = PARTICLE.itemsize
+    groups: dict[tuple, list[list[_Pool]]] = {}
+    for pool in system.pools.values():
+        key = batch_key(system, pool, targets, fields)
+        if key is None:
+            continue
+        chunks = groups.setdefault(key, [[]])
+        slots = sum(_padded(p.component.capacity) for p in chunks[-1])
+        if (slots + _padded(pool.component.capacity)) * per_slot > limit:
+            chunks.append([])
+        chunks[-1].append(pool)
+    # the alpha emitters last, so that their sort's segments count from one record on
+    return {key: [sorted(c, key=lambda p: p.component.blend == "alpha") for c in chunks
+                  if len(c) >= 2] for key, chunks in groups.items()}
+
+
+def _padded(capacity: int) -> int:
+    return math.ceil(capacity / BLOCK) * BLOCK
+
+
+def arrange(system: EmitterSystem) -> bool:
+    """Regroup all the pools into the batches wanted now; True when any pool's buffers moved."""
+    system.pending.clear()
+    wanted = [(key, members) for key, chunks in wanted_groups(system).items()
+              for members in chunks]
+    alive = {id(p) for p in system.pools.values()}
+    kept = [b for b in system.batches
+            if all(id(p) in alive for p in b.members)
+            and any(key == b.key and members == b.members for key, members in wanted)]
+    joining = [(key, members) for key, members in wanted
+               if not any(b.key == key and b.members == members for b in kept)]
+    return _regroup(system, joining, [b for b in system.batches if b not in kept])
+
+
+SPAWN_GROUP = 8   # like emitters spawned alone that form a batch of their own
+
+
+def arrange_after(system: EmitterSystem, changed: str) -> bool:
+    """After a spawn or delete of ``changed``, at a cost that does not grow with the world: a
+    batch with more idle members (deleted) than live ones is packed again; a spawned emitter
+    that can share waits alone until SPAWN_GROUP like ones have come, which then form a batch,
+    merged with any batch of theirs at most twice their size (so each emitter is copied
+    O(log n) times, however many come); one that events will spawn into leaves its batch; a
+    vector field regroups everything."""
+    pool = system.pools.get(changed)
+    if pool is None:
+        worn = [b for b in system.batches if 2 * len(b.dead) > len(b.members)]
+        return _regroup(system, [(b.key, _live(system, b)) for b in worn], worn)
+    if any(getattr(f, "kind", None) == "vector_field" and ref.name == changed
+           for ref, f in system.query("force_field")) and system.batches:
+        return arrange(system)
+    targets = {spawn.emitter for _, spawn in pool.component.sub_emitters()}
+    leaving = [b for b in system.batches
+               if any(p.entity.name in targets for p in _live(system, b))]
+    if leaving:   # events will spawn into a member: it runs alone from now on
+        return _regroup(system, [(b.key, [p for p in _live(system, b)
+                                          if p.entity.name not in targets])
+                                 for b in leaving], leaving)
+    key = batch_key(system, pool, set(), False) if system.shared.batching else None
+    if key is None or pool.batch is not None:
+        return False
+    pending = [p for p in system.pending.get(key, []) if system.pools.get(p.entity.name) is p
+               and p.batch is None] + [pool]
+    if len(pending) < SPAWN_GROUP:
+        system.pending[key] = pending
+        return False
+    system.pending[key] = []
+    merged, members = [], pending
+    for batch in sorted((b for b in system.batches if b.key == key),
+                        key=lambda b: len(b.members)):
+        if len(batch.members) <= 2 * len(members):
+            merged.append(batch)
+            members = _live(system, batch) + members
+    members.sort(key=lambda p: p.component.blend == "alpha")
+    return _regroup(system, [(key, members)], merged)
+
+
+def _live(system: EmitterSystem, batch: Batch) -> list[_Pool]:
+    return [p for p in batch.members if system.pools.get(p.entity.name) is p]
+
+
+def _regroup(system: EmitterSystem, joining: list[tuple[tuple, list[_Pool]]],
+             retired: list[Batch]) -> bool:
+    """Make the batches ``joining`` (groups of fewer than two run alone) and retire those
+    ``retired``: each pool that moves gets its state copied on the GPU into its new place."""
+    joining = [(key, members) for key, members in joining if len(members) >= 2]
+    joined = {id(p) for _, members in joining for p in members}
+    leaving = [p for b in retired for p in _live(system, b) if id(p) not in joined]
+    if not joining and not leaving and not retired:
+        return False
+    resources = system.resources
+    encoder = system.device.create_command_encoder(label="emberfx:emitter:arrange")
+    spent: list = []   # own buffers of pools that moved, destroyed once the copies are done
+    made = []
+    for key, members in joining:
+        batch = _new_batch(system, key, members)
+        for k, pool in enumerate(members):
+            old = _take_place(system, pool, spent)
+            _place_in_batch(system, batch, k, pool)
+            _copy_state(encoder, old, pool.buffers)
+        made.append(batch)
+    for pool in leaving:
+        old = _take_place(system, pool, spent)
+        system.place_alone(pool)
+        _copy_state(encoder, old, pool.buffers)
+    system.device.queue.submit([encoder.finish()])
+    for buffer in spent:
+        buffer.destroy()
+    for batch in retired:
+        resources.release(batch.name, system.key)
+    system.batches = [b for b in system.batches if b not in retired] + made
+    for batch in made:
+        _finish_batch(system, batch)
+    for pool in leaving:
+        _write_uniforms(system, pool)
+    return True
+
+
+def retire_member(system: EmitterSystem, pool: _Pool) -> None:
+    """A deleted member idles: no slots, no births (its record says capacity 0), no draw."""
+    batch = pool.batch
+    assert batch is not None
+    k = pool.member
+    batch.dead.add(k)
+    row = batch.params[k]
+    row["capacity"], row["budget"], row["force_count"] = 0, 0, 0
+    batch.counters[k, 0] = 0
+
+
+def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch:
+    """The arenas of a new batch (zeroed; block_owner written). The alpha emitters' alive lists
+    and sort keys sit in segments of a power of two past the others' alive lists, so one
+    segmented sort orders them all (runtime/blocks/sort.py)."""
+    name = f"~batch{next(_serials)}"
+    bases, slots = [], 0
+    for pool in members:
+        bases.append(slots)
+        slots += _padded(pool.component.capacity)
+    blocks = slots // BLOCK
+    n = len(members)
+    alpha = [p.component.capacity for p in members if p.component.blend == "alpha"]
+    segment = max(TILE, 1 << (max(alpha) - 1).bit_length()) if alpha else 0
+    alive_bases = [bases[k] if members[k].component.blend != "alpha"
+                   else slots + (k - (n - len(alpha))) * segment for k in range(n)]
+    uniform, indirect = wgpu.BufferUsage.UNIFORM, wgpu.BufferUsage.INDIRECT
+    sizes = {"particles": (slots * PARTICLE.itemsize, STORAGE),
+             "alive_list": ((slots + len(alpha) * segment) * 4, STORAGE),
+             "free_mask": (blocks * BLOCK_WORDS * 4, STORAGE), "block_free": (blocks * 4, STORAGE),
+             "block_alive": (blocks * 4, STORAGE), "block_owner": (blocks * 4, STORAGE),
+             "params": (n * RECORD, STORAGE | uniform), "counters": (n * RECORD, STORAGE),
+             "draw_args": (n * RECORD, STORAGE | indirect), "alive_total": (n * RECORD, STORAGE),
+             "sprite_look": (n * RECORD, STORAGE), "forces": (n * MAX_FORCES * FORCE.itemsize,
+                                                             STORAGE),
+             "looks": (n * LOOKS.itemsize, STORAGE)}
+    if alpha:
+        sizes["sort_keys"] = (len(alpha) * segment * 4, STORAGE)
+        sizes["depth_params"] = (DEPTH_PARAMS.itemsize, STORAGE)
+    lead = members[0]
+    assert lead.contacts is not None
+    for binding, view in {**lead.contacts.buffers, "event_marks": lead.buffers["event_marks"],
+                          "inbox": lead.buffers["event_links"],
+                          "event_records": system.events.records[lead.entity.name]}.items():
+        sizes[f"stand_in:{binding}"] = (view.size, STORAGE)
+    what = f"the {n} batched emitters {members[0].entity.name!r}..{members[-1].entity.name!r}"
+    arenas = {k: system.resources.buffer(name, k, size,
+                                         usage | wgpu.BufferUsage.COPY_SRC
+                                         | wgpu.BufferUsage.COPY_DST,
+                                         family=system.key, what=f"{what}: {k}")
+              for k, (size, usage) in sizes.items()}
+    owners = np.repeat(np.arange(n, dtype=np.uint32),
+                       [_padded(p.component.capacity) // BLOCK for p in members])
+    system.resources.write(arenas["block_owner"], owners.tobytes())
+    if alpha:   # the alpha segments of the alive list, as the sort's values
+        arenas["sort_values"] = system.resources.view(f"{name}/alive_list", "sort_values",
+                                                      slots * 4, len(alpha) * segment * 4)
+    stand_ins = {k.split(":", 1)[1]: arenas.pop(k) for k in list(arenas)
+                 if k.startswith("stand_in:")}
+    return Batch(name, key, list(members), Simulation(name, arenas, blocks, n, stand_ins), bases,
+                 alive_bases, (len(alpha), segment),
+                 params=np.zeros(n, PARAMS), forces=np.zeros(n * MAX_FORCES, FORCE),
+                 sprites=np.zeros((n, RECORD), np.uint8),
+                 counters=np.zeros((n, RECORD // 4), np.uint32))
+
+
+def _take_place(system: EmitterSystem, pool: _Pool, spent: list) -> dict[str, BufferView]:
+    """Forget the names of the pool's arena-replaceable buffers (own buffers go to ``spent``);
+    return the old views of its moving state."""
+    resources, name = system.resources, pool.entity.name
+    old = {k: pool.buffers[k] for k in MOVED_STATE if k in pool.buffers}
+    for k in ARENA_KEYS:
+        if k in pool.buffers:
+            buffer = resources.take(pool.buffers.pop(k).name)
+            if buffer is not None:
+                spent.append(buffer)
+    for full in [n for n in resources.names(owner=name)
+                 if n.split("/", 1)[1].startswith(_REPLACED_PREFIXES)]:
+        item = resources.get(full)
+        if isinstance(item, BufferView) and item.family == system.key:
+            buffer = resources.take(full)
+            if buffer is not None:
+                spent.append(buffer)
+    pool.updates.clear()
+    pool.batch = None
+    return old
+
+
+def _place_in_batch(system: EmitterSystem, batch: Batch, k: int, pool: _Pool) -> None:
+    """Member k's views into the arenas, published under its own names, and its records."""
+    name, n = pool.entity.name, pool.component.capacity
+    base, alive_base = batch.base_slots[k], batch.alive_bases[k]
+    regions = {"particles": (base * PARTICLE.itemsize, n * PARTICLE.itemsize),
+               "alive_list": (alive_base * 4, n * 4),
+               "params": (k * RECORD, RECORD), "counters": (k * RECORD, RECORD),
+               "draw_args": (k * RECORD, 16), "alive_total": (k * RECORD, 16),
+               "sprite_look": (k * RECORD, SPRITE_LOOK.itemsize),
+               "forces": (k * MAX_FORCES * FORCE.itemsize, MAX_FORCES * FORCE.itemsize),
+               "looks": (k * LOOKS.itemsize, LOOKS.itemsize)}
+    if pool.component.blend == "alpha":
+        regions["sort_keys"] = ((alive_base - batch.alive_bases[-batch.alpha[0]]) * 4, n * 4)
+    for key, (offset, size) in regions.items():
+        pool.buffers[key] = system.resources.view(f"{batch.name}/{key}", key, offset, size,
+                                                  owner=name)
+    batch.params[k] = pool.param_record
+    pool.param_record = batch.params[k]   # a view: packing a step writes the batch's array
+    for field_name, value in (("first_block", base // BLOCK), ("alive_base", alive_base),
+                              ("batch_blocks", batch.sim.blocks),
+                              ("force_base", k * MAX_FORCES)):
+        pool.param_record[field_name] = value
+    pool.batch, pool.member = batch, k
+    pool.looks_key = None
+    pool.dirty = True   # its static fields are packed into the batch's arrays at the next step
+
+
+def _copy_state(encoder, old: dict[str, BufferView], new: dict[str, BufferView]) -> None:
+    for key, source in old.items():
+        target = new.get(key)
+        if target is not None:
+            size = min(source.size, target.size) // 4 * 4
+            if size:
+                encoder.copy_buffer_to_buffer(source.buffer, source.offset, target.buffer,
+                                              target.offset, size)
+
+
+def _finish_batch(system: EmitterSystem, batch: Batch) -> None:
+    """The batch's shared passes, each member's own passes and readback, and the uniforms a
+    render before the next step reads."""
+    lead = batch.members[0]
+    batch.updates.clear()
+    passes = emitter_passes.simulation_passes(system, lead, batch.sim, batch.updates)
+    alphas, segment = batch.alpha
+    if alphas:
+        passes += emitter_passes.alpha_sort(system, batch.name, batch.sim.buffers, segment,
+                                    len(batch.members) - alphas, alphas)
+    batch.passes = [member_writes(batch, p) for p in passes]
+    batch.updates[lead.variant] = batch.passes[0]
+    for pool in batch.members:
+        system.place_member(pool)
+        _write_uniforms(system, pool)
+    system.resources.write(batch.sim.buffers["params"], batch.params.tobytes())
+
+
+def member_writes(batch: Batch, p: Pass) -> Pass:
+    """``p`` declaring, beside each arena it writes, every member's view of it: the frame graph
+    then orders each reader of ``<e>/particles`` (a trail's sampling) after it."""
+    members: dict[int, list[str]] = {}   # arena buffer -> its members' views
+    for pool in batch.members:
+        for view in pool.buffers.values():
+            members.setdefault(id(view.buffer), []).append(view.name)
+    written = {id(a.buffer) for a in batch.sim.buffers.values() if a.name in p.writes}
+    extra = [name for buffer in written for name in members.get(buffer, ())]
+    return replace(p, writes=tuple(dict.fromkeys((*p.writes, *extra))))
+
+
+def _write_uniforms(system: EmitterSystem, pool: _Pool) -> None:
+    """What draws read before the next step writes it (the params record, the looks)."""
+    b, c = pool.buffers, pool.component
+    if pool.batch is None:
+        system.resources.write(b["params"], pool.param_record.tobytes())
+    system.resources.write(b["looks"], bake_looks(c))
+    system.resources.write(b["sprite_look"], pack_sprite_look(c, pool.param_record))
+    pool.looks_key = None
+
+
+def upload_step(system: EmitterSystem, batch: Batch, step, start: float, in_scene: list) -> None:
+    """One step's records of every member, packed into the batch's arrays and written with one
+    write per arena. What a member's component alone decides is packed only after an edit
+    (``pool.dirty``); the step's frame, time, budgets and the forces (once per distinct
+    ``affected_by``) go in as columns."""
+    params, sprites = batch.params, batch.sprites.view(SPRITE_RECORD)[:, 0]
+    budgets = np.zeros(len(batch.members), np.uint32)
+    forces_of: dict = {}   # affected_by -> (force records, accelerate_end, kill_start)
+    for k, pool in enumerate(batch.members):
+        if k in batch.dead:
+            continue
+        c = pool.component
+        budget, velocity = pool.births.step(c, start, step.dt)   # members are no event targets
+        budgets[k] = budget
+        acting = None if c.affected_by is None else tuple(c.affected_by)
+        found = forces_of.get(acting)
+        if found is None:
+            arranged, accelerate_end, kill_start = arrange_forces(
+                system.forces_on(pool, in_scene)[:MAX_FORCES])
+            found = forces_of[acting] = (pack_forces(arranged, step.frame * step.dt),
+                                         accelerate_end, kill_start, len(arranged))
+        records, accelerate_end, kill_start, count = found
+        if pool.dirty:
+            pack_params(pool.param_record, c, entity=pool.entity.index, frame=step.frame,
+                        seed=step.seed, dt=step.dt, budget=budget, force_count=count)
+            look = pack_sprite_look(c, pool.param_record)
+            batch.sprites[k, :len(look)] = np.frombuffer(look, np.uint8)
+            system.write_looks(pool)
+            pool.dirty = False
+        if c.inherit_velocity:
+            params["inherit"][k, :3] = c.inherit_velocity * velocity
+        row = params[k]
+        row["force_count"], row["accelerate_end"], row["kill_start"] = (
+            count, accelerate_end, kill_start)
+        if count:
+            batch.forces[k * MAX_FORCES:k * MAX_FORCES + len(records)] = records
+    params["budget"], params["frame"], params["seed"] = budgets, step.frame, step.seed
+    params["h"], params["time"] = step.dt, start
+    sprites["frame"], sprites["h"], sprites["seed"] = step.frame, step.dt, step.seed
+    batch.counters[:, 0] = budgets   # the budget word; the other counts start at zero
+    b, write = batch.sim.buffers, system.resources.write
+    write(b["params"], params.tobytes())
+    write(b["counters"], batch.counters.tobytes())
+    for key, array in (("forces", batch.forces), ("sprite_look", batch.sprites)):
+        data = array.tobytes()
+        if batch.written.get(key) != data:
+            write(b[key], data)
+            batch.written[key] = data
+
+
+def batch_readback(batch: Batch) -> Readback:
+    """Every member's counters in one region, copied back once per step."""
+    counters = batch.sim.buffers["counters"]
+    return Readback(batch.name, "emitter", counters.name, counters.buffer, counters.offset,
+                    len(batch.members) * RECORD)
+
+
+def readback_of(pool: _Pool, size: int) -> Readback:
+    counters = pool.buffers["counters"]
+    return Readback(pool.entity.name, "emitter", counters.name, counters.buffer, counters.offset,
+                    size)

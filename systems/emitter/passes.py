@@ -1,0 +1,146 @@
+"""The passes that step the emitters: the simulation of one pool or one batch (update, the
+scans, count and spawn or compaction, prepare; systems/emitter/system.py lists them) and the
+alpha emitters' back-to-front sort. The system places pools and batches; these build what runs
+over them (a batch's arenas or a pool's own buffers, ``Simulation``)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from emberfx.blocks.scan import PrefixScan
+from emberfx.blocks.sort import KeySort
+from emberfx.blocks.sprites import sprite_pipeline, sprite_queue
+from emberfx.blocks.textures import sprite_sampler
+from emberfx.core import wgsl
+from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.layout import struct_dtype
+from emberfx.core.resources import BufferView
+from emberfx.systems.emitter.looks import textured
+from emberfx.systems.emitter.params import PARAMS
+
+if TYPE_CHECKING:
+    from emberfx.systems.emitter.batches import Simulation
+    from emberfx.systems.emitter.system import EmitterSystem, _Pool
+
+DRAW, DRAW_SOFT = "emitter/draw.wgsl", "emitter/draw_soft.wgsl"
+UPDATE = "emitter/update.wgsl"
+ALLOCATION_MODES = wgsl.enum_constants(UPDATE, "ALLOCATION")
+COUNT_GROUP = wgsl.workgroup_size("emitter/count.wgsl")[0]   # blocks per count workgroup
+DEPTH_GROUP = wgsl.workgroup_size("emitter/depth.wgsl")[0]   # alive entries per depth workgroup
+DEPTH_PARAMS = struct_dtype("emitter/depth.wgsl", "DepthParams")
+
+
+def alpha_sort(system: EmitterSystem, owner: str, b: dict[str, BufferView], segment: int,
+               first_owner: int, segments: int) -> list[Pass]:
+    """Back to front by this frame's camera: depth keys, then the sort of the alive lists in
+    ``segments`` segments of ``segment`` entries (``b["sort_values"]``), segment s holding
+    emitter first_owner + s's (one segment: an emitter alone)."""
+    record = np.zeros((), DEPTH_PARAMS)
+    record["segment"], record["first_owner"], record["segments"] = (segment, first_owner,
+                                                                    segments)
+    system.resources.write(b["depth_params"], record.tobytes())
+    prefix = f"{owner}:emitter"
+    depth = system.build.compute(
+        f"{prefix}:depth", Phase.RENDER, "emitter/depth.wgsl",
+        system.gpu.grid(math.ceil(segment * segments / DEPTH_GROUP)),
+        {"frame": "frame", "particles": b["particles"], "alive_list": b["sort_values"],
+         "alive_totals": b["alive_total"], "keys": b["sort_keys"], "emitters": b["params"],
+         "depth_params": b["depth_params"]})
+    sort = KeySort(system.build, prefix, b["sort_keys"], b["sort_values"], segment,
+                   count=(b["alive_total"], first_owner * PARAMS.itemsize),
+                   segments=segments, count_stride=PARAMS.itemsize if segments > 1 else 0)
+    return [depth, *sort.passes(Phase.RENDER)]
+
+
+
+def simulation_passes(system: EmitterSystem, pool: _Pool, sim: Simulation,
+                      updates: dict) -> list[Pass]:
+    """The passes that step ``sim`` (one pool's buffers or a batch's arenas, ``pool`` its
+    first emitter): update; in ordered mode free ranks -> alive counts per block -> alive
+    ranks, then one pass gives births and writes the alive list (emitter/count.wgsl and
+    spawn.wgsl explain the arithmetic); in the atomic modes the compaction; then the draw
+    arguments. No clear pass: the host writes each emitter's cleared counters."""
+    b, blocks = sim.buffers, sim.blocks
+    prefix = f"{sim.name}:emitter"
+    compute = system.build.compute
+    alive_scan = PrefixScan(system.build, f"{prefix}:alive", b["block_alive"], blocks)
+    update = updates[pool.variant] = update_pass(system, pool, sim)
+    passes = [update]
+    if pool.component.allocation == "ordered":
+        free_scan = PrefixScan(system.build, f"{prefix}:free", b["block_free"], blocks)
+        passes += free_scan.passes()
+        passes.append(compute(
+            f"{prefix}:count", Phase.SIMULATE, "emitter/count.wgsl",
+            (math.ceil(blocks / COUNT_GROUP), 1, 1),
+            {"emitters": b["params"], "free_offset": b["block_free"],
+             "free_total": free_scan.total, "block_alive": b["block_alive"],
+             "counters": b["counters"], "block_owner": b["block_owner"]}))
+        passes += alive_scan.passes()
+        passes.append(system.events.spawn_pass(pool, sim))
+    else:
+        passes += alive_scan.passes()
+        passes.append(compute(
+            f"{prefix}:compact", Phase.SIMULATE, "emitter/compact.wgsl",
+            system.gpu.grid(blocks),
+            {"params": b["params"], "alive_mask": b["alive_mask"],
+             "block_alive_offset": b["block_alive"], "alive_list": b["alive_list"]}))
+    passes.append(compute(
+        f"{prefix}:prepare", Phase.PREPARE, "emitter/prepare.wgsl", (sim.members, 1, 1),
+        {"emitters": b["params"], "counters": b["counters"], "alive_offset": b["block_alive"],
+         "alive_scan_total": alive_scan.total, "alive_totals": b["alive_total"],
+         "draw_args": b["draw_args"]}))
+    return passes
+
+def update_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> Pass:
+    """The update marks free slots (ordered: births come in spawn) or, having spawned itself
+    (atomic, ticket), the final alive slots. What nothing acts with is compiled out:
+    forces without force entities (HAS_FORCES; much faster on CPU backends), collisions
+    without a collision material and colliders (HAS_COLLISIONS), the code of collider
+    kinds that do not act on it (SOLID_KINDS, emitter/collide.wgsl says why) and vector
+    field sampling without vector fields (HAS_VECTOR_FIELDS). ``pool``: the (first)
+    emitter whose contacts, events and modifiers it binds."""
+    component, b = pool.component, sim.buffers
+    has_forces, solid_kinds, has_fields = pool.variant
+    ordered = component.allocation == "ordered"
+    marks = ("free_mask", "block_free") if ordered else ("alive_mask", "block_alive")
+    assert pool.contacts is not None
+    return system.build.compute(
+        f"{sim.name}:emitter:update", Phase.SIMULATE, pool.shader(UPDATE),
+        system.gpu.grid(sim.blocks),
+        {"emitters": b["params"], "particles": b["particles"], "counters": b["counters"],
+         "mask": b[marks[0]], "block_count": b[marks[1]], "forces": b["forces"],
+         "block_owner": b["block_owner"], **pool.contacts.bindings(),
+         **system.events.update_bindings(pool), **pool.program_bindings(UPDATE),
+         **{k: v for k, v in sim.stand_ins.items() if k not in ("inbox", "event_records")}},
+        constants={"ALLOCATION": ALLOCATION_MODES[component.allocation],
+                   "HAS_FORCES": has_forces, "HAS_COLLISIONS": solid_kinds != 0,
+                   "SOLID_KINDS": solid_kinds, "HAS_VECTOR_FIELDS": has_fields,
+                   **system.events.update_constants(pool)})
+
+
+def _draw_pipeline(system: EmitterSystem, component, shader: str):
+    soft = component.soft > 0.0
+    fragment = ("fs_soft" if soft else "fs") + ("_textured" if textured(component) else "")
+    return sprite_pipeline(system.device, shader, component.blend,
+                           system.shared.scene_format, system.shared.depth_format, fragment)
+
+def draw_pass(system: EmitterSystem, prefix: str, pool: _Pool) -> Pass:
+    """The sprites' draw; soft ones read this frame's opaque depth, so they draw after
+    every opaque draw, in a pass whose depth attachment is read-only."""
+    component, texture, b = pool.component, pool.texture, pool.buffers
+    soft = component.soft > 0.0
+    shader = pool.shader(DRAW_SOFT if soft else DRAW)
+    bindings = {"frame": "frame", "params": b["params"], "particles": b["particles"],
+                "alive_list": b["alive_list"], "looks": b["looks"],
+                "sprite_look": b["sprite_look"], "sprite_texture": texture,
+                "sprite_sampler": sprite_sampler(system.device),
+                **pool.program_bindings(DRAW_SOFT if soft else DRAW)}
+    if soft:
+        bindings["scene_depth"] = "scene/depth"
+    return system.build.draw(f"{prefix}:draw", shader,
+                           _draw_pipeline(system, component, shader), bindings,
+                           indirect=(b["draw_args"], 0), depth_read_only=soft,
+                           order=sprite_queue(component.blend, component.soft))

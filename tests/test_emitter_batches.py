@@ -1,0 +1,216 @@
+"""Batches of like emitters (systems/emitter/batches.py): one arena per buffer and one dispatch
+per simulation pass for all, byte-identical to the same emitters run alone (Engine(batching=
+False), which runs every emitter as a batch of one over its own buffers).
+
+The oracle is the unbatched run of the same scene: every particle's bytes, the alive lists, the
+counters and the rendered image must be equal, through ragged capacities (1, 255, 257 slots, a
+non-multiple of the 256-slot block), mixed blends (the alpha ones sort their own views), forces
+acting on some emitters only, spawns and deletes that regroup the batch, and a live edit that
+moves an emitter out of its batch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from emberfx.core.frame_graph import Phase
+from emberfx.engine.engine import Engine
+from emberfx.model.scene import loads_scene
+
+HEADER = """
+[scene]
+name = "batches"
+seed = 11
+size = [160, 96]
+[camera]
+kind = "perspective"
+position = [0.0, 2.0, 6.0]
+target = [0.0, 0.5, 0.0]
+"""
+
+
+def emitter(name: str, capacity: int, blend: str, x: float, extra: str = "",
+            rate: float | None = None) -> str:
+    return f"""
+[[entity]]
+name = "{name}"
+[entity.emitter]
+capacity = {capacity}
+rate = {capacity * 2 if rate is None else rate}
+lifetime = [0.2, 0.6]
+speed = [0.5, 2.0]
+position = [{x}, 0.0, 0.0]
+size = 0.05
+blend = "{blend}"
+{extra}
+"""
+
+
+MIXED = (HEADER
+         + emitter("a", 1, "additive", -2.0)
+         + emitter("b", 255, "alpha", -1.0)
+         + emitter("c", 257, "opaque", 0.0, 'affected_by = ["pull"]')
+         + emitter("d", 700, "alpha", 1.0, 'shape = { kind = "sphere", radius = 0.3 }')
+         + emitter("e", 1000, "additive", 2.0)
+         + """
+[[entity]]
+name = "pull"
+[entity.attractor]
+position = [0.0, 1.5, 0.0]
+strength = 4.0
+""")
+
+
+def snapshot(engine: Engine) -> dict:
+    """Everything a batch could get wrong, by emitter: particle arrays, alive list, counters."""
+    out = {}
+    for name in engine.entity_names():
+        if "emitter" not in engine.components_of(name):
+            continue
+        system = engine.system_of(name, "emitter")
+        ref = engine.entity_ref(name)
+        counters = system.counters(ref)
+        counters.pop("step_budget")
+        out[name] = ({k: v.tobytes() for k, v in engine.state(name).items()},
+                     system.alive_list(ref).tobytes(), counters)
+    return out
+
+
+def run(text: str, batching: bool, steps: int = 24, between=None) -> tuple[dict, np.ndarray, int]:
+    with Engine(loads_scene(text, path="<batches>"), batching=batching) as engine:
+        engine.step(steps)
+        if between is not None:
+            between(engine)
+            engine.step(steps)
+        passes = len([p for p in engine.frame_passes() if p.phase != Phase.READBACK])
+        return snapshot(engine), engine.render(), passes
+
+
+def test_batched_run_is_byte_identical_to_each_emitter_alone(gpu):
+    batched, image, passes = run(MIXED, True)
+    alone, image_alone, passes_alone = run(MIXED, False)
+    assert batched.keys() == alone.keys() == set("abcde")
+    for name in alone:
+        assert batched[name] == alone[name], name
+    assert sum(c["alive"] for _, _, c in alone.values()) > 500   # the pools are busy
+    assert np.array_equal(image, image_alone)
+    assert image.reshape(-1, 4)[:, :3].max() > 0                  # and something was drawn
+    # five emitters: one update, count, spawn and prepare instead of five of each
+    assert passes < passes_alone
+
+
+def test_one_simulation_pass_per_batch_and_views_into_one_arena(gpu):
+    with Engine(loads_scene(MIXED, path="<batches>")) as engine:
+        names = [p.name for p in engine.frame_passes()]
+        updates = [n for n in names if n.endswith(":emitter:update")]
+        assert len(updates) == 1 and updates[0].startswith("~batch")
+        views = [engine.resources[f"{e}/particles"] for e in "abcde"]
+        assert len({id(v.buffer) for v in views}) == 1
+        assert all(v.offset % 256 == 0 for v in views)
+        assert [v.size for v in views] == [c * 32 for c in (1, 255, 257, 700, 1000)]
+        # each emitter still draws its own views, from the batch's one args buffer
+        draws = [p for p in engine.frame_passes() if p.name.endswith(":emitter:draw")]
+        assert len(draws) == 5 and len({id(p.op.indirect[0]) for p in draws}) == 1
+        # the shared passes declare what they write under every member's name too
+        update = next(p for p in engine.frame_passes() if p.name == updates[0])
+        assert {f"{e}/particles" for e in "abcde"} <= set(update.writes)
+
+
+def test_emitters_that_cannot_share_run_alone_beside_the_batch(gpu):
+    # the atomic pool's budget covers every free slot: only then are its births reproducible
+    text = (MIXED + emitter("atomic", 300, "additive", 0.5, 'allocation = "atomic"',
+                            rate=300 * 60 * 2)
+            + emitter("parent", 200, "additive", -0.5,
+                      'on_death = { emitter = "child", count = 2 }')
+            + emitter("child", 400, "additive", -0.5))
+    batched, image, _ = run(text, True)
+    alone, image_alone, _ = run(text, False)
+    for name in alone:
+        assert batched[name] == alone[name], name
+    assert np.array_equal(image, image_alone)
+    with Engine(loads_scene(text, path="<batches>")) as engine:
+        system = engine.system_of("a", "emitter")
+        batched_names = {p.entity.name for b in system.batches for p in b.members}
+        assert batched_names == set("abcde")
+
+
+def test_spawn_and_delete_regroup_and_stay_identical(gpu):
+    def edit(engine):
+        engine.delete("c")
+        engine.spawn("f", {"emitter": {"capacity": 333, "rate": 600.0, "lifetime": [0.2, 0.5],
+                                       "position": [0.0, 1.0, 0.0], "blend": "alpha"}})
+    batched, image, _ = run(MIXED, True, steps=12, between=edit)
+    alone, image_alone, _ = run(MIXED, False, steps=12, between=edit)
+    assert set(batched) == set("abdef")
+    for name in alone:
+        assert batched[name] == alone[name], name
+    assert np.array_equal(image, image_alone)
+
+
+def test_a_live_edit_that_needs_its_own_shader_moves_the_emitter_out(gpu):
+    def edit(engine):
+        engine.entity("d").emitter.speed = "1.0 + rand(ctx) * 0.5"   # a birth expression
+
+    batched, image, _ = run(MIXED, True, steps=10, between=edit)
+    alone, image_alone, _ = run(MIXED, False, steps=10, between=edit)
+    for name in alone:
+        assert batched[name] == alone[name], name
+    with Engine(loads_scene(MIXED, path="<batches>")) as engine:
+        engine.step(2)
+        edit(engine)
+        engine.step(1)
+        system = engine.system_of("a", "emitter")
+        assert {p.entity.name for b in system.batches for p in b.members} == set("abce")
+
+
+@pytest.mark.parametrize("count", [0, 1])
+def test_no_batch_of_fewer_than_two(gpu, count):
+    text = HEADER + "".join(emitter(f"e{k}", 300, "additive", float(k)) for k in range(count))
+    with Engine(loads_scene(text, path="<batches>")) as engine:
+        engine.step(3)
+        assert not any(n.startswith("~batch") for n in engine.passes())
+
+
+def test_spawned_emitters_batch_in_groups_and_deletes_repack(gpu):
+    """At run time: like emitters spawned one by one wait alone until SPAWN_GROUP have come and
+    then form a batch; deleting most members of a batch packs it again; a spawned source whose
+    events spawn into a member takes that member out. Every step stays byte-identical to the
+    unbatched engine doing the same."""
+    from emberfx.systems.emitter.batches import SPAWN_GROUP
+
+    def script(engine):
+        for k in range(SPAWN_GROUP + 1):
+            engine.spawn(f"s{k}", {"emitter": {"capacity": 200 + 37 * k, "rate": 300.0,
+                                               "lifetime": [0.2, 0.5], "blend": "alpha",
+                                               "position": [0.1 * k, 0.5, 0.0]}})
+        engine.step(3)
+        for k in range(1, SPAWN_GROUP):
+            engine.delete(f"s{k}")
+        engine.step(3)
+        engine.spawn("source", {"emitter": {"capacity": 100, "rate": 200.0,
+                                            "on_death": {"emitter": "b", "count": 1}}})
+
+    batched, image, _ = run(MIXED, True, steps=6, between=script)
+    alone, image_alone, _ = run(MIXED, False, steps=6, between=script)
+    assert batched.keys() == alone.keys()
+    for name in alone:
+        assert batched[name] == alone[name], name
+    assert np.array_equal(image, image_alone)
+    with Engine(loads_scene(MIXED, path="<batches>")) as engine:
+        system = engine.system_of("a", "emitter")
+        engine.step(1)
+
+        def batched_names():
+            return {p.entity.name for b in system.batches for p in b.members
+                    if system.pools.get(p.entity.name) is p}
+
+        for k in range(SPAWN_GROUP - 1):
+            engine.spawn(f"s{k}", {"emitter": {"capacity": 100}})
+        assert batched_names() == set("abcde")          # waiting alone
+        engine.spawn(f"s{SPAWN_GROUP - 1}", {"emitter": {"capacity": 100}})
+        spawned = {f"s{k}" for k in range(SPAWN_GROUP)}
+        # the new group merged with the batch of five (at most twice its size)
+        assert batched_names() == set("abcde") | spawned
+        engine.spawn("source", {"emitter": {"capacity": 50, "on_death": {"emitter": "c"}}})
+        assert "c" not in batched_names() and "a" in batched_names()
+        engine.step(2)

@@ -58,22 +58,17 @@ ORDERED = {   # "jet": ordered allocation, alpha blending (depth + sort)
     "update": ({"params", "particles", "counters", "free_mask", "block_free", "forces",
                 "block_owner", *CONTACTS, "event_marks"},
                {"particles", "counters", "free_mask", "block_free", "event_marks"}),
-    "free:scan:tiles0": ({"block_free", "block_free:scan_params0", "block_free:scan_sums0"},
-                         {"block_free", "block_free:scan_sums0"}),
-    "count": ({"params", "block_free", "block_free:scan_sums0", "block_alive", "counters",
-               "block_owner"},
-              {"block_alive", "counters"}),
-    "spawn": ({"params", "particles", "free_mask", "block_free", "block_alive", "alive_list",
+    "ranks": ({"params", "block_free", "counters", "alive_total", "draw_args"},
+              {"block_free", "counters", "alive_total", "draw_args"}),
+    "spawn": ({"params", "particles", "free_mask", "block_free", "alive_list",
                "block_owner", "counters", "event_links", "event_records"},
               {"particles", "alive_list"}),
     "depth": ({"/frame", "particles", "alive_list", "alive_total", "sort_keys", "params",
                "depth_params"}, {"sort_keys"}),
     "sort:local": ({"sort_keys:sort_params:local", "sort_keys", "alive_list", "alive_total"},
                    {"sort_keys", "alive_list"}),
-    "prepare": ({"params", "counters", "block_alive", "block_alive:scan_sums0", "alive_total",
-                 "draw_args"}, {"counters", "alive_total", "draw_args"}),
     "draw": ({"/frame", "params", "particles", "alive_list", "looks", "sprite_look",
-              "draw_args"},
+              "block_owner", "draw_args"},
              {"/scene/color"}),
 }
 ATOMIC = {    # "spray": atomic allocation, additive
@@ -81,6 +76,8 @@ ATOMIC = {    # "spray": atomic allocation, additive
                 "block_owner", *CONTACTS, "event_marks"},
                {"particles", "counters", "alive_mask", "block_alive", "event_marks"}),
     "compact": ({"params", "alive_mask", "block_alive", "alive_list"}, {"alive_list"}),
+    "prepare": ({"params", "counters", "block_alive", "block_alive:scan_sums0", "alive_total",
+                 "draw_args"}, {"counters", "alive_total", "draw_args"}),
 }
 
 
@@ -159,10 +156,11 @@ def test_deleting_an_emitter_releases_every_name_it_made(gpu):
         engine.step(2)
         jet = registry_names(engine, "jet")
         spray = registry_names(engine, "spray")
-        # its own buffers and the ones its scans and sort made for it
+        # its own buffers and the ones its sort made for it (its ranks need no scan buffers;
+        # the atomic spray's alive scan has them)
         assert {"jet/particles", "jet/alive_list", "jet/counters", "jet/draw_args",
-                "jet/sort_keys", "jet/block_free:scan_sums0", "jet/block_alive:scan_params0",
-                "jet/sort_keys:sort_params:local"} <= jet
+                "jet/sort_keys", "jet/sort_keys:sort_params:local"} <= jet
+        assert {"spray/block_alive:scan_sums0", "spray/block_alive:scan_params0"} <= spray
         engine.delete("jet")
         assert registry_names(engine, "jet") == set()
         assert not any(n.startswith("jet/") for n in engine.resources.names())
@@ -182,16 +180,14 @@ def test_a_rebuild_replaces_every_name_with_the_new_capacity(gpu):
         engine.step(1)
         before = registry_names(engine, "jet")
         old = engine.resources["jet/particles"].buffer
-        engine.entity("jet").emitter.capacity = 300_000   # more tiles: a second scan level
+        engine.entity("jet").emitter.capacity = 300_000   # more sort stages, bigger buffers
         engine.step(1)
         after = registry_names(engine, "jet")
         assert engine.resources["jet/particles"].buffer is not old
         assert engine.resources["jet/particles"].size >= 300_000 * PARTICLE.itemsize
         sort_params = {n for n in after if n.startswith("jet/sort_keys:sort_params:")}
         assert sort_params == {f"jet/sort_keys:sort_params:{s[0]}" for s in stage_plan(300_000)}
-        assert after - sort_params == (before - sort_params) | {
-            "jet/block_free:scan_sums1", "jet/block_free:scan_params1",
-            "jet/block_alive:scan_sums1", "jet/block_alive:scan_params1"}
+        assert after - sort_params == before - sort_params
         assert engine.stats()["entities"]["jet"]["capacity"] == 300_000
 
 

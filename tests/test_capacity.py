@@ -32,10 +32,10 @@ def test_bytes_per_item_by_hand():
     assert per["emitter slot (additive, ordered)"] == pytest.approx(emitter, abs=1e-5)
     assert per["emitter slot (alpha, ordered)"] == pytest.approx(emitter + 4, abs=1e-5)
     assert per["Life cell (pingpong)"] == 0.25 and per["Life cell (inplace)"] == 0.125
-    # two particle buffers (64 B), ids0/ids1/cell_of/cell_particles (16 B), 8 B per cell of 20,
-    # and the cell scan's sums, 4 B per 1024 cells
+    # two particle buffers (64 B), ids0/ids1/cell_of/cell_particles (16 B), the positions in
+    # cell order (16 B), 8 B per cell of 20, and the cell scan's sums, 4 B per 1024 cells
     assert per["particle-life particle (20 per cell)"] == pytest.approx(
-        80 + 8 / 20 + 4 / (1024 * 20), abs=1e-5)
+        96 + 8 / 20 + 4 / (1024 * 20), abs=1e-5)
 
 
 def registry_sizes(engine, entity: str, family: str, keys: set[str]) -> dict[str, int]:
@@ -53,7 +53,7 @@ def registry_sizes(engine, entity: str, family: str, keys: set[str]) -> dict[str
 EMITTER_KEYS = {"particles", "alive_list", "block_alive", "free_mask", "block_free",
                 "sort_keys", "alive_mask", "block_alive:scan_sums", "block_free:scan_sums"}
 PARTICLE_LIFE_KEYS = {"particles", "ids", "cell_of", "cell_particles", "cell_count",
-                      "cell_cursor", "cell_count:scan_sums"}
+                      "cell_cursor", "cell_count:scan_sums", "gathered"}
 
 
 @pytest.mark.parametrize("blend,allocation", [("additive", "ordered"), ("alpha", "atomic")])
@@ -69,7 +69,9 @@ allocation = "{allocation}"
 """, path="<test>")
     with Engine(scene, size=(32, 32)) as engine:
         real = registry_sizes(engine, "fx", "emitter", EMITTER_KEYS)
-    assert real == capacity.emitter_buffers(n, blend, allocation)
+        ranks_pass = any(p.name == "fx:emitter:ranks" for p in engine.frame_passes())
+    assert ranks_pass == (allocation == "ordered")   # a pool this size ranks in one pass
+    assert real == capacity.emitter_buffers(n, blend, allocation, ranks_pass)
 
 
 def test_particle_life_buffers_match_what_the_engine_allocates(gpu):

@@ -282,3 +282,25 @@ def test_depth_collision_stops_particles_on_the_drawn_cloth(gpu, render):
         assert (np.abs(x[over_sheet, 1]) < 0.02).sum() > 300   # resting on it
     else:        # nothing drawn yet: depth collision does nothing and they fall through
         assert x[over_sheet, 1].min() < -1.0
+
+
+def test_encoding_before_any_frame_uniform_leaves_depth_collisions_off(gpu):
+    """Engine.encode() records a frame before anything wrote the frame uniform (benchmarks do):
+    the view it leaves is all zeros, singular. The next step must not fail inverting it; depth
+    collisions then act as before any render: particles fall through."""
+    from emberfx.bench.harness import output_texture
+
+    with Engine(loads_scene(DEPTH_SCENE)) as engine:
+        output = output_texture(engine)
+        try:
+            for _ in range(75):
+                engine.step()
+                encoder = engine.device.create_command_encoder()
+                engine.encode(encoder, output)
+                engine.device.queue.submit([encoder.finish()])
+        finally:
+            output.destroy()
+        s = engine.state("rain")
+    x = s["position"][s["alive"]]
+    over_sheet = np.all(np.abs(x[:, [0, 2]]) < 1.4, axis=1)
+    assert over_sheet.sum() > 300 and x[over_sheet, 1].min() < -1.0

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from emberfx.core.frame_graph import Phase
+from emberfx.core.readback import read_array
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import loads_scene
 
@@ -108,9 +109,21 @@ def test_one_simulation_pass_per_batch_and_views_into_one_arena(gpu):
         assert len({id(v.buffer) for v in views}) == 1
         assert all(v.offset % 256 == 0 for v in views)
         assert [v.size for v in views] == [c * 32 for c in (1, 255, 257, 700, 1000)]
-        # each emitter still draws its own views, from the batch's one args buffer
+        # one draw pass per run of like draws (additive a, e; alpha b, d; opaque c), one
+        # drawIndirect per emitter from the batch's one args buffer, tagged by first_instance
         draws = [p for p in engine.frame_passes() if p.name.endswith(":emitter:draw")]
-        assert len(draws) == 5 and len({id(p.op.indirect[0]) for p in draws}) == 1
+        assert sorted(p.name for p in draws) == ["a:emitter:draw", "b:emitter:draw",
+                                                 "c:emitter:draw"]
+        calls = [args for p in draws for args in (p.op.indirect, *p.op.more_indirect)]
+        assert len(calls) == 5 and len({id(buffer) for buffer, _ in calls}) == 1
+        engine.step(3)
+        system = engine.system_of("a", "emitter")
+        for name in "abcde":
+            pool = system.pools[name]
+            args = read_array(engine.device, pool.buffers["draw_args"], np.uint32, 4)
+            alive = system.counters(engine.entity_ref(name))["alive"]
+            assert args.tolist() == [6, alive, 0, int(pool.param_record["alive_base"])]
+            assert (pool.buffers["draw_args"].buffer, pool.buffers["draw_args"].offset) in calls
         # the shared passes declare what they write under every member's name too
         update = next(p for p in engine.frame_passes() if p.name == updates[0])
         assert {f"{e}/particles" for e in "abcde"} <= set(update.writes)

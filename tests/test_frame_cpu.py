@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import wgpu
 
+from emberfx.core.errors import SceneError
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import load_scene
 
@@ -182,3 +183,86 @@ def test_a_frame_writes_each_buffer_once_at_most(showcase, monkeypatch):
     monkeypatch.setattr(queue, "write_buffer", write_buffer)
     frame(engine, output)
     assert written and max(written.values()) == 1, written.most_common(3)
+
+
+def test_a_live_edit_checks_the_numbers_and_files_of_the_edited_fields_only(showcase,
+                                                                             monkeypatch):
+    """Scripts edit a field or two every step: the checks of a field alone (32-bit numbers,
+    file paths) run for the fields whose values changed, while the types and the class's own
+    checks still see the whole component (a refused edit reads as the loader says it)."""
+    import emberfx.model.scene as scene
+
+    engine, output = showcase
+    numbers_checked, paths_checked = [], []
+    bad_numbers, path_value = scene.bad_numbers, scene._Loader.path_value
+
+    def numbers_spy(cls, table, prefix):
+        numbers_checked.append((prefix, sorted(table)))
+        return bad_numbers(cls, table, prefix)
+
+    def path_spy(loader, value, field, entity):
+        paths_checked.append(field)
+        return path_value(loader, value, field, entity)
+
+    monkeypatch.setattr(scene, "bad_numbers", numbers_spy)
+    monkeypatch.setattr(scene._Loader, "path_value", path_spy)
+    fountain = engine.entity("fountain").emitter
+    fountain.position = (0.5, -1.9, 0.0)
+    fountain.direction = (0.0, 1.0, 0.0)      # the value it had: nothing to check
+    fountain.gravity = [0.0, -9.81, 0.0]      # the value it had, as a list: checked
+    engine.entity("well").attractor.strength = 2.0
+    frame(engine, output)
+    assert numbers_checked == [("emitter", ["gravity", "position"]), ("attractor", ["strength"])]
+    assert paths_checked == []
+    assert fountain.position == (0.5, -1.9, 0.0)
+    assert type(fountain.gravity) is tuple   # the loader's types, as before
+    # the counting works, and the checks still refuse: a file and a number, each alone
+    fountain.init = "modifiers/none.wgsl"
+    with pytest.raises(SceneError) as refused:
+        frame(engine, output)
+    assert paths_checked == ["emitter.init"]
+    assert str(refused.value).startswith("live edit: entity 'fountain': emitter.init: "
+                                         "expected an existing file, found 'modifiers/none.wgsl'")
+    assert fountain.init is None and fountain.position == (0.5, -1.9, 0.0)
+    numbers_checked.clear()
+    fountain.size = 1e39
+    with pytest.raises(SceneError, match=r"^live edit: entity 'fountain': emitter.size: "
+                                         r"expected a number within the 32-bit float range"):
+        frame(engine, output)
+    assert numbers_checked == [("emitter", ["size"])]
+    assert fountain.size == 0.035
+
+
+def test_each_script_file_is_looked_at_once_a_step(gpu, tmp_path, monkeypatch):
+    """A script file is looked at (a stat) for changes once per step, not once per hook
+    call: here each step calls four hooks of two scripts."""
+    from emberfx.engine.scripting import Script
+
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "pinger.py").write_text(
+        "heard = []\n"
+        "def on_update(ctx, dt):\n"
+        "    ctx.emit('ping', None)\n"
+        "def on_event(ctx, name, data):\n"
+        "    heard.append(name)\n")
+    (tmp_path / "scripts" / "listener.py").write_text(
+        "def on_event(ctx, name, data):\n"
+        "    ctx.self.emitter.size = 0.01 + 0.01 * ctx.frame\n")
+    path = tmp_path / "scene.toml"
+    path.write_text('[scene]\nscript = "scripts/pinger.py"\n[camera]\nkind = "orthographic"\n'
+                    '[[entity]]\nname = "jet"\nscript = "scripts/listener.py"\n'
+                    '[entity.emitter]\ncapacity = 64\nrate = 60.0\n')
+    looks: Counter = Counter()
+    changed = Script.changed
+
+    def counting(script):
+        looks[script.path.name] += 1
+        return changed(script)
+
+    with Engine(load_scene(path), size=(16, 16)) as engine:
+        engine.step(1)
+        monkeypatch.setattr(Script, "changed", counting)
+        engine.step(3)
+        assert dict(looks) == {"pinger.py": 3, "listener.py": 3}
+        # the oracle that the hooks ran: the listener heard step 3's ping
+        assert engine.entity("jet").emitter.size == pytest.approx(0.01 + 0.01 * 3, abs=1e-12)

@@ -128,14 +128,16 @@ def test_layout_matches_what_the_gpu_writes(gpu, fake_shaders):
 
 
 # Offsets worked out by hand from WGSL's layout rules: six vec4f (16 bytes each), then two vec2f
-# (align 8) and seventeen 4-byte scalars; 180 bytes, rounded up to the 16-byte struct alignment.
+# (align 8) and twenty-two 4-byte scalars (to 200 bytes), then the padding array of three vec4u
+# at the next 16-byte boundary (208): 256 bytes, one record of a batch's arena.
 EMITTER_PARAMS_OFFSETS = {
     "origin": 0, "direction": 16, "gravity": 32, "inherit": 48, "shape_size": 64, "shape": 80,
     "speed_range": 96, "lifetime_range": 104, "capacity": 112, "budget": 116, "frame": 120,
     "seed": 124, "entity": 128, "block_count": 132, "h": 136, "size": 140, "shape_kind": 144,
     "shape_surface": 148, "radial": 152, "size_in_pixels": 156, "substeps": 160,
     "force_count": 164, "accelerate_end": 168, "kill_start": 172, "age_event_rate": 176,
-    "time": 180}
+    "time": 180, "first_block": 184, "alive_base": 188, "batch_blocks": 192, "force_base": 196,
+    "reserved": 208}
 # A struct with real padding: a u32 in a vec3f's tail, vec2f at 8-byte alignment, and 8 bytes of
 # tail padding (40 -> 48) that an array stride must include.
 TAIL_WGSL = "// test\nstruct Tail { a: vec3f, t: u32, b: vec2f, c: u32, d: vec2f, };\n"
@@ -147,6 +149,15 @@ def marker(row: int, field: int, component: int) -> int:
     return row * 1000 + field * 10 + component
 
 
+def _scalar_shape(field: np.dtype) -> tuple[np.dtype, tuple[int, ...]]:
+    """A field's scalar type and full shape (an array of vec4u: (3, 4))."""
+    shape: tuple[int, ...] = ()
+    while field.subdtype is not None:
+        field, inner = field.subdtype
+        shape += inner
+    return field, shape
+
+
 def round_trip_shader(struct: str, include: str, dtype: np.dtype) -> str:
     """WGSL that (1) writes every row of `out` with marker values + 0.5 (f32) or + 5 (u32), and
     (2) copies every field component of the host-packed `inp` rows and of the uniform `one` into
@@ -154,13 +165,19 @@ def round_trip_shader(struct: str, include: str, dtype: np.dtype) -> str:
     assert dtype.names is not None and dtype.fields is not None   # a struct dtype
     build, copy, flat = [], [], 0
     for k, name in enumerate(dtype.names):
-        base, shape = dtype.fields[name][0].base, dtype.fields[name][0].shape
+        base, shape = _scalar_shape(dtype.fields[name][0])
         kind, extra = ("f32", "0.5") if base == np.float32 else ("u32", "5u")
-        items = [f"{kind}(i * 1000u + {marker(0, k, c)}u) + {extra}"
-                 for c in range(max(shape, default=1))]
-        build.append(f"vec{shape[0]}<{kind}>({', '.join(items)})" if shape else items[0])
-        for c in range(max(shape, default=1)):
-            access = f".{name}[{c}]" if shape else f".{name}"
+        cells = list(np.ndindex(shape)) if shape else [()]
+        items = [f"{kind}(i * 1000u + {marker(0, k, c)}u) + {extra}" for c in range(len(cells))]
+        if len(shape) == 2:   # an array of vectors (a padding array)
+            rows, width = shape
+            vectors = [f"vec{width}<{kind}>({', '.join(items[r * width:(r + 1) * width])})"
+                       for r in range(rows)]
+            build.append(f"array<vec{width}<{kind}>, {rows}>({', '.join(vectors)})")
+        else:
+            build.append(f"vec{shape[0]}<{kind}>({', '.join(items)})" if shape else items[0])
+        for cell in cells:
+            access = f".{name}" + "".join(f"[{c}]" for c in cell)
             copy.append(f"flat[i * COUNT + {flat}u] = u32(src{access});")
             flat += 1
     body = "\n        ".join(copy)
@@ -194,9 +211,9 @@ def check_round_trip(device, dtype: np.dtype, shader: str, n: int = 77) -> None:
     expected_flat = []
     for i in range(n + 1):
         for k, name in enumerate(dtype.names):
-            shape = dtype.fields[name][0].shape
-            values = [marker(i, k, c) for c in range(max(shape, default=1))]
-            rows[i][name] = values if shape else values[0]
+            shape = _scalar_shape(dtype.fields[name][0])[1]
+            values = [marker(i, k, c) for c in range(int(np.prod(shape)))]
+            rows[i][name] = np.reshape(values, shape) if shape else values[0]
             expected_flat += values
     inp = device.create_buffer_with_data(data=rows[:n].tobytes(), usage=usage.STORAGE)
     one = device.create_buffer_with_data(data=rows[n:].tobytes(), usage=usage.UNIFORM)
@@ -218,10 +235,10 @@ def check_round_trip(device, dtype: np.dtype, shader: str, n: int = 77) -> None:
     # GPU -> host: the dtype reads each field the shader wrote, fractions included
     written = np.frombuffer(device.queue.read_buffer(out), dtype)
     for k, name in enumerate(dtype.names):
-        field = dtype.fields[name][0]
-        width = max(field.shape, default=1)
+        base, shape = _scalar_shape(dtype.fields[name][0])
+        width = int(np.prod(shape))
         want = np.array([[marker(i, k, c) for c in range(width)] for i in range(n)], np.float64)
-        want += 0.5 if field.base == np.float32 else 5
+        want += 0.5 if base == np.float32 else 5
         got = written[name].reshape(n, width).astype(np.float64)
         np.testing.assert_array_equal(got, want, err_msg=name)
 
@@ -231,7 +248,7 @@ def test_emitter_params_layout_matches_the_gpu_both_ways(gpu, fake_shaders):
     host-packed rows (storage array and uniform) and writes rows the dtype reads back."""
     params = layout.struct_dtype("emitter/types.wgsl", "EmitterParams")
     assert {name: params.fields[name][1] for name in params.names} == EMITTER_PARAMS_OFFSETS
-    assert params.itemsize == 192
+    assert params.itemsize == 256
     fake_shaders["t/params.wgsl"] = round_trip_shader("EmitterParams", "emitter/types.wgsl", params)
     check_round_trip(gpu.device, params, "t/params.wgsl")
 

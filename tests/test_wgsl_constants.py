@@ -99,7 +99,7 @@ def test_tables_equal_what_the_wgsl_declares():
     from emberfx.blocks import scan, sort
     from emberfx.systems.colliders import cloth as cloth_colliders
     from emberfx.systems.emitter import params as emitter_params
-    from emberfx.systems.emitter import system as emitter
+    from emberfx.systems.emitter import passes as emitter
     from emberfx.systems.forces import forces
     from emberfx.systems.life import display as life_display
     from emberfx.systems.life import kernels as life_kernels
@@ -153,7 +153,7 @@ def test_every_shader_uses_the_shared_folded_index():
                              if not line.lstrip().startswith("//"))
             assert "groups.x" not in code, f"{d.name}/{f.name} folds the dispatch index by hand"
             users += "folded_" in code
-    assert users == 20
+    assert users == 26
 
 
 @pytest.mark.parametrize("gens", [17])

@@ -24,9 +24,9 @@ H200 = {"memory": 139 * GIB, "max-buffer-size": 4 * GIB,
 # "NVIDIA NVLink: 900GB/s, PCIe Gen5: 128GB/s". One direction is half.
 INTERCONNECTS = {"NVLink 4 (H200 SXM)": 900e9, "PCIe Gen5 x16": 128e9}
 # Measured on one H200 (docs/benchmarks.md): Life 65536x32768 15.3 Tcell/s; particle life 1M,
-# 2D, ~20 per cell: 1074 steps/s.
+# 2D, ~20 per cell: 1574 steps/s (grid_kernel = "gathered").
 LIFE_RATE = 15.3e12                     # cell updates per second
-PARTICLE_LIFE_RATE = 1074 * (1 << 20)   # particle-steps per second
+PARTICLE_LIFE_RATE = 1574 * (1 << 20)   # particle-steps per second
 PER_CELL = 20                           # particles per r_max x r_max cell (the bench's swarms)
 # Mean |v_x| per step in units of r_max: 0.002 rounds up what the bench's 2D swarm showed
 # (50k particles, r_max 0.02, 6 random species, steps 50-300: mean |v_x| dt / r_max
@@ -52,19 +52,24 @@ def scan_sums_bytes(n: int) -> int:
         n = tiles
 
 
-def emitter_buffers(n: int, blend: str = "additive", allocation: str = "ordered") -> dict:
-    """Bytes of an emitter pool's buffers that grow with its capacity n."""
+def emitter_buffers(n: int, blend: str = "additive", allocation: str = "ordered",
+                    ranks_pass: bool = False) -> dict:
+    """Bytes of an emitter pool's buffers that grow with its capacity n. ``ranks_pass``: the
+    ordered step ranks free slots in one pass (systems/emitter/passes.py, pools up to a few
+    million slots), without the scans' buffers; the large pools this page is about scan."""
     particle = struct_dtype("emitter/types.wgsl", "Particle").itemsize
     block = wgsl.int_constant("emitter/types.wgsl", "BLOCK")
     block_words = wgsl.int_constant("emitter/types.wgsl", "BLOCK_WORDS")
     blocks = math.ceil(n / block)
-    sizes = {"particles": n * particle, "alive_list": n * 4, "block_alive": blocks * 4,
-             "block_alive:scan_sums": scan_sums_bytes(blocks)}
+    sizes = {"particles": n * particle, "alive_list": n * 4, "block_alive": blocks * 4}
+    if not (ranks_pass and allocation == "ordered"):
+        sizes["block_alive:scan_sums"] = scan_sums_bytes(blocks)
     if blend == "alpha":
         sizes["sort_keys"] = n * 4
     if allocation == "ordered":   # births rank free slots with a scan of block_free
-        sizes.update({"free_mask": blocks * block_words * 4, "block_free": blocks * 4,
-                      "block_free:scan_sums": scan_sums_bytes(blocks)})
+        sizes.update({"free_mask": blocks * block_words * 4, "block_free": blocks * 4})
+        if not ranks_pass:
+            sizes["block_free:scan_sums"] = scan_sums_bytes(blocks)
     else:
         sizes["alive_mask"] = blocks * block_words * 4
     return {key: size if key.endswith("scan_sums") else allocated(size)
@@ -85,7 +90,8 @@ def particle_life_buffers(n: int, cells: int) -> dict:
     particle = struct_dtype("particle_life/types.wgsl", "LifeParticle").itemsize
     sizes = {"particles0": n * particle, "particles1": n * particle, "ids0": n * 4,
              "ids1": n * 4, "cell_of": n * 4, "cell_particles": n * 4, "cell_count": cells * 4,
-             "cell_cursor": cells * 4}
+             "cell_cursor": cells * 4,
+             "gathered": n * 16}   # positions in cell order (the default grid_kernel)
     return {**{key: allocated(size) for key, size in sizes.items()},
             "cell_count:scan_sums": scan_sums_bytes(cells)}
 

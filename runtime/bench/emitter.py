@@ -1,6 +1,8 @@
 """``emberfx bench emitter``: particle-steps per second of a steady-state emitter pool (the whole
 step and the update pass alone), beside the copy rooflines and numpy's update on this CPU, plus
-the CPU cost of encoding a frame and of ``Engine.step``."""
+the CPU cost of encoding a frame and of ``Engine.step``. Ordered pools also time the multi-pass
+step (systems/emitter/passes.py FUSED_RANKS off) in the same run, as the fused step's baseline,
+and the fused step's ranks and spawn passes alone."""
 
 from __future__ import annotations
 
@@ -105,6 +107,33 @@ def bench_emitter() -> list[dict]:
     return rows + collision_rows(ctx, bandwidth)
 
 
+def fused_step_rows(ctx, engine, capacity, attractors, label, seconds, bandwidth,
+                    iterations) -> list[dict]:
+    """The fused step's ranks and spawn passes alone, and the multi-pass step of the same scene
+    (FUSED_RANKS off, a second engine filled the same way) as its baseline in this run."""
+    from emberfx.core.frame_graph import SIMULATION_PHASES
+    from emberfx.engine.engine import Engine
+    from emberfx.systems.emitter import passes
+
+    rows = []
+    for short in ("ranks", "spawn"):   # repeated alone: the same work, not the same values
+        alone = [p for p in engine.frame_passes() if p.name.endswith(f":emitter:{short}")]
+        if alone:
+            rows.append({"name": f"  {short} pass alone ({label})", "unit": "ms",
+                         "value": timed_passes(ctx.device, alone, iterations) * 1e3})
+    with passes.multi_pass_step():
+        multi = Engine(emitter_scene(capacity, "ordered", attractors), size=(256, 256))
+    multi.step(150)
+    baseline = timed_passes(ctx.device, multi.frame_passes(SIMULATION_PHASES), iterations)
+    pass_count = len(multi.frame_passes(SIMULATION_PHASES))
+    multi.close()
+    rows.append({"name": f"  multi-pass step ({label})", "value": capacity / baseline / 1e9,
+                 "unit": "G particle-steps/s", "ms_per_step": baseline * 1e3, "passes": pass_count,
+                 "fraction_of_copy_bandwidth": 64 * capacity / baseline / bandwidth,
+                 "fused_speedup": baseline / seconds})
+    return rows
+
+
 def emitter_case(ctx, capacity, allocation, attractors, bandwidth) -> list[dict]:
     from emberfx.core.frame_graph import SIMULATION_PHASES, Phase
     from emberfx.core.system import StepInfo
@@ -125,6 +154,9 @@ def emitter_case(ctx, capacity, allocation, attractors, bandwidth) -> list[dict]
                  "unit": "G particle-steps/s", "ms_per_step": seconds * 1e3,
                  # bytes a step must move at least: read + write each 32-byte particle
                  "fraction_of_copy_bandwidth": 64 * capacity / seconds / bandwidth})
+    if allocation == "ordered":
+        rows += fused_step_rows(ctx, engine, capacity, attractors, label, seconds, bandwidth,
+                                iterations)
     # the update pass alone (integration, forces, free mask): the part Taichi's anchor measures
     update = [p for p in engine.frame_passes() if p.name.endswith(":emitter:update")]
     # Without the emit pass every repeat would age the pool until it is empty (the warm-up alone

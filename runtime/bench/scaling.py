@@ -89,8 +89,9 @@ def run_sweeps(families=FAMILIES, budget_seconds: float | None = None,
             roofline = {"value": bandwidth / BYTES_PER_ITEM[family] / SCALE[family],
                         "label": f"compute-copy roofline ({bandwidth / 1e9:.3g} GB/s at "
                                  f"{BYTES_PER_ITEM[family]:g} B per item)"}
+        extra: dict = {}
         if family == "many":
-            series = many_series(family_sizes, many_budget)
+            series, extra["rows"] = many_series(family_sizes, many_budget)
         else:
             measure = {"emitter": lambda n: emitter_rate(ctx, n, bandwidth),
                        "life": lambda size: life_rate(ctx, size),
@@ -98,7 +99,7 @@ def run_sweeps(families=FAMILIES, budget_seconds: float | None = None,
                        "cloth": lambda side: cloth_rate(ctx, side)}[family]
             series = {"measured": sweep(family, family_sizes, measure, budget_seconds)}
         out[family] = {"title": title, "x_label": x_label, "unit": unit, "roofline": roofline,
-                       "series": series}
+                       "series": series, **extra}
     return out
 
 
@@ -132,8 +133,9 @@ def sweep(family: str, sizes, measure, budget_seconds: float) -> list[dict]:
     return points
 
 
-def many_series(sizes, budget_seconds: float | None) -> dict:
-    """CPU and GPU emitter-frames per second from ``bench_many``'s cases."""
+def many_series(sizes, budget_seconds: float | None) -> tuple[dict, list[dict]]:
+    """CPU and GPU emitter-frames per second from ``bench_many``'s cases, batched and alone,
+    and bench many's rows themselves (passes, the ratios)."""
     from emberfx.bench.many import bench_many
 
     rows = bench_many(counts=[size for size, _ in sizes], budget_seconds=budget_seconds)
@@ -151,7 +153,7 @@ def many_series(sizes, budget_seconds: float | None) -> dict:
         else:
             point["value"] = count / (row["value"] * 1e-3)
         series[name].append(point)
-    return series
+    return series, rows
 
 
 def emitter_rate(ctx, capacity: int, bandwidth: float) -> tuple[float | None, str]:

@@ -233,15 +233,18 @@ class PassBuilder:
              phase: Phase = Phase.RENDER, pick: Callable[[], int] | None = None,
              vertices: int = 3, instances: int = 1, indirect: tuple[Bound, int] | None = None,
              index: tuple[Bound, str, int] | None = None, order: int = 0,
-             depth_read_only: bool = False) -> Pass:
+             depth_read_only: bool = False, more_indirect: tuple[int, ...] = ()) -> Pass:
         """A draw of ``pipeline`` (made with ``pipeline_layout(shader, RENDER)``) into the render
-        target ``target``; it writes ``<target>/color``. ``depth_read_only``: see Draw."""
+        target ``target``; it writes ``<target>/color``. ``depth_read_only``: see Draw.
+        ``more_indirect``: byte offsets of further draws' arguments in ``indirect``'s buffer."""
         bound = self.bind(name, shader, bindings, RENDER)
         reads = list(bound.reads)
         indirect_op = index_op = None
+        more: tuple = ()
         if indirect is not None:
             view = _resolve(self.resources, indirect[0])
             indirect_op = (view.buffer, view.offset + indirect[1])
+            more = tuple((view.buffer, view.offset + offset) for offset in more_indirect)
             reads.append(view.name)
         if index is not None:
             view = _resolve(self.resources, index[0])
@@ -249,7 +252,8 @@ class PassBuilder:
             reads.append(view.name)
         groups_op = bound.fixed() if pick is None else bound.chosen(pick)
         op = Draw(pipeline, groups_op, target=target, vertices=vertices, instances=instances,
-                  indirect=indirect_op, index=index_op, depth_read_only=depth_read_only)
+                  indirect=indirect_op, index=index_op, depth_read_only=depth_read_only,
+                  more_indirect=more)
         return Pass(name, phase, op, reads=tuple(dict.fromkeys(reads)),
                     writes=tuple(dict.fromkeys((*bound.writes, f"{target}/color"))), order=order)
 

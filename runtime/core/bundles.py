@@ -22,7 +22,8 @@ MAX_BUNDLES = 32
 def draw_key(name: str, op) -> tuple:
     """Everything one Draw records, with its bind groups chosen for this frame."""
     groups = tuple(g() if callable(g) else g for g in op.bind_groups)
-    return (name, op.pipeline, groups, op.indirect, op.index, op.vertices, op.instances)
+    return (name, op.pipeline, groups, (op.indirect, *op.more_indirect) if op.indirect else None,
+            op.index, op.vertices, op.instances)
 
 
 def record(encoder, key: tuple, labels: bool) -> None:
@@ -34,7 +35,8 @@ def record(encoder, key: tuple, labels: bool) -> None:
     for slot, group in enumerate(groups):
         encoder.set_bind_group(slot, group)
     if indirect is not None:
-        encoder.draw_indirect(*indirect)
+        for args in indirect:   # (buffer, offset) each
+            encoder.draw_indirect(*args)
     elif index is not None:
         buffer, index_format, count = index
         encoder.set_index_buffer(buffer, index_format)

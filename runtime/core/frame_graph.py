@@ -82,6 +82,9 @@ class Draw:
     indirect: tuple[wgpu.GPUBuffer, int] | None = None
     index: tuple[wgpu.GPUBuffer, str, int] | None = None
     depth_read_only: bool = False
+    # further drawIndirect calls after ``indirect``, same pipeline and bind groups (the emitters
+    # of a batch, each from its own first instance: systems/emitter/batches.py)
+    more_indirect: tuple[tuple[wgpu.GPUBuffer, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -413,6 +416,8 @@ class _Encoding:
             self._bind(self.render, p.name, op)
             if op.indirect is not None:
                 self.render.draw_indirect(*op.indirect)
+                for more in op.more_indirect:
+                    self.render.draw_indirect(*more)
             elif op.index is not None:
                 buffer, index_format, count = op.index
                 self.render.set_index_buffer(buffer, index_format)

@@ -78,6 +78,8 @@ class Resources:
     def __init__(self, gpu: GpuContext):
         self.gpu = gpu
         self._items: dict[str, Resource] = {}
+        self._owned: dict[str, dict[str, None]] = {}   # owner -> its names (a spawn or delete
+                                                       # looks at its own, whatever the world)
         # (owner, family) -> the GPU objects it made, destroyed when it is released
         self._allocations: dict[tuple[str, str], list[object]] = {}
 
@@ -91,7 +93,7 @@ class Resources:
         buffer = self.gpu.buffer(name, size, usage, what=what)
         self._allocations.setdefault((owner, family), []).append(buffer)
         view = BufferView(name, buffer, 0, buffer.size, owner, persistent, family)
-        self._items[name] = view
+        self._put(name, view)
         return view
 
     def regrow(self, view: BufferView, size: int, *, what: str | None = None) -> BufferView:
@@ -106,7 +108,7 @@ class Resources:
         old.destroy()
         new = BufferView(view.name, buffer, 0, buffer.size, view.owner, view.persistent,
                          view.family)
-        self._items[view.name] = new
+        self._put(view.name, new)
         return new
 
     def texture(self, owner: str, key: str, *, size: tuple[int, int], format: str, usage: int,
@@ -117,7 +119,7 @@ class Resources:
                                                  format=format, usage=usage)
         self._allocations.setdefault((owner, family), []).append(texture)
         item = TextureResource(name, texture, texture.create_view(), owner, persistent, family)
-        self._items[name] = item
+        self._put(name, item)
         return item
 
     def view(self, source: str, key: str, offset: int, size: int, *,
@@ -139,7 +141,7 @@ class Resources:
         name = self._free_name(owner, key)
         view = BufferView(name, parent.buffer, parent.offset + offset, size, owner,
                           persistent, parent.family)
-        self._items[name] = view
+        self._put(name, view)
         return view
 
     def adopt(self, name: str, resource, *, persistent: bool = True,
@@ -153,7 +155,24 @@ class Resources:
                                              owner, persistent)
         else:
             item = BufferView(name, resource, 0, resource.size, owner, persistent)
+        self._put(name, item)
+        return item
+
+    def _put(self, name: str, item: Resource) -> None:
+        old = self._items.get(name)
+        if old is not None and old.owner != item.owner:
+            self._drop(name)
         self._items[name] = item
+        self._owned.setdefault(item.owner, {})[name] = None
+
+    def _drop(self, name: str) -> Resource | None:
+        item = self._items.pop(name, None)
+        if item is not None:
+            names = self._owned.get(item.owner)
+            if names is not None:
+                names.pop(name, None)
+                if not names:
+                    del self._owned[item.owner]
         return item
 
     def _free_name(self, owner: str, key: str) -> str:
@@ -187,7 +206,9 @@ class Resources:
         return item
 
     def names(self, owner: str | None = None) -> list[str]:
-        return [n for n, item in self._items.items() if owner is None or item.owner == owner]
+        if owner is not None:
+            return list(self._owned.get(owner, ()))
+        return list(self._items)
 
     def persistent(self) -> set[str]:
         """Names whose contents exist before any pass of a frame runs."""
@@ -204,7 +225,7 @@ class Resources:
         """Forget the resource ``name``; return its GPU buffer when the name covered a whole
         buffer made here (the caller destroys it once nothing reads it), else None. The
         BufferView objects already handed out stay usable until then."""
-        item = self._items.pop(name, None)
+        item = self._drop(name)
         if not isinstance(item, BufferView):
             return None
         allocations = self._allocations.get((item.owner, item.family), [])
@@ -216,9 +237,9 @@ class Resources:
     def release(self, owner: str, family: str | None = None) -> None:
         """Destroy what ``owner`` made (only through system ``family``, when given) and forget
         those names, views included. Releasing what is already gone does nothing."""
-        for name in [n for n, item in self._items.items() if item.owner == owner
-                     and (family is None or item.family == family)]:
-            del self._items[name]
+        for name in [n for n in self._owned.get(owner, ())
+                     if family is None or self._items[n].family == family]:
+            self._drop(name)
         for key in [k for k in self._allocations if k[0] == owner
                     and (family is None or k[1] == family)]:
             for obj in self._allocations.pop(key):
@@ -229,3 +250,4 @@ class Resources:
         for owner, _ in list(self._allocations):
             self.release(owner)
         self._items = {n: item for n, item in self._items.items() if item.owner == ENGINE}
+        self._owned = {ENGINE: dict.fromkeys(self._items)} if self._items else {}

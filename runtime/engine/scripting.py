@@ -256,6 +256,7 @@ class Script:
         self.started = False            # on_start has been called
         self.last_report: dict[str, float] = {}
         self.errors = 0
+        self.fresh = False              # its file was looked at in this step (Scripts.update)
         self.load()
 
     def load(self) -> None:
@@ -294,7 +295,7 @@ class Script:
             return False
 
     def call(self, name: str, *args) -> None:
-        if self.changed():
+        if not self.fresh and self.changed():
             self.load()
         fn = self.hooks.get(name)
         if fn is None or name in self.broken or "*" in self.broken:
@@ -423,13 +424,22 @@ class Scripts:
 
     def update(self, dt: float, counted_events=None) -> None:
         """on_start where due, on_event for what ``counted_events()`` returns (events counted
-        on the GPU; asked only when a script has on_event), then on_update."""
-        self.start()
-        if counted_events is not None and any("on_event" in s.hooks for s in self.scripts):
-            for name, data in counted_events():
-                self.event(name, data)
+        on the GPU; asked only when a script has on_event), then on_update. Each file is looked
+        at once for changes, before the step's first hook (a look is a stat of the file)."""
         for script in self.scripts:
-            script.call("on_update", dt)
+            if script.changed():
+                script.load()
+            script.fresh = True
+        try:
+            self.start()
+            if counted_events is not None and any("on_event" in s.hooks for s in self.scripts):
+                for name, data in counted_events():
+                    self.event(name, data)
+            for script in self.scripts:
+                script.call("on_update", dt)
+        finally:
+            for script in self.scripts:
+                script.fresh = False
 
     def key(self, key: str) -> None:
         for script in self.scripts:

@@ -4,8 +4,10 @@
 // positions and normals read by vertex index, lit by the scene light (Lambert plus ambient,
 // common/frame.wgsl scene_lit), the back face with the flipped normal; a plain colour or a
 // checker over the grid.
-// Draw: indexed, 6 (nx - 1)(ny - 1) indices, 1 instance. Bindings (group 0): 0 frame (uniform
-// Frame), 1 params (uniform ClothParams), 2 look (uniform ClothLook), 3 positions, 4 normals (read)
+// Draw: indexed, 6 (nx - 1)(ny - 1) indices, 1 instance; one draw per patch, batched or not.
+// Bindings (group 0): 0 frame (uniform Frame), 1 params (uniform ClothParams: the patch's own
+// record), 2 look (uniform ClothLook), 3 positions, 4 normals (read: the patch's own vertices,
+// views into a batch's arenas when it is batched)
 
 //! include common/frame.wgsl
 //! include cloth/types.wgsl

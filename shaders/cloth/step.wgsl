@@ -6,16 +6,18 @@
 // velocity along it, rest lengths from the initial layout) and wind through the vertex normal
 // (0.6 area (n . w_rel)|n . w_rel| n, w_rel = wind - v). Then semi-implicit Euler
 // (v += f / m h; x += v h), pins to their rest position + pin_offset, and colliders.
-// Workgroup size (16, 16); dispatch (ceil(nx / 16), ceil(ny / 16), 1), repeated `substeps` times
-// in one compute pass with the two bind groups alternating.
-// Bindings (group 0): 0 params (uniform ClothParams), 1 pos_in, 2 vel_in (read), 3 pos_out,
-//   4 vel_out (rw), 5 rest (read: initial position, w = 1 when pinned), 6 forces (read),
-//   7 colliders (read)
-// No branch or loop bound may depend on `params` (a uniform) alone: lavapipe (Mesa 22.x) then
-// "inlines" those uniform values, JIT-compiling a fresh variant of the shader at every dispatch
-// that rebinds the group and never freeing it (~0.5 MB and ~2 ms each). The counts are clamped
-// by arrayLength, a buffer size it cannot inline, which also keeps a stale count in bounds.
-// (`a && b` and `a || b` are branches on `a` too.)
+// Workgroup size (16, 16); dispatch (ceil(nx / 16), ceil(ny / 16), patches): z is the patch's
+// entry in `records` (patches of one shape and substep count run as one batch over shared
+// arenas; a lone patch is a batch of one over its own buffers), repeated `substeps` times in one
+// compute pass with the two bind groups alternating.
+// Bindings (group 0): 0 records (read: ClothRecord per patch), 1 pos_in, 2 vel_in (read),
+//   3 pos_out, 4 vel_out (rw), 5 rest (read: initial position, w = 1 when pinned), 6 forces
+//   (read), 7 colliders (read); a patch's arrays start at its params.first_vertex, its winds at
+//   first_force, its colliders at first_collider.
+// The parameters are storage, not a uniform: lavapipe (Mesa 22.x) "inlines" the uniform values
+// a branch or loop bound depends on, JIT-compiling a fresh variant of the shader at every
+// dispatch that rebinds the group and never freeing it (~0.5 MB and ~2 ms each). The counts are
+// clamped to the buffer (arrayLength), which keeps a stale count in bounds.
 
 //! include common/random.wgsl
 //! include common/forces.wgsl
@@ -26,7 +28,7 @@
 override HAS_WIND: bool = true;
 override HAS_COLLIDERS: bool = true;
 
-@group(0) @binding(0) var<uniform> params: ClothParams;
+@group(0) @binding(0) var<storage, read> records: array<ClothRecord>;
 @group(0) @binding(1) var<storage, read> pos_in: array<vec4f>;
 @group(0) @binding(2) var<storage, read> vel_in: array<vec4f>;
 @group(0) @binding(3) var<storage, read_write> pos_out: array<vec4f>;
@@ -35,9 +37,16 @@ override HAS_COLLIDERS: bool = true;
 @group(0) @binding(6) var<storage, read> forces: array<Force>;
 @group(0) @binding(7) var<storage, read> colliders: array<Collider>;
 
+var<private> params: ClothParams;   // this invocation's patch
+
+// Vertex (i, j) of this invocation's patch, clamped to its grid, in the bound arrays.
+fn vertex_at(i: i32, j: i32) -> u32 {
+    return params.first_vertex + grid_at(i, j, params);
+}
+
 fn spring(x: vec3f, v: vec3f, i: i32, j: i32, rest_length: f32) -> vec3f {
     if (i < 0 || j < 0 || i >= i32(params.nx) || j >= i32(params.ny)) { return vec3f(0.0); }
-    let k = u32(j) * params.nx + u32(i);
+    let k = params.first_vertex + u32(j) * params.nx + u32(i);
     let d = pos_in[k].xyz - x;
     let len = length(d);
     if (len <= 0.0) { return vec3f(0.0); }
@@ -49,10 +58,11 @@ fn spring(x: vec3f, v: vec3f, i: i32, j: i32, rest_length: f32) -> vec3f {
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(global_invocation_id) gid: vec3u) {
+    params = records[gid.z].params;
     if (gid.x >= params.nx || gid.y >= params.ny) { return; }
     let i = i32(gid.x);
     let j = i32(gid.y);
-    let idx = gid.y * params.nx + gid.x;
+    let idx = params.first_vertex + gid.y * params.nx + gid.x;
     let anchor = rest[idx];
     if (anchor.w > 0.5) {
         pos_out[idx] = vec4f(anchor.xyz + params.pin_offset.xyz, 1.0);
@@ -71,14 +81,14 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     f += spring(x, v, i + 1, j - 1, diag) + spring(x, v, i - 1, j + 1, diag);
     f += spring(x, v, i + 2, j, 2.0 * dx) + spring(x, v, i - 2, j, 2.0 * dx);
     f += spring(x, v, i, j + 2, 2.0 * dy) + spring(x, v, i, j - 2, 2.0 * dy);
-    let wind_count = min(params.force_count, arrayLength(&forces));
+    let wind_count = min(params.force_count, arrayLength(&forces) - params.first_force);
     if (HAS_WIND && wind_count > 0u) {
-        let du = pos_in[grid_at(i + 1, j, params)].xyz - pos_in[grid_at(i - 1, j, params)].xyz;
-        let dv = pos_in[grid_at(i, j + 1, params)].xyz - pos_in[grid_at(i, j - 1, params)].xyz;
+        let du = pos_in[vertex_at(i + 1, j)].xyz - pos_in[vertex_at(i - 1, j)].xyz;
+        let dv = pos_in[vertex_at(i, j + 1)].xyz - pos_in[vertex_at(i, j - 1)].xyz;
         let c = cross(du, dv);
         let n = select(vec3f(0.0, 0.0, 1.0), normalize(c), length(c) > 0.0);
         for (var k = 0u; k < wind_count; k++) {
-            let w = forces[k];
+            let w = forces[params.first_force + k];
             if (w.kind == FORCE_WIND) {
                 let along = dot(n, w.a.xyz - v);
                 f += 0.6 * params.rest.w * along * abs(along) * n;
@@ -88,8 +98,11 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     let v_next = v + f / params.mass * params.h;
     var contact = Contact(x + v_next * params.h, v_next);
     if (HAS_COLLIDERS) {
-        for (var k = 0u; k < min(params.collider_count, arrayLength(&colliders)); k++) {
-            contact = resolve_collision(colliders[k], contact.position, contact.velocity, 0.005);
+        let collider_count = min(params.collider_count,
+                                 arrayLength(&colliders) - params.first_collider);
+        for (var k = 0u; k < collider_count; k++) {
+            contact = resolve_collision(colliders[params.first_collider + k], contact.position,
+                                        contact.velocity, 0.005);
         }
     }
     pos_out[idx] = vec4f(contact.position, 1.0);

@@ -11,11 +11,19 @@
 // entity, slot, birth step), the birth step recovered from its age, so nothing per particle is
 // stored for them.
 //
-// Bindings (group 0) of every pass including it: 0 frame (uniform Frame), 1 params (uniform
-// EmitterParams), 2 particles (read), 3 alive_list (read), 4 looks (read), 5 sprite_look (read:
-// SpriteLook), 6 sprite_texture (texture_2d<f32>), 7 sprite_sampler; group 1: 0 attributes (read,
-// only with custom attributes). A `color` modifier or a `size` expression replaces the colour over
-// life or `size` (emitter/modifiers.wgsl).
+// One draw call serves each emitter of a batch (systems/emitter/batches.py) with the batch's
+// arenas bound: its drawIndirect arguments start the instances at the emitter's first alive-list
+// entry (first_instance = EmitterParams.alive_base), so instance_index is an entry of the batch's
+// alive list, list_owner names the emitter of each 256 entries, and the particle is slot
+// alive_list[entry] of that emitter (from its first block). WGSL has no draw index: this is how a
+// draw knows its emitter. An emitter alone is a batch of one (first_instance 0, owner 0).
+//
+// Bindings (group 0) of every pass including it: 0 frame (uniform Frame), 1 emitters (read:
+// EmitterParams per emitter), 2 particles (read), 3 alive_list (read), 4 looks (read: Looks per
+// emitter), 5 sprite_looks (read: SpriteLook per emitter), 6 sprite_texture (texture_2d<f32>),
+// 7 sprite_sampler, 9 list_owner (read: the emitter of each 256 alive-list entries); group 1:
+// 0 attributes (read, only with custom attributes). A `color` modifier or a `size` expression
+// replaces the colour over life or `size` (emitter/modifiers.wgsl).
 
 //! include common/frame.wgsl
 //! include common/random.wgsl
@@ -25,14 +33,19 @@
 //! include emitter/modifiers.wgsl
 
 @group(0) @binding(0) var<uniform> frame: Frame;
-@group(0) @binding(1) var<uniform> params: EmitterParams;
+@group(0) @binding(1) var<storage, read> emitters: array<EmitterParams>;
 @group(0) @binding(2) var<storage, read> particles: array<Particle>;
 @group(0) @binding(3) var<storage, read> alive_list: array<u32>;
 // storage, not uniform: SpriteLook.frame changes every step, and lavapipe recompiles a draw
 // whose uniforms change
-@group(0) @binding(5) var<storage, read> sprite_look: SpriteLook;
+@group(0) @binding(5) var<storage, read> sprite_looks: array<SpriteLook>;
 @group(0) @binding(6) var sprite_texture: texture_2d<f32>;
 @group(0) @binding(7) var sprite_sampler: sampler;
+@group(0) @binding(9) var<storage, read> list_owner: array<u32>;
+
+// this vertex's emitter (private, so that the code below and modifier code read them as before)
+var<private> params: EmitterParams;
+var<private> sprite_look: SpriteLook;
 
 // SpriteLook.align
 const ALIGN_CAMERA: u32 = 0u;
@@ -59,13 +72,8 @@ struct SpriteLook {
     random_start: u32,    // 1: FLIPBOOK_FPS starts at a random frame position per particle
     align: u32,           // ALIGN_*
     stretch: f32,         // seconds: ALIGN_VELOCITY lengthens the sprite by stretch x |v|
-    // the step's identity for birth keys, here rather than read from the params uniform (see
-    // the binding of sprite_look)
-    frame: u32,
-    h: f32,
-    seed: u32,
-    entity: u32,
     soft: f32,            // world units: emitter/draw_soft.wgsl fades alpha over this depth gap
+    reserved: array<vec4u, 11>,   // pads the record to RECORD_WORDS words (a batch's array)
 };
 
 // SpriteVertex (locations 0 and 1, read by common/sprite.wgsl's fragments) plus the texture's.
@@ -76,6 +84,7 @@ struct EmitterVertex {
     @location(2) uv: vec4f,       // xy: texture coordinates in frame a; zw: in frame b
     @location(3) blend: f32,      // weight of frame b
     @location(4) world: vec3f,    // the fragment's world position (the centre for pixel sizes)
+    @location(5) @interpolate(flat) owner: u32,   // the emitter's index in its batch
 };
 
 // Texture coordinates of corner c (-1..1, y up) in flipbook frame k (row by row from the top left).
@@ -119,8 +128,12 @@ fn rotate(c: vec2f, angle: f32) -> vec2f {
 
 @vertex
 fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance: u32) -> EmitterVertex {
+    let owner = list_owner[instance / BLOCK];
+    params = emitters[owner];
+    sprite_look = sprite_looks[owner];
+    look_owner = owner;
     let slot = alive_list[instance];
-    let p = particles[slot];
+    let p = particles[params.first_block * BLOCK + slot];
     let c = sprite_corner(vertex);
     let age = p.position_age.w;
     let t = age / max(p.velocity_lifetime.w, 1e-6);
@@ -128,8 +141,8 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
     let key = pcg_hash(slot ^ bitcast<u32>(p.velocity_lifetime.w));
     let size_factor = 1.0 + params.shape.z * (2.0 * random01(key, 0u) - 1.0);
     let shade = 1.0 + params.shape.w * (2.0 * random01(key, 1u) - 1.0);
-    let born = sprite_look.frame - u32(round(age / max(sprite_look.h, 1e-9)));
-    let birth = birth_key(sprite_look.seed, sprite_look.entity, slot, born);
+    let born = params.frame - u32(round(age / max(params.h, 1e-9)));
+    let birth = birth_key(params.seed, params.entity, slot, born);
     var size = params.size;
     if (HAS_SIZE) { size = particle_size(slot, p, birth, size); }
     let half = 0.5 * size * look_size(t) * size_factor;
@@ -176,6 +189,7 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
         out.world = world;
     }
     out.corner = c;
+    out.owner = owner;
     var color = look_color(t);
     if (HAS_COLOR) { color = particle_color(slot, p, birth, color); }
     out.color = vec4f(color.rgb * shade, color.a);

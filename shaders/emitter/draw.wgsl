@@ -3,9 +3,8 @@
 // Billboards (emitter/billboard.wgsl's vertex stage). Untextured sprites ("dot") use the soft
 // round falloff of common/sprite.wgsl's fragment entry points; textured ones use fs_textured_*
 // below. Soft particles draw through emitter/draw_soft.wgsl instead.
-// Draw: 6 vertices x alive-count instances, indirect. Bindings (group 0): 0 frame (uniform Frame),
-// 1 params (uniform EmitterParams), 2 particles (read), 3 alive_list (read), 4 looks (read),
-// 5 sprite_look (read: SpriteLook), 6 sprite_texture (texture_2d<f32>), 7 sprite_sampler
+// Draw: 6 vertices x alive-count instances from the emitter's first alive-list entry, indirect
+// (one per emitter of a batch). Bindings (group 0): as emitter/billboard.wgsl.
 
 //! include emitter/billboard.wgsl
 

@@ -9,8 +9,8 @@
 // projection. The depth is bound as a texture while it is the pass's read-only attachment, which
 // is why soft draws need a pass of their own, after every opaque draw (their order hint).
 // Draw: 6 vertices x alive-count instances, indirect. Bindings (group 0): as emitter/draw.wgsl
-// (0 frame, 1 params, 2 particles, 3 alive_list, 4 looks, 5 sprite_look, 6 sprite_texture,
-// 7 sprite_sampler), and 8 scene_depth (texture_depth_2d: the opaque depth of this frame).
+// (0 frame, 1 emitters, 2 particles, 3 alive_list, 4 looks, 5 sprite_looks, 6 sprite_texture,
+// 7 sprite_sampler, 9 list_owner), and 8 scene_depth (texture_depth_2d: the opaque depth of this frame).
 
 //! include emitter/billboard.wgsl
 
@@ -24,7 +24,7 @@ fn soft_fade(in: EmitterVertex) -> f32 {
     let seen = frame.inverse_view_proj * ndc;
     let forward = normalize(cross(frame.camera_up.xyz, frame.camera_right.xyz));
     let gap = dot(seen.xyz / seen.w - in.world, forward);
-    return clamp(gap / sprite_look.soft, 0.0, 1.0);
+    return clamp(gap / sprite_looks[in.owner].soft, 0.0, 1.0);
 }
 
 @fragment

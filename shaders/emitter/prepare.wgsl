@@ -3,9 +3,9 @@
 // Per emitter of a batch: its alive count is the alive scan's sum over its blocks,
 //   alive = alive_offset[first_block + block_count] - alive_offset[first_block]
 // (the scan's total past the batch's last block), exactly the length of its dense alive list.
-// It becomes the drawIndirect arguments (6 vertices, two triangles, per alive particle), the
-// counters' `alive` for the readback ring, and the emitter's alive total that its depth sort
-// reads. Every per-emitter record is RECORD_WORDS words long (emitter/types.wgsl).
+// It becomes the drawIndirect arguments, the counters' `alive` and the emitter's alive total
+// (emitter/publish_alive.wgsl). Every per-emitter record is RECORD_WORDS words long
+// (emitter/types.wgsl). emitter/ranks.wgsl does the same in the fused path.
 //
 // Workgroup size 1; dispatch one workgroup per emitter of the batch.
 // Bindings: group 0: 0 emitters (read: EmitterParams per emitter), 1 counters (rw: Counters per
@@ -17,13 +17,11 @@
 
 //! include common/random.wgsl
 //! include emitter/types.wgsl
+//! include emitter/publish_alive.wgsl
 
 @group(0) @binding(0) var<storage, read> emitters: array<EmitterParams>;
-@group(0) @binding(1) var<storage, read_write> counters: array<Counters>;
 @group(0) @binding(2) var<storage, read> alive_offset: array<u32>;
 @group(0) @binding(3) var<storage, read> alive_scan_total: array<u32>;
-@group(0) @binding(4) var<storage, read_write> alive_totals: array<u32>;
-@group(1) @binding(0) var<storage, read_write> draw_args: array<u32>;
 
 @compute @workgroup_size(1)
 fn main(@builtin(workgroup_id) wid: vec3u) {
@@ -32,12 +30,5 @@ fn main(@builtin(workgroup_id) wid: vec3u) {
     let end = p.first_block + p.block_count;
     var stop = alive_scan_total[0];
     if (end < p.batch_blocks) { stop = alive_offset[end]; }
-    let alive = stop - alive_offset[p.first_block];
-    atomicStore(&counters[e].alive, alive);
-    alive_totals[e * RECORD_WORDS] = alive;
-    let args = e * RECORD_WORDS;
-    draw_args[args] = 6u;
-    draw_args[args + 1u] = alive;
-    draw_args[args + 2u] = 0u;
-    draw_args[args + 3u] = 0u;
+    publish_alive(e, p, stop - alive_offset[p.first_block]);
 }

@@ -1,6 +1,8 @@
 // life/sweep_lane.wgsl: what a lane of the sweep kernels (life/step_sweep.wgsl and
 // life/step_sweep_neighbours.wgsl) knows about its word column, and its row's west and east
-// neighbours from the neighbouring lanes (no pass of its own; include after life/swar.wgsl).
+// neighbours from the neighbouring lanes (no pass of its own).
+
+//! include life/swar.wgsl
 
 override HALO: u32 = 1u;               // halo columns on each side of a strip
 override TORUS: bool = true;           // the layer's topology: torus, or dead edges

@@ -45,13 +45,29 @@ fn pl_force(r: f32, a: f32, beta: f32) -> f32 {
     return 0.0;
 }
 
-// The acceleration (before the r_max * force scale) that `other` gives to a particle at x, with
-// attraction a = matrix[s_i][s_j]; zero beyond r_max and for coincident particles.
-fn pair_term(x: vec3f, other: LifeParticle, a: f32, params: PLParams) -> vec3f {
-    let d = min_image(x, other.position.xyz, params);
+// The acceleration (before the r_max * force scale) that a particle at y gives to a particle at
+// x, with attraction a = matrix[s_i][s_j]; zero beyond r_max and for coincident particles.
+// Every grid kernel sums exactly this expression, so their results agree bit for bit.
+fn pair_accel(x: vec3f, y: vec3f, a: f32, params: PLParams) -> vec3f {
+    let d = min_image(x, y, params);
     let dist = length(d);
     if (dist <= 0.0 || dist >= params.r_max) { return vec3f(0.0); }
     return pl_force(dist / params.r_max, a, params.beta) * d / dist;
+}
+
+// pair_accel for a neighbour in an adjacent cell that is not across the box edge, without the
+// minimum image, and with the same bits: per axis |d| < 2 cells there, so min_image changes d
+// only where |d| > box / 2 >= 1.5 cells, and then both images are >= 1 cell >= r_max apart
+// (boxes have >= 3 cells a side), so both give zero; elsewhere round() is 0 and d - box * 0 == d.
+fn pair_accel_inside(x: vec3f, y: vec3f, a: f32, params: PLParams) -> vec3f {
+    let d = y - x;
+    let dist = length(d);
+    if (dist <= 0.0 || dist >= params.r_max) { return vec3f(0.0); }
+    return pl_force(dist / params.r_max, a, params.beta) * d / dist;
+}
+
+fn pair_term(x: vec3f, other: LifeParticle, a: f32, params: PLParams) -> vec3f {
+    return pair_accel(x, other.position.xyz, a, params);
 }
 
 // New velocity and position from the summed acceleration (v decays by the friction factor).

@@ -1,10 +1,14 @@
 """The cloth system: explicit mass-spring patches.
 
-Per simulation step, for each cloth entity (one compute pass):
-  SIMULATE  <e>:cloth:substeps     `substeps` explicit substeps (one dispatch, repeated),
-                                   positions and velocities ping-ponging between two buffer
-                                   pairs (cloth/step.wgsl)
-  PREPARE   <e>:cloth:normals      vertex normals after the last substep
+Patches of one shape (resolution, substeps, and whether wind and colliders act) run as one batch
+(batches.py: shared arenas, one dispatch per substep for all); any other patch runs alone, as a
+batch of one over its own buffers. Per simulation step, for each batch (``<b>`` is the batch,
+or the entity that runs alone):
+  SIMULATE  <b>:cloth:substeps     `substeps` explicit substeps (one dispatch over (x, y, patch),
+                                   repeated), positions and velocities ping-ponging between two
+                                   buffer pairs (cloth/step.wgsl)
+  PREPARE   <b>:cloth:normals      vertex normals after the last substep
+and for each entity:
   RENDER    <e>:cloth:draw         lit two-sided mesh, indexed; <e>:cloth:wire with wireframe
 
 Wind (force_field kind "wind") and colliders are other entities' components, packed each step
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import wgpu
@@ -36,11 +40,21 @@ from emberfx.model.colors import linear_color
 from emberfx.model.prewarm import check_timestep
 from emberfx.model.registry import set_system
 from emberfx.model.transforms import rotation_matrix
+from emberfx.systems.cloth import batches
+from emberfx.systems.cloth.batches import (
+    COLLIDERS_BYTES,
+    FORCES_BYTES,
+    PARAMS,
+    RECORD,
+    SIM_BUFFERS,
+    VERTEX,
+    VERTEX_ARRAYS,
+    ClothSim,
+)
 from emberfx.systems.cloth.component import Cloth
 from emberfx.systems.colliders.cloth import COLLIDER, cloth_colliders, pack_colliders
-from emberfx.systems.forces.forces import FORCE, MAX_FORCES, ForceField, pack_forces
+from emberfx.systems.forces.forces import MAX_FORCES, ForceField, pack_forces
 
-PARAMS = struct_dtype("cloth/types.wgsl", "ClothParams")
 GROUP = wgsl.workgroup_size("cloth/step.wgsl")   # also cloth/normals.wgsl's
 LOOK = struct_dtype("cloth/draw.wgsl", "ClothLook")
 COLLIDER_KEYS = ("collider",)
@@ -76,18 +90,37 @@ def edge_indices(nx: int, ny: int) -> np.ndarray:
     return np.concatenate([horizontal, vertical]).reshape(-1).astype(np.uint32)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Patch:
     entity: EntityRef
     component: Cloth
-    buffers: dict   # registry views by key: pos0, vel0, pos1, vel1, rest, normals, ...
-    passes: list
-    parity: int = 0
-    step_parity: int = 0
-    built_with: tuple = ()    # (wireframe, wind, colliders) the passes were built for
+    # registry views by key: the simulation's (batches.SIM_BUFFERS: its own, or views into its
+    # batch's arenas) and its own look, triangles and edges
+    buffers: dict
+    passes: list = field(default_factory=list)   # its own: the draw (and the wireframe)
+    sim: ClothSim = field(init=False)   # its simulation: alone, or its batch's
+    member: int = 0                     # its entry in sim
+    wireframe: bool = False             # whether its passes include the wireframe
     triangle_count: int = 0   # index counts of the triangle and wireframe-edge buffers
     edge_count: int = 0
     look_key: tuple | None = None   # the look fields last written into the "look" uniform
+    # what the last step packed: its params (first_* left 0), its winds and colliders
+    record: np.ndarray = field(default_factory=lambda: np.zeros((), PARAMS))
+    winds: np.ndarray = field(default_factory=lambda: np.zeros(0, batches.FORCE))
+    collider_records: np.ndarray = field(default_factory=lambda: np.zeros(0, COLLIDER))
+    packed: tuple = ()   # (winds, colliders, dt) the record was packed for
+    dirty: bool = True   # a field changed since the record was packed
+
+    @property
+    def parity(self) -> int:
+        """The state is in pos<parity> and vel<parity> (between steps, and after this step's
+        passes once before_step ran)."""
+        return self.sim.parity
+
+    @property
+    def built_with(self) -> tuple[bool, bool, bool]:
+        """(wireframe, wind, colliders) its passes were built for."""
+        return (self.wireframe, self.sim.key[3], self.sim.key[4])
 
 
 class ClothSystem(System):
@@ -97,31 +130,30 @@ class ClothSystem(System):
     def __init__(self, gpu, shared):
         super().__init__(gpu, shared)
         self.patches: dict[str, _Patch] = {}
+        self.batches: list[ClothSim] = []           # like patches sharing arenas and passes
+        self.pending: dict[tuple, list[_Patch]] = {}   # spawned like patches waiting to batch
+        self.actors: set[str] = set()   # wind and collider entities at the last arrange
 
     def add(self, entity: EntityRef, component: Cloth) -> None:
         name = entity.name
         nx, ny = component.resolution
         n = nx * ny
-        what = f"entity '{name}': cloth.resolution = {nx}x{ny}"
         check_timestep(component, self.key, self.shared.fixed_dt, self.shared.scene_path, name)
         needed = stable_substeps(component, self.shared.fixed_dt)
         if component.substeps < needed:
             print(f"emberfx: warning: entity '{name}': cloth.substeps = {component.substeps} is "
                   f"too few for stiffness {component.stiffness:g} and mass {component.mass:g} "
                   f"(explicit steps diverge); use at least {needed}", file=sys.stderr)
-        self.gpu.check_buffer_size(n * 16, what)
-        storage, uniform = wgpu.BufferUsage.STORAGE, wgpu.BufferUsage.UNIFORM
-        b = {k: self.buffer(entity, k, n * 16, storage, what=what)
-             for k in ("pos0", "pos1", "vel0", "vel1", "rest", "normals")}
-        b["params"] = self.buffer(entity, "params", PARAMS.itemsize, uniform)
-        b["look"] = self.buffer(entity, "look", LOOK.itemsize, uniform)
-        # room for MAX_FORCES of each, so winds and colliders spawned later fit without a rebuild
-        # (the step loops over the count written each step, not over the buffer)
-        b["forces"] = self.buffer(entity, "forces", MAX_FORCES * FORCE.itemsize, storage)
-        b["colliders"] = self.buffer(entity, "colliders", MAX_FORCES * COLLIDER.itemsize, storage)
+        self.gpu.check_buffer_size(n * VERTEX, f"entity '{name}': cloth.resolution = {nx}x{ny}")
+        uniform = wgpu.BufferUsage.UNIFORM
+        b = {"look": self.buffer(entity, "look", LOOK.itemsize, uniform)}
         tris, edges = triangle_indices(nx, ny), edge_indices(nx, ny)
         b["triangles"] = self.buffer(entity, "triangles", tris.nbytes, wgpu.BufferUsage.INDEX)
         b["edges"] = self.buffer(entity, "edges", edges.nbytes, wgpu.BufferUsage.INDEX)
+        patch = _Patch(entity, component, b)
+        patch.triangle_count, patch.edge_count = len(tris), len(edges)
+        self.patches[name] = patch
+        self.place_alone(patch, self.sim_key(patch))
         positions = initial_positions(component).reshape(-1, 3)
         rest = np.zeros((n, 4), np.float32)
         rest[:, :3] = positions
@@ -135,25 +167,51 @@ class ClothSystem(System):
         write(b["edges"], edges.tobytes())
         write(b["rest"], rest.tobytes())
         write(b["pos0"], state.tobytes())
-        patch = _Patch(entity, component, b, [])
-        patch.triangle_count, patch.edge_count = len(tris), len(edges)
-        self.patches[name] = patch
-        patch.passes = self._passes(patch)
-        self._write_params(patch, StepInfo(frame=0, dt=self.shared.fixed_dt, seed=self.shared.seed))
+        self._pack(patch, 0.0, self.shared.fixed_dt, {})
+        patch.sim.store(0, patch)
+        batches.finish(self, patch.sim)
         if component.prewarm > 0.0:
             self._prewarm(patch)
+            patch.sim.written.clear()   # the prewarm wrote its own records last
+
+    def place_alone(self, patch: _Patch, key: tuple) -> None:
+        """Give the patch simulation buffers of its own (a batch of one), its records stored
+        (the caller writes them: batches.finish)."""
+        entity, (nx, ny) = patch.entity, patch.component.resolution
+        what = f"entity '{entity.name}': cloth.resolution = {nx}x{ny}"
+        storage = wgpu.BufferUsage.STORAGE
+        b = patch.buffers
+        for k in VERTEX_ARRAYS:
+            b[k] = self.buffer(entity, k, nx * ny * VERTEX, storage, what=what)
+        # storage for the step, uniform for the draw
+        b["params"] = self.buffer(entity, "params", RECORD.itemsize,
+                                  storage | wgpu.BufferUsage.UNIFORM)
+        # room for MAX_FORCES of each, so winds and colliders spawned later fit without a rebuild
+        # (the step loops over the count written each step, not over the buffer)
+        b["forces"] = self.buffer(entity, "forces", FORCES_BYTES, storage)
+        b["colliders"] = self.buffer(entity, "colliders", COLLIDERS_BYTES, storage)
+        patch.sim = ClothSim(entity.name, key, [patch], {k: b[k] for k in SIM_BUFFERS}, nx * ny)
+        patch.member = 0
+        patch.sim.store(0, patch)
+
+    def refresh_alone(self, patch: _Patch, key: tuple) -> None:
+        """A lone patch's passes for a new key (a wind came, substeps changed): no buffer
+        moves."""
+        patch.sim.key = key
+        patch.sim.passes = self.sim_passes(patch.sim)
 
     def _prewarm(self, patch: _Patch) -> None:
         """Run the component's prewarm (see the module docstring)."""
         c, name = patch.component, patch.entity.name
         nx, ny = c.resolution
         dt, steps = self.shared.fixed_dt, c.prewarm_steps(self.shared.fixed_dt)
-        graph = FrameGraph([p for p in patch.passes if p.phase in SIMULATION_PHASES
+        sim = patch.sim   # its own, alone (it joins a batch, if any, after this)
+        graph = FrameGraph([p for p in sim.passes if p.phase in SIMULATION_PHASES
                             and p.phase != Phase.READBACK], self.resources.persistent())
 
         def encode_step(encoder, k: int) -> None:
-            patch.step_parity = patch.parity
-            patch.parity = (patch.parity + c.substeps) % 2
+            sim.step_parity = sim.parity
+            sim.parity = (sim.parity + sim.substeps) % 2
             graph.encode(encoder, {})
 
         b = patch.buffers
@@ -165,43 +223,46 @@ class ClothSystem(System):
             uniforms=StagedUniforms((b["params"], b["forces"], b["colliders"]),
                                     lambda k: self._step_records(patch, (k - steps) * dt, dt)))
 
-    def _passes(self, patch: _Patch) -> list[Pass]:
-        c = patch.component
-        name = patch.entity.name
-        prefix = f"{name}:cloth"
-        patch.built_with = wireframe, wind, colliders = self._variant(patch)
-        nx, ny = c.resolution
-        grid = (math.ceil(nx / GROUP[0]), math.ceil(ny / GROUP[1]), 1)
-        r = (lambda k: f"{name}/{k}")  # noqa: E731
+    def sim_passes(self, sim: ClothSim) -> list[Pass]:
+        """The substeps and normals passes of a lone patch or a batch: one dispatch over
+        (x, y, entry) each."""
+        nx, ny, substeps, wind, colliders = sim.key
+        grid = (math.ceil(nx / GROUP[0]), math.ceil(ny / GROUP[1]), len(sim.members))
+        b = sim.buffers
         # variant p reads the state in pos<p>/vel<p> and writes the other pair
-        substep = [{"params": r("params"), "pos_in": r(f"pos{p}"), "vel_in": r(f"vel{p}"),
-                    "pos_out": r(f"pos{1 - p}"), "vel_out": r(f"vel{1 - p}"), "rest": r("rest"),
-                    "forces": r("forces"), "colliders": r("colliders")} for p in (0, 1)]
+        substep = [{"records": b["params"], "pos_in": b[f"pos{p}"], "vel_in": b[f"vel{p}"],
+                    "pos_out": b[f"pos{1 - p}"], "vel_out": b[f"vel{1 - p}"], "rest": b["rest"],
+                    "forces": b["forces"], "colliders": b["colliders"]} for p in (0, 1)]
         # The wind and collider code is compiled out when nothing of the kind acts on the patch:
         # on CPU backends (lavapipe) a step that merely contains those loops ran several times
         # slower, even with zero iterations (the emitter's HAS_FORCES found the same).
-        passes = [self.build.compute(
-            f"{prefix}:substeps", Phase.SIMULATE, "cloth/step.wgsl", grid, substep,
+        return [self.build.compute(
+            f"{sim.name}:cloth:substeps", Phase.SIMULATE, "cloth/step.wgsl", grid, substep,
             constants={"HAS_WIND": wind, "HAS_COLLIDERS": colliders},
-            pick=lambda k: (patch.step_parity + k) % 2,
-            repeat=lambda: patch.component.substeps)]
-        passes.append(self.build.compute(
-            f"{prefix}:normals", Phase.PREPARE, "cloth/normals.wgsl", grid,
-            [{"params": r("params"), "positions": r(f"pos{p}"), "normals": r("normals")}
-             for p in (0, 1)], pick=lambda: patch.parity))
-        passes.append(self.build.draw(
+            pick=lambda k: (sim.step_parity + k) % 2, repeat=substeps),
+            self.build.compute(
+            f"{sim.name}:cloth:normals", Phase.PREPARE, "cloth/normals.wgsl", grid,
+            [{"records": b["params"], "positions": b[f"pos{p}"], "normals": b["normals"]}
+             for p in (0, 1)], pick=lambda: sim.parity)]
+
+    def place_member(self, patch: _Patch) -> None:
+        """The patch's own passes over its buffers (views into its batch's arenas, or its
+        own): the draw, and the wireframe."""
+        b, prefix = patch.buffers, f"{patch.entity.name}:cloth"
+        sim = patch.sim
+        patch.wireframe = patch.component.wireframe
+        patch.passes = [self.build.draw(
             f"{prefix}:draw", "cloth/draw.wgsl", self._mesh_pipeline(),
-            [{"frame": "frame", "params": r("params"), "look": r("look"),
-              "positions": r(f"pos{p}"), "normals": r("normals")} for p in (0, 1)],
-            pick=lambda: patch.parity, index=(r("triangles"), "uint32", patch.triangle_count),
-            order=RenderQueue.OPAQUE))
-        if wireframe:
-            passes.append(self.build.draw(
+            [{"frame": "frame", "params": b["params"], "look": b["look"],
+              "positions": b[f"pos{p}"], "normals": b["normals"]} for p in (0, 1)],
+            pick=lambda: sim.parity, index=(b["triangles"], "uint32", patch.triangle_count),
+            order=RenderQueue.OPAQUE)]
+        if patch.wireframe:
+            patch.passes.append(self.build.draw(
                 f"{prefix}:wire", "cloth/wire.wgsl", self._wire_pipeline(),
-                [{"frame": "frame", "positions": r(f"pos{p}")} for p in (0, 1)],
-                pick=lambda: patch.parity, index=(r("edges"), "uint32", patch.edge_count),
+                [{"frame": "frame", "positions": b[f"pos{p}"]} for p in (0, 1)],
+                pick=lambda: sim.parity, index=(b["edges"], "uint32", patch.edge_count),
                 order=RenderQueue.OPAQUE + 1))
-        return passes
 
     def _render_pipeline(self, shader: str, topology: str, cull: str = "none"):
         cache = self.__dict__.setdefault("_pipelines", {})
@@ -224,23 +285,53 @@ class ClothSystem(System):
         return self._render_pipeline("cloth/wire.wgsl", "line-list")
 
     def remove(self, entity: EntityRef) -> None:
-        del self.patches[entity.name]   # the registry releases its buffers
+        patch = self.patches.pop(entity.name)   # the registry releases its buffers and views
+        if patch.sim.batched:   # its entry idles until the batch is packed again
+            batches.retire_member(self, patch)
+
+    def arrange(self, changed: str | None = None) -> bool:
+        """Regroup like patches into batches (batches.py); True when buffers moved."""
+        if changed is None:
+            return batches.arrange(self)
+        return batches.arrange_after(self, changed)
+
+    def sims(self) -> list[ClothSim]:
+        """The batches, then each lone patch's simulation, in entity order."""
+        return self.batches + [p.sim for p in self.patches.values() if not p.sim.batched]
 
     def passes(self) -> list[Pass]:
         for patch in self.patches.values():
-            if patch.built_with != self._variant(patch):
-                patch.passes = self._passes(patch)
-        return [p for patch in self.patches.values() for p in patch.passes]
+            if patch.wireframe != patch.component.wireframe:
+                self.place_member(patch)
+            if not patch.sim.batched:   # e.g. a collider became a box (a batch: before_step)
+                key = self.sim_key(patch)
+                if key != patch.sim.key:
+                    self.refresh_alone(patch, key)
+        return ([p for sim in self.sims() for p in sim.passes]
+                + [p for patch in self.patches.values() for p in patch.passes])
 
     def _winds(self, patch: _Patch) -> list:
         return [f for f in self.acting_on(patch, ("force_field",))
                 if isinstance(f, ForceField) and f.kind == "wind"]
 
-    def _variant(self, patch: _Patch) -> tuple[bool, bool, bool]:
-        """What the passes depend on beyond the buffers: the wireframe pass, and whether wind and
-        colliders act (specialisation constants of the step)."""
-        return (patch.component.wireframe, bool(self._winds(patch)),
-                bool(self.acting_on(patch, COLLIDER_KEYS)))
+    def sim_key(self, patch: _Patch, acting: dict | None = None) -> tuple:
+        """What the patch's simulation passes compile to (batches share it): (nx, ny,
+        substeps, whether wind acts, whether colliders act); ``acting`` caches what acts by
+        ``affected_by``."""
+        c = patch.component
+        winds, colliders = self._acting(patch, {} if acting is None else acting)
+        return (*c.resolution, c.substeps, bool(winds), bool(colliders))
+
+    def _acting(self, patch: _Patch, cache: dict) -> tuple[list, list]:
+        """The winds and colliders acting on the patch, the first MAX_FORCES of each in scene
+        order (as an emitter takes its forces), looked up once per ``affected_by``."""
+        wanted = patch.component.affected_by
+        key = None if wanted is None else tuple(wanted)
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = (self._winds(patch)[:MAX_FORCES],
+                                  self.acting_on(patch, COLLIDER_KEYS)[:MAX_FORCES])
+        return found
 
     def acting_on(self, patch: _Patch, keys: tuple[str, ...]) -> list:
         """The components of ``keys`` acting on the patch (colliders: spheres and planes only;
@@ -251,35 +342,63 @@ class ClothSystem(System):
         return cloth_colliders(found) if keys == COLLIDER_KEYS else found
 
     def before_step(self, step: StepInfo) -> None:
-        for patch in self.patches.values():
-            self._write_params(patch, step)
-            patch.step_parity = patch.parity
-            patch.parity = (patch.parity + patch.component.substeps) % 2
+        acting: dict = {}   # affected_by -> the winds and colliders acting, once per step
+        # a live edit of substeps or affected_by, a collider that became a box: the patch
+        # leaves its batch, or joins one, or its step is compiled anew
+        if any(self.sim_key(patch, acting) != patch.sim.key for patch in self.patches.values()):
+            batches.arrange(self)
+            self.shared.arrange_requested = True   # this step's frame graph is made again
+        packs: dict = {}
+        start = step.frame * step.dt
+        for sim in self.sims():
+            for k, patch in enumerate(sim.members):
+                if k not in sim.dead:
+                    sim.store(k, patch, self._pack(patch, start, step.dt, packs, acting))
+            sim.upload(self.resources.write)
+            sim.step_parity = sim.parity
+            sim.parity = (sim.parity + sim.substeps) % 2
 
-    def _write_params(self, patch: _Patch, step: StepInfo) -> None:
-        buffers = patch.buffers
-        for key, record in zip(("params", "forces", "colliders"),
-                               self._step_records(patch, step.frame * step.dt, step.dt)):
-            self.resources.write(buffers[key], record)
+    def edited(self, entity: EntityRef, component) -> None:
+        patch = self.patches.get(entity.name)
+        if patch is not None:
+            patch.dirty = True
 
-    def _step_records(self, patch: _Patch, time: float, dt: float) -> tuple[bytes, bytes, bytes]:
-        """The params, forces and colliders of the step starting at ``time`` seconds."""
+    def _pack(self, patch: _Patch, time: float, dt: float, packs: dict,
+              acting: dict | None = None) -> bool:
+        """Pack the step starting at ``time`` seconds into the patch's record, winds and
+        colliders (packed once per ``affected_by`` in ``packs``); the record only after an edit
+        or when the counts or dt changed. True when the record was packed anew."""
         c = patch.component
+        key = None if c.affected_by is None else tuple(c.affected_by)
+        found = packs.get(key)
+        if found is None:
+            winds, colliders = self._acting(patch, {} if acting is None else acting)
+            found = packs[key] = (pack_forces(winds, time)[:len(winds)],
+                                  pack_colliders(colliders)[:len(colliders)])
+        patch.winds, patch.collider_records = found
+        packed = (len(patch.winds), len(patch.collider_records), dt)
+        if not patch.dirty and packed == patch.packed:
+            return False
+        patch.dirty, patch.packed = False, packed
         nx, ny = c.resolution
-        # the first MAX_FORCES of each in scene order, as an emitter takes its forces
-        winds = self._winds(patch)[:MAX_FORCES]
-        colliders = self.acting_on(patch, COLLIDER_KEYS)[:MAX_FORCES]
         dx, dy = c.size[0] / (nx - 1), c.size[1] / (ny - 1)
-        rec = np.zeros((), PARAMS)
+        rec = patch.record
+        rec[...] = 0
         rec["gravity"] = (*c.gravity, c.drag)
         rec["pin_offset"] = (*c.pin_offset, 0.0)
         rec["rest"] = (dx, dy, math.hypot(dx, dy), dx * dy)
         rec["nx"], rec["ny"] = nx, ny
         rec["h"] = dt / c.substeps
         rec["stiffness"], rec["damping"], rec["mass"] = c.stiffness, c.damping, c.mass
-        rec["force_count"], rec["collider_count"] = len(winds), len(colliders)
-        return (rec.tobytes(), pack_forces(winds, time).tobytes(),
-                pack_colliders(colliders).tobytes())
+        rec["force_count"], rec["collider_count"] = packed[:2]
+        return True
+
+    def _step_records(self, patch: _Patch, time: float, dt: float) -> tuple[bytes, bytes, bytes]:
+        """A lone patch's params, forces and colliders of the step starting at ``time``
+        seconds, as its buffers take them (the prewarm stages these)."""
+        sim = patch.sim
+        sim.store(0, patch, self._pack(patch, time, dt, {}))
+        return sim.records.tobytes(), sim.forces.tobytes(), sim.colliders.tobytes()
 
     def before_draw(self) -> None:
         """The look (colours, checker) before each render: edits show in a paused window."""

@@ -5,6 +5,8 @@ the ``VolumeRef`` of a volume's box (shaders/common/volumes.wgsl).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from emberfx.core import wgsl
@@ -40,7 +42,7 @@ def pack_solids(colliders: list, volumes: dict[int, int]) -> np.ndarray:
         if kind == "plane":
             n = np.asarray(c.normal, np.float64)
             record["center"] = (*c.point, 0.0)
-            record["normal"] = (*(n / np.linalg.norm(n)), 0.0)
+            record["normal"] = (*(n / math.hypot(*n)), 0.0)   # packed every step
         else:
             record["center"] = (*c.center, c.radius)
             record["normal"] = (0.0, 0.0, 0.0, c.minor_radius)
@@ -56,12 +58,18 @@ def pack_collision_set(record: np.ndarray, material, count: int,
     record["material"] = (material.restitution, material.friction, material.lifetime_loss,
                           float(material.kill))
     record["count"] = count
-    if drawn_view is None:
+    inverse = None
+    if drawn_view is not None:
+        try:   # a view never set (encode() before any frame uniform was written) is singular
+            inverse = np.linalg.inv(drawn_view[0].astype(np.float64))
+        except np.linalg.LinAlgError:
+            inverse = None
+    if drawn_view is None or inverse is None:   # depth colliders do nothing until a real view
         record["depth_size"] = (1.0, 1.0, 0.0, 0.0)
     else:
         view_proj, (w, h) = drawn_view
         record["view_proj"] = view_proj.T   # WGSL matrices are column-major
-        record["inverse_view_proj"] = np.linalg.inv(view_proj.astype(np.float64)).T
+        record["inverse_view_proj"] = inverse.T
         record["depth_size"] = (w, h, 1.0, 0.0)
     return record.tobytes()
 

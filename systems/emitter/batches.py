@@ -32,13 +32,14 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import wgpu
 
 from emberfx.blocks.sort import TILE
-from emberfx.core.frame_graph import Pass
+from emberfx.blocks.sprites import sprite_queue
+from emberfx.core.frame_graph import Pass, Phase
 from emberfx.core.layout import struct_dtype
 from emberfx.core.resources import BufferView
 from emberfx.core.system import Readback
@@ -49,7 +50,6 @@ from emberfx.systems.emitter.params import (
     BLOCK_WORDS,
     LOOKS,
     PARAMS,
-    bake_looks,
     pack_params,
 )
 from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, pack_forces
@@ -61,12 +61,7 @@ if TYPE_CHECKING:
 RECORD = PARAMS.itemsize   # bytes of every per-emitter record (EmitterParams is padded to it)
 PARTICLE = struct_dtype("emitter/types.wgsl", "Particle")
 DEPTH_PARAMS = struct_dtype("emitter/depth.wgsl", "DepthParams")
-# a SpriteLook padded to a record: the batch's sprite arena, one per member
-_SPRITE_FIELDS: Any = SPRITE_LOOK.fields
-SPRITE_RECORD = np.dtype({"names": list(_SPRITE_FIELDS),
-                          "formats": [f[0] for f in _SPRITE_FIELDS.values()],
-                          "offsets": [f[1] for f in _SPRITE_FIELDS.values()],
-                          "itemsize": RECORD})
+
 STORAGE = wgpu.BufferUsage.STORAGE
 # what a pool's new place receives from its old one on the GPU (the rest is written by the host
 # or recomputed by every step)
@@ -188,8 +183,9 @@ def arrange_after(system: EmitterSystem, changed: str) -> bool:
            for ref, f in system.query("force_field")) and system.batches:
         return arrange(system)
     targets = {spawn.emitter for _, spawn in pool.component.sub_emitters()}
-    leaving = [b for b in system.batches
-               if any(p.entity.name in targets for p in _live(system, b))]
+    hit = {id(t.batch) for name in targets
+           if (t := system.pools.get(name)) is not None and t.batch is not None}
+    leaving = [b for b in system.batches if id(b) in hit]
     if leaving:   # events will spawn into a member: it runs alone from now on
         return _regroup(system, [(b.key, [p for p in _live(system, b)
                                           if p.entity.name not in targets])
@@ -249,8 +245,8 @@ def _regroup(system: EmitterSystem, joining: list[tuple[tuple, list[_Pool]]],
     system.batches = [b for b in system.batches if b not in retired] + made
     for batch in made:
         _finish_batch(system, batch)
-    for pool in leaving:
-        _write_uniforms(system, pool)
+    for pool in leaving:   # (its looks came along on the GPU; its params record changed)
+        system.resources.write(pool.buffers["params"], pool.param_record.tobytes())
     return True
 
 
@@ -285,6 +281,7 @@ def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch
              "alive_list": ((slots + len(alpha) * segment) * 4, STORAGE),
              "free_mask": (blocks * BLOCK_WORDS * 4, STORAGE), "block_free": (blocks * 4, STORAGE),
              "block_alive": (blocks * 4, STORAGE), "block_owner": (blocks * 4, STORAGE),
+             "list_owner": ((slots + len(alpha) * segment) // BLOCK * 4, STORAGE),
              "params": (n * RECORD, STORAGE | uniform), "counters": (n * RECORD, STORAGE),
              "draw_args": (n * RECORD, STORAGE | indirect), "alive_total": (n * RECORD, STORAGE),
              "sprite_look": (n * RECORD, STORAGE), "forces": (n * MAX_FORCES * FORCE.itemsize,
@@ -308,6 +305,11 @@ def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch
     owners = np.repeat(np.arange(n, dtype=np.uint32),
                        [_padded(p.component.capacity) // BLOCK for p in members])
     system.resources.write(arenas["block_owner"], owners.tobytes())
+    # the emitter of each 256 alive-list entries, which the draws find their emitter by
+    # (emitter/billboard.wgsl): the blocks' owners, then the alpha segments'
+    alpha_owners = np.repeat(np.arange(n - len(alpha), n, dtype=np.uint32), segment // BLOCK)
+    system.resources.write(arenas["list_owner"],
+                           np.concatenate([owners, alpha_owners]).astype(np.uint32).tobytes())
     if alpha:   # the alpha segments of the alive list, as the sort's values
         arenas["sort_values"] = system.resources.view(f"{name}/alive_list", "sort_values",
                                                       slots * 4, len(alpha) * segment * 4)
@@ -365,8 +367,9 @@ def _place_in_batch(system: EmitterSystem, batch: Batch, k: int, pool: _Pool) ->
                               ("force_base", k * MAX_FORCES)):
         pool.param_record[field_name] = value
     pool.batch, pool.member = batch, k
-    pool.looks_key = None
-    pool.dirty = True   # its static fields are packed into the batch's arrays at the next step
+    # its looks and sprite look came along on the GPU (MOVED_STATE); its static fields are
+    # packed into the batch's arrays at the next step
+    pool.dirty = True
 
 
 def _copy_state(encoder, old: dict[str, BufferView], new: dict[str, BufferView]) -> None:
@@ -393,7 +396,6 @@ def _finish_batch(system: EmitterSystem, batch: Batch) -> None:
     batch.updates[lead.variant] = batch.passes[0]
     for pool in batch.members:
         system.place_member(pool)
-        _write_uniforms(system, pool)
     system.resources.write(batch.sim.buffers["params"], batch.params.tobytes())
 
 
@@ -409,22 +411,12 @@ def member_writes(batch: Batch, p: Pass) -> Pass:
     return replace(p, writes=tuple(dict.fromkeys((*p.writes, *extra))))
 
 
-def _write_uniforms(system: EmitterSystem, pool: _Pool) -> None:
-    """What draws read before the next step writes it (the params record, the looks)."""
-    b, c = pool.buffers, pool.component
-    if pool.batch is None:
-        system.resources.write(b["params"], pool.param_record.tobytes())
-    system.resources.write(b["looks"], bake_looks(c))
-    system.resources.write(b["sprite_look"], pack_sprite_look(c, pool.param_record))
-    pool.looks_key = None
-
-
 def upload_step(system: EmitterSystem, batch: Batch, step, start: float, in_scene: list) -> None:
     """One step's records of every member, packed into the batch's arrays and written with one
     write per arena. What a member's component alone decides is packed only after an edit
     (``pool.dirty``); the step's frame, time, budgets and the forces (once per distinct
     ``affected_by``) go in as columns."""
-    params, sprites = batch.params, batch.sprites.view(SPRITE_RECORD)[:, 0]
+    params = batch.params
     budgets = np.zeros(len(batch.members), np.uint32)
     forces_of: dict = {}   # affected_by -> (force records, accelerate_end, kill_start)
     for k, pool in enumerate(batch.members):
@@ -444,7 +436,7 @@ def upload_step(system: EmitterSystem, batch: Batch, step, start: float, in_scen
         if pool.dirty:
             pack_params(pool.param_record, c, entity=pool.entity.index, frame=step.frame,
                         seed=step.seed, dt=step.dt, budget=budget, force_count=count)
-            look = pack_sprite_look(c, pool.param_record)
+            look = pack_sprite_look(c)
             batch.sprites[k, :len(look)] = np.frombuffer(look, np.uint8)
             system.write_looks(pool)
             pool.dirty = False
@@ -457,7 +449,6 @@ def upload_step(system: EmitterSystem, batch: Batch, step, start: float, in_scen
             batch.forces[k * MAX_FORCES:k * MAX_FORCES + len(records)] = records
     params["budget"], params["frame"], params["seed"] = budgets, step.frame, step.seed
     params["h"], params["time"] = step.dt, start
-    sprites["frame"], sprites["h"], sprites["seed"] = step.frame, step.dt, step.seed
     batch.counters[:, 0] = budgets   # the budget word; the other counts start at zero
     b, write = batch.sim.buffers, system.resources.write
     write(b["params"], params.tobytes())
@@ -480,3 +471,39 @@ def readback_of(pool: _Pool, size: int) -> Readback:
     counters = pool.buffers["counters"]
     return Readback(pool.entity.name, "emitter", counters.name, counters.buffer, counters.offset,
                     size)
+
+
+def draw_runs(system: EmitterSystem, order: list[_Pool]) -> dict[int, Pass]:
+    """One draw Pass per run of batched emitters that follow each other among the draws of
+    their render queue (``order``: the pools in the order their draws are declared) and share a
+    batch and a draw signature, keyed by the id of the run's first pool: one bind group for all,
+    one drawIndirect each. A lone emitter's draw in the same queue ends a run, so every draw
+    keeps its place and a batched frame blends in the same order as the emitters alone.
+    Cached until the pools or batches change."""
+    key = tuple((id(p), id(p.batch)) for p in order)
+    if system.runs[0] == key:
+        return system.runs[1]
+    open_runs: dict[int, tuple] = {}   # queue order -> (batch, signature, members)
+    runs: list[tuple] = []
+    for pool in order:
+        queue = sprite_queue(pool.component.blend, pool.component.soft)
+        if pool.batch is None:
+            for p in pool.passes:   # a lone draw in a queue keeps its place there
+                if p.phase == Phase.RENDER and p.kind == "render":
+                    open_runs.pop(p.order, None)
+            continue
+        signature = emitter_passes.draw_signature(pool)
+        run = open_runs.get(queue)
+        if run is not None and run[0] is pool.batch and run[1] == signature:
+            run[2].append(pool)
+        else:
+            run = open_runs[queue] = (pool.batch, signature, [pool])
+            runs.append(run)
+    passes = {}
+    for batch, _, members in runs:
+        first = members[0]
+        b = {**batch.sim.buffers, "list_owner": batch.sim.buffers["list_owner"]}
+        passes[id(first)] = emitter_passes.draw_pass(
+            system, f"{first.entity.name}:emitter:draw", first, b, [p.member for p in members])
+    system.runs = (key, passes)
+    return passes

@@ -52,6 +52,7 @@ class Contacts:
         self.volume_index: dict[int, int] = {}   # id(component) -> its VolumeRef index
         self.volume_slots: list = []
         self.volume_arrays: list[np.ndarray] = []
+        self.written: dict[str, tuple[BufferView, bytes]] = {}   # key -> what was last written
 
     def bindings(self) -> dict[str, object]:
         b = self.buffers
@@ -129,7 +130,9 @@ class Contacts:
         return remade
 
     def write_step(self, component, forces: list) -> None:
-        """This step's records: colliders where they are now, the volume boxes, the header."""
+        """This step's records: colliders where they are now, the volume boxes, the header;
+        each written only when it differs from what the buffer holds (only the host writes
+        them), so still colliders cost no upload."""
         colliders = self.colliders(component)
         if self.volume_slots:
             refs = np.zeros(len(self.volume_slots), VOLUME_REF)
@@ -137,10 +140,16 @@ class Contacts:
                 pack_volume_ref(record, center=comp.center, rotation_deg=comp.rotation_deg,
                                 size=comp.size, grid=slot.grid, offset=slot.offset,
                                 tile=getattr(comp, "tile", False))
-            self.system.resources.write(self.buffers["volume_refs"], refs.tobytes())
+            self._write("volume_refs", refs.tobytes())
         if component.collision is None:
             return
-        write = self.system.resources.write
-        write(self.buffers["colliders"], pack_solids(colliders, self.volume_index).tobytes())
-        write(self.buffers["collision"], pack_collision_set(
+        self._write("colliders", pack_solids(colliders, self.volume_index).tobytes())
+        self._write("collision", pack_collision_set(
             self.header, component.collision, len(colliders), self.system.shared.drawn_view))
+
+    def _write(self, key: str, data: bytes) -> None:
+        view = self.buffers[key]
+        last = self.written.get(key)
+        if last is None or last[0] is not view or last[1] != data:   # (a regrown buffer: new)
+            self.system.resources.write(view, data)
+            self.written[key] = (view, data)

@@ -145,8 +145,9 @@ class EventWiring:
 
     def forget(self, name: str) -> None:
         self.system.resources.release(name, FAMILY)
-        for table in (self.records, self.scans, self.scan_passes, self.link_passes, self.link_keys, self.seen,
-                      self.inbox_keys, self.into, self.made, self.records_made, self.sources):
+        for table in (self.records, self.scans, self.scan_passes, self.link_passes,
+                      self.link_keys, self.seen, self.inbox_keys, self.into, self.made,
+                      self.records_made, self.sources):
             table.pop(name, None)
         self.pending.discard(name)
 
@@ -169,8 +170,8 @@ class EventWiring:
             f"{sim.name}:emitter:spawn", Phase.SIMULATE, pool.shader(SPAWN),
             self.system.gpu.grid(sim.blocks),
             {"emitters": b["params"], "particles": b["particles"], "free_mask": b["free_mask"],
-             "free_offset": b["block_free"], "alive_offset": b["block_alive"],
-             "alive_list": b["alive_list"], "block_owner": b["block_owner"],
+             "free_offset": b["block_free"], "alive_list": b["alive_list"],
+             "block_owner": b["block_owner"],
              "budget": b["counters"], "inbox": pool.buffers["event_links"],
              "event_records": self.records[name], **pool.program_bindings(SPAWN),
              **{k: v for k, v in sim.stand_ins.items() if k in ("inbox", "event_records")}},

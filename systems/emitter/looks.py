@@ -76,11 +76,11 @@ def step_identity(record: np.ndarray, params: np.ndarray | None) -> None:
             record[name] = params[name]
 
 
-def pack_sprite_look(component, params: np.ndarray | None = None) -> bytes:
-    """The SpriteLook record of the emitter's draw (``params``: this step's EmitterParams)."""
+def pack_sprite_look(component) -> bytes:
+    """The SpriteLook record of the emitter's draw: the component's alone (birth keys read the
+    step's identity from the emitter's params), so it is written only after an edit."""
     c = component
     record = np.zeros((), SPRITE_LOOK)
-    step_identity(record, params)
     axis = np.asarray(c.axis, np.float64)
     record["axis"] = (*(axis / np.linalg.norm(axis)), 0.0)
     rot, spin = (tuple(math.radians(v) for v in pair)

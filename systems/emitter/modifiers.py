@@ -364,8 +364,8 @@ class Program:
         out += [f"    return {self._state('particle', 'stored' if attrs else None)};", "}",
                 "fn draw_context(slot: u32, birth: u32) -> ModifierContext {",
                 "    return modifier_context(params, slot, birth,",
-                "                            f32(sprite_look.frame + 1u) * sprite_look.h,",
-                "                            sprite_look.h, sprite_look.frame, 0u, 0u);",
+                "                            f32(params.frame + 1u) * params.h,",
+                "                            params.h, params.frame, 0u, 0u);",
                 "}",
                 "fn particle_color(slot: u32, particle: Particle, birth: u32, "
                 "built_in: vec4f) -> vec4f {"]
@@ -449,7 +449,7 @@ def modifier_problem(component) -> str | None:
 def reprogram(system, pool, program: Program) -> None:
     """Give an emitter's pool (systems/emitter/system.py) the update, spawn and sprite draw
     passes of a new program; its buffers and particles stay."""
-    from emberfx.systems.emitter.passes import draw_pass
+    from emberfx.systems.emitter.passes import lone_draw_pass
 
     pool.program = program
     pool.updates.clear()
@@ -457,5 +457,5 @@ def reprogram(system, pool, program: Program) -> None:
     if pool.component.allocation == "ordered":
         system.replace_spawn(pool)
     prefix = f"{pool.entity.name}:emitter"
-    pool.passes = [draw_pass(system, prefix, pool) if p.name == f"{prefix}:draw" else p
+    pool.passes = [lone_draw_pass(system, pool) if p.name == f"{prefix}:draw" else p
                    for p in pool.passes]

@@ -42,8 +42,10 @@ class Births:
         position = np.asarray(c.position, np.float64)
         moved = np.zeros(3) if self.last_position is None else position - self.last_position
         self.last_position = position
+        # math.hypot, not np.linalg.norm: this runs per emitter per step, and a BLAS call on
+        # three numbers can cost ~100 us while the CPU also runs the GPU's work (lavapipe)
         self.carry += (c.birth_rate(event_target) * dt
-                       + c.rate_over_distance * float(np.linalg.norm(moved)))
+                       + c.rate_over_distance * math.hypot(*moved))
         budget = int(math.floor(self.carry))
         self.carry -= budget
         budget += sum(b.count * b.times(start, start + dt) for b in c.bursts) + self.extra

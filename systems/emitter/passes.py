@@ -5,7 +5,9 @@ over them (a batch's arenas or a pool's own buffers, ``Simulation``)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,6 +33,30 @@ ALLOCATION_MODES = wgsl.enum_constants(UPDATE, "ALLOCATION")
 COUNT_GROUP = wgsl.workgroup_size("emitter/count.wgsl")[0]   # blocks per count workgroup
 DEPTH_GROUP = wgsl.workgroup_size("emitter/depth.wgsl")[0]   # alive entries per depth workgroup
 DEPTH_PARAMS = struct_dtype("emitter/depth.wgsl", "DepthParams")
+RANKS = "emitter/ranks.wgsl"
+RANKS_THREADS = wgsl.int_constant(RANKS, "MAX_THREADS")   # at most; the device may allow fewer
+RANKS_PER_INVOCATION = wgsl.int_constant(RANKS, "PER_INVOCATION")
+# Ordered allocation: True runs the free scan, births per emitter and draw arguments as one
+# single-workgroup pass (emitter/ranks.wgsl: update, ranks, spawn) where its scan takes at most
+# RANKS_MAX_ROUNDS rounds; False (and bigger pools), the multi-pass path (free scan, count,
+# alive scan, spawn, prepare) with the same results. `emberfx bench emitter` flips it for a
+# baseline measured in the same run.
+FUSED_RANKS = True
+
+
+@contextlib.contextmanager
+def multi_pass_step() -> Iterator[None]:
+    """Pools and batches made inside take the multi-pass path (a baseline to measure against)."""
+    global FUSED_RANKS
+    FUSED_RANKS = False
+    try:
+        yield
+    finally:
+        FUSED_RANKS = True
+# One workgroup scans serially, round after round (~9 us a round on the H200: one round at 1M
+# slots took 14 us, eight at 16M 77 us), while the eight passes it replaces cost ~38 us at
+# any size there: up to 2 rounds (4M slots with 1024 invocations) the single pass is faster.
+RANKS_MAX_ROUNDS = 2
 
 
 def alpha_sort(system: EmitterSystem, owner: str, b: dict[str, BufferView], segment: int,
@@ -62,13 +88,28 @@ def simulation_passes(system: EmitterSystem, pool: _Pool, sim: Simulation,
     first emitter): update; in ordered mode free ranks -> alive counts per block -> alive
     ranks, then one pass gives births and writes the alive list (emitter/count.wgsl and
     spawn.wgsl explain the arithmetic); in the atomic modes the compaction; then the draw
-    arguments. No clear pass: the host writes each emitter's cleared counters."""
+    arguments. No clear pass: the host writes each emitter's cleared counters. With
+    FUSED_RANKS, ordered mode is update, ranks (emitter/ranks.wgsl: the free scan, births
+    and draw arguments in one workgroup) and spawn."""
     b, blocks = sim.buffers, sim.blocks
     prefix = f"{sim.name}:emitter"
     compute = system.build.compute
-    alive_scan = PrefixScan(system.build, f"{prefix}:alive", b["block_alive"], blocks)
     update = updates[pool.variant] = update_pass(system, pool, sim)
     passes = [update]
+    limits = system.gpu.limits
+    threads = min(RANKS_THREADS, limits["max-compute-invocations-per-workgroup"],
+                  limits["max-compute-workgroup-size-x"])
+    rounds = math.ceil(blocks / (threads * RANKS_PER_INVOCATION))
+    if pool.component.allocation == "ordered" and FUSED_RANKS and rounds <= RANKS_MAX_ROUNDS:
+        passes.append(compute(
+            f"{prefix}:ranks", Phase.SIMULATE, RANKS, (1, 1, 1),
+            {"emitters": b["params"], "free_offset": b["block_free"],
+             "counters": b["counters"], "alive_totals": b["alive_total"],
+             "draw_args": b["draw_args"]},
+            constants={"THREADS": threads}))
+        passes.append(system.events.spawn_pass(pool, sim))
+        return passes
+    alive_scan = PrefixScan(system.build, f"{prefix}:alive", b["block_alive"], blocks)
     if pool.component.allocation == "ordered":
         free_scan = PrefixScan(system.build, f"{prefix}:free", b["block_free"], blocks)
         passes += free_scan.passes()
@@ -127,20 +168,37 @@ def _draw_pipeline(system: EmitterSystem, component, shader: str):
     return sprite_pipeline(system.device, shader, component.blend,
                            system.shared.scene_format, system.shared.depth_format, fragment)
 
-def draw_pass(system: EmitterSystem, prefix: str, pool: _Pool) -> Pass:
-    """The sprites' draw; soft ones read this frame's opaque depth, so they draw after
-    every opaque draw, in a pass whose depth attachment is read-only."""
-    component, texture, b = pool.component, pool.texture, pool.buffers
+def draw_pass(system: EmitterSystem, name: str, pool: _Pool, b: dict[str, BufferView],
+              records: list[int]) -> Pass:
+    """The sprites' draw of ``pool`` and the emitters drawn with it (``records``: their
+    indices in the batch whose arenas ``b`` holds; a lone pool: its own buffers, [0]), one
+    drawIndirect each; soft ones read this frame's opaque depth, so they draw after every
+    opaque draw, in a pass whose depth attachment is read-only."""
+    component, texture = pool.component, pool.texture
     soft = component.soft > 0.0
     shader = pool.shader(DRAW_SOFT if soft else DRAW)
-    bindings = {"frame": "frame", "params": b["params"], "particles": b["particles"],
+    bindings = {"frame": "frame", "emitters": b["params"], "particles": b["particles"],
                 "alive_list": b["alive_list"], "looks": b["looks"],
-                "sprite_look": b["sprite_look"], "sprite_texture": texture,
-                "sprite_sampler": sprite_sampler(system.device),
+                "sprite_looks": b["sprite_look"], "sprite_texture": texture,
+                "sprite_sampler": sprite_sampler(system.device), "list_owner": b["list_owner"],
                 **pool.program_bindings(DRAW_SOFT if soft else DRAW)}
     if soft:
         bindings["scene_depth"] = "scene/depth"
-    return system.build.draw(f"{prefix}:draw", shader,
-                           _draw_pipeline(system, component, shader), bindings,
-                           indirect=(b["draw_args"], 0), depth_read_only=soft,
-                           order=sprite_queue(component.blend, component.soft))
+    offsets = [k * PARAMS.itemsize for k in records]
+    return system.build.draw(name, shader, _draw_pipeline(system, component, shader), bindings,
+                             indirect=(b["draw_args"], offsets[0]), depth_read_only=soft,
+                             order=sprite_queue(component.blend, component.soft),
+                             more_indirect=tuple(offsets[1:]))
+
+
+def draw_signature(pool: _Pool) -> tuple:
+    """What two emitters' draws must share to be one Pass (pipeline, shader, texture)."""
+    c = pool.component
+    return (pool.shader(DRAW_SOFT if c.soft > 0.0 else DRAW), c.blend, c.soft > 0.0,
+            textured(c), id(pool.texture))
+
+
+def lone_draw_pass(system: EmitterSystem, pool: _Pool) -> Pass:
+    """The draw of an emitter alone: its own buffers, one record, its blocks' owner (all 0)."""
+    b = {**pool.buffers, "list_owner": pool.buffers["block_owner"]}
+    return draw_pass(system, f"{pool.entity.name}:emitter:draw", pool, b, [0])

@@ -112,7 +112,6 @@ class _Pool:
     member: int = 0                          # and its index there
     dirty: bool = True   # the component was edited since its static fields were last packed
     written_forces: bytes = b""              # a lone pool's forces as last written
-    sprite_record: np.ndarray | None = None  # and its SpriteLook, packed when last dirty
 
     def shader(self, base: str) -> str:
         """The shader pass ``base`` runs for this pool (specialised by its modifiers)."""
@@ -134,6 +133,7 @@ class EmitterSystem(System):
         self.events = EventWiring(self)   # GPU events between pools (sub-emitters)
         self.batches: list[batches.Batch] = []   # like pools sharing arenas and passes
         self.pending: dict[tuple, list[_Pool]] = {}   # spawned like pools waiting to batch
+        self.runs: tuple[tuple, dict[int, Pass]] = ((), {})   # batches.draw_runs, cached
 
     def scene_has_forces(self) -> bool:
         return bool(self.query(*FORCE_KEYS))
@@ -220,7 +220,7 @@ class EmitterSystem(System):
         record["first_block"], record["alive_base"] = 0, 0
         record["batch_blocks"], record["force_base"] = blocks, 0
         pool.param_record, pool.batch = record, None
-        pool.written_forces, pool.sprite_record, pool.dirty = b"", None, True   # new buffers
+        pool.written_forces, pool.dirty = b"", True   # new buffers
         pool.sim = batches.Simulation(entity.name, pool.buffers, blocks)
         pool.variant = self._variant(pool)
         pool.updates.clear()
@@ -232,7 +232,6 @@ class EmitterSystem(System):
         """The pool's own passes over its buffers (views into its batch's arenas, or its own):
         the alpha sort, the draw, and its readback."""
         component, b = pool.component, pool.buffers
-        prefix = f"{pool.entity.name}:emitter"
         passes: list[Pass] = []
         if component.blend == "alpha" and pool.batch is None:   # (a batch sorts its own)
             passes += emitter_passes.alpha_sort(self, pool.entity.name,
@@ -240,8 +239,8 @@ class EmitterSystem(System):
                                                 component.capacity, 0, 1)
         if component.mesh is not None:   # the mesh family draws these particles, not sprites
             passes += mesh_particle_passes(self, pool.entity, component, b)
-        else:
-            passes.append(emitter_passes.draw_pass(self, prefix, pool))
+        elif pool.batch is None:   # (a batch's emitters draw in runs: batches.draw_runs)
+            passes.append(emitter_passes.lone_draw_pass(self, pool))
         pool.passes = passes
         pool.readback = batches.readback_of(pool, COUNTERS.itemsize)
 
@@ -346,9 +345,20 @@ class EmitterSystem(System):
             batch.passes[0] = batch.updates[lead.variant]
         self.events.refresh()
         # batches first (no events reach them); then sources before their targets, each
-        # source's event passes after its update
-        return ([p for batch in self.batches for p in batch.passes]
-                + [p for pool in self.events.ordered() for p in self.events.with_events(pool)])
+        # source's event passes after its update, and each run of batched draws where its first
+        # emitter's draw would be
+        order = self.events.ordered()
+        runs = batches.draw_runs(self, order)
+        out = [p for batch in self.batches for p in batch.passes]
+        for pool in order:
+            if pool.batch is None:
+                out += self.events.with_events(pool)
+            else:
+                out += pool.passes   # its own passes beside the draw (none so far)
+                run = runs.get(id(pool))
+                if run is not None:
+                    out.append(run)
+        return out
 
     def readbacks(self) -> list[Readback]:
         """Each lone pool's counters, and each batch's in one region (one copy for all)."""
@@ -401,12 +411,8 @@ class EmitterSystem(System):
             write(b["forces"], forces)
             pool.written_forces = forces
         write(b["params"], params)
-        if full or pool.sprite_record is None:
-            pool.sprite_record = np.frombuffer(pack_sprite_look(c, pool.param_record),
-                                               SPRITE_LOOK).copy()
-        look = pool.sprite_record
-        look["frame"], look["h"], look["seed"] = step.frame, step.dt, step.seed
-        write(b["sprite_look"], look.tobytes())
+        if full:   # the look is the component's alone: written after an edit only
+            write(b["sprite_look"], pack_sprite_look(c))
         if "mesh_look" in b:
             write_mesh_look(self, b, c, pool.param_record)
         if full:

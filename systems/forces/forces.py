@@ -42,7 +42,7 @@ def _finite(obj, *names: str) -> None:
 
 def _unit(v: Vec3, name: str) -> np.ndarray:
     a = np.asarray(v, np.float64)
-    n = np.linalg.norm(a)
+    n = math.hypot(*a)   # not a BLAS call: forces are packed every step
     if n == 0.0:
         raise ValueError(f"{name}: expected a non-zero vector, found [0, 0, 0]")
     return a / n

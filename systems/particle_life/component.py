@@ -54,6 +54,14 @@ class ParticleLife(Tracked):
     """steps between reorders of the particle data by cell (0: never)"""
     neighbours: Literal["grid", "all_pairs"] = rebuild("grid")
     """grid: uniform grid + counting sort; all_pairs: every pair (reference, bench)"""
+    grid_kernel: Literal["gathered", "per_particle", "cell_tiled", "baseline"] = rebuild(
+        "gathered")
+    """how the grid's forces are evaluated: gathered (the order pass copies positions into cell
+    order; each particle reads its neighbours as 3 contiguous runs in 2D, 9 in 3D),
+    per_particle (each particle reads its neighbours through the index list), cell_tiled (a
+    subgroup per cell stages the neighbouring cells in workgroup memory) or baseline (the
+    earliest kernels). The last three are kept to measure against; all four give the same
+    bits"""
     size: Positive = live(0.01)
     """sprite size, world units"""
     blend: Literal["additive", "alpha", "opaque"] = rebuild("additive")

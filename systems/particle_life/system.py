@@ -1,18 +1,30 @@
 """The particle-life system: species attracting and repelling each other, with a
 uniform-grid neighbour search built by a counting sort each step.
 
-Per simulation step, for each particle_life entity (one compute pass):
+Per simulation step, for each particle_life entity (neighbours = "grid"):
   CLEAR     <e>:particle_life:clear        zero the per-cell counts
+            <e>:particle_life:clear_fill   zero the per-cell fill counters
   SIMULATE  <e>:particle_life:assign       each particle's cell, and cell counts (atomics)
             <e>:particle_life:cells:scan:* exclusive prefix sum of the counts = cell starts
                                            (emberfx.blocks.scan, parallel)
-            <e>:particle_life:cursor       copy the starts to the write cursors
-            <e>:particle_life:scatter      particle indices into their cell's slots (atomics)
-            <e>:particle_life:order        each cell's indices ascending (a deterministic sum order)
-            <e>:particle_life:forces       9 (2D) or 27 (3D) neighbouring cells, force law,
-                                           friction, Euler, wrap; every `reorder_every` steps the
-                                           output is written in cell order (neighbours adjacent)
+            <e>:particle_life:scatter      particle indices into their cell's slots: start +
+                                           the fill counter's ticket (atomics)
+            <e>:particle_life:order        each cell's indices ascending (a deterministic sum
+                                           order), a workgroup per cell; for gathered, also the
+                                           positions copied into cell order (<e>/gathered)
+            <e>:particle_life:forces       the 9 (2D) or 27 (3D) cells around each particle's,
+                                           force law, friction, Euler, wrap; every
+                                           `reorder_every` steps the output is written in cell
+                                           order (neighbours adjacent). grid_kernel picks how:
+                                           gathered (an invocation per particle, each row of 3
+                                           cells one contiguous run of <e>/gathered),
+                                           per_particle (an invocation per particle, through the
+                                           index list) or cell_tiled (a subgroup per cell,
+                                           neighbours staged in workgroup memory)
   RENDER    <e>:particle_life:draw         sprites coloured by species
+grid_kernel = "baseline" (the earlier kernels, kept to measure against: the same bits) clears
+only the counts, copies the starts to cursors (<e>:particle_life:cursor) for the scatter, orders
+each cell with one invocation, and takes the minimum image of every neighbour (forces.wgsl).
 
 The particle buffers ping-pong between steps; an id buffer travels with the data, so state()
 returns rows in the original particle order whatever the reordering did.
@@ -48,6 +60,9 @@ PARTICLE = struct_dtype("particle_life/types.wgsl", "LifeParticle")
 # one invocation per particle (assign, scatter, forces, forces_all_pairs) or per grid cell (order)
 PARTICLE_GROUP = wgsl.workgroup_size("particle_life/assign.wgsl")[0]
 CELL_GROUP = wgsl.workgroup_size("particle_life/order_cells.wgsl")[0]
+# home cells per workgroup of forces_tiled.wgsl
+TILED_CELLS = (wgsl.workgroup_size("particle_life/forces_tiled.wgsl")[0]
+               // wgsl.int_constant("particle_life/forces_tiled.wgsl", "CELL_LANES"))
 PARAMS = struct_dtype("particle_life/types.wgsl", "PLParams")
 LOOK = struct_dtype("particle_life/draw.wgsl", "PLLook")
 
@@ -119,6 +134,8 @@ class ParticleLifeSystem(System):
                  "matrix": (component.species ** 2 * 4, storage), "cell_of": (n * 4, storage),
                  "cell_count": (cells * 4, storage), "cell_cursor": (cells * 4, storage),
                  "cell_particles": (n * 4, storage)}
+        if component.neighbours == "grid" and component.grid_kernel == "gathered":
+            sizes["gathered"] = (n * 16, storage)   # positions in cell order (sort_gather.wgsl)
         b = {key: self.buffer(entity, key, size, usage,
                               what=what if key.startswith("particles") else None)
              for key, (size, usage) in sizes.items()}
@@ -159,9 +176,12 @@ class ParticleLifeSystem(System):
         compute = self.build.compute
         n_groups = gpu.grid(math.ceil(c.count / PARTICLE_GROUP))
         uses_grid = c.neighbours == "grid"
+        new_build = uses_grid and c.grid_kernel != "baseline"
+        cell_groups = gpu.grid(math.ceil(swarm.cells / CELL_GROUP))
         # the particle and id buffers ping-pong: variant p reads set p and writes set 1 - p; a
         # step picks by its starting parity, the draw by the parity after the step
-        forces_shader = "forces" if uses_grid else "forces_all_pairs"
+        forces_shader, forces_groups, forces_constants = (
+            self._grid_forces(swarm) if uses_grid else ("forces_all_pairs", n_groups, None))
         assign, forces = [], []
         for p in (0, 1):
             assign.append({"params": b["params"], "particles": b[f"particles{p}"],
@@ -171,9 +191,13 @@ class ParticleLifeSystem(System):
                            "ids_out": b[f"ids{1 - p}"], "matrix": b["matrix"]})
             if uses_grid:
                 forces[p].update(cell_start=b["cell_count"], cell_particles=b["cell_particles"])
+            if "gathered" in b:
+                forces[p]["gathered"] = b["gathered"]
         stepping = lambda: swarm.step_parity  # noqa: E731
         passes = []
-        if uses_grid:
+        if new_build:
+            passes += self._grid_build_passes(swarm, prefix, n_groups, assign, stepping)
+        elif uses_grid:
             passes += [
                 self.build.clear(f"{prefix}:clear", Phase.CLEAR, b["cell_count"]),
                 compute(f"{prefix}:assign", Phase.SIMULATE, "particle_life/assign.wgsl",
@@ -187,12 +211,11 @@ class ParticleLifeSystem(System):
                                    "cell_cursor": b["cell_cursor"],
                                    "cell_particles": b["cell_particles"]}),
                 compute(f"{prefix}:order", Phase.SIMULATE, "particle_life/order_cells.wgsl",
-                        gpu.grid(math.ceil(swarm.cells / CELL_GROUP)),
-                        {"params": b["params"], "cell_start": b["cell_count"],
-                         "cell_particles": b["cell_particles"]})]
+                        cell_groups, {"params": b["params"], "cell_start": b["cell_count"],
+                                      "cell_particles": b["cell_particles"]})]
         passes.append(compute(f"{prefix}:forces", Phase.SIMULATE,
-                              f"particle_life/{forces_shader}.wgsl", n_groups, forces,
-                              pick=stepping))
+                              f"particle_life/{forces_shader}.wgsl", forces_groups, forces,
+                              constants=forces_constants, pick=stepping))
         passes.append(self.build.draw(
             f"{prefix}:draw", "particle_life/draw.wgsl", self._draw_pipeline(c.blend),
             [{"frame": "frame", "look": b["look"], "particles": b[f"particles{p}"]}
@@ -200,6 +223,48 @@ class ParticleLifeSystem(System):
             pick=lambda: swarm.parity, vertices=6, instances=c.count,
             order=sprite_queue(c.blend)))
         return passes
+
+    def _grid_forces(self, swarm: _Swarm) -> tuple[str, tuple, dict | None]:
+        """The grid's forces shader (under particle_life/), its workgroups and constants."""
+        c, gpu = swarm.component, self.gpu
+        per_particle = gpu.grid(math.ceil(c.count / PARTICLE_GROUP))
+        if c.grid_kernel == "cell_tiled":
+            return "forces_tiled", gpu.grid(math.ceil(swarm.cells / TILED_CELLS)), None
+        if c.grid_kernel == "gathered":
+            return "forces_gathered", per_particle, {"DIMS": c.dims}
+        return ("forces_per_particle" if c.grid_kernel == "per_particle" else "forces",
+                per_particle, None)
+
+    def _grid_build_passes(self, swarm: _Swarm, prefix: str, n_groups, assign, stepping):
+        """The grid build (all grid kernels but "baseline"): one compute pass from assign to order
+        (the scatter counts into a second cleared array, so no cursor copy splits it) and a
+        workgroup per cell for the ordering."""
+        b, compute = swarm.buffers, self.build.compute
+        return [
+            self.build.clear(f"{prefix}:clear", Phase.CLEAR, b["cell_count"]),
+            self.build.clear(f"{prefix}:clear_fill", Phase.CLEAR, b["cell_cursor"]),
+            compute(f"{prefix}:assign", Phase.SIMULATE, "particle_life/assign.wgsl",
+                    n_groups, assign, pick=stepping),
+            *swarm.scan.passes(),
+            compute(f"{prefix}:scatter", Phase.SIMULATE, "particle_life/scatter_offsets.wgsl",
+                    n_groups, {"params": b["params"], "cell_of": b["cell_of"],
+                               "cell_start": b["cell_count"], "cell_fill": b["cell_cursor"],
+                               "cell_particles": b["cell_particles"]}),
+            self._order_pass(swarm, prefix, stepping)]
+
+    def _order_pass(self, swarm: _Swarm, prefix: str, stepping) -> Pass:
+        """Each cell's indices ascending, a workgroup per cell; for grid_kernel = "gathered"
+        also the positions copied into cell order."""
+        b, groups = swarm.buffers, self.gpu.grid(swarm.cells)
+        order = {"params": b["params"], "cell_start": b["cell_count"],
+                 "cell_particles": b["cell_particles"]}
+        if "gathered" not in b:
+            return self.build.compute(f"{prefix}:order", Phase.SIMULATE,
+                                      "particle_life/sort_cells.wgsl", groups, order)
+        return self.build.compute(
+            f"{prefix}:order", Phase.SIMULATE, "particle_life/sort_gather.wgsl", groups,
+            [{**order, "particles_in": b[f"particles{p}"], "gathered": b["gathered"]}
+             for p in (0, 1)], pick=stepping)
 
     def _draw_pipeline(self, blend: str):
         return sprite_pipeline(self.device, "particle_life/draw.wgsl", blend,

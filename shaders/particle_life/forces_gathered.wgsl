@@ -1,0 +1,111 @@
+// particle_life/forces_gathered.wgsl  --  pass `<entity>:particle_life:forces`
+// (neighbours = "grid", grid_kernel = "gathered")
+//
+// The sums of particle_life/forces.wgsl with the same bits, read from positions that the order
+// pass (sort_gather.wgsl) copied into cell order: a neighbour cell is a contiguous run of
+// `gathered`, and the three cells dx = -1, 0, 1 of a row are one run when the home cell is not
+// at the box edge in x, so a particle walks 3 runs (2D) or 9 (3D) instead of 9 or 27 cells, with
+// no index lookup per neighbour. The terms come in forces.wgsl's order (dz, dy, dx, then slot
+// order in a cell; the order pass sorted each cell), and the particle itself is skipped by its
+// slot (slot k holds particle cell_particles[k]). Runs that are not across the box edge skip
+// the minimum image (pair_accel_inside in types.wgsl: same bits).
+// DIMS (2 or 3, an override) fixes the neighbourhood and lets the compiler drop the z of 2D
+// positions: z is zero in the data too, so the sums do not change.
+// For the k-th particle in cell order: acc = sum(f(d / r_max, matrix[s_i][s_j]) * d / |d|) *
+// r_max * force, then pl_integrate; written at the particle's own index, or at k on a reorder
+// step; ids travel along.
+// Workgroup size 256; dispatch ceil(count / 256) workgroups, folded into (x, y) past the limit.
+// Bindings (group 0): 0 params (uniform PLParams), 1 particles_in (read), 2 particles_out (rw),
+//   3 ids_in (read), 4 ids_out (rw), 5 matrix (read, species^2 f32), 6 cell_start (read),
+//   7 cell_particles (read), 8 gathered (read, count vec4f in cell order)
+
+//! include common/dispatch.wgsl
+//! include particle_life/types.wgsl
+
+@group(0) @binding(0) var<uniform> params: PLParams;
+@group(0) @binding(1) var<storage, read> particles_in: array<LifeParticle>;
+@group(0) @binding(2) var<storage, read_write> particles_out: array<LifeParticle>;
+@group(0) @binding(3) var<storage, read> ids_in: array<u32>;
+@group(0) @binding(4) var<storage, read_write> ids_out: array<u32>;
+@group(0) @binding(5) var<storage, read> matrix: array<f32>;
+@group(0) @binding(6) var<storage, read> cell_start: array<u32>;
+@group(0) @binding(7) var<storage, read> cell_particles: array<u32>;
+@group(0) @binding(8) var<storage, read> gathered: array<vec4f>;
+
+override DIMS: u32 = 3u;
+const WORKGROUP_SIZE: u32 = 256u;
+const MAX_MATRIX: u32 = 256u;          // 16 species squared
+
+var<workgroup> attraction: array<f32, MAX_MATRIX>;
+
+fn spatial(v: vec4f) -> vec3f {
+    if (DIMS == 2u) { return vec3f(v.xy, 0.0); }
+    return v.xyz;
+}
+
+// The end of cell `cell`'s run (the next cell's start).
+fn run_end(cell: u32) -> u32 {
+    if (cell + 1u < params.grid.w) { return cell_start[cell + 1u]; }
+    return params.count;
+}
+
+// The term of the neighbour `other` (position xyz, species w) for the particle at x.
+fn term(x: vec3f, other: vec4f, row: u32, across: bool) -> vec3f {
+    let a = attraction[row + u32(other.w)];
+    if (across) { return pair_accel(x, spatial(other), a, params); }
+    return pair_accel_inside(x, spatial(other), a, params);
+}
+
+// acc plus the terms of slots [first, end) but `own`, in slot order. `across`: the slots'
+// cells lie across the box edge (minimum image needed).
+fn add_run(acc_in: vec3f, first: u32, end: u32, own: u32, x: vec3f, row: u32,
+           across: bool) -> vec3f {
+    var acc = acc_in;
+    for (var n = first; n < end; n++) {
+        if (n != own) { acc += term(x, gathered[n], row, across); }
+    }
+    return acc;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
+        @builtin(num_workgroups) groups: vec3u) {
+    for (var s = lid; s < min(arrayLength(&matrix), MAX_MATRIX); s += WORKGROUP_SIZE) {
+        attraction[s] = matrix[s];
+    }
+    workgroupBarrier();
+    let k = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
+    if (k >= params.count) { return; }
+    let own = gathered[k];
+    let x = spatial(own);
+    let row = u32(own.w) * params.species;
+    let home = vec3i(cell_coords(x, params));
+    let grid = vec3i(params.grid.xyz);
+    let reach = select(1, 0, DIMS == 2u);
+    let rows = home.x >= 1 && home.x + 1 < grid.x;    // dx = -1..1 not across the edge in x
+    var acc = vec3f(0.0);
+    for (var dz = -reach; dz <= reach; dz++) {
+        for (var dy = -1; dy <= 1; dy++) {
+            let yz = home.yz + vec2i(dy, dz);
+            let row_across = any((yz < vec2i(0)) | (yz >= grid.yz));
+            let wrapped = vec2u((yz + grid.yz) % grid.yz);
+            let row_first = (wrapped.y * params.grid.y + wrapped.x) * params.grid.x;
+            if (rows) {
+                let left = row_first + u32(home.x) - 1u;
+                acc = add_run(acc, cell_start[left], run_end(left + 2u), k, x, row, row_across);
+            } else {
+                for (var dx = -1; dx <= 1; dx++) {
+                    let cx = home.x + dx;
+                    let across = row_across || cx < 0 || cx >= grid.x;
+                    let cell = row_first + u32((cx + grid.x) % grid.x);
+                    acc = add_run(acc, cell_start[cell], run_end(cell), k, x, row, across);
+                }
+            }
+        }
+    }
+    acc *= params.r_max * params.force;
+    let i = cell_particles[k];
+    let dst = select(i, k, params.reorder == 1u);
+    particles_out[dst] = pl_integrate(particles_in[i], acc, params);
+    ids_out[dst] = ids_in[i];
+}

@@ -1,0 +1,66 @@
+// particle_life/sort_gather.wgsl  --  pass `<entity>:particle_life:order`
+// (grid_kernel = "gathered")
+//
+// particle_life/sort_cells.wgsl (each cell's run of particle indices sorted ascending, a
+// deterministic sum order) that also copies each particle's position + species into
+// `gathered` at its slot in cell order: gathered[n] = particles_in[cell_particles[n]].position.
+// The forces pass then reads a neighbour cell as one contiguous run, without the index lookup.
+// One workgroup per cell: the run is loaded into workgroup memory and each index goes to its
+// rank (the number of smaller indices in the run; indices are distinct). A run longer than
+// CAPACITY is sorted by one invocation in place instead, slowly but correctly.
+// Workgroup size 32; dispatch one workgroup per cell (grid.w), folded into (x, y) past the limit.
+// Bindings (group 0): 0 params (uniform PLParams), 1 cell_start (read, exclusive scan of counts),
+//   2 cell_particles (rw), 3 particles_in (read), 4 gathered (rw, count vec4f)
+
+//! include common/dispatch.wgsl
+//! include particle_life/types.wgsl
+
+@group(0) @binding(0) var<uniform> params: PLParams;
+@group(0) @binding(1) var<storage, read> cell_start: array<u32>;
+@group(0) @binding(2) var<storage, read_write> cell_particles: array<u32>;
+@group(0) @binding(3) var<storage, read> particles_in: array<LifeParticle>;
+@group(0) @binding(4) var<storage, read_write> gathered: array<vec4f>;
+
+const WORKGROUP_SIZE: u32 = 32u;
+const CAPACITY: u32 = 1024u;
+
+var<workgroup> run: array<u32, CAPACITY>;
+var<workgroup> run_length: u32;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
+        @builtin(num_workgroups) groups: vec3u) {
+    let cell = folded_workgroup(wid, groups);
+    if (cell >= params.grid.w) { return; }      // the same for the whole workgroup
+    let first = cell_start[cell];
+    var end = params.count;
+    if (cell + 1u < params.grid.w) { end = cell_start[cell + 1u]; }
+    if (lid == 0u) { run_length = end - first; }
+    let n = workgroupUniformLoad(&run_length);
+    if (n > CAPACITY) {
+        if (lid == 0u) {
+            for (var k = first + 1u; k < end; k++) {
+                let v = cell_particles[k];
+                var j = k;
+                while (j > first && cell_particles[j - 1u] > v) {
+                    cell_particles[j] = cell_particles[j - 1u];
+                    j--;
+                }
+                cell_particles[j] = v;
+            }
+            for (var k = first; k < end; k++) {
+                gathered[k] = particles_in[cell_particles[k]].position;
+            }
+        }
+        return;
+    }
+    for (var q = lid; q < n; q += WORKGROUP_SIZE) { run[q] = cell_particles[first + q]; }
+    workgroupBarrier();
+    for (var q = lid; q < n; q += WORKGROUP_SIZE) {
+        let v = run[q];
+        var rank = 0u;
+        for (var t = 0u; t < n; t++) { rank += u32(run[t] < v); }
+        cell_particles[first + rank] = v;
+        gathered[first + rank] = particles_in[v].position;
+    }
+}

@@ -1,0 +1,114 @@
+"""The fused ordered step (update, emitter/ranks.wgsl, spawn) against the multi-pass path it
+replaces (free scan, count, alive scan, spawn, prepare), both run for real on this adapter.
+
+The oracle is the multi-pass run of the same scene: every particle's bytes, the alive lists and
+the counters must be equal, for emitters alone and batched (ragged capacities, mixed blends,
+forces on some), sub-emitter events down a chain, budgets above and below the free slots, and a
+free scan of several rounds (ranks.wgsl scans THREADS x PER_INVOCATION blocks a round; a few
+invocations are forced here, as a device allowing fewer than 1024 would get). Independently of
+either path, the alive list must hold each alive slot once (alpha emitters' lists are sorted
+back to front after the step) and the counters' alive and draw instances must be their count."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from test_emitter_batches import HEADER, MIXED, emitter, snapshot
+from test_events import CHAIN
+
+from emberfx.core import wgsl
+from emberfx.engine.engine import Engine
+from emberfx.model.scene import loads_scene
+from emberfx.systems.emitter import passes
+
+PER_INVOCATION = wgsl.int_constant("emitter/ranks.wgsl", "PER_INVOCATION")
+
+# "full" asks for far more births a step than it has free slots, "sparse" for far fewer; the
+# lone 20000-slot pools span 79 blocks, so 4 invocations scan them in 3 rounds (3: in 4)
+BUDGETS = (HEADER
+           + emitter("full", 20000, "additive", -1.0, rate=6e6)
+           + emitter("sparse", 20000, "alpha", 0.0, rate=3e4)
+           + emitter("small", 300, "additive", 1.0, rate=1e4))
+MULTI_PASS = (":emitter:count", ":emitter:prepare", ":free:scan:tiles0", ":alive:scan:tiles0")
+
+
+def run(monkeypatch, text: str, fused: bool, batching: bool = True, threads: int | None = None,
+        steps: int = 20) -> tuple[dict, list[str], dict]:
+    """Every emitter's state, the pass names and every emitter's budget of the last step."""
+    monkeypatch.setattr(passes, "FUSED_RANKS", fused)
+    if threads is not None:   # many rounds: the fused path must still be taken
+        monkeypatch.setattr(passes, "RANKS_THREADS", threads)
+        monkeypatch.setattr(passes, "RANKS_MAX_ROUNDS", 1000)
+    with Engine(loads_scene(text, path="<fused>"), batching=batching) as engine:
+        engine.step(steps)
+        state = snapshot(engine)
+        budgets = {name: engine.system_of(name, "emitter").counters(
+            engine.entity_ref(name))["step_budget"] for name in state}
+        return state, [p.name for p in engine.frame_passes()], budgets
+
+
+def check_alive_lists(state: dict) -> None:
+    """Independent of both paths: the list holds every alive slot once, counted."""
+    for name, (arrays, alive_list, counters) in state.items():
+        alive = np.frombuffer(arrays["alive"], bool)
+        listed = np.frombuffer(alive_list, np.uint32)
+        np.testing.assert_array_equal(np.sort(listed), np.flatnonzero(alive), err_msg=name)
+        assert counters["alive"] == counters["draw_instances"] == alive.sum(), name
+
+
+@pytest.mark.parametrize("batching", [True, False], ids=["batched", "alone"])
+def test_fused_step_is_byte_identical_to_the_multi_pass_step(gpu, monkeypatch, batching):
+    fused, fused_passes, _ = run(monkeypatch, MIXED, True, batching)
+    multi, multi_passes, _ = run(monkeypatch, MIXED, False, batching)
+    assert fused.keys() == multi.keys() == set("abcde")
+    for name in multi:
+        assert fused[name] == multi[name], name
+    check_alive_lists(fused)
+    assert sum(c["alive"] for _, _, c in fused.values()) > 500   # the pools are busy
+    ranks = [n for n in fused_passes if n.endswith(":emitter:ranks")]
+    assert len(ranks) == (1 if batching else 5)
+    assert not any(n.endswith(MULTI_PASS) for n in fused_passes)
+    assert any(n.endswith(":emitter:count") for n in multi_passes)
+    # the two scans (one pass each below 1024 blocks), count and prepare became one pass
+    fewer = len([n for n in multi_passes if ":emitter:" in n]) - len(
+        [n for n in fused_passes if ":emitter:" in n])
+    assert fewer == 3 * len(ranks)
+
+
+@pytest.mark.parametrize("batching, threads", [(True, 4), (False, 3)],
+                         ids=["batched-4-invocations", "alone-3-invocations"])
+def test_a_free_scan_of_several_rounds_gives_the_same_births(gpu, monkeypatch, batching,
+                                                             threads):
+    fused, fused_passes, budgets = run(monkeypatch, BUDGETS, True, batching, threads=threads)
+    multi, _, _ = run(monkeypatch, BUDGETS, False, batching)
+    assert any(n.endswith(":emitter:ranks") for n in fused_passes)
+    assert math.ceil(20000 / 256) > threads * PER_INVOCATION * 2   # three rounds or more
+    for name in multi:
+        assert fused[name] == multi[name], name
+    check_alive_lists(fused)
+    full, sparse = fused["full"][2], fused["sparse"][2]
+    # births capped by the free slots (the pool stays full), and the whole budget born
+    assert full["alive"] == 20000 and 0 < full["born"] < budgets["full"]
+    assert 0 < sparse["born"] == budgets["sparse"] and sparse["alive"] < 20000
+
+
+def test_pools_past_the_round_limit_keep_the_multi_pass_step(gpu, monkeypatch):
+    """A scan of more rounds than RANKS_MAX_ROUNDS costs more in one workgroup than the
+    passes it would replace: such pools keep them."""
+    monkeypatch.setattr(passes, "RANKS_MAX_ROUNDS", 0)
+    _, names, _ = run(monkeypatch, BUDGETS, True, steps=1)
+    assert not any(n.endswith(":emitter:ranks") for n in names)
+    assert any(n.endswith(":emitter:count") for n in names)
+
+
+def test_sub_emitter_events_spawn_the_same_with_the_fused_step(gpu, monkeypatch):
+    fused, fused_passes, _ = run(monkeypatch, CHAIN, True, steps=15)
+    multi, _, _ = run(monkeypatch, CHAIN, False, steps=15)
+    assert set(fused) == {"rockets", "sparks", "embers"}
+    for name in multi:
+        assert fused[name] == multi[name], name
+    check_alive_lists(fused)
+    assert fused["embers"][2]["born"] > 0   # events reached the end of the chain
+    assert "sparks:emitter:ranks" in fused_passes

@@ -527,3 +527,26 @@ def test_load_scene_refuses_a_fifo_instead_of_blocking(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(SceneError, match="found a special file"):
         load_scene(fifo)
+
+
+@pytest.mark.parametrize("name", ["~batch0", "a/b", "x:y"])
+def test_an_entity_name_that_would_clash_with_resource_or_pass_names_is_refused(name, gpu):
+    """Entity names also name GPU resources (<entity>/<key>) and passes (<entity>:<system>:...),
+    and '~' starts the engine's own batch names: refused in a file, in Scene.add and in spawn,
+    each in one line naming the field."""
+    text = f'[[entity]]\nname = "{name}"\n[entity.emitter]\ncapacity = 10\n'
+    with pytest.raises(SceneError) as loaded:
+        loads_scene(text, path="clash.toml")
+    assert str(loaded.value).startswith("clash.toml: entity[0].name: expected a name without")
+    assert "\n" not in str(loaded.value) and f"found '{name}'" in str(loaded.value)
+    scene = loads_scene("[[entity]]\nname = 'fine'\n[entity.emitter]\ncapacity = 10\n",
+                        path="ok.toml")
+    with pytest.raises(SceneError, match="name: expected a name without"):
+        scene.add(name, emitter={"capacity": 10})
+    from emberfx.engine.engine import Engine
+    from emberfx.engine.engine_guard import EngineUsageError
+
+    with Engine(scene) as engine:
+        with pytest.raises(EngineUsageError, match="expected a name without"):
+            engine.spawn(name, {"emitter": {"capacity": 10}})
+        assert engine.entity_names() == ["fine"]

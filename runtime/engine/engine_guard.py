@@ -28,6 +28,7 @@ import threading
 import esper
 
 from emberfx.core.errors import EmberError, SceneError
+from emberfx.model.registry import entity_name_problem
 
 # reentrant: a system's query during esper.process (which holds it) switches nothing
 _ESPER_LOCK = threading.RLock()
@@ -160,6 +161,9 @@ def entity_name(name, what: str) -> str:
     if not isinstance(name, str) or not name.strip():
         raise EngineUsageError(f"{what}: expected an entity name (a non-empty string), found "
                                f"{_shown(name)}")
+    problem = entity_name_problem(name)
+    if problem is not None:
+        raise EngineUsageError(f"{what}: {problem}")
     return name
 
 

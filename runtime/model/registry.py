@@ -199,3 +199,14 @@ def cli_commands() -> dict[str, CliCommand]:
     """The commands families add, in registration order."""
     load_builtin_systems()
     return dict(_COMMANDS)
+
+
+def entity_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name an entity, or None: its resources are named ``<entity>/<key>``,
+    its passes ``<entity>:<system>:<pass>``, and names starting with '~' are the engine's own
+    (batches of like entities, systems/emitter/batches.py)."""
+    bad = [c for c in "/:" if c in name]
+    if bad or name.startswith("~"):
+        return (f"expected a name without '/' or ':' that does not start with '~' (entity names "
+                f"also name GPU resources and passes), found '{name}'")
+    return None

@@ -37,7 +37,7 @@ from emberfx.model.camera import Camera
 from emberfx.model.colors import check_colors
 from emberfx.model.light import Light
 from emberfx.model.numbers import bad_numbers
-from emberfx.model.registry import component_types
+from emberfx.model.registry import component_types, entity_name_problem
 from emberfx.model.scene_fields import check_decodable, explain, field_names, join_path, show
 from emberfx.model.scene_summary import describe
 
@@ -105,6 +105,9 @@ class Scene:
         if not isinstance(name, str) or not name.strip():
             raise SceneError(self.path, f"expected a non-empty string, found {show(name)}",
                              field="name")
+        problem = entity_name_problem(name)
+        if problem is not None:
+            raise SceneError(self.path, problem, field="name")
         if any(spec.name == name for spec in self.entities):
             raise SceneError(self.path, f"expected a unique name, found '{name}' again",
                              field="name", entity=name)
@@ -434,6 +437,9 @@ class _Loader:
         if not isinstance(name, str) or not name.strip():
             raise self.error(f"expected a non-empty string, found {show(name)}",
                              field=f"{where}.name")
+        problem = entity_name_problem(name)
+        if problem is not None:
+            raise self.error(problem, field=f"{where}.name")
         if name in seen:
             raise self.error(f"expected a unique name, found '{name}' again (entity[{seen[name]}] "
                              f"and entity[{index}])", field=f"{where}.name")

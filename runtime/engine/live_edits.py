@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from emberfx.core.errors import EmberError, SceneError
 from emberfx.engine.engine_guard import relabelled
-from emberfx.model.components import Change, changed_between
+from emberfx.model.components import Change, changed_between, field_names
 
 UNDONE = "the edit is undone, the last valid values stay"
 
@@ -44,21 +44,11 @@ def committed(component) -> Committed:
     return Committed(values, values)
 
 
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def _field_names(cls: type) -> tuple[str, ...]:
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
-    return names
-
-
 def copy_fields(source, target) -> None:
     """Give ``target`` (a live component) the field values of ``source``, keeping its identity
     and that of its nested objects and lists (``emitter.shape``, ``emitter.bursts``): scripts
     and the inspector hold references to them."""
-    for name in _field_names(type(target)):
+    for name in field_names(type(target)):
         value, current = getattr(source, name), getattr(target, name)
         if value is current:
             continue

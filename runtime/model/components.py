@@ -171,7 +171,7 @@ class Tracked:
         hook()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in _field_names(type(self))}
+        return {name: getattr(self, name) for name in field_names(type(self))}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         object.__setattr__(self, "_on_change", None)
@@ -181,14 +181,14 @@ class Tracked:
     def __copy__(self):
         cls = type(self)
         new = cls.__new__(cls)
-        for name in _field_names(cls):
+        for name in field_names(cls):
             object.__setattr__(new, name, getattr(self, name))
         return new
 
     def __deepcopy__(self, memo: dict):
         cls = type(self)
         new = memo[id(self)] = cls.__new__(cls)
-        for name in _field_names(cls):
+        for name in field_names(cls):
             object.__setattr__(new, name, copy.deepcopy(getattr(self, name), memo))
         return new
 
@@ -196,7 +196,8 @@ class Tracked:
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
-def _field_names(cls: type) -> tuple[str, ...]:
+def field_names(cls: type) -> tuple[str, ...]:
+    """The dataclass's field names, in order (cached: live edits and copies ask every step)."""
     names = _FIELD_NAMES.get(cls)
     if names is None:
         names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
@@ -307,7 +308,7 @@ def track(component: Tracked, hook: Hook | None) -> None:
     """Attach ``hook`` to a component and everything nested in it (None detaches): from now on
     every edit of it calls ``hook()``."""
     object.__setattr__(component, "_on_change", hook)
-    for name in _field_names(type(component)):
+    for name in field_names(type(component)):
         value = getattr(component, name)
         adopted = _adopt(value, hook)
         if adopted is not value:

@@ -13,11 +13,9 @@
 //   2 cell_particles (rw), 3 particles_in (read), 4 gathered (rw, count vec4f)
 
 //! include common/dispatch.wgsl
-//! include particle_life/types.wgsl
+//! include particle_life/cell_runs.wgsl
 
-@group(0) @binding(0) var<uniform> params: PLParams;
-@group(0) @binding(1) var<storage, read> cell_start: array<u32>;
-@group(0) @binding(2) var<storage, read_write> cell_particles: array<u32>;
+// bindings 0 params, 1 cell_start, 2 cell_particles: declared in particle_life/cell_runs.wgsl
 @group(0) @binding(3) var<storage, read> particles_in: array<LifeParticle>;
 @group(0) @binding(4) var<storage, read_write> gathered: array<vec4f>;
 
@@ -32,22 +30,14 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         @builtin(num_workgroups) groups: vec3u) {
     let cell = folded_workgroup(wid, groups);
     if (cell >= params.grid.w) { return; }      // the same for the whole workgroup
-    let first = cell_start[cell];
-    var end = params.count;
-    if (cell + 1u < params.grid.w) { end = cell_start[cell + 1u]; }
+    let bounds = cell_run(cell);
+    let first = bounds.x;
+    let end = bounds.y;
     if (lid == 0u) { run_length = end - first; }
     let n = workgroupUniformLoad(&run_length);
     if (n > CAPACITY) {
         if (lid == 0u) {
-            for (var k = first + 1u; k < end; k++) {
-                let v = cell_particles[k];
-                var j = k;
-                while (j > first && cell_particles[j - 1u] > v) {
-                    cell_particles[j] = cell_particles[j - 1u];
-                    j--;
-                }
-                cell_particles[j] = v;
-            }
+            sort_run_in_place(first, end);
             for (var k = first; k < end; k++) {
                 gathered[k] = particles_in[cell_particles[k]].position;
             }

@@ -1,6 +1,6 @@
 // particle_life/cell_runs.wgsl: a cell's run of particle indices in cell_particles and the
 // slow in-place sort of a run too long for workgroup memory, shared by the order passes
-// (particle_life/sort_cells.wgsl, sort_gather.wgsl; no pass of its own).
+// (particle_life/order_cells.wgsl, sort_cells.wgsl, sort_gather.wgsl; no pass of its own).
 // Bindings (group 0) of every pass including it: 0 params (uniform PLParams), 1 cell_start (read,
 // exclusive scan of the cell counts), 2 cell_particles (rw).
 

@@ -8,11 +8,9 @@
 //                     2 cell_particles (rw)
 
 //! include common/dispatch.wgsl
-//! include particle_life/types.wgsl
+//! include particle_life/cell_runs.wgsl
 
-@group(0) @binding(0) var<uniform> params: PLParams;
-@group(0) @binding(1) var<storage, read> cell_start: array<u32>;
-@group(0) @binding(2) var<storage, read_write> cell_particles: array<u32>;
+// bindings 0 params, 1 cell_start, 2 cell_particles: declared in particle_life/cell_runs.wgsl
 
 const WORKGROUP_SIZE: u32 = 64u;
 
@@ -21,16 +19,6 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         @builtin(num_workgroups) groups: vec3u) {
     let cell = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
     if (cell >= params.grid.w) { return; }
-    let first = cell_start[cell];
-    var end = params.count;
-    if (cell + 1u < params.grid.w) { end = cell_start[cell + 1u]; }
-    for (var k = first + 1u; k < end; k++) {
-        let v = cell_particles[k];
-        var j = k;
-        while (j > first && cell_particles[j - 1u] > v) {
-            cell_particles[j] = cell_particles[j - 1u];
-            j--;
-        }
-        cell_particles[j] = v;
-    }
+    let bounds = cell_run(cell);
+    sort_run_in_place(bounds.x, bounds.y);
 }

@@ -92,9 +92,9 @@ def test_crowded_cells_match_all_pairs_numpy(gpu, dims, count, crowd, kernel):
     np.testing.assert_allclose(wrapped, 0.0, atol=2e-4)
 
 
-@pytest.mark.parametrize("kernel", ["cell_tiled", "gathered"])
+@pytest.mark.parametrize("kernel", KERNELS)
 def test_order_pass_sorts_runs_longer_than_its_workgroup_memory(gpu, kernel):
-    """A cell holding more than SORT_CAPACITY particles takes the one-invocation branch; for
+    """A cell holding more than SORT_CAPACITY particles takes the workgroup's bitonic branch; for
     gathered, the positions copied into cell order follow the sorted indices there too."""
     count, box = SORT_CAPACITY + 300, (0.5, 0.5)
     engine = swarm_engine(count=count, species=3, box=box, r_max=0.1, reorder_every=0,

@@ -1,6 +1,6 @@
 // particle_life/cell_runs.wgsl: a cell's run of particle indices in cell_particles and the
-// slow in-place sort of a run too long for workgroup memory, shared by the order passes
-// (particle_life/order_cells.wgsl, sort_cells.wgsl, sort_gather.wgsl; no pass of its own).
+// workgroup sort of a run too long for workgroup memory, shared by the order passes
+// (particle_life/sort_cells.wgsl, sort_gather.wgsl; no pass of its own).
 // Bindings (group 0) of every pass including it: 0 params (uniform PLParams), 1 cell_start (read,
 // exclusive scan of the cell counts), 2 cell_particles (rw).
 
@@ -17,15 +17,36 @@ fn cell_run(cell: u32) -> vec2u {
     return vec2u(cell_start[cell], end);
 }
 
-// Insertion sort of cell_particles[first, end) by one invocation: slow, but correct at any length.
-fn sort_run_in_place(first: u32, end: u32) {
-    for (var k = first + 1u; k < end; k++) {
-        let v = cell_particles[k];
-        var j = k;
-        while (j > first && cell_particles[j - 1u] > v) {
-            cell_particles[j] = cell_particles[j - 1u];
-            j--;
+// Sorts cell_particles[first, first + n) ascending in place with all `lanes` invocations of the
+// workgroup; every invocation calls it with the same first and n (n is workgroup-uniform). A
+// bitonic network in its all-ascending form: for a width P, the next power of two >= n, there
+// are log2(P) * (log2(P) + 1) / 2 steps of P / 2 compare-exchanges, and each comparator puts the
+// smaller value at the lower slot, so the slots past n behave as +infinity and are never touched.
+// Why not one invocation's insertion sort: llvmpipe (lavapipe) silently leaves any loop after
+// 65535 iterations, and a crowded cell's insertion sort needs more (one shift per inversion).
+// Here an invocation runs steps * P / (2 * lanes) compare-exchanges: 2112 for n = 2048, 32 lanes.
+fn sort_run_by_workgroup(first: u32, n: u32, lid: u32, lanes: u32) {
+    var width = 1u;
+    while (width < n) { width <<= 1u; }
+    let comparators = width >> 1u;
+    for (var block = 2u; block <= width; block <<= 1u) {
+        for (var span = block >> 1u; span > 0u; span >>= 1u) {
+            for (var c = lid; c < comparators; c += lanes) {
+                // the comparator's lower slot: c with a 0 bit inserted at span's bit
+                let low = ((c & ~(span - 1u)) << 1u) | (c & (span - 1u));
+                // the first step of a block compares mirror slots, the later ones slots span apart
+                var high = low | span;
+                if (span == block >> 1u) { high = low ^ (block - 1u); }
+                if (high < n) {
+                    let a = cell_particles[first + low];
+                    let b = cell_particles[first + high];
+                    if (a > b) {
+                        cell_particles[first + low] = b;
+                        cell_particles[first + high] = a;
+                    }
+                }
+            }
+            storageBarrier();
         }
-        cell_particles[j] = v;
     }
 }

@@ -5,7 +5,9 @@
 // on every run (the scatter fills a cell in scheduling order). One workgroup per cell: the run
 // is loaded into workgroup memory and each index goes to its rank (the number of smaller indices
 // in the run; indices are distinct). A run longer than CAPACITY (about 50 times the mean at the
-// usual ~20 per cell) is sorted by one invocation in place instead, slowly but correctly.
+// usual ~20 per cell) is sorted in place by the workgroup's bitonic network instead
+// (particle_life/cell_runs.wgsl). Per invocation the rank loop runs at most CAPACITY^2 / 32 =
+// 32768 iterations, under llvmpipe's silent 65535-iteration loop cap.
 // Workgroup size 32; dispatch one workgroup per cell (grid.w), folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (uniform PLParams), 1 cell_start (read, exclusive scan of counts),
 //                     2 cell_particles (rw)
@@ -33,9 +35,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let n = workgroupUniformLoad(&run_length);
     if (n <= 1u) { return; }
     if (n > CAPACITY) {
-        if (lid == 0u) {
-            sort_run_in_place(first, end);
-        }
+        sort_run_by_workgroup(first, n, lid, WORKGROUP_SIZE);
         return;
     }
     for (var q = lid; q < n; q += WORKGROUP_SIZE) { run[q] = cell_particles[first + q]; }

@@ -7,7 +7,8 @@
 // The forces pass then reads a neighbour cell as one contiguous run, without the index lookup.
 // One workgroup per cell: the run is loaded into workgroup memory and each index goes to its
 // rank (the number of smaller indices in the run; indices are distinct). A run longer than
-// CAPACITY is sorted by one invocation in place instead, slowly but correctly.
+// CAPACITY is sorted in place by the workgroup's bitonic network instead
+// (particle_life/cell_runs.wgsl) and then copied.
 // Workgroup size 32; dispatch one workgroup per cell (grid.w), folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (uniform PLParams), 1 cell_start (read, exclusive scan of counts),
 //   2 cell_particles (rw), 3 particles_in (read), 4 gathered (rw, count vec4f)
@@ -36,11 +37,9 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     if (lid == 0u) { run_length = end - first; }
     let n = workgroupUniformLoad(&run_length);
     if (n > CAPACITY) {
-        if (lid == 0u) {
-            sort_run_in_place(first, end);
-            for (var k = first; k < end; k++) {
-                gathered[k] = particles_in[cell_particles[k]].position;
-            }
+        sort_run_by_workgroup(first, n, lid, WORKGROUP_SIZE);   // ends on a storage barrier
+        for (var k = first + lid; k < end; k += WORKGROUP_SIZE) {
+            gathered[k] = particles_in[cell_particles[k]].position;
         }
         return;
     }

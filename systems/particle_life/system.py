@@ -23,8 +23,8 @@ Per simulation step, for each particle_life entity (neighbours = "grid"):
                                            neighbours staged in workgroup memory)
   RENDER    <e>:particle_life:draw         sprites coloured by species
 grid_kernel = "baseline" (the earlier kernels, kept to measure against: the same bits) clears
-only the counts, copies the starts to cursors (<e>:particle_life:cursor) for the scatter, orders
-each cell with one invocation, and takes the minimum image of every neighbour (forces.wgsl).
+only the counts, copies the starts to cursors (<e>:particle_life:cursor) for the scatter, and
+takes the minimum image of every neighbour (forces.wgsl).
 
 The particle buffers ping-pong between steps; an id buffer travels with the data, so state()
 returns rows in the original particle order whatever the reordering did.
@@ -57,9 +57,8 @@ from emberfx.model.registry import set_system
 from emberfx.systems.particle_life.component import ParticleLife
 
 PARTICLE = struct_dtype("particle_life/types.wgsl", "LifeParticle")
-# one invocation per particle (assign, scatter, forces, forces_all_pairs) or per grid cell (order)
+# one invocation per particle (assign, scatter, forces, forces_all_pairs)
 PARTICLE_GROUP = wgsl.workgroup_size("particle_life/assign.wgsl")[0]
-CELL_GROUP = wgsl.workgroup_size("particle_life/order_cells.wgsl")[0]
 # home cells per workgroup of forces_tiled.wgsl
 TILED_CELLS = (wgsl.workgroup_size("particle_life/forces_tiled.wgsl")[0]
                // wgsl.int_constant("particle_life/forces_tiled.wgsl", "CELL_LANES"))
@@ -177,7 +176,6 @@ class ParticleLifeSystem(System):
         n_groups = gpu.grid(math.ceil(c.count / PARTICLE_GROUP))
         uses_grid = c.neighbours == "grid"
         new_build = uses_grid and c.grid_kernel != "baseline"
-        cell_groups = gpu.grid(math.ceil(swarm.cells / CELL_GROUP))
         # the particle and id buffers ping-pong: variant p reads set p and writes set 1 - p; a
         # step picks by its starting parity, the draw by the parity after the step
         forces_shader, forces_groups, forces_constants = (
@@ -210,9 +208,7 @@ class ParticleLifeSystem(System):
                         n_groups, {"params": b["params"], "cell_of": b["cell_of"],
                                    "cell_cursor": b["cell_cursor"],
                                    "cell_particles": b["cell_particles"]}),
-                compute(f"{prefix}:order", Phase.SIMULATE, "particle_life/order_cells.wgsl",
-                        cell_groups, {"params": b["params"], "cell_start": b["cell_count"],
-                                      "cell_particles": b["cell_particles"]})]
+                self._order_pass(swarm, prefix, stepping)]
         passes.append(compute(f"{prefix}:forces", Phase.SIMULATE,
                               f"particle_life/{forces_shader}.wgsl", forces_groups, forces,
                               constants=forces_constants, pick=stepping))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from emberfx.core.errors import SceneError
+from emberfx.core.errors import DeviceLimitError, SceneError
 from emberfx.engine.engine import Engine
 from emberfx.model.camera import Camera
 from emberfx.model.scene import EntitySpec, Scene, SceneSettings, loads_scene
@@ -115,3 +115,25 @@ def test_zoom_rate_animates_the_zoom_with_simulated_time(gpu):
     expected = escape_counts(40, 30, (-0.7453, 0.1127), float(np.exp(2.0 * 30 / 60.0)), 80)
     assert not np.array_equal(before, after)
     assert (after != expected).mean() <= 0.02
+
+
+def test_iterations_beyond_the_adapters_loop_limit_are_refused(gpu):
+    """lavapipe ends any shader loop after 65535 iterations, silently: a deeper escape loop
+    would colour escaping points as inside. Up to the limit the counts are exact (points inside
+    the set reach it); past it the scene and a live edit get one line naming the field, and the
+    edit is undone while the engine goes on."""
+    limit = gpu.loop_iteration_limit
+    if limit is None:
+        pytest.skip(f"{gpu.label} has no known loop limit")
+    inside = dict(resolution=(4, 2), center=(-0.1, 0.0), zoom=40.0)   # every pixel inside
+    engine = fractal_engine(max_iterations=limit, **inside)
+    assert (engine.state("set")["iterations"] == limit).all()
+    with pytest.raises(DeviceLimitError, match=r"fractal.max_iterations = 65,536 exceeds 65,535"):
+        fractal_engine(max_iterations=limit + 1, **inside)
+    engine.entity("set").fractal.max_iterations = limit + 1
+    with pytest.raises(DeviceLimitError, match=r"live edit: .*max_iterations.*undone"):
+        engine.step()
+    assert engine.entity("set").fractal.max_iterations == limit
+    engine.entity("set").fractal.zoom = 41.0
+    engine.step()
+    assert (engine.state("set")["iterations"] == limit).all()

@@ -130,6 +130,13 @@ class GpuContext:
     def is_software(self) -> bool:
         return self.adapter.info["adapter_type"] == "CPU" or "llvmpipe" in self.label
 
+    @property
+    def loop_iteration_limit(self) -> int | None:
+        """The most loop iterations one shader invocation runs, all its loops together, on
+        this adapter; None where no limit is known. llvmpipe (lavapipe) silently leaves a loop
+        after LLVMPIPE_LOOP_ITERATIONS, so a longer one gives other results there."""
+        return LLVMPIPE_LOOP_ITERATIONS if "llvmpipe" in self.label else None
+
     def check_buffer_size(self, nbytes: int, what: str, *, storage: bool = True) -> None:
         """Refuse a buffer the device cannot hold, with the numbers, before wgpu panics on it."""
         limit = self.limits["max-buffer-size"]
@@ -227,6 +234,8 @@ _SOFTWARE_NOTICE_GIVEN = False
 # back) takes ~0.1 s, where the H200 needs ~1 ms of GPU and ~2 ms of CPU (bench frame); Life
 # steps run ~1000x slower (WGPU_NOTES). The first frame of a scene waits for LLVM to compile its
 # shaders: ~1 s for the showcase with an empty Mesa shader cache, ~7 s with the cache disabled.
+# gallivm's LP_MAX_TGSI_LOOP_ITERATIONS: every loop back-edge of an invocation counts against it
+LLVMPIPE_LOOP_ITERATIONS = 65535
 SOFTWARE_NOTICE = ("{label} renders on the CPU: expect frames 50x or more slower than on a GPU "
                    "(a 1280x720 showcase frame: ~0.1 s on 2 cores) and a slow first frame "
                    "while the shaders compile")

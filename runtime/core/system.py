@@ -132,7 +132,8 @@ class System(esper.Processor):
 
     def edited(self, entity: EntityRef, component) -> None:
         """A field of the entity's component changed (a live edit, or one undone), before the
-        next step: a system that caches what it packs from the component drops that."""
+        next step: a system that caches what it packs from the component drops that. Raising
+        DeviceLimitError refuses values the device cannot run: the edit is undone."""
 
     def arrange(self, changed: str | None = None) -> bool:
         """Regroup this system's entities' resources, e.g. like entities into shared arenas

@@ -22,7 +22,7 @@ import copy
 import dataclasses
 from collections.abc import Callable
 
-from emberfx.core.errors import EmberError, SceneError
+from emberfx.core.errors import DeviceLimitError, EmberError, SceneError
 from emberfx.engine.engine_guard import relabelled
 from emberfx.model.components import Change, changed_between, field_names
 
@@ -123,7 +123,14 @@ def _apply(world, scene_path, name: str, key: str, invalidate_graphs: Callable[[
         return None
     system = world.systems.get(key)
     if system is not None:
-        system.edited(world.entities[name], component)
+        try:
+            system.edited(world.entities[name], component)
+        except DeviceLimitError as exc:   # values the device cannot run (a loop past its limit)
+            with world.quiet():
+                copy_fields(before.valid, component)
+            world.last_valid[(name, key)] = before
+            system.edited(world.entities[name], component)
+            raise DeviceLimitError(f"live edit: {exc}; {UNDONE}") from None
     if change >= Change.PASSES:
         invalidate_graphs()
     if system is not None and change is Change.REBUILD:

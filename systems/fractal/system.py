@@ -16,6 +16,7 @@ import wgpu
 
 from emberfx.blocks.sprites import quad_queue, texture_quad_pipeline
 from emberfx.core import wgsl
+from emberfx.core.errors import DeviceLimitError
 from emberfx.core.frame_graph import Pass, Phase, RenderQueue
 from emberfx.core.layout import struct_dtype
 from emberfx.core.readback import read_array
@@ -56,10 +57,9 @@ class FractalSystem(System):
         w, h = component.resolution
         limit = self.gpu.limits["max-texture-dimension-2d"]
         if w > limit or h > limit:
-            from emberfx.core.errors import DeviceLimitError
-
             raise DeviceLimitError(f"entity '{name}': fractal.resolution = {w}x{h} exceeds this "
                                    f"device's {limit} texels per side ({self.gpu.label})")
+        self._check_iterations(entity, component)
         uniform, storage = wgpu.BufferUsage.UNIFORM, wgpu.BufferUsage.STORAGE
         b = {"params": self.buffer(entity, "params", PARAMS.itemsize, uniform),
              "placement": self.buffer(entity, "placement", PLACEMENT.itemsize, uniform),
@@ -75,6 +75,19 @@ class FractalSystem(System):
         layer.passes_by_display = {display: [escape, self._draw_pass(layer, display)]
                                    for display in ("fill", "quad")}
         self._write_uniforms(layer)
+
+    def _check_iterations(self, entity: EntityRef, component: Fractal) -> None:
+        """The escape loop runs up to max_iterations times in one invocation: refuse more than
+        the adapter runs (lavapipe's silent cap would colour escaping points as inside)."""
+        limit = self.gpu.loop_iteration_limit
+        if limit is not None and component.max_iterations > limit:
+            raise DeviceLimitError(
+                f"entity '{entity.name}': fractal.max_iterations = {component.max_iterations:,} "
+                f"exceeds {limit:,}, the most loop iterations a shader invocation runs on "
+                f"{self.gpu.label} (longer loops end early there, silently); expected <= {limit:,}")
+
+    def edited(self, entity: EntityRef, component: Fractal) -> None:
+        self._check_iterations(entity, component)
 
     def _view_key(self, layer: _Layer) -> tuple:
         key = tuple(repr(getattr(layer.component, f)) for f in VIEW_FIELDS)

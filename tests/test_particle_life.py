@@ -6,7 +6,7 @@ import numpy as np
 import particle_life_model as model
 import pytest
 
-from emberfx.core.errors import SceneError
+from emberfx.core.errors import DeviceLimitError, SceneError
 from emberfx.engine.engine import Engine
 from emberfx.model.camera import Camera
 from emberfx.model.scene import EntitySpec, Scene, SceneSettings, loads_scene
@@ -129,3 +129,14 @@ def test_bad_particle_life_fields_are_one_line_errors(text, pieces):
     assert "\n" not in message and "entity 'swarm'" in message
     for piece in pieces:
         assert piece in message, (piece, message)
+
+
+def test_all_pairs_past_the_adapters_loop_limit_is_refused(gpu):
+    """forces_all_pairs.wgsl loops over every particle in one invocation: on an adapter that
+    silently ends longer loops (lavapipe), more particles than its limit is a one-line error."""
+    limit = gpu.loop_iteration_limit
+    if limit is None:
+        pytest.skip(f"{gpu.label} has no known loop limit")
+    with pytest.raises(DeviceLimitError, match=r"particle_life.count = 65,536 with neighbours"):
+        swarm_engine(count=limit + 1, species=2, box=(40.0, 40.0), r_max=0.1,
+                     neighbours="all_pairs")

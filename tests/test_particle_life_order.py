@@ -18,7 +18,7 @@ from emberfx.core.layout import struct_dtype
 from emberfx.core.readback import read_array
 from emberfx.core.resources import Resources
 
-CAPACITY = wgsl.int_constant("particle_life/sort_cells.wgsl", "CAPACITY")
+CAPACITY = wgsl.int_constant("particle_life/cell_runs.wgsl", "CAPACITY")
 USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
 
 
@@ -32,10 +32,15 @@ def crafted_runs(lengths, rng, how):
     return ids, starts
 
 
-def run_order_pass(gpu, shader, ids, starts, positions=None):
+def run_order_pass(gpu, shader, ids, starts, positions=None, grid=None, cell_size=(1, 1, 1)):
+    """The order pass alone; with ``positions``, also what it gathers (vec4f, or for
+    sort_gather_half.wgsl its 8-byte records as uint32 pairs). ``grid``: cells per axis (default
+    one row of len(starts))."""
     resources = Resources(gpu)
     params = np.zeros((), struct_dtype("particle_life/types.wgsl", "PLParams"))
-    params["grid"] = (len(starts), 1, 1, len(starts))
+    params["grid"] = (*(grid or (len(starts), 1, 1)), len(starts))
+    params["cell_size"][:3] = cell_size
+    half = shader.endswith("_half.wgsl")
     params["count"] = len(ids)
     buffers = {"params": resources.buffer("t", "params", params.nbytes,
                                           wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST),
@@ -49,9 +54,10 @@ def run_order_pass(gpu, shader, ids, starts, positions=None):
     if positions is not None:
         particles = np.zeros(len(ids), struct_dtype("particle_life/types.wgsl", "LifeParticle"))
         particles["position"] = positions
-        buffers["particles_in"] = resources.buffer("t", "particles", max(particles.nbytes, 16),
+        buffers["particles_in"] = resources.buffer("t", "particles", max(particles.nbytes, 32),
                                                    USAGE)
-        buffers["gathered"] = resources.buffer("t", "gathered", max(len(ids) * 16, 16), USAGE)
+        buffers["gathered_half" if half else "gathered"] = resources.buffer(
+            "t", "gathered", max(len(ids) * 16, 16), USAGE)
         if len(ids):
             resources.write(buffers["particles_in"], particles.tobytes())
     build = PassBuilder(gpu, resources)
@@ -62,6 +68,8 @@ def run_order_pass(gpu, shader, ids, starts, positions=None):
     gpu.device.queue.submit([encoder.finish()])
     result = read_array(gpu.device, buffers["cell_particles"].buffer, np.uint32, len(ids))
     gathered = (None if positions is None else
+                read_array(gpu.device, buffers["gathered_half"].buffer, np.uint32,
+                           2 * len(ids)).reshape(-1, 2) if half else
                 read_array(gpu.device, buffers["gathered"].buffer, np.float32,
                            4 * len(ids)).reshape(-1, 4))
     resources.release_all()

@@ -12,12 +12,14 @@ import particle_life_model as model
 import pytest
 from test_particle_life import DT, put_particles, swarm_engine
 
+from emberfx.core import wgsl
 from emberfx.core.readback import read_array
 from emberfx.systems.particle_life.system import attraction_matrix
 
-CELL_LANES = 32     # forces_tiled.wgsl CELL_LANES: particles of a home cell taken at once
-CHUNK = 64          # forces_tiled.wgsl CHUNK: neighbours staged at once
-SORT_CAPACITY = 1024  # sort_cells.wgsl CAPACITY
+# particles of a home cell taken at once, and neighbours staged at once, by forces_tiled.wgsl
+CELL_LANES = wgsl.int_constant("particle_life/forces_tiled.wgsl", "CELL_LANES")
+CHUNK = wgsl.int_constant("particle_life/forces_tiled.wgsl", "CHUNK")
+SORT_CAPACITY = wgsl.int_constant("particle_life/cell_runs.wgsl", "CAPACITY")
 
 
 def crowded_particles(n, box, r_max, crowd, rng):

@@ -24,9 +24,9 @@ H200 = {"memory": 139 * GIB, "max-buffer-size": 4 * GIB,
 # "NVIDIA NVLink: 900GB/s, PCIe Gen5: 128GB/s". One direction is half.
 INTERCONNECTS = {"NVLink 4 (H200 SXM)": 900e9, "PCIe Gen5 x16": 128e9}
 # Measured on one H200 (docs/benchmarks.md): Life 65536x32768 15.3 Tcell/s; particle life 1M,
-# 2D, ~20 per cell: 1574 steps/s (grid_kernel = "gathered").
+# 2D, ~20 per cell: 1638 steps/s (grid_kernel = "gathered", precision = "exact").
 LIFE_RATE = 15.3e12                     # cell updates per second
-PARTICLE_LIFE_RATE = 1574 * (1 << 20)   # particle-steps per second
+PARTICLE_LIFE_RATE = 1638 * (1 << 20)   # particle-steps per second
 PER_CELL = 20                           # particles per r_max x r_max cell (the bench's swarms)
 # Mean |v_x| per step in units of r_max: 0.002 rounds up what the bench's 2D swarm showed
 # (50k particles, r_max 0.02, 6 random species, steps 50-300: mean |v_x| dt / r_max
@@ -91,7 +91,7 @@ def particle_life_buffers(n: int, cells: int) -> dict:
     sizes = {"particles0": n * particle, "particles1": n * particle, "ids0": n * 4,
              "ids1": n * 4, "cell_of": n * 4, "cell_particles": n * 4, "cell_count": cells * 4,
              "cell_cursor": cells * 4,
-             "gathered": n * 16}   # positions in cell order (the default grid_kernel)
+             "gathered": n * 16}   # positions in cell order (the default kernel and precision)
     return {**{key: allocated(size) for key, size in sizes.items()},
             "cell_count:scan_sums": scan_sums_bytes(cells)}
 

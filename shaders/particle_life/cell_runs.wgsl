@@ -1,6 +1,8 @@
-// particle_life/cell_runs.wgsl: a cell's run of particle indices in cell_particles and the
-// workgroup sort of a run too long for workgroup memory, shared by the order passes
-// (particle_life/sort_cells.wgsl, sort_gather.wgsl; no pass of its own).
+// particle_life/cell_runs.wgsl: a cell's run of particle indices in cell_particles and the two
+// ways a workgroup sorts it, shared by the order passes (particle_life/sort_cells.wgsl,
+// sort_gather.wgsl, sort_gather_half.wgsl; no pass of its own): a run of up to CAPACITY indices
+// is loaded into workgroup memory and each index goes to its rank (the number of smaller indices
+// in the run; indices are distinct); a longer one is sorted in place by a bitonic network.
 // Bindings (group 0) of every pass including it: 0 params (uniform PLParams), 1 cell_start (read,
 // exclusive scan of the cell counts), 2 cell_particles (rw).
 
@@ -10,11 +12,39 @@
 @group(0) @binding(1) var<storage, read> cell_start: array<u32>;
 @group(0) @binding(2) var<storage, read_write> cell_particles: array<u32>;
 
+// Runs up to this long are ranked in workgroup memory. Per invocation the rank loop then runs
+// at most CAPACITY^2 / lanes iterations (32768 with 32 lanes), under llvmpipe's silent
+// 65535-iteration loop cap.
+const CAPACITY: u32 = 1024u;
+
+var<workgroup> run: array<u32, CAPACITY>;
+var<workgroup> run_length: u32;
+
 // [first, end) of cell `cell` in cell_particles (cell_start is the exclusive scan of the counts).
 fn cell_run(cell: u32) -> vec2u {
     var end = params.count;
     if (cell + 1u < params.grid.w) { end = cell_start[cell + 1u]; }
     return vec2u(cell_start[cell], end);
+}
+
+// end - first in every invocation of the workgroup (call it in uniform control flow).
+fn uniform_length(first: u32, end: u32, lid: u32) -> u32 {
+    if (lid == 0u) { run_length = end - first; }
+    return workgroupUniformLoad(&run_length);
+}
+
+// Copies cell_particles[first, first + n) (n <= CAPACITY) into `run`, for rank_in_run; every
+// invocation of the workgroup calls it.
+fn load_run(first: u32, n: u32, lid: u32, lanes: u32) {
+    for (var q = lid; q < n; q += lanes) { run[q] = cell_particles[first + q]; }
+    workgroupBarrier();
+}
+
+// Where index v goes in its sorted run of n (loaded by load_run): the count of smaller indices.
+fn rank_in_run(v: u32, n: u32) -> u32 {
+    var rank = 0u;
+    for (var t = 0u; t < n; t++) { rank += u32(run[t] < v); }
+    return rank;
 }
 
 // Sorts cell_particles[first, first + n) ascending in place with all `lanes` invocations of the

@@ -8,7 +8,8 @@
 // no index lookup per neighbour. The terms come in forces.wgsl's order (dz, dy, dx, then slot
 // order in a cell; the order pass sorted each cell), and the particle itself is skipped by its
 // slot (slot k holds particle cell_particles[k]). Runs that are not across the box edge skip
-// the minimum image (pair_accel_inside in types.wgsl: same bits).
+// the minimum image (pair_accel_inside in types.wgsl: same bits). The law has no branches
+// (see term).
 // DIMS (2 or 3, an override) fixes the neighbourhood and lets the compiler drop the z of 2D
 // positions: z is zero in the data too, so the sums do not change.
 // For the k-th particle in cell order: acc = sum(f(d / r_max, matrix[s_i][s_j]) * d / |d|) *
@@ -49,11 +50,21 @@ fn run_end(cell: u32) -> u32 {
     return params.count;
 }
 
-// The term of the neighbour `other` (position xyz, species w) for the particle at x.
-fn term(x: vec3f, other: vec4f, row: u32, across: bool) -> vec3f {
+// The term of the neighbour `other` for the particle at x, or zero unless `keep`: pair_accel
+// (pair_accel_inside when not `across`) and pl_force (types.wgsl) with their branches turned
+// into selects, so every lane runs the same instructions (the lanes of a subgroup rarely agree
+// on near or far). The same expressions give the same bits; a zero term adds +0.0, which leaves
+// acc as it was (acc starts at +0.0 and a round-to-nearest sum is never -0.0 after that).
+fn term(x: vec3f, other: vec4f, row: u32, across: bool, keep: bool) -> vec3f {
     let a = attraction[row + u32(other.w)];
-    if (across) { return pair_accel(x, spatial(other), a, params); }
-    return pair_accel_inside(x, spatial(other), a, params);
+    var d = spatial(other) - x;
+    if (across) { d = min_image(x, spatial(other), params); }
+    let dist = length(d);
+    let r = dist / params.r_max;
+    let beta = params.beta;
+    let f = select(select(0.0, a * (1.0 - abs(2.0 * r - 1.0 - beta) / (1.0 - beta)), r < 1.0),
+                   r / beta - 1.0, r < beta);
+    return select(vec3f(0.0), f * d / dist, keep & (dist > 0.0) & (dist < params.r_max));
 }
 
 // acc plus the terms of slots [first, end) but `own`, in slot order. `across`: the slots'
@@ -62,7 +73,7 @@ fn add_run(acc_in: vec3f, first: u32, end: u32, own: u32, x: vec3f, row: u32,
            across: bool) -> vec3f {
     var acc = acc_in;
     for (var n = first; n < end; n++) {
-        if (n != own) { acc += term(x, gathered[n], row, across); }
+        acc += term(x, gathered[n], row, across, n != own);
     }
     return acc;
 }

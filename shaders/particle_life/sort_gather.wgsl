@@ -5,10 +5,8 @@
 // deterministic sum order) that also copies each particle's position + species into
 // `gathered` at its slot in cell order: gathered[n] = particles_in[cell_particles[n]].position.
 // The forces pass then reads a neighbour cell as one contiguous run, without the index lookup.
-// One workgroup per cell: the run is loaded into workgroup memory and each index goes to its
-// rank (the number of smaller indices in the run; indices are distinct). A run longer than
-// CAPACITY is sorted in place by the workgroup's bitonic network instead
-// (particle_life/cell_runs.wgsl) and then copied.
+// One workgroup per cell, sorting as particle_life/cell_runs.wgsl does (ranks in
+// workgroup memory, or the bitonic network past CAPACITY), then copying.
 // Workgroup size 32; dispatch one workgroup per cell (grid.w), folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (uniform PLParams), 1 cell_start (read, exclusive scan of counts),
 //   2 cell_particles (rw), 3 particles_in (read), 4 gathered (rw, count vec4f)
@@ -21,10 +19,6 @@
 @group(0) @binding(4) var<storage, read_write> gathered: array<vec4f>;
 
 const WORKGROUP_SIZE: u32 = 32u;
-const CAPACITY: u32 = 1024u;
-
-var<workgroup> run: array<u32, CAPACITY>;
-var<workgroup> run_length: u32;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
@@ -34,8 +28,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let bounds = cell_run(cell);
     let first = bounds.x;
     let end = bounds.y;
-    if (lid == 0u) { run_length = end - first; }
-    let n = workgroupUniformLoad(&run_length);
+    let n = uniform_length(first, end, lid);
     if (n > CAPACITY) {
         sort_run_by_workgroup(first, n, lid, WORKGROUP_SIZE);   // ends on a storage barrier
         for (var k = first + lid; k < end; k += WORKGROUP_SIZE) {
@@ -43,12 +36,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         }
         return;
     }
-    for (var q = lid; q < n; q += WORKGROUP_SIZE) { run[q] = cell_particles[first + q]; }
-    workgroupBarrier();
+    load_run(first, n, lid, WORKGROUP_SIZE);
     for (var q = lid; q < n; q += WORKGROUP_SIZE) {
         let v = run[q];
-        var rank = 0u;
-        for (var t = 0u; t < n; t++) { rank += u32(run[t] < v); }
+        let rank = rank_in_run(v, n);
         cell_particles[first + rank] = v;
         gathered[first + rank] = particles_in[v].position;
     }

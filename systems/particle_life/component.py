@@ -62,6 +62,11 @@ class ParticleLife(Tracked):
     subgroup per cell stages the neighbouring cells in workgroup memory) or baseline (the
     earliest kernels). The last three are kept to measure against; all four give the same
     bits"""
+    precision: Literal["exact", "half"] = rebuild("exact")
+    """exact: every grid kernel gives the same bits; half (an opt-in for grid_kernel =
+    "gathered"): the neighbour loop reads positions as 16-bit floats relative to their cell
+    (<= cell size * 2^-11 off per axis) and evaluates the law without divisions. Particle life is
+    chaotic: a half run drifts away from an exact one within tens of steps"""
     size: Positive = live(0.01)
     """sprite size, world units"""
     blend: Literal["additive", "alpha", "opaque"] = rebuild("additive")
@@ -87,6 +92,11 @@ class ParticleLife(Tracked):
             raise ValueError(f"box: expected at most {U32_MAX} grid cells (box / r_max per side, "
                              f"multiplied), found {cells:.3g} for box {list(self.box)} and "
                              f"r_max = {self.r_max:g}")
+        if self.precision == "half" and (self.neighbours, self.grid_kernel) != ("grid",
+                                                                              "gathered"):
+            raise ValueError(f'precision: "half" needs neighbours = "grid" and grid_kernel = '
+                             f'"gathered", found neighbours = "{self.neighbours}", grid_kernel = '
+                             f'"{self.grid_kernel}"')
         if not math.isfinite(self.force):
             raise ValueError(f"force: expected a finite number, found {self.force}")
         if isinstance(self.matrix, list):

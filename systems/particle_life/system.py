@@ -20,7 +20,9 @@ Per simulation step, for each particle_life entity (neighbours = "grid"):
                                            cells one contiguous run of <e>/gathered),
                                            per_particle (an invocation per particle, through the
                                            index list) or cell_tiled (a subgroup per cell,
-                                           neighbours staged in workgroup memory)
+                                           neighbours staged in workgroup memory);
+                                           precision = "half": gathered from 8-byte records
+                                           (<e>/gathered_half, forces_half.wgsl), approximate
   RENDER    <e>:particle_life:draw         sprites coloured by species
 grid_kernel = "baseline" (the earlier kernels, kept to measure against: the same bits) clears
 only the counts, copies the starts to cursors (<e>:particle_life:cursor) for the scatter, and
@@ -46,6 +48,7 @@ import wgpu
 from emberfx.blocks.scan import PrefixScan
 from emberfx.blocks.sprites import sprite_pipeline, sprite_queue
 from emberfx.core import step_batches, wgsl
+from emberfx.core.errors import DeviceLimitError
 from emberfx.core.frame_graph import SIMULATION_PHASES, FrameGraph, Pass, Phase
 from emberfx.core.layout import struct_dtype
 from emberfx.core.readback import read_array
@@ -64,6 +67,18 @@ TILED_CELLS = (wgsl.workgroup_size("particle_life/forces_tiled.wgsl")[0]
                // wgsl.int_constant("particle_life/forces_tiled.wgsl", "CELL_LANES"))
 PARAMS = struct_dtype("particle_life/types.wgsl", "PLParams")
 LOOK = struct_dtype("particle_life/draw.wgsl", "PLLook")
+
+
+GATHERED_BYTES = {"gathered": 16, "gathered_half": 8}
+"""bytes per particle of the positions in cell order: a vec4f (sort_gather.wgsl), or the record
+of particle_life/half_positions.wgsl (precision = "half")"""
+
+
+def _gathered_key(component: ParticleLife) -> str | None:
+    """The buffer of positions in cell order that the order and forces passes share, if any."""
+    if component.neighbours != "grid" or component.grid_kernel != "gathered":
+        return None
+    return "gathered_half" if component.precision == "half" else "gathered"
 
 
 def grid_for(box: Sequence[float], r_max: float) -> tuple[int, int, int]:
@@ -125,6 +140,14 @@ class ParticleLifeSystem(System):
         self.gpu.check_buffer_size(n * PARTICLE.itemsize, what)
         self.gpu.check_buffer_size(cells * 4, f"entity '{name}': particle_life grid of "
                                               f"{cells:,} cells (box / r_max)")
+        limit = self.gpu.loop_iteration_limit
+        if component.neighbours == "all_pairs" and limit is not None and n > limit:
+            # forces_all_pairs.wgsl loops over every particle in each invocation
+            raise DeviceLimitError(
+                f"entity '{name}': particle_life.count = {n:,} with neighbours = \"all_pairs\" "
+                f"exceeds {limit:,}, the most loop iterations a shader invocation runs on "
+                f"{self.gpu.label} (longer loops end early there, silently); expected <= "
+                f"{limit:,}, or neighbours = \"grid\"")
         uniform, storage = wgpu.BufferUsage.UNIFORM, wgpu.BufferUsage.STORAGE
         sizes = {"params": (PARAMS.itemsize, uniform), "look": (LOOK.itemsize, uniform),
                  "particles0": (n * PARTICLE.itemsize, storage),
@@ -133,8 +156,9 @@ class ParticleLifeSystem(System):
                  "matrix": (component.species ** 2 * 4, storage), "cell_of": (n * 4, storage),
                  "cell_count": (cells * 4, storage), "cell_cursor": (cells * 4, storage),
                  "cell_particles": (n * 4, storage)}
-        if component.neighbours == "grid" and component.grid_kernel == "gathered":
-            sizes["gathered"] = (n * 16, storage)   # positions in cell order (sort_gather.wgsl)
+        gathered = _gathered_key(component)
+        if gathered is not None:   # positions in cell order (sort_gather[_half].wgsl)
+            sizes[gathered] = (n * GATHERED_BYTES[gathered], storage)
         b = {key: self.buffer(entity, key, size, usage,
                               what=what if key.startswith("particles") else None)
              for key, (size, usage) in sizes.items()}
@@ -176,6 +200,7 @@ class ParticleLifeSystem(System):
         n_groups = gpu.grid(math.ceil(c.count / PARTICLE_GROUP))
         uses_grid = c.neighbours == "grid"
         new_build = uses_grid and c.grid_kernel != "baseline"
+        gathered = _gathered_key(c)
         # the particle and id buffers ping-pong: variant p reads set p and writes set 1 - p; a
         # step picks by its starting parity, the draw by the parity after the step
         forces_shader, forces_groups, forces_constants = (
@@ -189,8 +214,8 @@ class ParticleLifeSystem(System):
                            "ids_out": b[f"ids{1 - p}"], "matrix": b["matrix"]})
             if uses_grid:
                 forces[p].update(cell_start=b["cell_count"], cell_particles=b["cell_particles"])
-            if "gathered" in b:
-                forces[p]["gathered"] = b["gathered"]
+            if gathered is not None:
+                forces[p][gathered] = b[gathered]
         stepping = lambda: swarm.step_parity  # noqa: E731
         passes = []
         if new_build:
@@ -227,7 +252,8 @@ class ParticleLifeSystem(System):
         if c.grid_kernel == "cell_tiled":
             return "forces_tiled", gpu.grid(math.ceil(swarm.cells / TILED_CELLS)), None
         if c.grid_kernel == "gathered":
-            return "forces_gathered", per_particle, {"DIMS": c.dims}
+            shader = "forces_half" if c.precision == "half" else "forces_gathered"
+            return shader, per_particle, {"DIMS": c.dims}
         return ("forces_per_particle" if c.grid_kernel == "per_particle" else "forces",
                 per_particle, None)
 
@@ -250,16 +276,18 @@ class ParticleLifeSystem(System):
 
     def _order_pass(self, swarm: _Swarm, prefix: str, stepping) -> Pass:
         """Each cell's indices ascending, a workgroup per cell; for grid_kernel = "gathered"
-        also the positions copied into cell order."""
+        also the positions copied into cell order (as 8-byte records for precision = "half")."""
         b, groups = swarm.buffers, self.gpu.grid(swarm.cells)
         order = {"params": b["params"], "cell_start": b["cell_count"],
                  "cell_particles": b["cell_particles"]}
-        if "gathered" not in b:
+        gathered = _gathered_key(swarm.component)
+        if gathered is None:
             return self.build.compute(f"{prefix}:order", Phase.SIMULATE,
                                       "particle_life/sort_cells.wgsl", groups, order)
+        shader = "sort_gather_half" if gathered == "gathered_half" else "sort_gather"
         return self.build.compute(
-            f"{prefix}:order", Phase.SIMULATE, "particle_life/sort_gather.wgsl", groups,
-            [{**order, "particles_in": b[f"particles{p}"], "gathered": b["gathered"]}
+            f"{prefix}:order", Phase.SIMULATE, f"particle_life/{shader}.wgsl", groups,
+            [{**order, "particles_in": b[f"particles{p}"], gathered: b[gathered]}
              for p in (0, 1)], pick=stepping)
 
     def _draw_pipeline(self, blend: str):

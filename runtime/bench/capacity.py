@@ -24,9 +24,9 @@ H200 = {"memory": 139 * GIB, "max-buffer-size": 4 * GIB,
 # "NVIDIA NVLink: 900GB/s, PCIe Gen5: 128GB/s". One direction is half.
 INTERCONNECTS = {"NVLink 4 (H200 SXM)": 900e9, "PCIe Gen5 x16": 128e9}
 # Measured on one H200 (docs/benchmarks.md): Life 65536x32768 15.3 Tcell/s; particle life 1M,
-# 2D, ~20 per cell: 1638 steps/s (grid_kernel = "gathered", precision = "exact").
+# 2D, ~20 per cell: 1776 steps/s (grid_kernel = "gathered", precision = "exact").
 LIFE_RATE = 15.3e12                     # cell updates per second
-PARTICLE_LIFE_RATE = 1638 * (1 << 20)   # particle-steps per second
+PARTICLE_LIFE_RATE = 1776 * (1 << 20)   # particle-steps per second
 PER_CELL = 20                           # particles per r_max x r_max cell (the bench's swarms)
 # Mean |v_x| per step in units of r_max: 0.002 rounds up what the bench's 2D swarm showed
 # (50k particles, r_max 0.02, 6 random species, steps 50-300: mean |v_x| dt / r_max

@@ -3,8 +3,8 @@
 //
 // Sorts every cell's run of particle indices ascending, so forces are summed in the same order
 // on every run (the scatter fills a cell in scheduling order). One workgroup per cell, ranking
-// the run in workgroup memory, or, past CAPACITY indices (about 50 times the mean at the usual
-// ~20 per cell), with the bitonic network (both in particle_life/cell_runs.wgsl).
+// the run in workgroup memory, or, past CAPACITY indices, with the bitonic network (both in
+// particle_life/cell_runs.wgsl).
 // Workgroup size 32; dispatch one workgroup per cell (grid.w), folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (uniform PLParams), 1 cell_start (read, exclusive scan of counts),
 //                     2 cell_particles (rw)

@@ -248,14 +248,17 @@ class ParticleLifeSystem(System):
     def _grid_forces(self, swarm: _Swarm) -> tuple[str, tuple, dict | None]:
         """The grid's forces shader (under particle_life/), its workgroups and constants."""
         c, gpu = swarm.component, self.gpu
-        per_particle = gpu.grid(math.ceil(c.count / PARTICLE_GROUP))
         if c.grid_kernel == "cell_tiled":
             return "forces_tiled", gpu.grid(math.ceil(swarm.cells / TILED_CELLS)), None
+        constants = None
         if c.grid_kernel == "gathered":
             shader = "forces_half" if c.precision == "half" else "forces_gathered"
-            return shader, per_particle, {"DIMS": c.dims}
-        return ("forces_per_particle" if c.grid_kernel == "per_particle" else "forces",
-                per_particle, None)
+            constants = {"DIMS": c.dims}
+        else:
+            shader = "forces_per_particle" if c.grid_kernel == "per_particle" else "forces"
+        # one invocation per particle, in workgroups of the shader's own size
+        per_particle = wgsl.workgroup_size(f"particle_life/{shader}.wgsl")[0]
+        return shader, gpu.grid(math.ceil(c.count / per_particle)), constants
 
     def _grid_build_passes(self, swarm: _Swarm, prefix: str, n_groups, assign, stepping):
         """The grid build (all grid kernels but "baseline"): one compute pass from assign to order

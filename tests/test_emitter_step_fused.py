@@ -21,7 +21,7 @@ from test_events import CHAIN
 from emberfx.core import wgsl
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import loads_scene
-from emberfx.systems.emitter import passes
+from emberfx.systems.emitter import events, passes
 
 PER_INVOCATION = wgsl.int_constant("emitter/ranks.wgsl", "PER_INVOCATION")
 
@@ -112,3 +112,20 @@ def test_sub_emitter_events_spawn_the_same_with_the_fused_step(gpu, monkeypatch)
     check_alive_lists(fused)
     assert fused["embers"][2]["born"] > 0   # events reached the end of the chain
     assert "sparks:emitter:ranks" in fused_passes
+
+
+@pytest.mark.parametrize("blocks_per_group", [3, events.SPAWN_BLOCKS_PER_GROUP])
+def test_spawn_workgroups_of_several_blocks_give_the_same_births(gpu, monkeypatch,
+                                                                 blocks_per_group):
+    """spawn.wgsl takes several blocks per workgroup; one block per workgroup is the oracle.
+    The lone 20000-slot pools span 79 blocks, so the last workgroup is short; batched, blocks of
+    different emitters share a workgroup."""
+    monkeypatch.setattr(events, "SPAWN_BLOCKS_PER_GROUP", 1)
+    single, _, _ = run(monkeypatch, BUDGETS + MIXED.replace(HEADER, ""), True)
+    monkeypatch.setattr(events, "SPAWN_BLOCKS_PER_GROUP", blocks_per_group)
+    grouped, _, _ = run(monkeypatch, BUDGETS + MIXED.replace(HEADER, ""), True)
+    assert 79 % blocks_per_group != 0
+    assert grouped.keys() == single.keys() and len(single) == 8
+    for name in single:
+        assert grouped[name] == single[name], name
+    check_alive_lists(grouped)

@@ -20,8 +20,12 @@
 // The scans run over a whole batch of emitters: ranks count from the emitter's first block,
 // births use the emitter's own slot numbers, and its alive list starts at alive_base.
 //
-// Workgroup size 256 = one block (8 free-mask words); dispatch one workgroup per block of the
-// batch, folded into (x, y) past the per-dimension limit (block = y * nx + x).
+// Workgroup size 256 = one block (8 free-mask words); each workgroup takes BLOCKS_PER_GROUP
+// consecutive blocks of the batch, one after the other; dispatch ceil(batch blocks /
+// BLOCKS_PER_GROUP) workgroups, folded into (x, y) past the per-dimension limit (group = y * nx
+// + x). Why several blocks: a workgroup of one block does too little to pay for its launch and
+// barrier (at 16M slots, 65536 of them).
+// Override: BLOCKS_PER_GROUP (the host's choice, >= 1).
 // Bindings (group 0): 0 emitters (read: EmitterParams per emitter of the batch),
 //                     1 particles (rw, the batch's arena),
 //                     2 free_mask (read), 3 free_offset (read: F, the exclusive scan of the
@@ -41,6 +45,7 @@
 
 // true when events of other emitters spawn into this one
 override EVENT_TARGET: bool = false;
+override BLOCKS_PER_GROUP: u32 = 1u;
 
 @group(0) @binding(0) var<storage, read> emitters: array<EmitterParams>;
 @group(0) @binding(1) var<storage, read_write> particles: array<Particle>;
@@ -53,7 +58,24 @@ override EVENT_TARGET: bool = false;
 @group(0) @binding(7) var<storage, read> inbox: EventInbox;
 @group(0) @binding(8) var<storage, read> event_records: array<EventRecord>;
 
-var<workgroup> word_free: array<u32, BLOCK_WORDS>;   // free slots per mask word of this block
+// free slots per mask word of this workgroup's blocks
+var<workgroup> word_free: array<u32, BLOCKS_PER_GROUP * BLOCK_WORDS>;
+
+// What every slot of a block needs of its emitter and the scans, loaded once per block
+// before the slots run: the loads depend on each other (block -> owner -> its first block's
+// scan), so one invocation per block fetching them side by side hides that chain's latency
+// once per workgroup instead of once per block.
+struct BlockSpan {
+    owner: u32,
+    live: u32,         // 1: the block lies in the batch
+    first_block: u32,  // the owner's
+    capacity: u32,
+    first_rank: u32,   // free slots of the owner before this block
+    births: u32,       // the owner's budget this step
+    alive_base: u32,   // where the owner's alive list starts
+};
+var<workgroup> spans: array<BlockSpan, BLOCKS_PER_GROUP>;
+
 // the emitter of a birth (private, so that modifier code reads `params` as a uniform); loaded
 // only where a slot is born: the other slots need four of its words, not all 64
 var<private> params: EmitterParams;
@@ -82,24 +104,41 @@ fn birth(p: EmitterParams, slot: u32, rank: u32) -> Particle {
 @compute @workgroup_size(BLOCK)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let block = folded_workgroup(wid, groups);   // in the batch
-    let owner = block_owner[min(block, arrayLength(&block_owner) - 1u)];
-    let batch_blocks = emitters[owner].batch_blocks;
-    let first_block = emitters[owner].first_block;
-    if (lid < BLOCK_WORDS && block < batch_blocks) {
-        word_free[lid] = countOneBits(free_mask[block * BLOCK_WORDS + lid]);
+    let first = folded_workgroup(wid, groups) * BLOCKS_PER_GROUP;   // the group's first block
+    for (var b = lid; b < BLOCKS_PER_GROUP; b += BLOCK) {
+        let block = first + b;
+        let owner = block_owner[min(block, arrayLength(&block_owner) - 1u)];
+        let first_block = emitters[owner].first_block;
+        spans[b] = BlockSpan(owner, u32(block < emitters[owner].batch_blocks), first_block,
+                             emitters[owner].capacity,
+                             free_offset[min(block, arrayLength(&free_offset) - 1u)]
+                                 - free_offset[first_block],
+                             budget[owner * RECORD_WORDS], emitters[owner].alive_base);
+    }
+    for (var w = lid; w < BLOCKS_PER_GROUP * BLOCK_WORDS; w += BLOCK) {
+        // a word past the mask is only read by blocks past the batch, which do nothing
+        word_free[w] = countOneBits(free_mask[min(first * BLOCK_WORDS + w,
+                                                  arrayLength(&free_mask) - 1u)]);
     }
     workgroupBarrier();
+    for (var j = 0u; j < BLOCKS_PER_GROUP; j++) {
+        spawn_slot(first + j, spans[j], j * BLOCK_WORDS, lid);
+    }
+}
 
-    let i = (block - first_block) * BLOCK + lid;   // the emitter's slot
-    if (block >= batch_blocks || i >= emitters[owner].capacity) { return; }
+// Slot lid of the batch's block `block`: born if its free rank is below the budget, then listed
+// if alive. `words`: where the block's counts start in word_free.
+fn spawn_slot(block: u32, span: BlockSpan, words: u32, lid: u32) {
+    if (span.live == 0u) { return; }
+    let i = (block - span.first_block) * BLOCK + lid;   // the emitter's slot
+    if (i >= span.capacity) { return; }
     let g = block * BLOCK + lid;                          // the arena's
     let word = free_mask[g / 32u];
     let bit = 1u << (g % 32u);
     var free_before = countOneBits(word & (bit - 1u));
-    for (var k = 0u; k < lid / 32u; k++) { free_before += word_free[k]; }
-    let first_rank = free_offset[block] - free_offset[first_block];
-    let births = budget[owner * RECORD_WORDS];
+    for (var k = 0u; k < lid / 32u; k++) { free_before += word_free[words + k]; }
+    let first_rank = span.first_rank;
+    let births = span.births;
     var born_before = 0u;   // births in this block before this slot
     if (births > first_rank) {
         born_before = min(free_before, births - first_rank);
@@ -107,12 +146,12 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     var alive = (word & bit) == 0u;
     let rank = first_rank + free_before;
     if (!alive && rank < births) {
-        params = emitters[owner];
+        params = emitters[span.owner];
         particles[g] = birth(params, i, rank);
         alive = true;
     }
     if (alive) {   // alive slots before the block: its slots, less the free, plus their births
-        let alive_rank = (block - first_block) * BLOCK - first_rank + min(births, first_rank);
-        alive_list[emitters[owner].alive_base + alive_rank + lid - free_before + born_before] = i;
+        let alive_rank = (block - span.first_block) * BLOCK - first_rank + min(births, first_rank);
+        alive_list[span.alive_base + alive_rank + lid - free_before + born_before] = i;
     }
 }

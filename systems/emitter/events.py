@@ -65,6 +65,8 @@ KIND_INDEX = {kind: wgsl.int_constant("emitter/event_types.wgsl", f"EVENT_{kind.
               for kind in EVENT_KINDS}
 assert wgsl.int_constant("emitter/event_types.wgsl", "MAX_EVENT_LINKS") == MAX_EVENT_LINKS
 SPAWN = "emitter/spawn.wgsl"
+# blocks per spawn workgroup (emitter/spawn.wgsl BLOCKS_PER_GROUP)
+SPAWN_BLOCKS_PER_GROUP = 4
 FAMILY = "emitter_events"   # the records buffers: remade when the links change, not the pool
 STORAGE = wgpu.BufferUsage.STORAGE
 
@@ -168,14 +170,15 @@ class EventWiring:
         name, b = pool.entity.name, sim.buffers
         return self.system.build.compute(
             f"{sim.name}:emitter:spawn", Phase.SIMULATE, pool.shader(SPAWN),
-            self.system.gpu.grid(sim.blocks),
+            self.system.gpu.grid(math.ceil(sim.blocks / SPAWN_BLOCKS_PER_GROUP)),
             {"emitters": b["params"], "particles": b["particles"], "free_mask": b["free_mask"],
              "free_offset": b["block_free"], "alive_list": b["alive_list"],
              "block_owner": b["block_owner"],
              "budget": b["counters"], "inbox": pool.buffers["event_links"],
              "event_records": self.records[name], **pool.program_bindings(SPAWN),
              **{k: v for k, v in sim.stand_ins.items() if k in ("inbox", "event_records")}},
-            constants={"EVENT_TARGET": bool(self.into.get(name))})
+            constants={"EVENT_TARGET": bool(self.into.get(name)),
+                       "BLOCKS_PER_GROUP": SPAWN_BLOCKS_PER_GROUP})
 
     def _make_records(self, name: str, count: int) -> None:
         if name in self.records:   # (releasing looks through every resource: only when needed)

@@ -126,7 +126,9 @@ def test_sweep_points_notes_and_rooflines(gpu):
     assert life[1]["value"] is None and "bytes" in life[1]["note"]
     assert sweep["life"]["roofline"]["value"] > 0
     assert sweep["particle_life"]["roofline"] is None
-    assert sweep["particle_life"]["series"]["measured"][0]["value"] > 0
+    pl_series = sweep["particle_life"]["series"]
+    assert set(pl_series) == {"exact (default)", "precision = half (opt-in)"}
+    assert all(series[0]["value"] > 0 for series in pl_series.values())
     json.dumps(sweep)          # it goes into --json as it is
 
     sizes = {"cloth": [(8, "8x8"), (12, "12x12"), (16, "16x16")]}

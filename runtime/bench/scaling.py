@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from emberfx.bench.harness import copy_row, timed_passes
 from emberfx.core.errors import EmberError
@@ -98,6 +98,11 @@ def run_sweeps(families=FAMILIES, budget_seconds: float | None = None,
                        "particle_life": lambda n: particle_life_rate(ctx, n),
                        "cloth": lambda side: cloth_rate(ctx, side)}[family]
             series = {"measured": sweep(family, family_sizes, measure, budget_seconds)}
+            if family == "particle_life":   # the approximate opt-in beside the exact default
+                series = {"exact (default)": series["measured"],
+                          "precision = half (opt-in)": sweep(
+                              family, family_sizes,
+                              lambda n: particle_life_rate(ctx, n, "half"), budget_seconds)}
         out[family] = {"title": title, "x_label": x_label, "unit": unit, "roofline": roofline,
                        "series": series, **extra}
     return out
@@ -187,14 +192,16 @@ def life_rate(ctx, size) -> tuple[float, str]:
     return size[0] * size[1] * generations / seconds, ""
 
 
-def particle_life_rate(ctx, n: int) -> tuple[float, str]:
+def particle_life_rate(ctx, n: int,
+                       precision: Literal["exact", "half"] = "exact") -> tuple[float, str]:
     from emberfx.core.frame_graph import Phase
     from emberfx.systems.particle_life.component import ParticleLife
 
     r_max = 0.02
     side = max(3.2 * r_max, math.sqrt(n / 20.0) * r_max)
     with _engine("particle_life", ParticleLife(count=n, species=6, r_max=r_max,
-                                               box=[side, side])) as engine:
+                                               box=[side, side],
+                                               precision=precision)) as engine:
         engine.step(20)
         seconds = timed_passes(ctx.device, engine.frame_passes({Phase.CLEAR, Phase.SIMULATE}),
                                3 if ctx.is_software else 20,

@@ -120,6 +120,7 @@ def test_spawn_workgroups_of_several_blocks_give_the_same_births(gpu, monkeypatc
     """spawn.wgsl takes several blocks per workgroup; one block per workgroup is the oracle.
     The lone 20000-slot pools span 79 blocks, so the last workgroup is short; batched, blocks of
     different emitters share a workgroup."""
+    monkeypatch.setattr(events, "SPAWN_GROUPED_FROM", 0)   # these pools are small
     monkeypatch.setattr(events, "SPAWN_BLOCKS_PER_GROUP", 1)
     single, _, _ = run(monkeypatch, BUDGETS + MIXED.replace(HEADER, ""), True)
     monkeypatch.setattr(events, "SPAWN_BLOCKS_PER_GROUP", blocks_per_group)
@@ -129,3 +130,14 @@ def test_spawn_workgroups_of_several_blocks_give_the_same_births(gpu, monkeypatc
     for name in single:
         assert grouped[name] == single[name], name
     check_alive_lists(grouped)
+
+
+def test_small_pools_keep_one_block_per_spawn_workgroup(gpu, monkeypatch):
+    """Below SPAWN_GROUPED_FROM blocks, a workgroup per block runs every block at once."""
+    monkeypatch.setattr(events, "SPAWN_BLOCKS_PER_GROUP", 4)
+    with Engine(loads_scene(BUDGETS, path="<fused>"), batching=False) as engine:
+        spawns = {p.name: p.op.groups for p in engine.frame_passes()
+                  if p.name.endswith(":emitter:spawn")}
+    # 20000 slots = 79 blocks, 300 slots = 2 blocks
+    assert spawns == {"full:emitter:spawn": (79, 1, 1), "sparse:emitter:spawn": (79, 1, 1),
+                      "small:emitter:spawn": (2, 1, 1)}

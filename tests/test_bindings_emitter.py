@@ -17,7 +17,7 @@ from emberfx.core.readback import read_array
 from emberfx.core.resources import ResourceError
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import load_scene, loads_scene
-from emberfx.systems.emitter.system import PARTICLE
+from emberfx.systems.emitter.params import PARTICLE
 
 SCENE = """
 [scene]

@@ -266,3 +266,62 @@ def test_each_script_file_is_looked_at_once_a_step(gpu, tmp_path, monkeypatch):
         assert dict(looks) == {"pinger.py": 3, "listener.py": 3}
         # the oracle that the hooks ran: the listener heard step 3's ping
         assert engine.entity("jet").emitter.size == pytest.approx(0.01 + 0.01 * 3, abs=1e-12)
+
+
+def test_lone_emitters_write_their_step_records_in_one_page(showcase, monkeypatch):
+    """The six lone emitters' params and counters are views into one page per kind, written
+    with one call each a step, and the event source's totals (rockets: on_death, on_age) are
+    kept by the GPU across those writes."""
+    engine, output = showcase
+    system = engine.system_of("fountain", "emitter")
+    lone = [p for p in system.pools.values() if p.batch is None]
+    assert len(lone) == 6
+    for kind in ("params", "counters"):
+        assert len({id(p.buffers[kind].buffer) for p in lone}) == 1
+    written: Counter = Counter()
+    queue = engine.device.queue
+    original = queue.write_buffer
+
+    def write_buffer(buffer, offset, data, *args):
+        written[buffer.label] += 1
+        return original(buffer, offset, data, *args)
+
+    monkeypatch.setattr(queue, "write_buffer", write_buffer)
+    frame(engine, output)
+    pages = {label: n for label, n in written.items() if label.startswith("~lone")}
+    assert sorted(n for n in pages.values()) == [1, 1] and len(pages) == 2, written
+    monkeypatch.undo()
+    before = system.counters(engine.entity_ref("rockets"))["event_totals"]
+    for _ in range(90):   # rockets fire every 0.8 s and live 1.05-1.25 s: some died
+        engine.step(1)
+    after = system.counters(engine.entity_ref("rockets"))["event_totals"]
+    assert after[0] > before[0] and after[2] > before[2], (before, after)
+
+
+def test_lone_records_are_reused_and_an_empty_page_is_released(gpu):
+    from emberfx.model.scene import Scene, SceneSettings
+    from emberfx.systems.emitter.component import Emitter
+    from emberfx.systems.emitter.records import PAGE_RECORDS
+
+    with Engine(Scene(SceneSettings(name="pages")), size=SIZE, scripts=False) as engine:
+        names = [f"e{k}" for k in range(PAGE_RECORDS + 1)]
+        for name in names:   # atomic allocation keeps them out of batches: each runs alone
+            engine.spawn(name, {"emitter": Emitter(capacity=300, rate=600.0,
+                                                   allocation="atomic")})
+        engine.step(2)
+        system = engine.system_of(names[0], "emitter")
+        assert len(system.records.pages) == 2
+        second = system.records.places[id(system.pools[names[-1]])][0].name
+        assert any(n.startswith(f"{second}/") for n in engine.resources.names())
+        engine.delete(names[-1])
+        engine.step(1)
+        assert len(system.records.pages) == 1
+        assert not any(n.startswith(f"{second}/") for n in engine.resources.names())
+        engine.delete(names[0])
+        engine.spawn("late", {"emitter": Emitter(capacity=300, rate=600.0, allocation="atomic")})
+        engine.step(3)
+        assert len(system.records.pages) == 1   # the freed record is reused
+        assert system.records.places[id(system.pools["late"])][1] == 0
+        for name in [*names[1:-1], "late"]:
+            counters = system.counters(engine.entity_ref(name))
+            assert counters["step_budget"] == 10 and counters["born"] == 10, (name, counters)

@@ -91,6 +91,7 @@ def stepwise_prewarm(system, pool) -> None:
     for k in range(steps):
         system._upload_step(pool, StepInfo(frame=emitter_prewarm.PREWARM_FRAMES + k, dt=dt,
                                            seed=seed), start=(k - steps) * dt)
+        system.records.upload_pool(pool)   # its params and counters (pages hold them)
         encoder = system.device.create_command_encoder(label="test:prewarm:stepwise")
         graph.encode(encoder, {})
         system.device.queue.submit([encoder.finish()])

@@ -57,6 +57,7 @@ class Renderer:
         self._present: dict[tuple[str, bool, str], tuple[object, Pass]] = {}
         self._frame_record = np.zeros((), FRAME)
         self._frame_key: tuple | None = None
+        self._drawn_for: tuple | None = None   # the _frame_key shared.drawn_view was made for
         self._output: tuple[object, RenderTarget] | None = None   # the last output texture's
         self.size = (0, 0)
         self.scene_texture: wgpu.GPUTexture | None = None
@@ -203,7 +204,11 @@ class Renderer:
                                           profiler=self.telemetry.profiler,
                                           bundles=self.bundles)
         if phases is None or Phase.RENDER in phases:   # the depth target now holds this view
-            self.shared.drawn_view = (self._frame_record["view_proj"].T.copy(), self.size)
+            # a new object only when the view changed: emitters repack their collision
+            # header when it is another object (emitter/contacts.py)
+            if self.shared.drawn_view is None or self._drawn_for is not self._frame_key:
+                self.shared.drawn_view = (self._frame_record["view_proj"].T.copy(), self.size)
+                self._drawn_for = self._frame_key
 
     def _output_target(self, texture) -> RenderTarget:
         """The output target of ``texture``, kept while the same texture comes back (the

@@ -327,6 +327,7 @@ def _take_place(system: EmitterSystem, pool: _Pool, spent: list) -> dict[str, Bu
     return the old views of its moving state."""
     resources, name = system.resources, pool.entity.name
     old = {k: pool.buffers[k] for k in MOVED_STATE if k in pool.buffers}
+    system.records.free(pool, spent)   # (a lone pool's params and counters: its page's)
     for k in ARENA_KEYS:
         if k in pool.buffers:
             buffer = resources.take(pool.buffers.pop(k).name)

@@ -19,7 +19,7 @@ import wgpu
 
 from emberfx.core.errors import SceneError
 from emberfx.core.resources import BufferView
-from emberfx.core.system import EntityRef
+from emberfx.core.system import EntityRef, snapshot
 from emberfx.systems.colliders.particles import (
     COLLISION_SET,
     SOLID,
@@ -53,6 +53,7 @@ class Contacts:
         self.volume_slots: list = []
         self.volume_arrays: list[np.ndarray] = []
         self.written: dict[str, tuple[BufferView, bytes]] = {}   # key -> what was last written
+        self.packed: tuple | None = None   # what the colliders and header were last packed from
 
     def bindings(self) -> dict[str, object]:
         b = self.buffers
@@ -143,9 +144,18 @@ class Contacts:
             self._write("volume_refs", refs.tobytes())
         if component.collision is None:
             return
+        # packing costs more than comparing what it is packed from: the colliders' values, the
+        # material, the volumes' indices and the last render's view (a new object only when
+        # the camera or the size changed: the renderer keeps it)
+        drawn_view = self.system.shared.drawn_view
+        key = ([(id(c), snapshot(c)) for c in colliders], snapshot(component.collision),
+               self.volume_index)
+        if self.packed is not None and self.packed[1] is drawn_view and self.packed[0] == key:
+            return
         self._write("colliders", pack_solids(colliders, self.volume_index).tobytes())
         self._write("collision", pack_collision_set(
-            self.header, component.collision, len(colliders), self.system.shared.drawn_view))
+            self.header, component.collision, len(colliders), drawn_view))
+        self.packed = (key, drawn_view)
 
     def _write(self, key: str, data: bytes) -> None:
         view = self.buffers[key]

@@ -82,7 +82,7 @@ def pack_sprite_look(component) -> bytes:
     c = component
     record = np.zeros((), SPRITE_LOOK)
     axis = np.asarray(c.axis, np.float64)
-    record["axis"] = (*(axis / np.linalg.norm(axis)), 0.0)
+    record["axis"] = (*(axis / math.hypot(*axis)), 0.0)   # (no BLAS call: params.py says why)
     rot, spin = (tuple(math.radians(v) for v in pair)
                  for pair in (c.rotation_deg, c.angular_velocity_deg))
     record["rotation"] = (*rot, *spin)

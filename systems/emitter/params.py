@@ -18,6 +18,8 @@ from emberfx.model.numbers import U32_MAX
 from emberfx.systems.emitter.component import Emitter, as_range, numeric
 
 PARAMS = struct_dtype("emitter/types.wgsl", "EmitterParams")
+PARTICLE = struct_dtype("emitter/types.wgsl", "Particle")
+COUNTERS = struct_dtype("emitter/types.wgsl", "Counters")
 LOOKS = struct_dtype("emitter/types.wgsl", "Looks")
 LOOK_SAMPLES = wgsl.int_constant("emitter/types.wgsl", "LOOK_SAMPLES")
 SHAPES = wgsl.enum_constants("emitter/types.wgsl", "SHAPE")
@@ -64,7 +66,9 @@ def pack_params(record: np.ndarray, c: Emitter, *, entity: int, frame: int, seed
     """The EmitterParams record of one step; ``time``: seconds at its start. A field given as
     an expression (emitter/modifiers.py) is computed on the GPU: its uniform gets 1.0."""
     axis = np.asarray(c.direction, np.float64)
-    axis /= np.linalg.norm(axis)
+    # math.hypot, not np.linalg.norm: packed after every edit (a script may steer the emitter
+    # every step), and a BLAS call on three numbers is slow while lavapipe's threads run
+    axis /= math.hypot(*axis)
     s = c.shape
     record["origin"] = (*c.position, 0.0)
     record["direction"] = (*axis, math.cos(math.radians(c.spread_deg)))

@@ -25,7 +25,8 @@ Every buffer is a registry resource ``<e>/<key>`` that other families may bind b
 ``particles`` (one Particle per slot, emitter/types.wgsl; age >= lifetime means dead),
 ``alive_list`` (alive slots, dense), ``counters`` (Counters; ``alive`` is set in PREPARE) and
 ``draw_args`` (its instance count is the alive count after PREPARE); in a batch they are views
-into the batch's arenas. The scans' buffers are named after what they scan
+into the batch's arenas, and a lone emitter's ``params`` and ``counters`` are views into pages
+shared by all lone emitters (records.py). The scans' buffers are named after what they scan
 (``<b>/block_alive:scan_sums0`` ...).
 
 Allocation modes (the ``allocation`` field):
@@ -48,15 +49,12 @@ import wgpu
 from emberfx.blocks.textures import TextureError, sprite_texture
 from emberfx.core.errors import SceneError
 from emberfx.core.frame_graph import Pass
-from emberfx.core.layout import struct_dtype
-from emberfx.core.readback import read_array, read_buffer
 from emberfx.core.resources import BufferView
 from emberfx.core.system import EntityRef, Priority, Readback, StepInfo, System
 from emberfx.model.registry import set_system
-from emberfx.systems.emitter import batches
+from emberfx.systems.emitter import batches, readout
 from emberfx.systems.emitter import passes as emitter_passes
 from emberfx.systems.emitter import prewarm as emitter_prewarm
-from emberfx.systems.emitter.attributes import attribute_arrays
 from emberfx.systems.emitter.component import Emitter
 from emberfx.systems.emitter.contacts import Contacts
 from emberfx.systems.emitter.events import COUNTERS_CLEARED, EventWiring, check_links
@@ -71,21 +69,22 @@ from emberfx.systems.emitter.modifiers import (
 from emberfx.systems.emitter.params import (
     BLOCK,
     BLOCK_WORDS,
+    COUNTERS,
     LOOKS,
     PARAMS,
+    PARTICLE,
     Births,
     bake_looks,
     pack_params,
 )
 from emberfx.systems.emitter.passes import DEPTH_PARAMS
+from emberfx.systems.emitter.records import LoneRecords
 from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, pack_forces
 from emberfx.systems.forces.forces import arrange as arrange_forces
 from emberfx.systems.meshes.draw import mesh_particle_passes, write_mesh_look
 
 DRAW, DRAW_SOFT = "emitter/draw.wgsl", "emitter/draw_soft.wgsl"
 UPDATE = "emitter/update.wgsl"
-PARTICLE = struct_dtype("emitter/types.wgsl", "Particle")
-COUNTERS = struct_dtype("emitter/types.wgsl", "Counters")
 
 
 @dataclass
@@ -112,6 +111,7 @@ class _Pool:
     member: int = 0                          # and its index there
     dirty: bool = True   # the component was edited since its static fields were last packed
     written_forces: bytes = b""              # a lone pool's forces as last written
+    written_look: bytes = b""                # and its sprite look
 
     def shader(self, base: str) -> str:
         """The shader pass ``base`` runs for this pool (specialised by its modifiers)."""
@@ -134,6 +134,7 @@ class EmitterSystem(System):
         self.batches: list[batches.Batch] = []   # like pools sharing arenas and passes
         self.pending: dict[tuple, list[_Pool]] = {}   # spawned like pools waiting to batch
         self.runs: tuple[tuple, dict[int, Pass]] = ((), {})   # batches.draw_runs, cached
+        self.records = LoneRecords(self)   # lone pools' params and counters (records.py)
 
     def scene_has_forces(self) -> bool:
         return bool(self.query(*FORCE_KEYS))
@@ -191,9 +192,7 @@ class EmitterSystem(System):
         n, blocks = c.capacity, math.ceil(c.capacity / BLOCK)
         storage = wgpu.BufferUsage.STORAGE
         sizes = {
-            "params": (PARAMS.itemsize, wgpu.BufferUsage.UNIFORM | storage),
             "particles": (n * PARTICLE.itemsize, storage),
-            "counters": (COUNTERS.itemsize, storage),
             "block_alive": (blocks * 4, storage),
             "block_owner": (blocks * 4, storage),   # all zero: every block is emitter 0's
             "alive_list": (n * 4, storage),
@@ -220,7 +219,8 @@ class EmitterSystem(System):
         record["first_block"], record["alive_base"] = 0, 0
         record["batch_blocks"], record["force_base"] = blocks, 0
         pool.param_record, pool.batch = record, None
-        pool.written_forces, pool.dirty = b"", True   # new buffers
+        self.records.place(pool)   # its params and counters: views into a shared page
+        pool.written_forces, pool.written_look, pool.dirty = b"", b"", True   # new buffers
         pool.sim = batches.Simulation(entity.name, pool.buffers, blocks)
         pool.variant = self._variant(pool)
         pool.updates.clear()
@@ -328,6 +328,7 @@ class EmitterSystem(System):
 
     def remove(self, entity: EntityRef) -> None:
         pool = self.pools.pop(entity.name)   # the registry releases its buffers and views
+        self.records.free(pool)
         if pool.batch is not None:   # its slots idle until the batch is packed again
             batches.retire_member(self, pool)
         self.events.forget(entity.name)
@@ -389,6 +390,7 @@ class EmitterSystem(System):
                 self.shared.arrange_requested = True
             if pool.batch is None:
                 self._upload_step(pool, step, start, in_scene)
+        self.records.upload()   # every lone pool's params and counters, a write per page
         for batch in self.batches:
             batches.upload_step(self, batch, step, start, in_scene)
 
@@ -403,22 +405,25 @@ class EmitterSystem(System):
         edit (``pool.dirty``); the forces and its look are written only when they changed."""
         c, full = pool.component, pool.dirty
         pool.dirty = False
-        params, forces, cleared = self.step_uniforms(pool, step, start, in_scene, full=full)
+        _, forces, cleared = self.step_uniforms(pool, step, start, in_scene, full=full)
         write, b = self.resources.write, pool.buffers
         if pool.contacts is not None:
             pool.contacts.write_step(c, self.forces_on(pool, in_scene))
         if forces != pool.written_forces:
             write(b["forces"], forces)
             pool.written_forces = forces
-        write(b["params"], params)
-        if full:   # the look is the component's alone: written after an edit only
-            write(b["sprite_look"], pack_sprite_look(c))
+        if full:   # the look is the component's alone: looked at after an edit only
+            look = pack_sprite_look(c)
+            if look != pool.written_look:   # (a script moving the emitter leaves it)
+                write(b["sprite_look"], look)
+                pool.written_look = look
         if "mesh_look" in b:
             write_mesh_look(self, b, c, pool.param_record)
         if full:
             self.write_looks(pool)
-        write(b["counters"], cleared)   # the budget, and zero counts (no clear pass)
-        self.events.write_inbox(pool, int(np.frombuffer(cleared, np.uint32)[0]))
+        budget = int(np.frombuffer(cleared, np.uint32)[0])
+        self.records.set_cleared(pool, budget)   # the budget, and zero counts (no clear pass)
+        self.events.write_inbox(pool, budget)
 
     def write_looks(self, pool: _Pool) -> None:
         """Rebake the looks only when the curves changed (a live edit)."""
@@ -468,58 +473,21 @@ class EmitterSystem(System):
             in_scene = self.query(*FORCE_KEYS)
         return [comp for ref, comp in in_scene if wanted is None or ref.name in wanted]
 
-    # inspection --------------------------------------------------------------------------------
+    # inspection (blocking reads: readout.py) --------------------------------------------------
     def state(self, entity: EntityRef) -> dict[str, np.ndarray]:
-        pool = self.pools[entity.name]
-        rows = read_array(self.device, pool.buffers["particles"], PARTICLE, pool.component.capacity)
-        position_age, velocity_lifetime = rows["position_age"], rows["velocity_lifetime"]
-        age, lifetime = position_age[:, 3].copy(), velocity_lifetime[:, 3].copy()
-        out = {
-            "position": np.ascontiguousarray(position_age[:, :3]),
-            "velocity": np.ascontiguousarray(velocity_lifetime[:, :3]),
-            "age": age,
-            "lifetime": lifetime,
-            "alive": age < lifetime,
-        }
-        dtype = pool.program.dtype if pool.program is not None else None
-        if dtype is not None:   # custom attributes, each its own array
-            out.update(attribute_arrays(dtype, read_array(
-                self.device, pool.buffers["attributes"], dtype, pool.component.capacity)))
-        return out
+        return readout.state(self.device, self.pools[entity.name])
 
     def counters(self, entity: EntityRef) -> dict:
         """Blocking read of the counters (per-kind event counts as lists) and draw args (tests
         and debugging)."""
-        pool = self.pools[entity.name]
-        counters = np.frombuffer(read_buffer(self.device, pool.buffers["counters"],
-                                             COUNTERS.itemsize), COUNTERS)[0]
-        args = np.frombuffer(read_buffer(self.device, pool.buffers["draw_args"], 16), np.uint32)
-        out = {name: counters[name].tolist() for name in COUNTERS.names or ()
-               if name != "reserved"}
-        out["draw_vertices"], out["draw_instances"] = int(args[0]), int(args[1])
-        out["step_budget"] = pool.births.last_budget
-        return out
+        return readout.counters(self.device, self.pools[entity.name])
 
     def alive_list(self, entity: EntityRef) -> np.ndarray:
         """Blocking read of the compacted alive list (the draw's instances), alive-count long."""
-        pool = self.pools[entity.name]
-        count = self.counters(entity)["alive"]
-        return read_array(self.device, pool.buffers["alive_list"], np.uint32, count)
+        return readout.alive_list(self.device, self.pools[entity.name])
 
     def stats(self, entity: EntityRef, readback: dict[str, bytes]) -> dict:
-        pool = self.pools[entity.name]
-        if pool.batch is None:
-            data = readback.get(entity.name)
-        else:   # its record in the batch's region
-            data = readback.get(pool.batch.name)
-            at = pool.member * COUNTERS.itemsize
-            data = data[at:at + COUNTERS.itemsize] if data is not None else None
-        out = {"capacity": pool.component.capacity}
-        if data is not None:
-            counters = np.frombuffer(data, COUNTERS)[0]
-            out.update(alive=int(counters["alive"]), born=int(counters["born"]),
-                       **self.events.stats(pool, counters))
-        return out
+        return readout.stats(self.pools[entity.name], readback, self.events)
 
     def script_events(self, readback: dict[str, bytes]) -> list[tuple[str, dict]]:
         return self.events.script_events(readback)

@@ -21,16 +21,9 @@
 //   7 cell_particles (read), 8 gathered (read, count vec4f in cell order)
 
 //! include common/dispatch.wgsl
-//! include particle_life/types.wgsl
+//! include particle_life/grid_step_io.wgsl
 
-@group(0) @binding(0) var<uniform> params: PLParams;
-@group(0) @binding(1) var<storage, read> particles_in: array<LifeParticle>;
-@group(0) @binding(2) var<storage, read_write> particles_out: array<LifeParticle>;
-@group(0) @binding(3) var<storage, read> ids_in: array<u32>;
-@group(0) @binding(4) var<storage, read_write> ids_out: array<u32>;
-@group(0) @binding(5) var<storage, read> matrix: array<f32>;
-@group(0) @binding(6) var<storage, read> cell_start: array<u32>;
-@group(0) @binding(7) var<storage, read> cell_particles: array<u32>;
+// bindings 0-7 (params ... cell_particles): declared in particle_life/grid_step_io.wgsl
 @group(0) @binding(8) var<storage, read> gathered: array<vec4f>;
 
 override DIMS: u32 = 3u;

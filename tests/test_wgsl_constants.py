@@ -152,8 +152,10 @@ def test_every_shader_uses_the_shared_folded_index():
             code = "\n".join(line for line in f.read_text(encoding="utf-8").splitlines()
                              if not line.lstrip().startswith("//"))
             assert "groups.x" not in code, f"{d.name}/{f.name} folds the dispatch index by hand"
-            users += "folded_" in code
-    assert users == 26
+            if "num_workgroups" in code:   # a dispatch the host may fold past the 1-D limit
+                assert "folded_" in code, f"{d.name}/{f.name} reads num_workgroups unfolded"
+                users += 1
+    assert users >= 20   # most passes of every family: the check above is not vacuous
 
 
 @pytest.mark.parametrize("gens", [17])

@@ -1,6 +1,7 @@
 """``emberfx bench many``: what a frame costs as the number of emitters grows (1, 10, 100, 1000),
 batched (like emitters share arenas and dispatches: systems/emitter/batches.py) and, in the same
-run, alone (``Engine(batching=False)``: every emitter its own passes), the baseline.
+run, alone (``Engine(batching=False)``: every emitter its own passes), the baseline; and batched
+without culling the sprites that cover no pixel centre (systems/emitter/culling.py).
 
 Each emitter has a ragged capacity (MEAN_CAPACITY +- half of it, seeded) and one of the three
 blend modes, so no two pools are alike. A frame is one fixed step plus a draw at 640x360, as
@@ -25,6 +26,7 @@ import numpy as np
 
 from emberfx.bench.frame import measure_frames
 from emberfx.bench.harness import output_texture, timed
+from emberfx.systems.emitter.culling import culling_from
 
 COUNTS = (1, 10, 100, 1000)
 MEAN_CAPACITY = 10_000
@@ -77,22 +79,30 @@ def bench_many(counts=COUNTS, mean_capacity: int = MEAN_CAPACITY,
             note = (f"not run: predicted {predicted:.0f} s from the {previous[0]}-emitter case "
                     f"(linear in emitters), over the {budget_seconds:.0f} s budget per case")
             rows += (case_rows(count, None, note=note)
+                     + case_rows(count, None, note=note, variant=" unculled")
                      + case_rows(count, None, note=note, batching=False))
             continue
         start = time.perf_counter()
         batched = measure_many(ctx, count, mean_capacity, batching=True)
+        with culling_from(None):
+            unculled = measure_many(ctx, count, mean_capacity, batching=True)
         alone = measure_many(ctx, count, mean_capacity, batching=False)
         previous = (count, time.perf_counter() - start)
-        rows += (case_rows(count, batched, baseline=alone)
+        rows += (case_rows(count, batched, baseline=alone, unculled=unculled)
+                 + case_rows(count, unculled, variant=" unculled")
                  + case_rows(count, alone, batching=False))
     return rows
 
 
 def case_rows(count: int, measured: dict | None, note: str = "", *, batching: bool = True,
-              baseline: dict | None = None) -> list[dict]:
-    """The three rows of one emitter count and path; ``measured`` None gives value-None rows
-    with ``note``; ``baseline``: the alone figures of the same case, for ``vs_alone``."""
-    label = f"{count} emitter{'s' if count > 1 else ''}" + ("" if batching else " alone")
+              baseline: dict | None = None, unculled: dict | None = None,
+              variant: str = "") -> list[dict]:
+    """The rows of one emitter count and path; ``measured`` None gives value-None rows with
+    ``note``; ``baseline``: the alone figures of the same case, for ``vs_alone``; ``unculled``:
+    the batched figures without culling (systems/emitter/culling.py), for ``vs_unculled``;
+    ``variant``: a label suffix."""
+    label = (f"{count} emitter{'s' if count > 1 else ''}" + ("" if batching else " alone")
+             + variant)
     units = {"cpu_ms": "ms/frame CPU (no submit)", "gpu_ms": "ms/frame GPU",
              "gpu_step_ms": "ms/step GPU", "passes": "passes/frame"}
     names = {"cpu_ms": f"{label}, step + render {SIZE[0]}x{SIZE[1]}, CPU",
@@ -101,7 +111,8 @@ def case_rows(count: int, measured: dict | None, note: str = "", *, batching: bo
     rows = []
     for key in ("cpu_ms", "gpu_ms", "gpu_step_ms", "passes"):
         row: dict = {"name": names[key], "value": None if measured is None else measured[key],
-                     "unit": units[key], "emitters": count, "batching": batching}
+                     "unit": units[key], "emitters": count, "batching": batching,
+                     "culling": batching and not variant}
         if measured is None:
             row["note"] = note
         else:
@@ -110,6 +121,8 @@ def case_rows(count: int, measured: dict | None, note: str = "", *, batching: bo
                 row["mode"] = measured["mode"]
             if baseline is not None and measured[key]:
                 row["vs_alone"] = baseline[key] / measured[key]
+            if unculled is not None and measured[key]:
+                row["vs_unculled"] = unculled[key] / measured[key]
         rows.append(row)
     return rows
 

@@ -139,18 +139,20 @@ def sweep(family: str, sizes, measure, budget_seconds: float) -> list[dict]:
 
 
 def many_series(sizes, budget_seconds: float | None) -> tuple[dict, list[dict]]:
-    """CPU and GPU emitter-frames per second from ``bench_many``'s cases, batched and alone,
+    """CPU and GPU emitter-frames per second from ``bench_many``'s cases, batched, batched
+    without culling and alone,
     and bench many's rows themselves (passes, the ratios)."""
     from emberfx.bench.many import bench_many
 
     rows = bench_many(counts=[size for size, _ in sizes], budget_seconds=budget_seconds)
     by_unit = {"ms/frame CPU (no submit)": "CPU (Python, no submit)", "ms/frame GPU": "GPU"}
     series: dict[str, list[dict]] = {f"{name}{path}": [] for name in by_unit.values()
-                                     for path in ("", ", alone")}
+                                     for path in ("", ", unculled", ", alone")}
     for row in rows:
         if row["unit"] not in by_unit:
             continue
-        name = by_unit[row["unit"]] + ("" if row.get("batching", True) else ", alone")
+        name = by_unit[row["unit"]] + ("" if row.get("culling", True) else ", unculled"
+                                        if row.get("batching", True) else ", alone")
         count = row["emitters"]
         point: dict = {"size": count, "label": str(count), "value": None}
         if row["value"] is None:

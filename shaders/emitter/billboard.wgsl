@@ -17,6 +17,8 @@
 // alive list, list_owner names the emitter of each 256 entries, and the particle is slot
 // alive_list[entry] of that emitter (from its first block). WGSL has no draw index: this is how a
 // draw knows its emitter. An emitter alone is a batch of one (first_instance 0, owner 0).
+// A batch that culls (systems/emitter/culling.py) binds its drawn list as alive_list: each
+// emitter's entries that cover a pixel centre, packed from the same alive_base, in order.
 //
 // Bindings (group 0) of every pass including it: 0 frame (uniform Frame), 1 emitters (read:
 // EmitterParams per emitter), 2 particles (read), 3 alive_list (read), 4 looks (read: Looks per
@@ -128,11 +130,15 @@ fn rotate(c: vec2f, angle: f32) -> vec2f {
 
 @vertex
 fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance: u32) -> EmitterVertex {
-    let owner = list_owner[instance / BLOCK];
+    return billboard(list_owner[instance / BLOCK], alive_list[instance], vertex);
+}
+
+// Corner `vertex` of the sprite of particle `slot` of emitter `owner` (its index in the batch).
+// emitter/cull.wgsl calls it too, for the four corners' clip positions.
+fn billboard(owner: u32, slot: u32, vertex: u32) -> EmitterVertex {
     params = emitters[owner];
     sprite_look = sprite_looks[owner];
     look_owner = owner;
-    let slot = alive_list[instance];
     let p = particles[params.first_block * BLOCK + slot];
     let c = sprite_corner(vertex);
     let age = p.position_age.w;

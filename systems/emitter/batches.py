@@ -38,11 +38,11 @@ import numpy as np
 import wgpu
 
 from emberfx.blocks.sort import TILE
-from emberfx.blocks.sprites import sprite_queue
-from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.frame_graph import Pass
 from emberfx.core.layout import struct_dtype
 from emberfx.core.resources import BufferView
 from emberfx.core.system import Readback
+from emberfx.systems.emitter import culling
 from emberfx.systems.emitter import passes as emitter_passes
 from emberfx.systems.emitter.looks import SPRITE_LOOK, pack_sprite_look
 from emberfx.systems.emitter.params import (
@@ -290,6 +290,8 @@ def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch
     if alpha:
         sizes["sort_keys"] = (len(alpha) * segment * 4, STORAGE)
         sizes["depth_params"] = (DEPTH_PARAMS.itemsize, STORAGE)
+    if culling.culls(members, slots + len(alpha) * segment):
+        sizes.update(culling.arena_sizes(slots + len(alpha) * segment, n))
     lead = members[0]
     assert lead.contacts is not None
     for binding, view in {**lead.contacts.buffers, "event_marks": lead.buffers["event_marks"],
@@ -393,6 +395,8 @@ def _finish_batch(system: EmitterSystem, batch: Batch) -> None:
     if alphas:
         passes += emitter_passes.alpha_sort(system, batch.name, batch.sim.buffers, segment,
                                     len(batch.members) - alphas, alphas)
+    if "drawn_list" in batch.sim.buffers:
+        passes += culling.cull_passes(system, batch.name, batch.sim.buffers)
     batch.passes = [member_writes(batch, p) for p in passes]
     batch.updates[lead.variant] = batch.passes[0]
     for pool in batch.members:
@@ -474,37 +478,5 @@ def readback_of(pool: _Pool, size: int) -> Readback:
                     size)
 
 
-def draw_runs(system: EmitterSystem, order: list[_Pool]) -> dict[int, Pass]:
-    """One draw Pass per run of batched emitters that follow each other among the draws of
-    their render queue (``order``: the pools in the order their draws are declared) and share a
-    batch and a draw signature, keyed by the id of the run's first pool: one bind group for all,
-    one drawIndirect each. A lone emitter's draw in the same queue ends a run, so every draw
-    keeps its place and a batched frame blends in the same order as the emitters alone.
-    Cached until the pools or batches change."""
-    key = tuple((id(p), id(p.batch)) for p in order)
-    if system.runs[0] == key:
-        return system.runs[1]
-    open_runs: dict[int, tuple] = {}   # queue order -> (batch, signature, members)
-    runs: list[tuple] = []
-    for pool in order:
-        queue = sprite_queue(pool.component.blend, pool.component.soft)
-        if pool.batch is None:
-            for p in pool.passes:   # a lone draw in a queue keeps its place there
-                if p.phase == Phase.RENDER and p.kind == "render":
-                    open_runs.pop(p.order, None)
-            continue
-        signature = emitter_passes.draw_signature(pool)
-        run = open_runs.get(queue)
-        if run is not None and run[0] is pool.batch and run[1] == signature:
-            run[2].append(pool)
-        else:
-            run = open_runs[queue] = (pool.batch, signature, [pool])
-            runs.append(run)
-    passes = {}
-    for batch, _, members in runs:
-        first = members[0]
-        b = {**batch.sim.buffers, "list_owner": batch.sim.buffers["list_owner"]}
-        passes[id(first)] = emitter_passes.draw_pass(
-            system, f"{first.entity.name}:emitter:draw", first, b, [p.member for p in members])
-    system.runs = (key, passes)
-    return passes
+# a batch's emitters draw in runs (systems/emitter/passes.py)
+draw_runs = emitter_passes.draw_runs

@@ -20,6 +20,7 @@ from emberfx.core import wgsl
 from emberfx.core.frame_graph import Pass, Phase
 from emberfx.core.layout import struct_dtype
 from emberfx.core.resources import BufferView
+from emberfx.systems.emitter import culling
 from emberfx.systems.emitter.looks import textured
 from emberfx.systems.emitter.params import PARAMS
 
@@ -202,3 +203,39 @@ def lone_draw_pass(system: EmitterSystem, pool: _Pool) -> Pass:
     """The draw of an emitter alone: its own buffers, one record, its blocks' owner (all 0)."""
     b = {**pool.buffers, "list_owner": pool.buffers["block_owner"]}
     return draw_pass(system, f"{pool.entity.name}:emitter:draw", pool, b, [0])
+
+
+def draw_runs(system: EmitterSystem, order: list[_Pool]) -> dict[int, Pass]:
+    """One draw Pass per run of batched emitters that follow each other among the draws of
+    their render queue (``order``: the pools in the order their draws are declared) and share a
+    batch and a draw signature, keyed by the id of the run's first pool: one bind group for all,
+    one drawIndirect each. A lone emitter's draw in the same queue ends a run, so every draw
+    keeps its place and a batched frame blends in the same order as the emitters alone.
+    Cached until the pools or batches change."""
+    key = tuple((id(p), id(p.batch)) for p in order)
+    if system.runs[0] == key:
+        return system.runs[1]
+    open_runs: dict[int, tuple] = {}   # queue order -> (batch, signature, members)
+    runs: list[tuple] = []
+    for pool in order:
+        queue = sprite_queue(pool.component.blend, pool.component.soft)
+        if pool.batch is None:
+            for p in pool.passes:   # a lone draw in a queue keeps its place there
+                if p.phase == Phase.RENDER and p.kind == "render":
+                    open_runs.pop(p.order, None)
+            continue
+        signature = draw_signature(pool)
+        run = open_runs.get(queue)
+        if run is not None and run[0] is pool.batch and run[1] == signature:
+            run[2].append(pool)
+        else:
+            run = open_runs[queue] = (pool.batch, signature, [pool])
+            runs.append(run)
+    passes = {}
+    for batch, _, members in runs:
+        first = members[0]
+        b = culling.drawn(batch.sim.buffers)
+        passes[id(first)] = draw_pass(
+            system, f"{first.entity.name}:emitter:draw", first, b, [p.member for p in members])
+    system.runs = (key, passes)
+    return passes

@@ -1,0 +1,113 @@
+"""Culling a batch's sprites before its draws: the draws launch only the sprites that cover a
+pixel centre of the target, with the same image.
+
+Where few units run the graphics pipeline (the H200 has two graphics-capable TPCs), a sprite's
+cost is launching its six vertices, whether or not it covers a pixel: 1M sprites of a pixel or
+less cost ~4 ms there however cheap their vertex shader is. Per render, a batch whose alive list
+has at least CULL_FROM entries runs three steps in the RENDER phase, after its back-to-front sort:
+
+  <batch>:emitter:cull          emitter/cull.wgsl: a bit per alive-list entry, set when the
+                                sprite's window-space box (grown for the rasteriser's sub-pixel
+                                snapping) holds a pixel centre; a count per block of 256 entries
+  <batch>:emitter:drawn:scan:*  the PrefixScan of those counts
+  <batch>:emitter:cull_compact  emitter/cull_compact.wgsl: each emitter's kept entries, in order,
+                                packed from its alive_base into <batch>/drawn_list, and its
+                                drawIndirect arguments in <batch>/drawn_args
+
+and its draws bind drawn_list in place of the alive list and drawn_args in place of draw_args.
+A dropped sprite covers no pixel centre, so the rasteriser would shade none of it: the images
+are byte-identical (tests/test_emitter_culling.py), and the alive list, draw_args and every other
+reader of them (trails, meshes, state()) are untouched.
+
+Batches with draw modifiers (a `size` expression, `color` modifiers) are not culled: the cull
+pass runs the plain billboard code. Lone emitters are not culled (their draws are one pool's).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import wgpu
+
+from emberfx.blocks.scan import PrefixScan
+from emberfx.blocks.textures import sprite_sampler, sprite_texture
+from emberfx.core import wgsl
+from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.resources import BufferView
+
+if TYPE_CHECKING:
+    from emberfx.systems.emitter.system import EmitterSystem, _Pool
+
+CULL, COMPACT = "emitter/cull.wgsl", "emitter/cull_compact.wgsl"
+BLOCK = wgsl.int_constant(CULL, "BLOCK")
+BLOCK_WORDS = wgsl.int_constant(CULL, "BLOCK_WORDS")
+RECORD = 4 * wgsl.int_constant(CULL, "RECORD_WORDS")
+
+# Batches whose alive list has at least this many entries cull; below it the three passes cost
+# more than the launches they save. `emberfx bench many` measures with and without.
+CULL_FROM = 1 << 16
+DRAWN = ("drawn_list", "drawn_mask", "drawn_block", "drawn_args")
+
+
+@contextlib.contextmanager
+def culling_from(entries: int | None) -> Iterator[None]:
+    """Batches made inside cull from ``entries`` alive-list entries (None: never), for tests
+    and for a same-run baseline."""
+    global CULL_FROM
+    saved = CULL_FROM
+    CULL_FROM = entries if entries is not None else 1 << 62
+    try:
+        yield
+    finally:
+        CULL_FROM = saved
+
+
+def culls(members: list[_Pool], entries: int) -> bool:
+    """Whether a batch of ``members`` with ``entries`` alive-list entries culls its sprites."""
+    from emberfx.systems.emitter.passes import DRAW, DRAW_SOFT
+
+    return entries >= CULL_FROM and all(
+        p.shader(DRAW) == DRAW and p.shader(DRAW_SOFT) == DRAW_SOFT for p in members)
+
+
+def arena_sizes(entries: int, emitters: int) -> dict[str, tuple[int, int]]:
+    """Byte sizes and usages of the culling arenas of a batch (``entries`` alive-list entries,
+    a whole number of blocks)."""
+    storage = wgpu.BufferUsage.STORAGE
+    blocks = entries // BLOCK
+    return {"drawn_list": (entries * 4, storage),
+            "drawn_mask": (blocks * BLOCK_WORDS * 4, storage),
+            "drawn_block": (blocks * 4, storage),
+            "drawn_args": (emitters * RECORD, storage | wgpu.BufferUsage.INDIRECT)}
+
+
+def cull_passes(system: EmitterSystem, name: str, b: dict[str, BufferView]) -> list[Pass]:
+    """The cull, scan and compaction of batch ``name`` (its arenas ``b``)."""
+    blocks = b["drawn_block"].size // 4
+    grid = system.gpu.grid(blocks)
+    prefix = f"{name}:emitter"
+    device = system.device
+    cull = system.build.compute(
+        f"{prefix}:cull", Phase.RENDER, CULL, grid,
+        {"frame": "frame", "emitters": b["params"], "particles": b["particles"],
+         "alive_list": b["alive_list"], "looks": b["looks"], "sprite_looks": b["sprite_look"],
+         "sprite_texture": sprite_texture(device, "dot"), "sprite_sampler": sprite_sampler(device),
+         "list_owner": b["list_owner"], "alive_totals": b["alive_total"],
+         "drawn_mask": b["drawn_mask"], "drawn_block": b["drawn_block"]})
+    scan = PrefixScan(system.build, f"{prefix}:drawn", b["drawn_block"], blocks)
+    compact = system.build.compute(
+        f"{prefix}:cull_compact", Phase.RENDER, COMPACT, grid,
+        {"emitters": b["params"], "alive_list": b["alive_list"], "list_owner": b["list_owner"],
+         "alive_totals": b["alive_total"], "drawn_mask": b["drawn_mask"],
+         "drawn_offset": b["drawn_block"], "drawn_total": scan.total,
+         "drawn_list": b["drawn_list"], "drawn_args": b["drawn_args"]})
+    return [cull, *scan.passes(Phase.RENDER), compact]
+
+
+def drawn(b: dict[str, BufferView]) -> dict[str, BufferView]:
+    """What a batch's draws bind: its drawn list and arguments where it culls."""
+    if "drawn_list" not in b:
+        return b
+    return {**b, "alive_list": b["drawn_list"], "draw_args": b["drawn_args"]}

@@ -79,23 +79,35 @@ def run(text: str, cull: bool, steps: int = 12):
                 read[key] = read_array(engine.device, b[key], np.uint32)
             read["particles"] = read_array(engine.device, b["particles"], np.float32).reshape(-1, 8)
             read["first_blocks"] = [int(p.param_record["first_block"]) for p in batch.members]
+            read["alphas"] = batch.alpha[0]
             view_proj, size = system.shared.drawn_view   # what the frame uniform holds
             read["view_proj"], read["viewport"] = np.asarray(view_proj, np.float64), size
         return image, read, names
 
 
-def kept_in_order(read) -> list[np.ndarray]:
-    """Each emitter's drawn entries, checked to be its alive list's entries in their order."""
+def kept_in_order(read, forward=None) -> list[np.ndarray]:
+    """Each emitter's drawn entries, checked: alive slots, each once; an opaque or additive
+    emitter's in its alive list's order; an alpha one's (the batch's last ``alphas``) back to
+    front along the camera's ``forward`` (numpy depths of the read particles; equal keys in
+    slot order, as the sort's (key, value) order has it)."""
     drawn_per_emitter = []
-    for (vertices, alive, _, base), (v2, kept, _, base2) in zip(read["draw_args"],
-                                                               read["drawn_args"], strict=True):
+    emitters = len(read["draw_args"])
+    for k, ((vertices, alive, _, base), (v2, kept, _, base2)) in enumerate(
+            zip(read["draw_args"], read["drawn_args"], strict=True)):
         assert (vertices, v2, base) == (6, 6, base2)
         assert kept <= alive
         entries = read["alive_list"][base:base + alive]
         drawn = read["drawn_list"][base:base + kept]
         where = {slot: k for k, slot in enumerate(entries.tolist())}
         order = [where[slot] for slot in drawn.tolist()]   # KeyError: a slot not alive
-        assert order == sorted(order), "the drawn list must keep the alive list's order"
+        assert len(set(order)) == len(order)
+        if k < emitters - read["alphas"]:
+            assert order == sorted(order), "the drawn list must keep the alive list's order"
+        elif forward is not None and kept > 1:
+            first = read["first_blocks"][k] * 256
+            centres = read["particles"][first + drawn.astype(np.int64), :3].astype(np.float64)
+            depth = centres @ np.asarray(forward, np.float64)
+            assert (np.diff(depth) <= 1e-5).all(), "an alpha emitter's drawn list back to front"
         drawn_per_emitter.append(drawn)
     return drawn_per_emitter
 
@@ -119,7 +131,9 @@ def test_culled_draws_give_the_same_image_and_launch_fewer_sprites(gpu, camera):
     assert not any(":cull" in n for n in names)
     assert np.array_equal(image, culled_image)
     assert float(image[..., :3].max()) > 0.0              # something was drawn
-    drawn = kept_in_order(culled)
+    forward = np.array([0.0, -1.0, -9.0]) if camera == "perspective" else np.array([0, 0, -1.0])
+    drawn = kept_in_order(culled, forward / np.linalg.norm(forward))
+    assert culled["alphas"] == 2
     alive = int(culled["draw_args"][:, 1].sum())
     kept = sum(len(d) for d in drawn)
     print(f"alive {alive}, drawn {kept}: {culled['drawn_args'][:, 1].tolist()}")

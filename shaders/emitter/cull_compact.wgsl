@@ -2,19 +2,21 @@
 // emitter/cull.wgsl and the PrefixScan of its block counts)
 //
 // Writes each emitter's drawn list: the entries of its alive list that emitter/cull.wgsl kept,
-// in their order (a back-to-front sort stays sorted), packed from the emitter's alive_base, so
+// in their order, packed from the emitter's alive_base, so
 // that the draw binds it in place of the alive list and starts at the same first_instance.
 // An entry's place: the kept entries of the emitter's earlier blocks (drawn_offset[block] -
 // drawn_offset[first block]) plus the kept entries before it in its own block (its mask's lower
 // bits). The first lane of each emitter's first block writes its drawIndirect arguments:
 // 6 vertices x kept count from instance alive_base (emitter/publish_alive.wgsl's, with the kept
-// count for the alive count).
+// count for the alive count), and the kept count to word 0 of its drawn total, which a back-to-
+// front sort of the drawn list reads as it would read the alive total.
 //
 // Workgroup size BLOCK; dispatch as emitter/cull.wgsl.
 // Bindings: group 0: 1 emitters (read: EmitterParams per emitter), 3 alive_list (read),
 //                    9 list_owner (read), 10 alive_totals (read), 11 drawn_mask (read),
-//                    12 drawn_offset (read: the scanned block counts), 13 drawn_total (read:
-//                    word 0 is the sum of all block counts), 14 drawn_list (rw);
+//                    12 drawn_offset (read: the scanned block counts), 13 drawn_sum (read:
+//                    word 0 is the sum of all block counts), 14 drawn_list (rw),
+//                    15 drawn_totals (rw: word 0 of each emitter's record);
 //           group 1: 0 drawn_args (rw: 4 words at the start of each emitter's record; alone in
 //                    its group, as the indirect draw may not see it bound as storage).
 
@@ -28,14 +30,15 @@
 @group(0) @binding(10) var<storage, read> alive_totals: array<u32>;
 @group(0) @binding(11) var<storage, read> drawn_mask: array<u32>;
 @group(0) @binding(12) var<storage, read> drawn_offset: array<u32>;
-@group(0) @binding(13) var<storage, read> drawn_total: array<u32>;
+@group(0) @binding(13) var<storage, read> drawn_sum: array<u32>;
 @group(0) @binding(14) var<storage, read_write> drawn_list: array<u32>;
+@group(0) @binding(15) var<storage, read_write> drawn_totals: array<u32>;
 @group(1) @binding(0) var<storage, read_write> drawn_args: array<u32>;
 
 // The kept entries of blocks [0, block): the scan's offset, or its total past the last block.
 fn kept_before(block: u32) -> u32 {
     if (block < arrayLength(&list_owner)) { return drawn_offset[block]; }
-    return drawn_total[0];
+    return drawn_sum[0];
 }
 
 @compute @workgroup_size(BLOCK)
@@ -54,6 +57,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         drawn_args[args + 1u] = kept;
         drawn_args[args + 2u] = 0u;
         drawn_args[args + 3u] = base;
+        drawn_totals[args] = kept;
     }
     let word = lid / 32u;
     let bits = drawn_mask[block * BLOCK_WORDS + word];

@@ -315,6 +315,8 @@ def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch
     if alpha:   # the alpha segments of the alive list, as the sort's values
         arenas["sort_values"] = system.resources.view(f"{name}/alive_list", "sort_values",
                                                       slots * 4, len(alpha) * segment * 4)
+        if "drawn_list" in arenas:
+            culling.add_sort_view(system, name, arenas, slots * 4, len(alpha) * segment * 4)
     stand_ins = {k.split(":", 1)[1]: arenas.pop(k) for k in list(arenas)
                  if k.startswith("stand_in:")}
     return Batch(name, key, list(members), Simulation(name, arenas, blocks, n, stand_ins), bases,
@@ -392,11 +394,14 @@ def _finish_batch(system: EmitterSystem, batch: Batch) -> None:
     batch.updates.clear()
     passes = emitter_passes.simulation_passes(system, lead, batch.sim, batch.updates)
     alphas, segment = batch.alpha
+    b = batch.sim.buffers
+    culled = "drawn_list" in b
+    if culled:
+        passes += culling.cull_passes(system, batch.name, b)
     if alphas:
-        passes += emitter_passes.alpha_sort(system, batch.name, batch.sim.buffers, segment,
-                                    len(batch.members) - alphas, alphas)
-    if "drawn_list" in batch.sim.buffers:
-        passes += culling.cull_passes(system, batch.name, batch.sim.buffers)
+        sort = emitter_passes.alpha_sort(system, batch.name, culling.sort_inputs(b) if culled
+                                         else b, segment, len(batch.members) - alphas, alphas)
+        passes += culling.sorted_in_drawn_list(b, sort) if culled else sort
     batch.passes = [member_writes(batch, p) for p in passes]
     batch.updates[lead.variant] = batch.passes[0]
     for pool in batch.members:

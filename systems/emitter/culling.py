@@ -4,7 +4,7 @@ pixel centre of the target, with the same image.
 Where few units run the graphics pipeline (the H200 has two graphics-capable TPCs), a sprite's
 cost is launching its six vertices, whether or not it covers a pixel: 1M sprites of a pixel or
 less cost ~4 ms there however cheap their vertex shader is. Per render, a batch whose alive list
-has at least CULL_FROM entries runs three steps in the RENDER phase, after its back-to-front sort:
+has at least CULL_FROM entries runs three steps in the RENDER phase, before its back-to-front sort:
 
   <batch>:emitter:cull          emitter/cull.wgsl: a bit per alive-list entry, set when the
                                 sprite's window-space box (grown for the rasteriser's sub-pixel
@@ -15,6 +15,9 @@ has at least CULL_FROM entries runs three steps in the RENDER phase, after its b
                                 drawIndirect arguments in <batch>/drawn_args
 
 and its draws bind drawn_list in place of the alive list and drawn_args in place of draw_args.
+Its alpha emitters' sort then orders their drawn lists (counts in <batch>/drawn_total), not their
+alive lists: the same entries in the same order as sorting first and culling after, for a
+fraction of the work.
 A dropped sprite covers no pixel centre, so the rasteriser would shade none of it: the images
 are byte-identical (tests/test_emitter_culling.py), and the alive list, draw_args and every other
 reader of them (trails, meshes, state()) are untouched.
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import wgpu
@@ -48,7 +52,6 @@ RECORD = 4 * wgsl.int_constant(CULL, "RECORD_WORDS")
 # Batches whose alive list has at least this many entries cull; below it the three passes cost
 # more than the launches they save. `emberfx bench many` measures with and without.
 CULL_FROM = 1 << 16
-DRAWN = ("drawn_list", "drawn_mask", "drawn_block", "drawn_args")
 
 
 @contextlib.contextmanager
@@ -80,7 +83,24 @@ def arena_sizes(entries: int, emitters: int) -> dict[str, tuple[int, int]]:
     return {"drawn_list": (entries * 4, storage),
             "drawn_mask": (blocks * BLOCK_WORDS * 4, storage),
             "drawn_block": (blocks * 4, storage),
-            "drawn_args": (emitters * RECORD, storage | wgpu.BufferUsage.INDIRECT)}
+            "drawn_args": (emitters * RECORD, storage | wgpu.BufferUsage.INDIRECT),
+            "drawn_total": (emitters * RECORD, storage)}
+
+
+def add_sort_view(system: EmitterSystem, name: str, arenas: dict[str, BufferView],
+                  offset: int, size: int) -> None:
+    """The alpha emitters' segments of batch ``name``'s drawn list (``size`` bytes from
+    ``offset``), which their back-to-front sort orders in place of the alive list's."""
+    arenas["drawn_sort_values"] = system.resources.view(f"{name}/drawn_list",
+                                                        "drawn_sort_values", offset, size)
+
+
+def sort_inputs(b: dict[str, BufferView]) -> dict[str, BufferView]:
+    """What a culling batch's back-to-front sort binds: the drawn list's segments and counts.
+    Sorting the kept entries gives the kept entries of the sorted alive list, in the same order
+    (the sort orders by key, then value: deterministic), so the image is the same, and it sorts
+    only what is drawn."""
+    return {**b, "sort_values": b["drawn_sort_values"], "alive_total": b["drawn_total"]}
 
 
 def cull_passes(system: EmitterSystem, name: str, b: dict[str, BufferView]) -> list[Pass]:
@@ -101,9 +121,20 @@ def cull_passes(system: EmitterSystem, name: str, b: dict[str, BufferView]) -> l
         f"{prefix}:cull_compact", Phase.RENDER, COMPACT, grid,
         {"emitters": b["params"], "alive_list": b["alive_list"], "list_owner": b["list_owner"],
          "alive_totals": b["alive_total"], "drawn_mask": b["drawn_mask"],
-         "drawn_offset": b["drawn_block"], "drawn_total": scan.total,
-         "drawn_list": b["drawn_list"], "drawn_args": b["drawn_args"]})
+         "drawn_offset": b["drawn_block"], "drawn_sum": scan.total,
+         "drawn_list": b["drawn_list"], "drawn_args": b["drawn_args"],
+         "drawn_totals": b["drawn_total"]})
+    if "drawn_sort_values" in b:   # the sort reads the list through its view: say so
+        compact = replace(compact, writes=(*compact.writes, b["drawn_sort_values"].name))
     return [cull, *scan.passes(Phase.RENDER), compact]
+
+
+def sorted_in_drawn_list(b: dict[str, BufferView], sort: list[Pass]) -> list[Pass]:
+    """The sort's passes declaring that writing the drawn list's segments writes the drawn
+    list, which the draws read."""
+    view = b["drawn_sort_values"].name
+    return [replace(p, writes=(*p.writes, b["drawn_list"].name)) if view in p.writes else p
+            for p in sort]
 
 
 def drawn(b: dict[str, BufferView]) -> dict[str, BufferView]:

@@ -3,10 +3,11 @@ float64 numpy step within a tolerance derived per particle from the 16-bit posit
 pass alone against numpy, determinism, and the field's checks. (The exact kernels keep their
 bits: tests/test_particle_life_tiled.py.)
 
-The tolerance. Positions reach the law relative to their cell's corner as 16-bit floats: rel in
-[0, cell) is off by at most half an f16 ulp, <= cell * 2^-11 per axis, so an offset d (both ends
-rounded) is off by at most delta = 2 * cell * 2^-11 * sqrt(dims); coincident particles stay
-exactly coincident (no term, as in the exact law).
+The tolerance. Positions reach the law as 16-bit fixed-point coordinates in units of
+cell * 2^-FRACTION_BITS (particle_life/half_positions.wgsl), each rounded to the nearest unit, so
+an offset d (both ends rounded) is off by at most one unit per axis; delta = 2 units * sqrt(dims)
+leaves the f32 arithmetic around the rounding room to spare. Coincident particles stay exactly
+coincident (no term, as in the exact law).
 A term f(|d| / r_max) d / |d| then moves by at most delta * (L / r_max + 2 / |d|), where
 L = max(1 / beta, 2 / (1 - beta)) bounds the slope of f (|a| <= 1) and 2 delta / |d| the turn of
 the direction d / |d| (|f| <= 1), and by at most 2 in any case; f is continuous and zero at r_max,
@@ -24,19 +25,21 @@ from test_particle_life import DT, boundary_particles, put_particles, swarm_engi
 from test_particle_life_order import crafted_runs, expected_order, run_order_pass
 from test_particle_life_tiled import crowded_particles
 
+from emberfx.core import wgsl
 from emberfx.core.errors import SceneError
 from emberfx.model.scene import loads_scene
 from emberfx.systems.particle_life.system import attraction_matrix, grid_for
 
 F32_SLACK = 1e-4
-HALF_ULP = 2.0 ** -11     # of a value in [0, cell): at most cell * 2^-11
+FRACTION_BITS = wgsl.int_constant("particle_life/half_positions.wgsl", "FRACTION_BITS")
+UNIT = 2.0 ** -FRACTION_BITS    # of a cell: the records' resolution
 
 
 def velocity_bounds(position, box, r_max, beta, force):
     """Per particle: the bound on |v_half - v_exact| per axis after one step (module doc)."""
     box = np.asarray(box, np.float64)
     cell = (box / np.asarray(grid_for(tuple(box), r_max)[:len(box)])).max()
-    delta = 2.0 * cell * HALF_ULP * np.sqrt(len(box))
+    delta = 2.0 * cell * UNIT * np.sqrt(len(box))
     slope = max(1.0 / beta, 2.0 / (1.0 - beta))
     x = np.asarray(position, np.float64)
     bounds = np.zeros(len(x))
@@ -122,8 +125,9 @@ CELL = np.array([0.13, 0.11, 0.17], np.float32)   # cell size per axis
                                      [2100, 1, 0, 17] + [0] * 101, [0] * 105],
                          ids=["ragged", "past_capacity", "all_empty"])
 def test_sort_gather_half_orders_and_packs_records(gpu, lengths):
-    """Each run sorted like numpy; each record holds the particle's position relative to its
-    cell's corner within half an f16 ulp (rounding to nearest) and its species exactly."""
+    """Each run sorted like numpy; each record holds the particle's fixed-point coordinates
+    (cell << FRACTION_BITS plus the position in its cell rounded to units of
+    cell * 2^-FRACTION_BITS, modulo 2^16) and its species exactly."""
     assert len(lengths) == np.prod(GRID)
     rng = np.random.default_rng(len(lengths) + sum(lengths))
     ids, starts = crafted_runs(lengths, rng, "reversed")
@@ -133,6 +137,7 @@ def test_sort_gather_half_orders_and_packs_records(gpu, lengths):
     positions = np.zeros((len(ids), 4), np.float32)
     inside = rng.uniform(0, 1, (len(ids), 3)) * CELL
     inside[::7] = 0.0                                             # on the corner itself
+    inside[3::7] = np.nextafter(CELL, 0)                          # at the far corner
     positions[ids, :3] = coords * CELL + inside.astype(np.float32)
     positions[ids, 3] = rng.integers(0, 16, len(ids))
     result, records = run_order_pass(gpu, "particle_life/sort_gather_half.wgsl", ids, starts,
@@ -140,10 +145,11 @@ def test_sort_gather_half_orders_and_packs_records(gpu, lengths):
     want = expected_order(ids, starts)
     np.testing.assert_array_equal(result, want)
     corner = (coords * CELL).astype(np.float32)                    # as the shader: f32 product
-    rel = positions[want, :3] - corner                              # f32, as the shader takes it
-    halves = records.view(np.float16).reshape(-1, 4).astype(np.float32)[:, :3]
-    ulp = np.spacing(np.abs(rel).astype(np.float16)).astype(np.float32)
-    assert (np.abs(halves - rel) <= 0.5 * ulp).all()
+    rel = (positions[want, :3] - corner).astype(np.float64)       # f32, as the shader takes it
+    exact = rel / CELL * 2.0 ** FRACTION_BITS                     # units past the corner
+    words = np.stack([records[:, 0] & 0xFFFF, records[:, 0] >> 16, records[:, 1] & 0xFFFF], 1)
+    past_corner = (words.astype(np.int64) - (coords << FRACTION_BITS) + 32768) % 65536 - 32768
+    assert (np.abs(past_corner - exact) <= 0.5 + 1e-3).all(), np.abs(past_corner - exact).max()
     np.testing.assert_array_equal(records[:, 1] >> 16, positions[want, 3].astype(np.uint32))
 
 

@@ -9,7 +9,8 @@
 // order in a cell; the order pass sorted each cell), and the particle itself is skipped by its
 // slot (slot k holds particle cell_particles[k]). Runs that are not across the box edge skip
 // the minimum image (pair_accel_inside in types.wgsl: same bits). The law has no branches
-// (see term).
+// (see term). The loop takes two slots per iteration, both loaded before either term, so two
+// loads are in flight (1.08x the steps/s of one slot per iteration on the H200 at 1M and 4M).
 // DIMS (2 or 3, an override) fixes the neighbourhood and lets the compiler drop the z of 2D
 // positions: z is zero in the data too, so the sums do not change.
 // For the k-th particle in cell order: acc = sum(f(d / r_max, matrix[s_i][s_j]) * d / |d|) *
@@ -65,7 +66,14 @@ fn term(x: vec3f, other: vec4f, row: u32, across: bool, keep: bool) -> vec3f {
 fn add_run(acc_in: vec3f, first: u32, end: u32, own: u32, x: vec3f, row: u32,
            across: bool) -> vec3f {
     var acc = acc_in;
-    for (var n = first; n < end; n++) {
+    var n = first;
+    for (; n + 1u < end; n += 2u) {
+        let a = gathered[n];
+        let b = gathered[n + 1u];
+        acc += term(x, a, row, across, n != own);
+        acc += term(x, b, row, across, n + 1u != own);
+    }
+    if (n < end) {
         acc += term(x, gathered[n], row, across, n != own);
     }
     return acc;

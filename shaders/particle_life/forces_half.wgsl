@@ -3,17 +3,20 @@
 //
 // The approximate variant of particle_life/forces_gathered.wgsl (an opt-in: it does not give
 // the exact kernels' bits). Neighbours come from the 8-byte records of the order pass
-// (sort_gather_half.wgsl, format in particle_life/half_positions.wgsl): each position relative
-// to its cell's corner as 16-bit floats, so the neighbour loop reads half the bytes. A
-// neighbour's offset is its relative position plus its cell's shift from the home cell (whole
-// cells, f32) minus the particle's own relative position (its own record); the shift is
-// taken before wrapping, so it is already the minimum image (boxes have >= 3 cells a side and
-// cells are >= r_max). The law is seed 003's force law without divisions or branches
-// (inverseSqrt and reciprocals of the parameters, taken once per invocation); terms accumulate
-// in f32 in the exact kernels' order. Error per offset: <= 2 * cell_size * 2^-11 per axis (both
-// ends rounded); coincident particles still give exactly zero.
-// The three cells of a row are one run (as in forces_gathered.wgsl), each slot shifted by the
-// cell it falls in; at the box edge in x the three cells are separate runs.
+// (sort_gather_half.wgsl, format in particle_life/half_positions.wgsl): 16-bit fixed-point
+// coordinates modulo 8 cells, so the neighbour loop reads half the bytes and takes an offset as
+// one integer subtraction per axis (the coordinates' difference modulo 2^16 is the offset
+// itself, since neighbours are less than 2 cells apart), then one conversion and one scaling.
+// Cells across the box edge need a whole box added or removed: that goes into the reference
+// the run subtracts (the particle's own coordinates), once per run, so it is the minimum image.
+// The law is seed 003's force law without divisions or branches (inverseSqrt and slopes taken
+// once per invocation); terms accumulate in f32 in the exact kernels' order. Error per offset:
+// <= 2 * cell_size * 2^-(FRACTION_BITS + 1) per axis plus f32 rounding (both ends rounded);
+// equal positions give an offset of exactly zero (no term), so the particle itself needs no test.
+// The three cells of a row are one run (as in forces_gathered.wgsl); at the box edge in x the
+// three cells are separate runs, each with its own reference. The loop takes four records per
+// iteration, all loaded before the first term, so four loads are in flight (on the H200 at 4M
+// particles: 1.05x the steps/s of two records per iteration, 1.22x those of one; same bits).
 // For the k-th particle in cell order: acc = sum(f(|d| / r_max, matrix[s_i][s_j]) * d / |d|) *
 // r_max * force, then pl_integrate; written at the particle's own index, or at k on a reorder
 // step; ids travel along.
@@ -35,12 +38,14 @@ const MAX_MATRIX: u32 = 256u;          // 16 species squared
 
 var<workgroup> attraction: array<f32, MAX_MATRIX>;
 
-// The force law's parameters in the forms the loop multiplies by.
+// The force law's parameters in the forms the loop multiplies by (dist in world units):
+// f = dist * near_slope - 1 below near_end = beta * r_max, else
+// a * (1 - |dist * far_slope - far_center|), which is seed 003's law at r = dist / r_max.
 struct Law {
-    beta: f32,
-    inv_beta: f32,
-    inv_fall: f32,        // 1 / (1 - beta)
-    inv_r_max: f32,
+    near_slope: f32,      // 1 / (beta * r_max)
+    far_slope: f32,       // 2 / ((1 - beta) * r_max)
+    far_center: f32,      // (1 + beta) / (1 - beta)
+    near_end: f32,
     r_max_sq: f32,
 };
 
@@ -56,30 +61,42 @@ fn run_end(cell: u32) -> u32 {
     return params.count;
 }
 
-// f(|d| / r_max, a) * d / |d| for 0 < |d| < r_max and `keep`, else zero; every lane evaluates
-// the same instructions (the lanes of a subgroup rarely agree on near or far).
-fn term(d: vec3f, a: f32, keep: bool, law: Law) -> vec3f {
+// f(|d| / r_max, a) * d / |d| for 0 < |d| < r_max, else zero; every lane evaluates the same
+// instructions (the lanes of a subgroup rarely agree on near or far). |d| is 0 or at least one
+// unit of the records, so d2 is never subnormal.
+fn term(d: vec3f, a: f32, law: Law) -> vec3f {
     let d2 = dot(d, d);
     let inv = inverseSqrt(d2);          // inf at d2 = 0: not selected below
-    let r = d2 * inv * law.inv_r_max;
-    let f = select(a * (1.0 - abs(2.0 * r - 1.0 - law.beta) * law.inv_fall),
-                   r * law.inv_beta - 1.0, r < law.beta);
-    return select(vec3f(0.0), (f * inv) * d, keep & (d2 > 0.0) & (d2 < law.r_max_sq));
+    let dist = d2 * inv;
+    let f = select(a - a * abs(dist * law.far_slope - law.far_center),
+                   dist * law.near_slope - 1.0, dist < law.near_end);
+    return select(0.0, f * inv, (d2 > 0.0) & (d2 < law.r_max_sq)) * d;
 }
 
-// acc plus the terms of slots [first, end) but `own`, in slot order. The slots before
-// `middle` lie in the row's left cell, those before `right` in its middle cell, the rest in its
-// right cell; base_x holds, per cell, its corner's x minus the particle's (relative to the home
-// corner), base_yz the same in y and z for the whole row. A lone cell is a row with
-// first = middle = right.
-fn add_row(acc_in: vec3f, first: u32, middle: u32, right: u32, end: u32, own: u32,
-           base_x: vec3f, base_yz: vec2f, row: u32, law: Law) -> vec3f {
+// acc plus the terms of slots [first, end), in slot order: each offset is the slot's
+// coordinates minus `reference` (record_high form), in units of `unit` world units.
+fn add_run(acc_in: vec3f, first: u32, end: u32, reference: vec3u, unit: vec3f, row: u32,
+           law: Law) -> vec3f {
     var acc = acc_in;
-    for (var n = first; n < end; n++) {
+    var n = first;
+    for (; n + 3u < end; n += 4u) {
+        let r0 = gathered_half[n];
+        let r1 = gathered_half[n + 1u];
+        let r2 = gathered_half[n + 2u];
+        let r3 = gathered_half[n + 3u];
+        acc += term(flat(vec3f(bitcast<vec3i>(record_high(r0) - reference)) * unit),
+                    attraction[row + (r0.y >> 16u)], law);
+        acc += term(flat(vec3f(bitcast<vec3i>(record_high(r1) - reference)) * unit),
+                    attraction[row + (r1.y >> 16u)], law);
+        acc += term(flat(vec3f(bitcast<vec3i>(record_high(r2) - reference)) * unit),
+                    attraction[row + (r2.y >> 16u)], law);
+        acc += term(flat(vec3f(bitcast<vec3i>(record_high(r3) - reference)) * unit),
+                    attraction[row + (r3.y >> 16u)], law);
+    }
+    for (; n < end; n++) {
         let record = gathered_half[n];
-        let bx = select(select(base_x.z, base_x.y, n < right), base_x.x, n < middle);
-        let d = flat(unpack_relative(record) + vec3f(bx, base_yz));
-        acc += term(d, attraction[row + (record.y >> 16u)], n != own, law);
+        acc += term(flat(vec3f(bitcast<vec3i>(record_high(record) - reference)) * unit),
+                    attraction[row + (record.y >> 16u)], law);
     }
     return acc;
 }
@@ -96,40 +113,46 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let i = cell_particles[k];
     let me = particles_in[i];
     let home = vec3i(cell_coords(me.position.xyz, params));
-    let cs = params.cell_size.xyz;
-    // the particle's own record, relative to its cell's corner: coincident particles then have
-    // an offset of exactly zero (no term), as in the exact kernels
-    let x = flat(unpack_relative(gathered_half[k]));
+    let own = record_high(gathered_half[k]);
     let row = u32(me.position.w) * params.species;
-    let law = Law(params.beta, 1.0 / params.beta, 1.0 / (1.0 - params.beta),
-                  1.0 / params.r_max, params.r_max * params.r_max);
+    let r_max = params.r_max;
+    let beta = params.beta;
+    let law = Law(1.0 / (beta * r_max), 2.0 / ((1.0 - beta) * r_max),
+                  (1.0 + beta) / (1.0 - beta), beta * r_max, r_max * r_max);
+    let unit = params.cell_size.xyz / f32(1u << (FRACTION_BITS + 16u));   // a power of 2 apart
+    // one box per axis in record_high units (modulo 2^32, as the coordinates wrap)
+    let box_units = params.grid.xyz << vec3u(FRACTION_BITS + 16u);
     let grid = vec3i(params.grid.xyz);
     let reach = select(1, 0, DIMS == 2u);
     let rows = home.x >= 1 && home.x + 1 < grid.x;    // dx = -1..1 not across the edge in x
-    let base_x = vec3f(-cs.x, 0.0, cs.x) - x.x;
     var acc = vec3f(0.0);
     for (var dz = -reach; dz <= reach; dz++) {
         for (var dy = -1; dy <= 1; dy++) {
             let yz = home.yz + vec2i(dy, dz);
-            let base_yz = vec2f(f32(dy), f32(dz)) * cs.yz - x.yz;
-            let wrapped = vec2u((yz + grid.yz) % grid.yz);
+            // -1 below the box, +1 past it: such a cell's coordinates are a box too high (low)
+            let boxes_yz = select(vec2i(0), vec2i(-1), yz < vec2i(0))
+                         + select(vec2i(0), vec2i(1), yz >= grid.yz);
+            let reference_yz = own.yz - bitcast<vec2u>(boxes_yz) * box_units.yz;
+            let wrapped = vec2u(yz - boxes_yz * grid.yz);
             let row_first = (wrapped.y * params.grid.y + wrapped.x) * params.grid.x;
             if (rows) {
                 let left = row_first + u32(home.x) - 1u;
-                acc = add_row(acc, cell_start[left], cell_start[left + 1u],
-                              cell_start[left + 2u], run_end(left + 2u), k, base_x, base_yz,
-                              row, law);
+                acc = add_run(acc, cell_start[left], run_end(left + 2u),
+                              vec3u(own.x, reference_yz), unit, row, law);
             } else {
                 for (var dx = -1; dx <= 1; dx++) {
-                    let cell = row_first + u32((home.x + dx + grid.x) % grid.x);
-                    let first = cell_start[cell];
-                    acc = add_row(acc, first, first, first, run_end(cell), k,
-                                  vec3f(base_x[dx + 1]), base_yz, row, law);
+                    let cx = home.x + dx;
+                    let boxes_x = select(0, -1, cx < 0) + select(0, 1, cx >= grid.x);
+                    let cell = row_first + u32(cx - boxes_x * grid.x);
+                    let reference = vec3u(own.x - bitcast<u32>(boxes_x) * box_units.x,
+                                          reference_yz);
+                    acc = add_run(acc, cell_start[cell], run_end(cell), reference, unit, row,
+                                  law);
                 }
             }
         }
     }
-    acc *= params.r_max * params.force;
+    acc = flat(acc) * (r_max * params.force);
     let dst = select(i, k, params.reorder == 1u);
     particles_out[dst] = pl_integrate(particles_in[i], acc, params);
     ids_out[dst] = ids_in[i];

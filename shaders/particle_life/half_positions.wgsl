@@ -2,28 +2,39 @@
 // by its order pass (sort_gather_half.wgsl) and forces pass (forces_half.wgsl); no pass of its
 // own, no bindings.
 //
-// A particle's position relative to its cell's corner, each axis a 16-bit float, and its species:
-// x: pack2x16float(rel.x, rel.y); y: low 16 bits pack2x16float(rel.z), high 16 bits the species.
-// rel lies in [0, cell_size) up to f32 rounding, so an axis is off by at most half an f16 ulp:
-// <= cell_size * 2^-11. Relative positions keep that error independent of the box size (absolute
-// f16 positions would lose precision with the distance from the origin). pack2x16float and
-// unpack2x16float need no device feature (unlike the f16 type).
+// Each axis of a position is a 16-bit fixed-point coordinate, counted in units of
+// cell_size * 2^-FRACTION_BITS from the box corner and kept modulo 2^16 (8 cells):
+// q = (cell << FRACTION_BITS) + round((position - cell corner) / cell_size * 2^FRACTION_BITS).
+// x: q.x | q.y << 16; y: q.z | species << 16 (q.z = 0 in 2D).
+// Why fixed point modulo 8 cells: neighbours lie less than 2 cells apart per axis, so the
+// difference of two coordinates taken modulo 2^16 (a 32-bit subtraction of the coordinates
+// shifted into the high half) is their exact offset in units, whatever cells they are in; the
+// forces pass needs no per-cell shift, only a correction of whole boxes for cells across the box
+// edge. An axis is off by at most half a unit (cell_size * 2^-14) plus f32 rounding, an offset by
+// twice that, independent of the box size; equal positions give equal coordinates.
 
 //! include particle_life/types.wgsl
 
-// The corner of cell `cell` (flat index, x fastest), world units from the box corner.
-fn cell_corner(cell: u32, params: PLParams) -> vec3f {
+const FRACTION_BITS: u32 = 13u;
+
+// The coordinates (x, y, z) of cell `cell` (flat index, x fastest).
+fn cell_coords_of(cell: u32, params: PLParams) -> vec3u {
     let g = params.grid.xyz;
-    let c = vec3u(cell % g.x, (cell / g.x) % g.y, cell / (g.x * g.y));
-    return vec3f(c) * params.cell_size.xyz;
+    return vec3u(cell % g.x, (cell / g.x) % g.y, cell / (g.x * g.y));
 }
 
-fn pack_relative(rel: vec3f, species: u32) -> vec2u {
-    return vec2u(pack2x16float(rel.xy),
-                 (pack2x16float(vec2f(rel.z, 0.0)) & 0xffffu) | (species << 16u));
+// The record of a particle at `position` with `species` in the cell of coordinates `coords`
+// (corner = vec3f(coords) * cell_size, taken once per cell by the caller).
+fn pack_record(position: vec3f, species: u32, coords: vec3u, corner: vec3f,
+               params: PLParams) -> vec2u {
+    let fraction = vec3i(round((position - corner) / params.cell_size.xyz
+                               * f32(1u << FRACTION_BITS)));
+    let q = ((coords << vec3u(FRACTION_BITS)) + bitcast<vec3u>(fraction)) & vec3u(0xffffu);
+    return vec2u(q.x | (q.y << 16u), q.z | (species << 16u));
 }
 
-// rel.xyz (f32) of a record; its species is `record.y >> 16u`.
-fn unpack_relative(record: vec2u) -> vec3f {
-    return vec3f(unpack2x16float(record.x), unpack2x16float(record.y & 0xffffu).x);
+// The record's coordinates in the high 16 bits of each word (x, y, z): subtract two of them and
+// read the difference as i32 for the offset in units of cell_size * 2^-(FRACTION_BITS + 16).
+fn record_high(record: vec2u) -> vec3u {
+    return vec3u(record.x << 16u, record.x & 0xffff0000u, record.y << 16u);
 }

@@ -3,9 +3,9 @@
 //
 // particle_life/sort_gather.wgsl with the 8-byte record of particle_life/half_positions.wgsl in
 // place of the 16-byte position: each cell's run of particle indices is sorted ascending, and
-// gathered_half[n] = the record (position relative to the cell's corner as 16-bit floats,
-// species) of particle cell_particles[n]. One workgroup per cell, sorting as particle_life/cell_runs.wgsl does (ranks in
-// workgroup memory, or the bitonic network past CAPACITY), then copying.
+// gathered_half[n] = the record (16-bit fixed-point coordinates, species) of particle
+// cell_particles[n]. One workgroup per cell, sorting as particle_life/cell_runs.wgsl does
+// (ranks in workgroup memory, or the bitonic network past CAPACITY), then copying.
 // Workgroup size 32; dispatch one workgroup per cell (grid.w), folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (uniform PLParams), 1 cell_start (read, exclusive scan of counts),
 //   2 cell_particles (rw), 3 particles_in (read), 4 gathered_half (rw, count vec2u)
@@ -20,9 +20,9 @@
 
 const WORKGROUP_SIZE: u32 = 32u;
 
-fn record(particle: u32, corner: vec3f) -> vec2u {
+fn record(particle: u32, coords: vec3u, corner: vec3f) -> vec2u {
     let p = particles_in[particle].position;
-    return pack_relative(p.xyz - corner, u32(p.w));
+    return pack_record(p.xyz, u32(p.w), coords, corner, params);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -33,12 +33,13 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let bounds = cell_run(cell);
     let first = bounds.x;
     let end = bounds.y;
-    let corner = cell_corner(cell, params);
+    let coords = cell_coords_of(cell, params);
+    let corner = vec3f(coords) * params.cell_size.xyz;
     let n = uniform_length(first, end, lid);
     if (n > CAPACITY) {
         sort_run_by_workgroup(first, n, lid, WORKGROUP_SIZE);   // ends on a storage barrier
         for (var k = first + lid; k < end; k += WORKGROUP_SIZE) {
-            gathered_half[k] = record(cell_particles[k], corner);
+            gathered_half[k] = record(cell_particles[k], coords, corner);
         }
         return;
     }
@@ -47,6 +48,6 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         let v = run[q];
         let rank = rank_in_run(v, n);
         cell_particles[first + rank] = v;
-        gathered_half[first + rank] = record(v, corner);
+        gathered_half[first + rank] = record(v, coords, corner);
     }
 }

@@ -64,8 +64,8 @@ class ParticleLife(Tracked):
     bits"""
     precision: Literal["exact", "half"] = rebuild("exact")
     """exact: every grid kernel gives the same bits; half (an opt-in for grid_kernel =
-    "gathered"): the neighbour loop reads positions as 16-bit floats relative to their cell
-    (<= cell size * 2^-11 off per axis) and evaluates the law without divisions. Particle life is
+    "gathered"): the neighbour loop reads positions as 16-bit fixed-point coordinates
+    (<= cell size * 2^-14 off per axis) and evaluates the law without divisions. Particle life is
     chaotic: a half run drifts away from an exact one within tens of steps"""
     size: Positive = live(0.01)
     """sprite size, world units"""

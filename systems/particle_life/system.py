@@ -3,12 +3,11 @@ uniform-grid neighbour search built by a counting sort each step.
 
 Per simulation step, for each particle_life entity (neighbours = "grid"):
   CLEAR     <e>:particle_life:clear        zero the per-cell counts
-            <e>:particle_life:clear_fill   zero the per-cell fill counters
-  SIMULATE  <e>:particle_life:assign       each particle's cell, and cell counts (atomics)
+  SIMULATE  <e>:particle_life:assign       each particle's cell, and cell counts (atomics); the
+                                           count each atomicAdd returned is the particle's slot
             <e>:particle_life:cells:scan:* exclusive prefix sum of the counts = cell starts
                                            (emberfx.blocks.scan, parallel)
-            <e>:particle_life:scatter      particle indices into their cell's slots: start +
-                                           the fill counter's ticket (atomics)
+            <e>:particle_life:scatter      particle indices into their cell's runs: start + slot
             <e>:particle_life:order        each cell's indices ascending (a deterministic sum
                                            order), a workgroup per cell; for gathered, also the
                                            positions copied into cell order (<e>/gathered)
@@ -24,9 +23,9 @@ Per simulation step, for each particle_life entity (neighbours = "grid"):
                                            precision = "half": gathered from 8-byte records
                                            (<e>/gathered_half, forces_half.wgsl), approximate
   RENDER    <e>:particle_life:draw         sprites coloured by species
-grid_kernel = "baseline" (the earlier kernels, kept to measure against: the same bits) clears
-only the counts, copies the starts to cursors (<e>:particle_life:cursor) for the scatter, and
-takes the minimum image of every neighbour (forces.wgsl).
+grid_kernel = "baseline" (the earlier kernels, kept to measure against: the same bits) counts
+without slots, copies the starts to cursors (<e>:particle_life:cursor) for an atomic scatter,
+and takes the minimum image of every neighbour (forces.wgsl).
 
 The particle buffers ping-pong between steps; an id buffer travels with the data, so state()
 returns rows in the original particle order whatever the reordering did.
@@ -154,6 +153,7 @@ class ParticleLifeSystem(System):
                  "particles1": (n * PARTICLE.itemsize, storage),
                  "ids0": (n * 4, storage), "ids1": (n * 4, storage),
                  "matrix": (component.species ** 2 * 4, storage), "cell_of": (n * 4, storage),
+                 # cell_cursor: the scatter cursors of grid_kernel = "baseline"
                  "cell_count": (cells * 4, storage), "cell_cursor": (cells * 4, storage),
                  "cell_particles": (n * 4, storage)}
         gathered = _gathered_key(component)
@@ -261,20 +261,24 @@ class ParticleLifeSystem(System):
         return shader, gpu.grid(math.ceil(c.count / per_particle)), constants
 
     def _grid_build_passes(self, swarm: _Swarm, prefix: str, n_groups, assign, stepping):
-        """The grid build (all grid kernels but "baseline"): one compute pass from assign to order
-        (the scatter counts into a second cleared array, so no cursor copy splits it) and a
-        workgroup per cell for the ordering."""
+        """The grid build (all grid kernels but "baseline"): one compute pass from assign to order,
+        and a workgroup per cell for the ordering. The assign keeps the slot its atomicAdd took
+        in the cell's run, so the scatter needs no atomics, cursor copy or second cleared array.
+        The slots borrow the step's outgoing id buffer (ids of 1 - parity): nothing reads it
+        before the forces pass rewrites all of it."""
         b, compute = swarm.buffers, self.build.compute
+        slots = [b[f"ids{1 - p}"] for p in (0, 1)]
         return [
             self.build.clear(f"{prefix}:clear", Phase.CLEAR, b["cell_count"]),
-            self.build.clear(f"{prefix}:clear_fill", Phase.CLEAR, b["cell_cursor"]),
-            compute(f"{prefix}:assign", Phase.SIMULATE, "particle_life/assign.wgsl",
-                    n_groups, assign, pick=stepping),
+            compute(f"{prefix}:assign", Phase.SIMULATE, "particle_life/assign_slots.wgsl",
+                    n_groups, [{**assign[p], "cell_slot": slots[p]} for p in (0, 1)],
+                    pick=stepping),
             *swarm.scan.passes(),
             compute(f"{prefix}:scatter", Phase.SIMULATE, "particle_life/scatter_offsets.wgsl",
-                    n_groups, {"params": b["params"], "cell_of": b["cell_of"],
-                               "cell_start": b["cell_count"], "cell_fill": b["cell_cursor"],
-                               "cell_particles": b["cell_particles"]}),
+                    n_groups, [{"params": b["params"], "cell_of": b["cell_of"],
+                                "cell_start": b["cell_count"], "cell_slot": slots[p],
+                                "cell_particles": b["cell_particles"]} for p in (0, 1)],
+                    pick=stepping),
             self._order_pass(swarm, prefix, stepping)]
 
     def _order_pass(self, swarm: _Swarm, prefix: str, stepping) -> Pass:

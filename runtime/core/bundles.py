@@ -35,8 +35,12 @@ def record(encoder, key: tuple, labels: bool) -> None:
     for slot, group in enumerate(groups):
         encoder.set_bind_group(slot, group)
     if indirect is not None:
+        draw = encoder.draw_indirect
+        if index is not None:   # indexed and indirect: the counts come from the GPU
+            encoder.set_index_buffer(index[0], index[1])
+            draw = encoder.draw_indexed_indirect
         for args in indirect:   # (buffer, offset) each
-            encoder.draw_indirect(*args)
+            draw(*args)
     elif index is not None:
         buffer, index_format, count = index
         encoder.set_index_buffer(buffer, index_format)

@@ -70,7 +70,8 @@ class Dispatch:
 @dataclass(frozen=True)
 class Draw:
     """A draw into a named render target ("scene" or "output"); indirect when ``indirect`` is set,
-    indexed when ``index`` = (index buffer, "uint32" | "uint16", index count) is. With
+    indexed when ``index`` = (index buffer, "uint32" | "uint16", index count) is (both: the
+    arguments are drawIndexedIndirect's five words, and the count comes from them). With
     ``depth_read_only`` it runs in a render pass whose depth attachment is read-only, so it may
     also bind the target's depth as a texture (soft particles); such draws share passes only
     with each other."""
@@ -415,9 +416,13 @@ class _Encoding:
                 return
             self._bind(self.render, p.name, op)
             if op.indirect is not None:
-                self.render.draw_indirect(*op.indirect)
+                draw = self.render.draw_indirect
+                if op.index is not None:   # indexed and indirect: the counts come from the GPU
+                    self.render.set_index_buffer(op.index[0], op.index[1])
+                    draw = self.render.draw_indexed_indirect
+                draw(*op.indirect)
                 for more in op.more_indirect:
-                    self.render.draw_indirect(*more)
+                    draw(*more)
             elif op.index is not None:
                 buffer, index_format, count = op.index
                 self.render.set_index_buffer(buffer, index_format)

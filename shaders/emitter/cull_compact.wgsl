@@ -6,9 +6,9 @@
 // that the draw binds it in place of the alive list and starts at the same first_instance.
 // An entry's place: the kept entries of the emitter's earlier blocks (drawn_offset[block] -
 // drawn_offset[first block]) plus the kept entries before it in its own block (its mask's lower
-// bits). The first lane of each emitter's first block writes its drawIndirect arguments:
-// 6 vertices x kept count from instance alive_base (emitter/publish_alive.wgsl's, with the kept
-// count for the alive count), and the kept count to word 0 of its drawn total, which a back-to-
+// bits). The first lane of each emitter's first block writes its drawIndexedIndirect arguments:
+// the 6 indices of systems/emitter/culling.py's SPRITE_INDICES x kept count from instance
+// alive_base (index count, instance count, first index, base vertex, first instance), and the kept count to word 0 of its drawn total, which a back-to-
 // front sort of the drawn list reads as it would read the alive total.
 //
 // Workgroup size BLOCK; dispatch as emitter/cull.wgsl.
@@ -17,7 +17,7 @@
 //                    12 drawn_offset (read: the scanned block counts), 13 drawn_sum (read:
 //                    word 0 is the sum of all block counts), 14 drawn_list (rw),
 //                    15 drawn_totals (rw: word 0 of each emitter's record);
-//           group 1: 0 drawn_args (rw: 4 words at the start of each emitter's record; alone in
+//           group 1: 0 drawn_args (rw: 5 words at the start of each emitter's record; alone in
 //                    its group, as the indirect draw may not see it bound as storage).
 
 //! include common/dispatch.wgsl
@@ -56,7 +56,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         drawn_args[args] = 6u;
         drawn_args[args + 1u] = kept;
         drawn_args[args + 2u] = 0u;
-        drawn_args[args + 3u] = base;
+        drawn_args[args + 3u] = 0u;
+        drawn_args[args + 4u] = base;
         drawn_totals[args] = kept;
     }
     let word = lid / 32u;

@@ -317,6 +317,8 @@ def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch
                                                       slots * 4, len(alpha) * segment * 4)
         if "drawn_list" in arenas:
             culling.add_sort_view(system, name, arenas, slots * 4, len(alpha) * segment * 4)
+    if "drawn_list" in arenas:
+        culling.add_sprite_indices(system, name, arenas)
     stand_ins = {k.split(":", 1)[1]: arenas.pop(k) for k in list(arenas)
                  if k.startswith("stand_in:")}
     return Batch(name, key, list(members), Simulation(name, arenas, blocks, n, stand_ins), bases,

@@ -188,6 +188,8 @@ def draw_pass(system: EmitterSystem, name: str, pool: _Pool, b: dict[str, Buffer
     offsets = [k * PARAMS.itemsize for k in records]
     return system.build.draw(name, shader, _draw_pipeline(system, component, shader), bindings,
                              indirect=(b["draw_args"], offsets[0]), depth_read_only=soft,
+                             index=(b["sprite_indices"], "uint32", 6) if "sprite_indices" in b
+                             else None,
                              order=sprite_queue(component.blend, component.soft),
                              more_indirect=tuple(offsets[1:]))
 

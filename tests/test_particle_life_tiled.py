@@ -7,6 +7,8 @@ where gathered's rows of 3 cells wrap in y or z."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import particle_life_model as model
 import pytest
@@ -20,6 +22,8 @@ from emberfx.systems.particle_life.system import attraction_matrix
 CELL_LANES = wgsl.int_constant("particle_life/forces_tiled.wgsl", "CELL_LANES")
 CHUNK = wgsl.int_constant("particle_life/forces_tiled.wgsl", "CHUNK")
 SORT_CAPACITY = wgsl.int_constant("particle_life/cell_runs.wgsl", "CAPACITY")
+# the largest species matrix the forces passes hold in workgroup memory
+MAX_SPECIES = math.isqrt(wgsl.int_constant("particle_life/forces_gathered.wgsl", "MAX_MATRIX"))
 
 
 def crowded_particles(n, box, r_max, crowd, rng):
@@ -65,6 +69,39 @@ def test_grid_kernels_agree_bit_for_bit(gpu, box, count, crowd):
     for kernel, state in zip(KERNELS, others):
         for key in baseline:
             assert state[key].tobytes() == baseline[key].tobytes(), (kernel, key)
+
+
+@pytest.mark.parametrize("box", [(0.45, 0.4), (0.45, 0.4, 0.35)])
+def test_gathered_agrees_with_coincident_particles_and_every_species(gpu, box):
+    """gathered drops the particle itself by its zero offset (no slot test) and indexes the
+    attraction by the species' float bits: particles sharing a spot (twins, and 10 at the box's
+    origin, seen across the edge from the far corner) give no term to each other, and every
+    species of the largest matrix meets the same attraction as in baseline. Equal bytes after 3
+    steps."""
+    dims = len(box)
+    count = 601                     # runs of every length modulo the four slots per iteration
+    rng = np.random.default_rng(21 + dims)
+    position = rng.uniform(0, 1, (count, dims)) * np.asarray(box)
+    position[:150] = position[150:300]          # 150 pairs of twins: one spot, species, velocity
+    position[-20:-10] = 0.0                     # 10 at the origin
+    position[-10:] = np.asarray(box) * 0.995    # 10 at the far corner, near the origin's image
+    position = position.astype(np.float32)
+    species = np.arange(count) % MAX_SPECIES
+    species[:150] = species[150:300]
+    velocity = rng.normal(0, 0.05, (count, dims)).astype(np.float32)
+    velocity[:150] = velocity[150:300]
+    fields = dict(count=count, species=MAX_SPECIES, box=box, r_max=0.1, force=1.0,
+                  reorder_every=2)
+    engines = [swarm_engine(grid_kernel=kernel, **fields) for kernel in ("gathered", "baseline")]
+    load_state(engines, position, velocity, species)
+    for engine in engines:
+        engine.step(3)
+    gathered, baseline = (engine.state("swarm") for engine in engines)
+    assert np.abs(baseline["position"] - position).max() > 1e-4      # it moved
+    # twins feel the same forces, so they stay on one spot (and meet a zero offset every step)
+    np.testing.assert_array_equal(gathered["position"][:150], gathered["position"][150:300])
+    for key in baseline:
+        assert gathered[key].tobytes() == baseline[key].tobytes(), key
 
 
 @pytest.mark.parametrize("kernel", ["gathered", "per_particle", "cell_tiled"])

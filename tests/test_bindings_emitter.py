@@ -52,7 +52,8 @@ strength = 1.0
 
 # What each pass must read and write, from the access modes of its shader's declarations
 # (var<uniform> and var<storage, read>: read; var<storage, read_write>: read and written; a
-# draw also writes the scene target and reads its indirect arguments). Keys are <entity>/ keys.
+# draw also writes the scene target and reads its indirect arguments and index buffer). Keys
+# are <entity>/ keys.
 CONTACTS = {"collision", "colliders", "volume_refs", "volumes", "/scene/depth"}   # update reads
 ORDERED = {   # "jet": ordered allocation, alpha blending (depth + sort)
     "update": ({"params", "particles", "counters", "free_mask", "block_free", "forces",
@@ -68,7 +69,7 @@ ORDERED = {   # "jet": ordered allocation, alpha blending (depth + sort)
     "sort:local": ({"sort_keys:sort_params:local", "sort_keys", "alive_list", "alive_total"},
                    {"sort_keys", "alive_list"}),
     "draw": ({"/frame", "params", "particles", "alive_list", "looks", "sprite_look",
-              "block_owner", "draw_args"},
+              "block_owner", "draw_args", "/~sprites/indices"},
              {"/scene/color"}),
 }
 ATOMIC = {    # "spray": atomic allocation, additive

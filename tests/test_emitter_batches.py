@@ -120,9 +120,10 @@ def test_one_simulation_pass_per_batch_and_views_into_one_arena(gpu):
         system = engine.system_of("a", "emitter")
         for name in "abcde":
             pool = system.pools[name]
-            args = read_array(engine.device, pool.buffers["draw_args"], np.uint32, 4)
+            args = read_array(engine.device, pool.buffers["draw_args"], np.uint32, 5)
             alive = system.counters(engine.entity_ref(name))["alive"]
-            assert args.tolist() == [6, alive, 0, int(pool.param_record["alive_base"])]
+            # drawIndexedIndirect: 6 indices, alive instances from the emitter's first entry
+            assert args.tolist() == [6, alive, 0, 0, int(pool.param_record["alive_base"])]
             assert (pool.buffers["draw_args"].buffer, pool.buffers["draw_args"].offset) in calls
         # the shared passes declare what they write under every member's name too
         update = next(p for p in engine.frame_passes() if p.name == updates[0])

@@ -73,8 +73,8 @@ def run(text: str, cull: bool, steps: int = 12):
             batch = system.batches[0]
             b = batch.sim.buffers
             n = len(batch.members)
-            for key, words in (("draw_args", 4), ("drawn_args", 5))[:2 if cull else 1]:
-                read[key] = read_array(engine.device, b[key], np.uint32).reshape(n, -1)[:, :words]
+            for key in ("draw_args", "drawn_args") if cull else ("draw_args",):
+                read[key] = read_array(engine.device, b[key], np.uint32).reshape(n, -1)[:, :5]
             for key in ("alive_list", "drawn_list") if cull else ("alive_list",):
                 read[key] = read_array(engine.device, b[key], np.uint32)
             read["particles"] = read_array(engine.device, b["particles"], np.float32).reshape(-1, 8)
@@ -92,10 +92,10 @@ def kept_in_order(read, forward=None) -> list[np.ndarray]:
     slot order, as the sort's (key, value) order has it)."""
     drawn_per_emitter = []
     emitters = len(read["draw_args"])
-    for k, ((vertices, alive, _, base), (indices, kept, first, base_vertex, base2)) in enumerate(
+    for k, ((indices, alive, *zeros, base), (indices2, kept, *zeros2, base2)) in enumerate(
             zip(read["draw_args"], read["drawn_args"], strict=True)):
-        # drawIndirect's and drawIndexedIndirect's arguments, from the same first instance
-        assert (vertices, indices, first, base_vertex, base) == (6, 6, 0, 0, base2)
+        # drawIndexedIndirect's arguments, from the same first instance
+        assert (indices, indices2, zeros, zeros2, base) == (6, 6, [0, 0], [0, 0], base2)
         assert kept <= alive
         entries = read["alive_list"][base:base + alive]
         drawn = read["drawn_list"][base:base + kept]
@@ -147,7 +147,7 @@ def test_culled_draws_give_the_same_image_and_launch_fewer_sprites(gpu, camera):
 
 def window_centres(read, emitter: int) -> tuple[np.ndarray, np.ndarray]:
     """numpy: the slots of the batch's ``emitter`` alive and each one's window position."""
-    _, alive, _, base = read["draw_args"][emitter]
+    _, alive, _, _, base = read["draw_args"][emitter]
     slots = read["alive_list"][base:base + alive]
     first = read["first_blocks"][emitter] * 256
     centres = read["particles"][first + slots.astype(np.int64), :3].astype(np.float64)

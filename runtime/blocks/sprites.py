@@ -4,6 +4,9 @@ view or as a world quad (shaders/common/texture_quad.wgsl) for Life and fractal 
 
 from __future__ import annotations
 
+import numpy as np
+import wgpu
+
 from emberfx.core import wgsl
 from emberfx.core.bindings import RENDER, pipeline_layout
 from emberfx.core.frame_graph import RenderQueue
@@ -19,6 +22,24 @@ BLENDS = {
 }
 
 _CACHE: dict[tuple, object] = {}
+
+# common/sprite.wgsl's sprite_corner(0..5) are two triangles sharing corners 0 and 2: drawn
+# through these indices, the GPU may shade each of the four corners once instead of six vertices
+# (the same triangles, their vertices in the same order, so the same pixels)
+SPRITE_INDICES = np.array([0, 1, 2, 0, 2, 5], np.uint32)
+SPRITE_INDEX_BUFFER = "~sprites/indices"
+
+
+def sprite_indices(resources, family: str):
+    """The registry's index buffer of SPRITE_INDICES (made on first use), for indexed sprite
+    draws: drawIndexedIndirect arguments (6, instances, 0, 0, first instance)."""
+    view = resources.get(SPRITE_INDEX_BUFFER)
+    if view is None:
+        owner, key = SPRITE_INDEX_BUFFER.split("/")
+        view = resources.buffer(owner, key, SPRITE_INDICES.nbytes,
+                                wgpu.BufferUsage.INDEX | wgpu.BufferUsage.COPY_DST, family=family)
+        resources.write(view, SPRITE_INDICES.tobytes())
+    return view
 
 
 def sprite_pipeline(device, shader: str, blend: str, color_format: str, depth_format: str,

@@ -7,7 +7,7 @@
 // An entry's place: the kept entries of the emitter's earlier blocks (drawn_offset[block] -
 // drawn_offset[first block]) plus the kept entries before it in its own block (its mask's lower
 // bits). The first lane of each emitter's first block writes its drawIndexedIndirect arguments:
-// the 6 indices of systems/emitter/culling.py's SPRITE_INDICES x kept count from instance
+// the 6 indices of runtime/blocks/sprites.py's SPRITE_INDICES x kept count from instance
 // alive_base (index count, instance count, first index, base vertex, first instance), and the kept count to word 0 of its drawn total, which a back-to-
 // front sort of the drawn list reads as it would read the alive total.
 //

@@ -317,8 +317,6 @@ def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch
                                                       slots * 4, len(alpha) * segment * 4)
         if "drawn_list" in arenas:
             culling.add_sort_view(system, name, arenas, slots * 4, len(alpha) * segment * 4)
-    if "drawn_list" in arenas:
-        culling.add_sprite_indices(system, name, arenas)
     stand_ins = {k.split(":", 1)[1]: arenas.pop(k) for k in list(arenas)
                  if k.startswith("stand_in:")}
     return Batch(name, key, list(members), Simulation(name, arenas, blocks, n, stand_ins), bases,
@@ -358,7 +356,7 @@ def _place_in_batch(system: EmitterSystem, batch: Batch, k: int, pool: _Pool) ->
     regions = {"particles": (base * PARTICLE.itemsize, n * PARTICLE.itemsize),
                "alive_list": (alive_base * 4, n * 4),
                "params": (k * RECORD, RECORD), "counters": (k * RECORD, RECORD),
-               "draw_args": (k * RECORD, 16), "alive_total": (k * RECORD, 16),
+               "draw_args": (k * RECORD, 20), "alive_total": (k * RECORD, 16),
                "sprite_look": (k * RECORD, SPRITE_LOOK.itemsize),
                "forces": (k * MAX_FORCES * FORCE.itemsize, MAX_FORCES * FORCE.itemsize),
                "looks": (k * LOOKS.itemsize, LOOKS.itemsize)}

@@ -14,10 +14,8 @@ has at least CULL_FROM entries runs three steps in the RENDER phase, before its 
                                 packed from its alive_base into <batch>/drawn_list, and its
                                 drawIndirect arguments in <batch>/drawn_args
 
-and its draws bind drawn_list in place of the alive list and draw from drawn_args, indexed: the
-indices SPRITE_INDICES name the quad's four corners, so the GPU may shade each corner once where
-the six unindexed vertices shade the shared two twice (the same triangles, vertices in the same
-order, so the same pixels).
+and its draws bind drawn_list in place of the alive list and draw_args (drawIndexedIndirect's, as
+every sprite draw's: runtime/blocks/sprites.py) from drawn_args.
 Its alpha emitters' sort then orders their drawn lists (counts in <batch>/drawn_total), not their
 alive lists: the same entries in the same order as sorting first and culling after, for a
 fraction of the work.
@@ -36,7 +34,6 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-import numpy as np
 import wgpu
 
 from emberfx.blocks.scan import PrefixScan
@@ -52,10 +49,6 @@ CULL, COMPACT = "emitter/cull.wgsl", "emitter/cull_compact.wgsl"
 BLOCK = wgsl.int_constant(CULL, "BLOCK")
 BLOCK_WORDS = wgsl.int_constant(CULL, "BLOCK_WORDS")
 RECORD = 4 * wgsl.int_constant(CULL, "RECORD_WORDS")
-
-# emitter/billboard.wgsl's vertices 0..5 are the corners of two triangles, 0 and 2 twice: the
-# six vertices of an unindexed sprite, drawn through an index buffer of its four corners
-SPRITE_INDICES = np.array([0, 1, 2, 0, 2, 5], np.uint32)
 
 # Batches whose alive list has at least this many entries cull; below it the three passes cost
 # more than the launches they save. `emberfx bench many` measures with and without.
@@ -111,15 +104,6 @@ def sort_inputs(b: dict[str, BufferView]) -> dict[str, BufferView]:
     return {**b, "sort_values": b["drawn_sort_values"], "alive_total": b["drawn_total"]}
 
 
-def add_sprite_indices(system: EmitterSystem, name: str, arenas: dict[str, BufferView]) -> None:
-    """Batch ``name``'s index buffer for its culled draws (SPRITE_INDICES)."""
-    view = system.resources.buffer(name, "sprite_indices", SPRITE_INDICES.nbytes,
-                                   wgpu.BufferUsage.INDEX | wgpu.BufferUsage.COPY_DST,
-                                   family=system.key)
-    system.resources.write(view, SPRITE_INDICES.tobytes())
-    arenas["sprite_indices"] = view
-
-
 def cull_passes(system: EmitterSystem, name: str, b: dict[str, BufferView]) -> list[Pass]:
     """The cull, scan and compaction of batch ``name`` (its arenas ``b``)."""
     blocks = b["drawn_block"].size // 4
@@ -158,5 +142,4 @@ def drawn(b: dict[str, BufferView]) -> dict[str, BufferView]:
     """What a batch's draws bind: its drawn list and arguments where it culls."""
     if "drawn_list" not in b:
         return b
-    return {**b, "alive_list": b["drawn_list"], "draw_args": b["drawn_args"],
-            "sprite_indices": b["sprite_indices"]}
+    return {**b, "alive_list": b["drawn_list"], "draw_args": b["drawn_args"]}

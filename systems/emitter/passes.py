@@ -14,7 +14,7 @@ import numpy as np
 
 from emberfx.blocks.scan import PrefixScan
 from emberfx.blocks.sort import KeySort
-from emberfx.blocks.sprites import sprite_pipeline, sprite_queue
+from emberfx.blocks.sprites import SPRITE_INDICES, sprite_indices, sprite_pipeline, sprite_queue
 from emberfx.blocks.textures import sprite_sampler
 from emberfx.core import wgsl
 from emberfx.core.frame_graph import Pass, Phase
@@ -188,8 +188,8 @@ def draw_pass(system: EmitterSystem, name: str, pool: _Pool, b: dict[str, Buffer
     offsets = [k * PARAMS.itemsize for k in records]
     return system.build.draw(name, shader, _draw_pipeline(system, component, shader), bindings,
                              indirect=(b["draw_args"], offsets[0]), depth_read_only=soft,
-                             index=(b["sprite_indices"], "uint32", 6) if "sprite_indices" in b
-                             else None,
+                             index=(sprite_indices(system.resources, system.key), "uint32",
+                                    len(SPRITE_INDICES)),
                              order=sprite_queue(component.blend, component.soft),
                              more_indirect=tuple(offsets[1:]))
 

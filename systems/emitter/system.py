@@ -196,7 +196,7 @@ class EmitterSystem(System):
             "block_alive": (blocks * 4, storage),
             "block_owner": (blocks * 4, storage),   # all zero: every block is emitter 0's
             "alive_list": (n * 4, storage),
-            "draw_args": (16, storage | wgpu.BufferUsage.INDIRECT),
+            "draw_args": (20, storage | wgpu.BufferUsage.INDIRECT),   # drawIndexedIndirect
             "alive_total": (16, storage),
             "looks": (LOOKS.itemsize, storage),
             # storage, not uniform: lavapipe recompiles a shader whose branches read uniforms

@@ -45,7 +45,7 @@ import numpy as np
 import wgpu
 
 from emberfx.blocks.scan import PrefixScan
-from emberfx.blocks.sprites import sprite_pipeline, sprite_queue
+from emberfx.blocks.sprites import SPRITE_INDICES, sprite_indices, sprite_pipeline, sprite_queue
 from emberfx.core import step_batches, wgsl
 from emberfx.core.errors import DeviceLimitError
 from emberfx.core.frame_graph import SIMULATION_PHASES, FrameGraph, Pass, Phase
@@ -241,7 +241,8 @@ class ParticleLifeSystem(System):
             f"{prefix}:draw", "particle_life/draw.wgsl", self._draw_pipeline(c.blend),
             [{"frame": "frame", "look": b["look"], "particles": b[f"particles{p}"]}
              for p in (0, 1)],
-            pick=lambda: swarm.parity, vertices=6, instances=c.count,
+            pick=lambda: swarm.parity, instances=c.count,
+            index=(sprite_indices(self.resources, self.key), "uint32", len(SPRITE_INDICES)),
             order=sprite_queue(c.blend)))
         return passes
 

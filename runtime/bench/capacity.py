@@ -23,10 +23,10 @@ H200 = {"memory": 139 * GIB, "max-buffer-size": 4 * GIB,
 # Both directions together, per GPU, from NVIDIA's H200 page (nvidia.com/en-us/data-center/h200):
 # "NVIDIA NVLink: 900GB/s, PCIe Gen5: 128GB/s". One direction is half.
 INTERCONNECTS = {"NVLink 4 (H200 SXM)": 900e9, "PCIe Gen5 x16": 128e9}
-# Measured on one H200 (docs/benchmarks.md): Life 65536x32768 15.3 Tcell/s; particle life 1M,
-# 2D, ~20 per cell: 1776 steps/s (grid_kernel = "gathered", precision = "exact").
-LIFE_RATE = 15.3e12                     # cell updates per second
-PARTICLE_LIFE_RATE = 1776 * (1 << 20)   # particle-steps per second
+# Measured on one H200 (docs/benchmarks.md): Life 65536x32768 21.4 Tcell/s; particle life 1M,
+# 2D, ~20 per cell: 2432 steps/s (grid_kernel = "gathered", precision = "exact").
+LIFE_RATE = 21.4e12                     # cell updates per second
+PARTICLE_LIFE_RATE = 2432 * (1 << 20)   # particle-steps per second
 PER_CELL = 20                           # particles per r_max x r_max cell (the bench's swarms)
 # Mean |v_x| per step in units of r_max: 0.002 rounds up what the bench's 2D swarm showed
 # (50k particles, r_max 0.02, 6 random species, steps 50-300: mean |v_x| dt / r_max

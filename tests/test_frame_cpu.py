@@ -190,6 +190,7 @@ def test_a_live_edit_checks_the_numbers_and_files_of_the_edited_fields_only(show
     """Scripts edit a field or two every step: the checks of a field alone (32-bit numbers,
     file paths) run for the fields whose values changed, while the types and the class's own
     checks still see the whole component (a refused edit reads as the loader says it)."""
+    import emberfx.model.component_values as component_values
     import emberfx.model.scene as scene
 
     engine, output = showcase
@@ -205,6 +206,7 @@ def test_a_live_edit_checks_the_numbers_and_files_of_the_edited_fields_only(show
         return path_value(loader, value, field, entity)
 
     monkeypatch.setattr(scene, "bad_numbers", numbers_spy)
+    monkeypatch.setattr(component_values, "bad_numbers", numbers_spy)   # edits checked alone
     monkeypatch.setattr(scene._Loader, "path_value", path_spy)
     fountain = engine.entity("fountain").emitter
     fountain.position = (0.5, -1.9, 0.0)
@@ -325,3 +327,131 @@ def test_lone_records_are_reused_and_an_empty_page_is_released(gpu):
         for name in [*names[1:-1], "late"]:
             counters = system.counters(engine.entity_ref(name))
             assert counters["step_budget"] == 10 and counters["born"] == 10, (name, counters)
+
+
+# Values a live edit may give a field checked alone: valid ones, and ones that the number check,
+# the type or the class's own checks refuse (each refusal must read as the whole check says).
+EDIT_VALUES: tuple[object, ...] = (
+    (0.25, -1.0, 3.0), [0.0, 2.0, 0.0], (0, 1, 0), (0.0, 0.0, 0.0), (1.0, 2.0),
+    (float("nan"), 0.0, 0.0), (1e39, 0.0, 0.0), (3.0, -2.0), (1.0, "a", 0.0),
+    0.5, 0.0, -0.5, 2.0, 7, 65, 1e39, float("inf"), True, None, "up", [])
+
+
+def test_edits_of_fields_checked_alone_read_as_the_whole_check(scenes_dir):
+    """The oracle is the whole component's check (no ``since``): for every emitter of the
+    bundled scenes, an edit of one or two fields of ``CHECKED_ALONE`` (or of one and another
+    field) gives the same values and types, or the same refusal, as the live edit's check."""
+    import copy
+    import dataclasses
+
+    from emberfx.model.scene import validated_copy
+    from emberfx.systems.emitter.component import Emitter
+
+    alone = sorted(Emitter.CHECKED_ALONE)
+    declared = {f.name for f in dataclasses.fields(Emitter)}
+    assert set(alone) <= declared
+    assert not set(alone) & {*Emitter.PATH_FIELDS, *(f.split(".")[0] for f in Emitter.REFERENCES)}
+
+    def outcome(edited, since):
+        try:
+            valid = validated_copy(edited, "emitter", entity="e", path=None, since=since)
+        except SceneError as exc:
+            return str(exc)
+        return [(name, type(getattr(valid, name)), getattr(valid, name))
+                for name in declared]
+
+    bases = [c for path in sorted(scenes_dir.glob("*.toml"))
+             for spec in load_scene(path).entities for c in spec.components.values()
+             if isinstance(c, Emitter) and not c.init and not c.update and not c.mesh]
+    assert len(bases) > 10
+    compared = refused = 0
+    for index, base in enumerate(bases):
+        for k, name in enumerate(alone):
+            partner = alone[(k + index) % len(alone)]
+            for j, value in enumerate(EDIT_VALUES):
+                edited = copy.deepcopy(base)
+                setattr(edited, name, value)
+                if j % 3 == 0:   # two fields checked alone at once
+                    setattr(edited, partner, EDIT_VALUES[(j + 7) % len(EDIT_VALUES)])
+                elif j % 3 == 1:   # and a field that gets the whole check
+                    edited.size = 0.125
+                fast, whole = outcome(edited, base), outcome(edited, None)
+                assert fast == whole, (name, value)
+                compared += 1
+                refused += isinstance(whole, str)
+    assert refused > compared / 2 and compared - refused > compared / 10
+
+
+def test_a_live_edit_of_fields_checked_alone_skips_the_whole_check(showcase, monkeypatch):
+    """The showcase's scripts move the fountain every step: its edit is checked field by field,
+    without the whole component's conversion and class checks; an edit of another field still
+    gets the whole check."""
+    import emberfx.model.scene as scene
+
+    engine, output = showcase
+    whole: Counter = Counter()
+    component = scene._Loader.component
+
+    def counting(loader, key, *args):
+        whole[key] += 1
+        return component(loader, key, *args)
+
+    monkeypatch.setattr(scene._Loader, "component", counting)
+    fountain = engine.entity("fountain").emitter
+    fountain.position = (0.5, -1.9, 0.0)
+    fountain.direction = [0.1, 1.0, 0.0]
+    frame(engine, output)
+    assert whole["emitter"] == 0
+    assert fountain.position == (0.5, -1.9, 0.0) and type(fountain.direction) is tuple
+    fountain.direction = (0.0, 0.0, 0.0)
+    with pytest.raises(SceneError, match=r"^live edit: entity 'fountain': emitter.direction: "
+                                         r"expected a non-zero vector"):
+        frame(engine, output)
+    assert whole["emitter"] == 1 and fountain.direction == (0.1, 1.0, 0.0)
+    fountain.size = 0.04
+    fountain.position = (0.4, -1.9, 0.0)
+    frame(engine, output)
+    assert whole["emitter"] == 2 and fountain.size == 0.04
+
+
+def test_short_hook_calls_do_not_each_wake_the_watchdog():
+    """Scripts make several short hook calls a frame: only the first wakes the watchdog thread
+    (a wake-up is a thread switch), and a hook that runs past its limit is still stopped."""
+    import queue
+    import time
+
+    from emberfx.engine.script_watchdog import ScriptTimeout, Watchdog
+
+    wakes: Counter = Counter()
+
+    class CountingQueue(queue.SimpleQueue):
+        def put(self, item, block=True, timeout=None):
+            wakes["put"] += 1
+            super().put(item, block, timeout)
+
+    dog = Watchdog()
+    dog._wake = CountingQueue()
+    for _ in range(100):
+        call = dog.call(0.4)
+        dog.begin(call)
+        dog.end(call)
+        time.sleep(0.001)   # the watchdog thread gets its turn between the hooks
+    # one wake-up, and one more per quiet 0.4 s that a loaded machine may leave between two
+    # hooks; a wake-up per hook would make 100
+    assert 1 <= wakes["put"] <= 10, wakes
+    call = dog.call(0.4)
+    assert call is not None
+    started = time.monotonic()
+    with pytest.raises(ScriptTimeout):
+        dog.begin(call)
+        try:
+            while time.monotonic() - started < 5.0:
+                pass
+        finally:
+            dog.end(call)
+    assert call.fired and 0.4 <= time.monotonic() - started < 2.0
+    wakes.clear()
+    call = dog.call(0.05)   # a shorter limit than the watchdog's next look: it is woken
+    dog.begin(call)
+    dog.end(call)
+    assert wakes["put"] == 1

@@ -177,10 +177,12 @@ def _checked_edit(world, scene_path, name: str, key: str, component, before: Com
         with world.quiet():
             copy_fields(before.valid, component)
         raise relabelled(exc, "live edit", UNDONE) from None
-    from emberfx.model.scene import reference_value
+    from emberfx.model.component_values import reference_value
 
     references = getattr(type(component), "REFERENCES", {})
-    if any(reference_value(valid, f) != reference_value(before.valid, f) for f in references):
+    if any(_field_root(valid, f) is not _field_root(before.valid, f)   # shared: unchanged
+           and reference_value(valid, f) != reference_value(before.valid, f)
+           for f in references):
         try:
             check_references(world, scene_path, name, {key: valid}, "live edit", UNDONE)
         except SceneError:
@@ -190,12 +192,18 @@ def _checked_edit(world, scene_path, name: str, key: str, component, before: Com
     return valid
 
 
+def _field_root(component, field: str):
+    """The value of the component's own field that a dotted ``field`` starts from."""
+    return getattr(component, field.partition(".")[0])
+
+
 def check_references(world, scene_path, name: str, components: dict, label: str,
                      note: str = "") -> None:
     """The entity names that ``components`` refer to (an emitter's ``affected_by``) must be
     entities of ``world`` with a wanted component, as in a scene file. Only the named entities
     are looked at, so a spawn costs the same at any size."""
-    from emberfx.model.scene import EntitySpec, reference_value, referenced_names
+    from emberfx.model.component_values import reference_value, referenced_names
+    from emberfx.model.scene import EntitySpec
     from emberfx.model.scene import check_references as check
 
     targets = {t for c in components.values() for f in getattr(type(c), "REFERENCES", {})

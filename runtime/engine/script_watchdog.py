@@ -90,6 +90,8 @@ class Watchdog:
         self._wake: queue.SimpleQueue[bool] = queue.SimpleQueue()   # a put wakes the watchdog
         self._stacks: dict[int, list[HookCall]] = {}  # thread id -> its calls, outermost first
         self._wake_at = float("inf")                  # when the watchdog thread next looks
+        self._begun = 0                  # calls begun: the watchdog parks after a quiet period
+        self._last_limit = float("inf")  # the limit of the latest call begun
         self._thread: threading.Thread | None = None
 
     @staticmethod
@@ -107,6 +109,8 @@ class Watchdog:
             call.started = time.monotonic()
             call.deadline = call.started + call.limit
             self._stacks.setdefault(call.thread, []).append(call)
+            self._begun += 1
+            self._last_limit = call.limit
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._watch, daemon=True,
                                                 name="emberfx-script-watchdog")
@@ -171,6 +175,11 @@ class Watchdog:
             return True
 
     def _watch(self) -> None:
+        """Sleeps until the earliest deadline of the calls running. With none running it still
+        looks again one limit later while calls keep beginning: a hook begun meanwhile has a
+        later deadline, so it needs no wake-up (short hooks, several a frame, would otherwise
+        each wake this thread); after a quiet limit it sleeps until the next call begins."""
+        begun = -1
         while True:
             with self._lock:
                 now = time.monotonic()
@@ -180,7 +189,9 @@ class Watchdog:
                         call.fired = True
                         call.deadline = now + REFIRE_SECONDS
                         _raise_in_thread(call.thread, ScriptTimeout)
-                self._wake_at = min((c.deadline for c in watched), default=float("inf"))
+                idle = float("inf") if self._begun == begun else now + self._last_limit
+                begun = self._begun
+                self._wake_at = min((c.deadline for c in watched), default=idle)
                 wait = None if self._wake_at == float("inf") else self._wake_at - now
             with contextlib.suppress(queue.Empty):
                 self._wake.get(timeout=wait)

@@ -120,7 +120,7 @@ def changed_between(cls: type, before, after) -> Change | None:
     worst: Change | None = None
     for name, change in changes_of(cls).items():
         a, b = getattr(before, name), getattr(after, name)
-        if a == b:
+        if a is b or a == b:   # a live edit's valid copy shares the values it did not change
             continue
         nested = _nested_change(a, b)
         change = max(change, nested) if nested is not None else change

@@ -70,7 +70,7 @@ class ReloadPlan:
 
 def component_files(scene, spec) -> dict[str, list[Path]]:
     """Component key -> the files its ``PATH_FIELDS`` name, resolved against the scene."""
-    from emberfx.model.scene import path_values
+    from emberfx.model.component_values import path_values
 
     out: dict[str, list[Path]] = {}
     for key, component in spec.components.items():

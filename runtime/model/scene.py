@@ -35,10 +35,23 @@ import msgspec
 from emberfx.core.errors import SceneError, read_user_text
 from emberfx.model.camera import Camera
 from emberfx.model.colors import check_colors
+from emberfx.model.component_values import (
+    checked_alone,
+    path_values,
+    plain_builtin,
+    reference_value,
+    referenced_names,
+)
 from emberfx.model.light import Light
 from emberfx.model.numbers import bad_numbers
 from emberfx.model.registry import component_types, entity_name_problem
-from emberfx.model.scene_fields import check_decodable, explain, field_names, join_path, show
+from emberfx.model.scene_fields import (
+    check_decodable,
+    explain,
+    field_names,
+    join_path,
+    show,
+)
 from emberfx.model.scene_summary import describe
 
 __all__ = ["SceneSettings", "EntitySpec", "Scene", "load_scene", "loads_scene", "describe"]
@@ -211,19 +224,6 @@ def loads_scene(text: str, path: str | os.PathLike | None = None) -> Scene:
     return _Loader(path).scene(doc)
 
 
-def path_values(component) -> list[tuple[str, str]]:
-    """(field, path as written) for every file the component names in its ``PATH_FIELDS``
-    (a field may hold one path or a list of them; unset ones are skipped)."""
-    out = []
-    is_path = getattr(component, "is_path", None)   # a field that holds a path only sometimes
-    for name in getattr(type(component), "PATH_FIELDS", ()):
-        value = getattr(component, name, None)
-        for item in value if isinstance(value, (list, tuple)) else [value]:
-            if item is not None and (is_path is None or is_path(name, item)):
-                out.append((name, item))
-    return out
-
-
 def validate_component(key: str, table: dict, *, entity: str, path=None) -> object:
     """A component from a dict of scene-file fields, validated like a scene file's table."""
     loader = _Loader(path)
@@ -245,43 +245,22 @@ def validated_copy(value, key: str, *, entity: str | None = None, path=None,
     fields = None
     if isinstance(value, cls):
         try:
-            value = msgspec.to_builtins(value, enc_hook=_plain)
+            value = msgspec.to_builtins(value, enc_hook=plain_builtin)
         except TypeError as exc:
             raise loader.error(f"expected numbers, strings, lists and tables, found {exc}",
                                field=key, entity=entity) from None
         if isinstance(since, cls):
-            old = msgspec.to_builtins(since, enc_hook=_plain)
+            old = msgspec.to_builtins(since, enc_hook=plain_builtin)
             fields = frozenset(k for k, v in value.items() if k not in old or old[k] != v)
+            alone = checked_alone(cls, key, value, since, fields)
+            if alone is not None:
+                return alone
     elif dataclasses.is_dataclass(value) or isinstance(value, msgspec.Struct):
         raise loader.error(f"expected {cls.__name__}(...) or a table of its fields, found "
                            f"{type(value).__name__}(...)", field=key, entity=entity)
     if cls in (SceneSettings, Camera, Light):
         return loader.convert(cls, loader.table({key: value}, key), key)
     return loader.component(key, value, entity, fields)
-
-
-def _plain(value):
-    """Values a Python user naturally writes that TOML has no type for: numpy numbers and
-    arrays, paths."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    raise TypeError(f"a {type(value).__name__}")
-
-
-def reference_value(component, field: str):
-    """A ``REFERENCES`` field's value; a dotted field (``on_death.emitter``) reads a nested
-    object, None where one on the way is unset."""
-    for part in field.split("."):
-        component = None if component is None else getattr(component, part)
-    return component
-
-
-def referenced_names(value) -> list[str]:
-    """The entity names a ``REFERENCES`` field holds: one name (a trail's ``source``), a list
-    (an emitter's ``affected_by``), or none (None)."""
-    return [value] if isinstance(value, str) else list(value or ())
 
 
 def check_references(entities: list[EntitySpec], among: list[EntitySpec] | None = None,

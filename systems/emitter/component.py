@@ -60,12 +60,36 @@ def as_range(value: float | tuple[float, float]) -> tuple[float, float]:
     return (value, value)
 
 
-def _check_finite(name: str, values) -> None:
+def _finite(values) -> bool:
     flat: list[float] = []
     for v in values if isinstance(values, (tuple, list)) else (values,):
         flat.extend(v if isinstance(v, (tuple, list)) else (v,))
-    if not all(math.isfinite(v) for v in flat):
+    return all(math.isfinite(v) for v in flat)
+
+
+def _check_finite(name: str, values) -> None:
+    if not _finite(values):
         raise ValueError(f"{name}: expected finite numbers, found {values}")
+
+
+def _non_zero(vector) -> bool:
+    return sum(c * c for c in vector) != 0.0
+
+
+def _ordered(pair) -> bool:
+    return not pair[1] < pair[0]
+
+
+def _finite_or_unset(value) -> bool:
+    return value is None or _finite(value)
+
+
+def _finite_non_zero(vector) -> bool:
+    return _finite(vector) and _non_zero(vector)
+
+
+def _finite_ordered(pair) -> bool:
+    return _finite(pair) and _ordered(pair)
 
 
 @dataclass(slots=True)
@@ -295,6 +319,16 @@ class Emitter(Tracked):
     REFERENCE_LIMITS = {"affected_by": {("attractor", "force_field", "kill_zone"): MAX_FORCES,
                                         ("collider",): MAX_FORCES}}
 
+    # The fields that no check of several fields reads, each with what __post_init__ asks of it
+    # alone besides its type (None: nothing). A live edit of these fields only is checked field
+    # by field (model/scene.validated_copy): scripts move emitters every step.
+    CHECKED_ALONE = {"position": _finite, "direction": _finite_non_zero, "gravity": _finite,
+                     "rate": _finite_or_unset, "rate_over_distance": None, "drag": _finite,
+                     "spread_deg": None, "inherit_velocity": None, "axis": _finite_non_zero,
+                     "stretch": _finite, "size_variation": None, "color_variation": None,
+                     "rotation_deg": _finite_ordered, "angular_velocity_deg": _finite_ordered,
+                     "substeps": None}
+
     def __post_init__(self):
         problem = mesh_problem(self)
         if problem is not None:
@@ -318,11 +352,11 @@ class Emitter(Tracked):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
                 _check_finite(name, getattr(self, name))
         for name in ("direction", "axis"):
-            if sum(c * c for c in getattr(self, name)) == 0.0:
+            if not _non_zero(getattr(self, name)):
                 raise ValueError(f"{name}: expected a non-zero vector, found [0, 0, 0]")
         for name in ("rotation_deg", "angular_velocity_deg"):
             lo, hi = getattr(self, name)
-            if hi < lo:
+            if not _ordered((lo, hi)):
                 raise ValueError(f"{name}: expected [min, max] with min <= max, found [{lo}, {hi}]")
         if self.soft > 0.0 and self.blend == "opaque":
             raise ValueError(f'soft: expected blend "additive" or "alpha" for soft particles '

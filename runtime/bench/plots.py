@@ -72,7 +72,7 @@ def write_plots(sweep: dict, folder, adapter: str) -> list[Path]:
         axes = figure.add_subplot()
         draw(axes, entry)
         axes.set_title(f"{entry.get('title', family)}\n{adapter}", fontsize=10)
-        figure.subplots_adjust(left=0.1, right=0.97, top=0.88, bottom=0.12)
+        figure.subplots_adjust(left=0.12, right=0.97, top=0.88, bottom=0.12)
         path = folder / f"{family}.png"
         figure.savefig(path, dpi=DPI)
         written.append(path)

@@ -55,7 +55,7 @@ TITLES = {
                       "M particle-steps/s"),
     "cloth": ("cloth step (16 substeps, 12 springs per vertex)", "vertices",
               "M vertex-substeps/s"),
-    "many": ("many emitters, step + render 640x360 (batched, and alone)", "emitters",
+    "many": ("many emitters, step + render 640x360 (batched, unculled, alone)", "emitters",
              "emitter-frames/s"),
 }
 SCALE = {"emitter": 1e9, "life": 1e9, "particle_life": 1e6, "cloth": 1e6}

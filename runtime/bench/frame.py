@@ -27,7 +27,7 @@ import numpy as np
 from emberfx.app.window import WINDOW_READBACK_EVERY
 from emberfx.bench.harness import output_texture, sync
 
-TARGET_MS = 1.5   # issue 18 item 5: CPU per showcase frame, pipelined, no submit
+TARGET_MS = 1.5   # CPU per showcase frame, pipelined, submit calls excluded
 WARMUP_FRAMES = 20
 MEASURED_FRAMES = 60
 

@@ -2,9 +2,10 @@
 pixel centre of the target, with the same image.
 
 Where few units run the graphics pipeline (the H200 has two graphics-capable TPCs), a sprite's
-cost is launching its six vertices, whether or not it covers a pixel: 1M sprites of a pixel or
-less cost ~4 ms there however cheap their vertex shader is. Per render, a batch whose alive list
-has at least CULL_FROM entries runs three steps in the RENDER phase, before its back-to-front sort:
+cost is launching its vertices, whether or not it covers a pixel: 1M unindexed sprites of a pixel
+or less cost ~4.5 ms there however cheap their vertex shader is (docs/benchmarks.md).
+Per render, a batch whose alive list has at least CULL_FROM entries runs three steps in the
+RENDER phase, before its back-to-front sort:
 
   <batch>:emitter:cull          emitter/cull.wgsl: a bit per alive-list entry, set when the
                                 sprite's window-space box (grown for the rasteriser's sub-pixel
@@ -12,7 +13,7 @@ has at least CULL_FROM entries runs three steps in the RENDER phase, before its 
   <batch>:emitter:drawn:scan:*  the PrefixScan of those counts
   <batch>:emitter:cull_compact  emitter/cull_compact.wgsl: each emitter's kept entries, in order,
                                 packed from its alive_base into <batch>/drawn_list, and its
-                                drawIndirect arguments in <batch>/drawn_args
+                                drawIndexedIndirect arguments in <batch>/drawn_args
 
 and its draws bind drawn_list in place of the alive list and draw_args (drawIndexedIndirect's, as
 every sprite draw's: runtime/blocks/sprites.py) from drawn_args.
@@ -50,8 +51,9 @@ BLOCK = wgsl.int_constant(CULL, "BLOCK")
 BLOCK_WORDS = wgsl.int_constant(CULL, "BLOCK_WORDS")
 RECORD = 4 * wgsl.int_constant(CULL, "RECORD_WORDS")
 
-# Batches whose alive list has at least this many entries cull; below it the three passes cost
-# more than the launches they save. `emberfx bench many` measures with and without.
+# Batches whose alive list has at least this many entries cull. Below it the draws are cheap
+# either way, and the cull's five dispatches would be most of the cost (not measured there);
+# `emberfx bench many` measures 10 emitters of ~10k (100k entries) with and without.
 CULL_FROM = 1 << 16
 
 

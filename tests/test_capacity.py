@@ -13,6 +13,7 @@ from emberfx.bench import capacity
 from emberfx.core.layout import struct_dtype
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import loads_scene
+from emberfx.systems.emitter import passes
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "scaling.md"
 
@@ -51,13 +52,18 @@ def registry_sizes(engine, entity: str, family: str, keys: set[str]) -> dict[str
 
 
 EMITTER_KEYS = {"particles", "alive_list", "block_alive", "free_mask", "block_free",
-                "sort_keys", "alive_mask", "block_alive:scan_sums", "block_free:scan_sums"}
+                "sort_keys", "alive_mask", "block_alive:scan_sums", "block_free:scan_sums",
+                "tiles", "birth_slots"}
 PARTICLE_LIFE_KEYS = {"particles", "ids", "cell_of", "cell_particles", "cell_count",
                       "cell_cursor", "cell_count:scan_sums", "gathered"}
 
 
-@pytest.mark.parametrize("blend,allocation", [("additive", "ordered"), ("alpha", "atomic")])
-def test_emitter_buffers_match_what_the_engine_allocates(gpu, blend, allocation):
+@pytest.mark.parametrize("blend,allocation,one_pass", [("additive", "ordered", False),
+                                                       ("alpha", "atomic", False),
+                                                       ("alpha", "ordered", True)])
+def test_emitter_buffers_match_what_the_engine_allocates(gpu, monkeypatch, blend, allocation,
+                                                         one_pass):
+    monkeypatch.setattr(passes, "ONE_PASS", one_pass)
     n = 300_001          # over 1024 blocks: the scan has two levels
     scene = loads_scene(f"""
 [[entity]]
@@ -70,8 +76,11 @@ allocation = "{allocation}"
     with Engine(scene, size=(32, 32)) as engine:
         real = registry_sizes(engine, "fx", "emitter", EMITTER_KEYS)
         ranks_pass = any(p.name == "fx:emitter:ranks" for p in engine.frame_passes())
-    assert ranks_pass == (allocation == "ordered")   # a pool this size ranks in one pass
-    assert real == capacity.emitter_buffers(n, blend, allocation, ranks_pass)
+        births = any(p.name == "fx:emitter:births" for p in engine.frame_passes())
+    # a pool this size ranks in one workgroup, or steps in one pass where asked to
+    assert ranks_pass == (allocation == "ordered" and not one_pass)
+    assert births == one_pass
+    assert real == capacity.emitter_buffers(n, blend, allocation, ranks_pass, one_pass)
 
 
 def test_particle_life_buffers_match_what_the_engine_allocates(gpu):

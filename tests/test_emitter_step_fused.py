@@ -38,6 +38,7 @@ def run(monkeypatch, text: str, fused: bool, batching: bool = True, threads: int
         steps: int = 20) -> tuple[dict, list[str], dict]:
     """Every emitter's state, the pass names and every emitter's budget of the last step."""
     monkeypatch.setattr(passes, "FUSED_RANKS", fused)
+    monkeypatch.setattr(passes, "ONE_PASS", False)   # the three passes, on any adapter
     if threads is not None:   # many rounds: the fused path must still be taken
         monkeypatch.setattr(passes, "RANKS_THREADS", threads)
         monkeypatch.setattr(passes, "RANKS_MAX_ROUNDS", 1000)

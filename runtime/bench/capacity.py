@@ -53,23 +53,28 @@ def scan_sums_bytes(n: int) -> int:
 
 
 def emitter_buffers(n: int, blend: str = "additive", allocation: str = "ordered",
-                    ranks_pass: bool = False) -> dict:
+                    ranks_pass: bool = False, one_pass: bool = False) -> dict:
     """Bytes of an emitter pool's buffers that grow with its capacity n. ``ranks_pass``: the
-    ordered step ranks free slots in one pass (systems/emitter/passes.py, pools up to a few
-    million slots), without the scans' buffers; the large pools this page is about scan."""
+    ordered step ranks free slots in one workgroup (systems/emitter/passes.py, pools up to a
+    few million slots), without the scans' buffers; ``one_pass``: the pool may take the
+    one-pass step (look-back words per block, born slots); the large pools this page is about
+    scan."""
     particle = struct_dtype("emitter/types.wgsl", "Particle").itemsize
     block = wgsl.int_constant("emitter/types.wgsl", "BLOCK")
     block_words = wgsl.int_constant("emitter/types.wgsl", "BLOCK_WORDS")
     blocks = math.ceil(n / block)
     sizes = {"particles": n * particle, "alive_list": n * 4, "block_alive": blocks * 4}
-    if not (ranks_pass and allocation == "ordered"):
+    if not ((ranks_pass or one_pass) and allocation == "ordered"):
         sizes["block_alive:scan_sums"] = scan_sums_bytes(blocks)
     if blend == "alpha":
         sizes["sort_keys"] = n * 4
     if allocation == "ordered":   # births rank free slots with a scan of block_free
         sizes.update({"free_mask": blocks * block_words * 4, "block_free": blocks * 4})
-        if not ranks_pass:
+        if not (ranks_pass or one_pass):
             sizes["block_free:scan_sums"] = scan_sums_bytes(blocks)
+        if one_pass:
+            control = wgsl.int_constant("emitter/update_ranked.wgsl", "CONTROL_WORDS")
+            sizes.update({"tiles": (control + blocks) * 4, "birth_slots": blocks * block * 4})
     else:
         sizes["alive_mask"] = blocks * block_words * 4
     return {key: size if key.endswith("scan_sums") else allocated(size)

@@ -1,8 +1,8 @@
 """``emberfx bench emitter``: particle-steps per second of a steady-state emitter pool (the whole
 step and the update pass alone), beside the copy rooflines and numpy's update on this CPU, plus
-the CPU cost of encoding a frame and of ``Engine.step``. Ordered pools also time the multi-pass
-step (systems/emitter/passes.py FUSED_RANKS off) in the same run, as the fused step's baseline,
-and the fused step's ranks and spawn passes alone."""
+the CPU cost of encoding a frame and of ``Engine.step``. Ordered pools also time the other
+paths of the step in the same run as baselines (the multi-pass step, and the three-pass or the
+one-pass step: systems/emitter/passes.py), and the passes after the update alone."""
 
 from __future__ import annotations
 
@@ -109,29 +109,54 @@ def bench_emitter() -> list[dict]:
 
 def fused_step_rows(ctx, engine, capacity, attractors, label, seconds, bandwidth,
                     iterations) -> list[dict]:
-    """The fused step's ranks and spawn passes alone, and the multi-pass step of the same scene
-    (FUSED_RANKS off, a second engine filled the same way) as its baseline in this run."""
+    """The step's passes after the update alone (ranks and spawn, or births), and the same
+    scene's step by the other paths in this run, each on a second engine filled the same way:
+    the multi-pass step (FUSED_RANKS off), and the three-pass step (update, ranks, spawn) when
+    the step took one pass (emitter/update_ranked.wgsl), or the one-pass step where the adapter
+    allows it and the step did not take it. A one-pass step reports its look-back's stalls
+    (waits that gave up: a wrong step; 0 expected)."""
     from emberfx.core.frame_graph import SIMULATION_PHASES
     from emberfx.engine.engine import Engine
     from emberfx.systems.emitter import passes
 
     rows = []
-    for short in ("ranks", "spawn"):   # repeated alone: the same work, not the same values
+    for short in ("ranks", "spawn", "births"):   # repeated alone: the same work, not values
         alone = [p for p in engine.frame_passes() if p.name.endswith(f":emitter:{short}")]
         if alone:
             rows.append({"name": f"  {short} pass alone ({label})", "unit": "ms",
                          "value": timed_passes(ctx.device, alone, iterations) * 1e3})
-    with passes.multi_pass_step():
-        multi = Engine(emitter_scene(capacity, "ordered", attractors), size=(256, 256))
-    multi.step(150)
-    baseline = timed_passes(ctx.device, multi.frame_passes(SIMULATION_PHASES), iterations)
-    pass_count = len(multi.frame_passes(SIMULATION_PHASES))
-    multi.close()
-    rows.append({"name": f"  multi-pass step ({label})", "value": capacity / baseline / 1e9,
-                 "unit": "G particle-steps/s", "ms_per_step": baseline * 1e3, "passes": pass_count,
-                 "fraction_of_copy_bandwidth": 64 * capacity / baseline / bandwidth,
-                 "fused_speedup": baseline / seconds})
+    one_pass = engine.system_of("bench", "emitter").pools["bench"].sim.one_pass
+    if one_pass:
+        rows.append({"name": f"  one-pass look-back stalls ({label})", "unit": "count",
+                     "value": look_back_stalls(ctx, engine)})
+    baselines = [("multi-pass step", passes.multi_pass_step())]
+    if one_pass:
+        baselines.append(("three-pass step", passes.one_pass_step(False)))
+    elif ctx.keeps_resident_workgroups_running:
+        baselines.append(("one-pass step", passes.one_pass_step(True)))
+    for name, path in baselines:
+        with path:
+            other = Engine(emitter_scene(capacity, "ordered", attractors), size=(256, 256))
+        other.step(150)
+        baseline = timed_passes(ctx.device, other.frame_passes(SIMULATION_PHASES), iterations)
+        rows.append({"name": f"  {name} ({label})", "value": capacity / baseline / 1e9,
+                     "unit": "G particle-steps/s", "ms_per_step": baseline * 1e3,
+                     "passes": len(other.frame_passes(SIMULATION_PHASES)),
+                     "fraction_of_copy_bandwidth": 64 * capacity / baseline / bandwidth,
+                     "speedup_of_the_step": baseline / seconds})
+        other.close()
     return rows
+
+
+def look_back_stalls(ctx, engine) -> int:
+    """Waits of the one-pass step's look-back that gave up since the pool was made."""
+    from emberfx.core import wgsl
+    from emberfx.core.readback import read_array
+    from emberfx.systems.emitter.passes import UPDATE_RANKED
+
+    tiles = engine.system_of("bench", "emitter").pools["bench"].sim.buffers["tiles"]
+    return int(read_array(ctx.device, tiles, np.uint32)[wgsl.int_constant(UPDATE_RANKED,
+                                                                           "STALLS")])
 
 
 def emitter_case(ctx, capacity, allocation, attractors, bandwidth) -> list[dict]:

@@ -114,6 +114,9 @@ def gpu_adapter_pins(adapters=None) -> list[str]:
     return pins
 
 
+NVIDIA_VENDOR_ID = 0x10DE   # PCI vendor id, as adapter.info["vendor_id"] reports it
+
+
 @dataclass
 class GpuContext:
     """One adapter and device, shared by every Engine in the process."""
@@ -136,6 +139,15 @@ class GpuContext:
         this adapter; None where no limit is known. llvmpipe (lavapipe) silently leaves a loop
         after LLVMPIPE_LOOP_ITERATIONS, so a longer one gives other results there."""
         return LLVMPIPE_LOOP_ITERATIONS if "llvmpipe" in self.label else None
+
+    @property
+    def keeps_resident_workgroups_running(self) -> bool:
+        """Whether a workgroup that has begun keeps running while others spin-wait for it, so a
+        pass may wait on workgroups that began before it (a decoupled look-back). WebGPU promises
+        no such progress; NVIDIA's hardware schedulers give it (a resident workgroup stays on its
+        SM until it ends, its warps scheduled with the spinning ones), and CUDA's own single-pass
+        scans rely on it. Elsewhere: not assumed."""
+        return self.adapter.info.get("vendor_id") == NVIDIA_VENDOR_ID and not self.is_software
 
     def check_buffer_size(self, nbytes: int, what: str, *, storage: bool = True) -> None:
         """Refuse a buffer the device cannot hold, with the numbers, before wgpu panics on it."""

@@ -69,7 +69,7 @@ MOVED_STATE = ("particles", "alive_list", "counters", "draw_args", "alive_total"
                "sprite_look", "looks")
 # a pool's own buffers that a batch's arenas replace (and their scans' and sorts' buffers)
 ARENA_KEYS = (*MOVED_STATE, "params", "sort_keys", "depth_params",
-              "free_mask", "block_free", "block_alive", "block_owner")
+              "free_mask", "block_free", "block_alive", "block_owner", "tiles", "birth_slots")
 _REPLACED_PREFIXES = ("block_free:", "block_alive:", "sort_keys:")
 _serials = itertools.count()
 
@@ -86,6 +86,9 @@ class Simulation:
     # (no batched emitter collides or has events: these are never read, but must outlive any
     # member)
     stand_ins: dict[str, BufferView] = field(default_factory=dict)
+    # ordered allocation stepped by one pass (emitter/update_ranked.wgsl), as simulation_passes
+    # decided when it built the passes
+    one_pass: bool = False
 
 
 @dataclass
@@ -287,6 +290,7 @@ def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch
              "sprite_look": (n * RECORD, STORAGE), "forces": (n * MAX_FORCES * FORCE.itemsize,
                                                              STORAGE),
              "looks": (n * LOOKS.itemsize, STORAGE)}
+    sizes.update(emitter_passes.one_pass_sizes(system, blocks, n, members[0].component))
     if alpha:
         sizes["sort_keys"] = (len(alpha) * segment * 4, STORAGE)
         sizes["depth_params"] = (DEPTH_PARAMS.itemsize, STORAGE)

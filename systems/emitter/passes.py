@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
+import wgpu
 
 from emberfx.blocks.scan import PrefixScan
 from emberfx.blocks.sort import KeySort
@@ -21,8 +22,9 @@ from emberfx.core.frame_graph import Pass, Phase
 from emberfx.core.layout import struct_dtype
 from emberfx.core.resources import BufferView
 from emberfx.systems.emitter import culling
+from emberfx.systems.emitter.events import kinds_sent
 from emberfx.systems.emitter.looks import textured
-from emberfx.systems.emitter.params import PARAMS
+from emberfx.systems.emitter.params import BLOCK, PARAMS
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.batches import Simulation
@@ -30,6 +32,11 @@ if TYPE_CHECKING:
 
 DRAW, DRAW_SOFT = "emitter/draw.wgsl", "emitter/draw_soft.wgsl"
 UPDATE = "emitter/update.wgsl"
+UPDATE_RANKED = "emitter/update_ranked.wgsl"
+BIRTHS = "emitter/births.wgsl"
+# the most slots a one-pass step ranks: its state words hold free counts in VALUE_BITS bits
+RANKED_MAX_SLOTS = 1 << wgsl.int_constant(UPDATE_RANKED, "VALUE_BITS")
+TILE_CONTROL_WORDS = wgsl.int_constant(UPDATE_RANKED, "CONTROL_WORDS")
 ALLOCATION_MODES = wgsl.enum_constants(UPDATE, "ALLOCATION")
 COUNT_GROUP = wgsl.workgroup_size("emitter/count.wgsl")[0]   # blocks per count workgroup
 DEPTH_GROUP = wgsl.workgroup_size("emitter/depth.wgsl")[0]   # alive entries per depth workgroup
@@ -45,15 +52,82 @@ RANKS_PER_INVOCATION = wgsl.int_constant(RANKS, "PER_INVOCATION")
 FUSED_RANKS = True
 
 
+# Ordered allocation in ONE pass (emitter/update_ranked.wgsl: update, free ranks by decoupled
+# look-back, born slots, alive list and draw arguments; then emitter/births.wgsl). None: where
+# the adapter keeps resident workgroups running (GpuContext.keeps_resident_workgroups_running),
+# for emitters alone that send and receive no events, in tiles of several blocks (batches and
+# event sources would take tiles of one block, which measured slower on the H200 than their
+# three passes: docs/benchmarks.md). True: every ordered simulation not receiving events, tiles
+# of one block included (tests on lavapipe); False: never.
+ONE_PASS: bool | None = None
+# False only in tests: the one-pass step's tiles then publish no inclusive prefixes, so every
+# look-back walks back to its emitter's first tile (emitter/update_ranked.wgsl)
+PUBLISH_INCLUSIVE = True
+# The most rounds a one-pass tile waits before it gives up (a wrong step, reported in the
+# emitter's stats): None, the shader's default on software adapters (llvmpipe's loop limit) and
+# 2^22 (seconds) elsewhere; tests set 0 to make every wait give up.
+LOOK_BACK_ROUNDS: int | None = None
+MAX_TILE_BLOCKS = wgsl.int_constant(UPDATE_RANKED, "MAX_TILE_BLOCKS")
+# Blocks per tile of the one-pass step by the pool's blocks (the most blocks first); None: the
+# table below, a number: that many wherever tiles of several blocks may be (tests, bench).
+TILE_BLOCKS: int | None = None
+TILE_BLOCKS_FROM = ((16384, 32), (1024, 8), (0, 4))
+
+
 @contextlib.contextmanager
 def multi_pass_step() -> Iterator[None]:
     """Pools and batches made inside take the multi-pass path (a baseline to measure against)."""
-    global FUSED_RANKS
-    FUSED_RANKS = False
+    global FUSED_RANKS, ONE_PASS
+    saved = FUSED_RANKS, ONE_PASS
+    FUSED_RANKS, ONE_PASS = False, False
     try:
         yield
     finally:
-        FUSED_RANKS = True
+        FUSED_RANKS, ONE_PASS = saved
+
+
+@contextlib.contextmanager
+def one_pass_step(enabled: bool) -> Iterator[None]:
+    """Pools and batches made inside take (True) or leave (False) the one-pass ordered step,
+    whatever the adapter."""
+    global ONE_PASS
+    saved = ONE_PASS
+    ONE_PASS = enabled
+    try:
+        yield
+    finally:
+        ONE_PASS = saved
+
+
+def one_pass_sizes(system: EmitterSystem, blocks: int, members: int,
+                   component) -> dict[str, tuple[int, int]]:
+    """The buffers that only the one-pass step reads, for a simulation of ``blocks`` blocks and
+    ``members`` emitters (``component``: its first) that may take it: the look-back's control
+    and state words, and the born slots."""
+    if not may_step_in_one_pass(system, members, component):
+        return {}
+    storage = wgpu.BufferUsage.STORAGE
+    return {"tiles": ((TILE_CONTROL_WORDS + blocks) * 4, storage),
+            "birth_slots": (blocks * BLOCK * 4, storage)}
+
+
+def may_step_in_one_pass(system: EmitterSystem, members: int, component) -> bool:
+    """What decides the one-pass step before the event links are known (ONE_PASS says)."""
+    if ONE_PASS is None:
+        return (system.gpu.keeps_resident_workgroups_running and members == 1
+                and component.allocation == "ordered" and not kinds_sent(component))
+    return bool(ONE_PASS) and component.allocation == "ordered"
+
+
+def steps_in_one_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> bool:
+    """Whether ``sim`` takes the one-pass ordered step: as may_step_in_one_pass says, with no
+    births from events (their budget grows on the GPU after this pass would need it) and at
+    most RANKED_MAX_SLOTS slots."""
+    return ("tiles" in sim.buffers and may_step_in_one_pass(system, sim.members, pool.component)
+            and not system.events.into.get(pool.entity.name)
+            and sim.blocks * BLOCK < RANKED_MAX_SLOTS)
+
+
 # One workgroup scans serially, round after round (~9 us a round on the H200: one round at 1M
 # slots took 14 us, eight at 16M 77 us), while the eight passes it replaces cost ~38 us at
 # any size there: up to 2 rounds (4M slots with 1024 invocations) the single pass is faster.
@@ -95,6 +169,10 @@ def simulation_passes(system: EmitterSystem, pool: _Pool, sim: Simulation,
     b, blocks = sim.buffers, sim.blocks
     prefix = f"{sim.name}:emitter"
     compute = system.build.compute
+    sim.one_pass = steps_in_one_pass(system, pool, sim)
+    if sim.one_pass:
+        updates[pool.variant] = ranked_update_pass(system, pool, sim)
+        return [updates[pool.variant], births_pass(system, pool, sim)]
     update = updates[pool.variant] = update_pass(system, pool, sim)
     passes = [update]
     limits = system.gpu.limits
@@ -135,6 +213,84 @@ def simulation_passes(system: EmitterSystem, pool: _Pool, sim: Simulation,
          "alive_scan_total": alive_scan.total, "alive_totals": b["alive_total"],
          "draw_args": b["draw_args"]}))
     return passes
+
+def tile_blocks(system: EmitterSystem, pool: _Pool, sim: Simulation) -> int:
+    """Blocks per workgroup of the one-pass step: one for a batch (a tile never spans two
+    emitters) and for an event source (its marks are kept per block); for an emitter alone,
+    more in bigger pools, so that fewer tiles take part in the look-back (TILE_BLOCKS_FROM,
+    measured on the H200)."""
+    if sim.members > 1 or kinds_sent(pool.component):
+        return 1
+    if TILE_BLOCKS is not None:
+        return TILE_BLOCKS
+    return next(blocks for start, blocks in TILE_BLOCKS_FROM if sim.blocks >= start)
+
+
+def births_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> Pass:
+    """The particles of the births the one-pass step ranked (emitter/births.wgsl): one
+    workgroup row per emitter, as many workgroups as the emitter with the largest budget this
+    step could fill (no event births reach a one-pass simulation, so the host knows them)."""
+    b = sim.buffers
+
+    def groups() -> tuple[int, int, int]:
+        records = pool.batch.params if pool.batch is not None else pool.param_record
+        most = int(np.max(np.minimum(records["budget"], records["capacity"])))
+        return (math.ceil(most / BLOCK), sim.members, 1)
+
+    return system.build.compute(
+        f"{sim.name}:emitter:births", Phase.SIMULATE, pool.shader(BIRTHS), groups,
+        {"emitters": b["params"], "counters": b["counters"], "particles": b["particles"],
+         "birth_slots": b["birth_slots"], **pool.program_bindings(BIRTHS)})
+
+
+def with_new_spawn(system: EmitterSystem, pool: _Pool) -> list[Pass]:
+    """``pool``'s passes with a new spawn pass (its event links changed). A pool stepped in one
+    pass gets the multi-pass step instead: events' births join its budget on the GPU after its
+    update, where only a spawn pass can give them."""
+    sim = pool.sim
+    assert sim is not None   # a pool events spawn into runs alone
+    if sim.one_pass:
+        pool.updates.clear()
+        kept = [p for p in pool.passes if p.phase not in (Phase.SIMULATE, Phase.PREPARE)]
+        return simulation_passes(system, pool, sim, pool.updates) + kept
+    at = next(i for i, p in enumerate(pool.passes) if p.name.endswith(":emitter:spawn"))
+    return [*pool.passes[:at], system.events.spawn_pass(pool, sim), *pool.passes[at + 1:]]
+
+
+def update_pass_for(system: EmitterSystem, pool: _Pool, sim: Simulation) -> Pass:
+    """The update pass of ``sim``'s step as its passes were built (one pass or several), for
+    the variant of what acts on ``pool`` now."""
+    return (ranked_update_pass if sim.one_pass else update_pass)(system, pool, sim)
+
+
+def ranked_update_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> Pass:
+    """The one-pass ordered step (emitter/update_ranked.wgsl), compiled as update_pass says.
+    Software adapters keep the shader's bound on look-back rounds (llvmpipe leaves longer
+    loops); elsewhere a wait may last far longer before it gives up."""
+    b = sim.buffers
+    has_forces, solid_kinds, has_fields = pool.variant
+    constants = {"HAS_FORCES": has_forces, "HAS_COLLISIONS": solid_kinds != 0,
+                 "SOLID_KINDS": solid_kinds, "HAS_VECTOR_FIELDS": has_fields,
+                 "PUBLISH_INCLUSIVE": PUBLISH_INCLUSIVE, **system.events.update_constants(pool)}
+    if LOOK_BACK_ROUNDS is not None:
+        constants["MAX_ROUNDS"] = LOOK_BACK_ROUNDS
+    elif not system.gpu.is_software:
+        constants["MAX_ROUNDS"] = 1 << 22
+    per_tile = tile_blocks(system, pool, sim)
+    constants["TILE_BLOCKS"] = per_tile
+    assert pool.contacts is not None
+    return system.build.compute(
+        f"{sim.name}:emitter:update", Phase.SIMULATE, pool.shader(UPDATE_RANKED),
+        system.gpu.grid(math.ceil(sim.blocks / per_tile)),
+        {"emitters": b["params"], "particles": b["particles"], "counters": b["counters"],
+         "alive_list": b["alive_list"], "alive_totals": b["alive_total"], "tiles": b["tiles"],
+         "draw_args": b["draw_args"], "birth_slots": b["birth_slots"], "forces": b["forces"],
+         "block_owner": b["block_owner"],
+         **pool.contacts.bindings(), **system.events.update_bindings(pool),
+         **pool.program_bindings(UPDATE_RANKED),
+         **{k: v for k, v in sim.stand_ins.items() if k not in ("inbox", "event_records")}},
+        constants=constants)
+
 
 def update_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> Pass:
     """The update marks free slots (ordered: births come in spawn) or, having spawned itself

@@ -68,4 +68,7 @@ def stats(pool: _Pool, readback: dict[str, bytes], events: EventWiring) -> dict:
         record = np.frombuffer(data, COUNTERS)[0]
         out.update(alive=int(record["alive"]), born=int(record["born"]),
                    **events.stats(pool, record))
+        sim = pool.batch.sim if pool.batch is not None else pool.sim
+        if sim is not None and sim.one_pass:   # waits that gave up: that step is wrong
+            out["look_back_stalls"] = int(record["tickets"])
     return out

@@ -11,7 +11,11 @@ other emitter runs alone, as a batch of one over its own buffers. Per step, for 
             <b>:emitter:spawn          (ordered) births to the lowest free ranks + the alive list
             <b>:emitter:compact        (atomic, ticket) the alive list from the alive mask
   PREPARE   <b>:emitter:prepare        per emitter: drawIndirect args, alive count, counters.alive
-and for each emitter entity <e>:
+The ordered step takes fewer passes where it can (passes.py): update, ranks (one workgroup: the
+free scan, births per emitter, draw args) and spawn; or, on adapters that keep resident
+workgroups running, for an emitter alone without events, update (emitter/update_ranked.wgsl:
+ranks by decoupled look-back, the alive list, draw args) and births. Every path gives the same
+bytes. And for each emitter entity <e>:
   RENDER    <e>:emitter:depth, :sort:* (alpha) alive list sorted back to front for this camera
             <e>:emitter:draw           camera-facing billboards through the alive list
   READBACK  <e>:emitter:readback       counters -> the engine's staging ring (read 1-2 steps later)
@@ -210,6 +214,7 @@ class EmitterSystem(System):
         if c.allocation == "ordered":
             sizes["free_mask"] = (blocks * BLOCK_WORDS * 4, storage)
             sizes["block_free"] = (blocks * 4, storage)
+            sizes.update(emitter_passes.one_pass_sizes(self, blocks, 1, c))
         else:
             sizes["alive_mask"] = (blocks * BLOCK_WORDS * 4, storage)
         for key, (size, usage) in sizes.items():
@@ -268,9 +273,7 @@ class EmitterSystem(System):
 
     def replace_spawn(self, pool: _Pool) -> None:
         """A new spawn pass for the pool (its event links changed: events.py)."""
-        at = next(i for i, p in enumerate(pool.passes) if p.name.endswith(":emitter:spawn"))
-        assert pool.sim is not None   # a pool events spawn into runs alone
-        pool.passes[at] = self.events.spawn_pass(pool, pool.sim)
+        pool.passes = emitter_passes.with_new_spawn(self, pool)
 
     def _variant(self, pool: _Pool) -> tuple[bool, int, bool]:
         assert pool.contacts is not None
@@ -293,7 +296,7 @@ class EmitterSystem(System):
         if update is None:
             assert pool.sim is not None
             pool.variant = variant
-            update = pool.updates[variant] = emitter_passes.update_pass(self, pool, pool.sim)
+            update = pool.updates[variant] = emitter_passes.update_pass_for(self, pool, pool.sim)
         pool.variant = variant
         if current is not None:
             pool.passes[current] = update
@@ -342,7 +345,7 @@ class EmitterSystem(System):
             lead.variant = self._variant(lead)
             if lead.variant not in batch.updates:
                 batch.updates[lead.variant] = batches.member_writes(
-                    batch, emitter_passes.update_pass(self, lead, batch.sim))
+                    batch, emitter_passes.update_pass_for(self, lead, batch.sim))
             batch.passes[0] = batch.updates[lead.variant]
         self.events.refresh()
         # batches first (no events reach them); then sources before their targets, each

@@ -1,0 +1,242 @@
+// emitter/update_ranked.wgsl  --  pass `<entity>:emitter:update` (ordered allocation, one pass)
+//
+// The ordered step in one pass, but for the births' particles: every slot is stepped
+// (emitter/integrate.wgsl), then the tile's free slots are ranked among the emitter's free slots
+// by a decoupled look-back across workgroups, and which slots are born and the alive list follow
+// from the ranks with the arithmetic of emitter/spawn.wgsl (F = the emitter's free slots before
+// the tile, budget = Counters.budget):
+//   free_rank   = F + free slots before it in its tile; born when free_rank < budget, which
+//                 lists the slot in birth_slots at its free rank (emitter/births.wgsl, the next
+//                 pass, gives it its particle)
+//   alive_rank  = slots before the tile - F + min(budget, F)
+//                 + slots before it in the tile - free_before + min(free_before, budget - F)
+// The emitter's last block publishes its alive count and draw arguments
+// (emitter/publish_alive.wgsl) and adds its births to Counters.born. With the births pass,
+// particles, alive list, counters and draw arguments come out exactly as from the multi-pass
+// step (update, scans, count, spawn, prepare), which every adapter can run.
+//
+// A workgroup steps a tile of TILE_BLOCKS consecutive blocks of one emitter (the host gives
+// tiles of several blocks only to an emitter alone that sends no events; batches and event
+// sources take tiles of one block, which never span two emitters).
+// Look-back (one state word per tile in `tiles`, past CONTROL_WORDS control words): a tile
+// publishes its free count as an aggregate as soon as it knows it, then reads the words of the
+// BLOCK tiles before it at a time (one per invocation), adding aggregates until it meets an
+// inclusive prefix (or its emitter's first tile), and publishes its own inclusive prefix. A tile
+// waits only for tiles that began before it: it takes its number from a ticket (tiles[TICKET])
+// when it begins, not from workgroup_id, so every tile it waits for holds a ticket and runs.
+// WebGPU promises nothing about one workgroup's progress while another spins, so the host runs
+// this pass only on adapters where resident workgroups keep running (systems/emitter/passes.py
+// says which); a wait longer than MAX_ROUNDS rounds gives up, counts itself in tiles[STALLS] and
+// in the emitter's Counters.tickets (unused by ordered allocation; cleared by the host each
+// step) and leaves a wrong step, which the emitter's stats then report (look_back_stalls).
+// State word: value (free slots) in bits [0, 27), flag in [27, 29) (1 aggregate, 2 inclusive,
+// 0 not yet), the dispatch's epoch modulo 8 in [29, 32): words of the previous dispatch read as
+// not yet. The last block to finish resets the ticket and the finish count and advances the
+// epoch, so the control words need no clearing between steps and start from zeros.
+//
+// Workgroup size 256 = one block; dispatch one workgroup per tile (ceil(batch blocks /
+// TILE_BLOCKS)), folded into (x, y) past the per-dimension limit (the tile is the ticket, not
+// the workgroup's place).
+// Overrides: HAS_FORCES, HAS_COLLISIONS (emitter/integrate.wgsl), TILE_BLOCKS (1 to
+// MAX_TILE_BLOCKS), MAX_ROUNDS, PUBLISH_INCLUSIVE.
+// Bindings (group 0): 1 counters (rw: Counters per emitter), 3 alive_list (rw, the batch's:
+//                     values are the emitter's own slots), 4 alive_totals (rw: word 0 of each
+//                     emitter's record), 13 tiles (rw: CONTROL_WORDS control words, then one
+//                     state word per tile of the batch), 14 draw_args (rw: 5 words at the start
+//                     of each emitter's record), 15 birth_slots (rw, the batch's: the born
+//                     slots by free rank, from each emitter's first slot in the arena),
+//                     and those of emitter/integrate.wgsl: 0 emitters,
+//                     2 particles, 5 forces, 6 block_owner, 7-11 what particles touch,
+//                     12 event_marks;
+//                     group 2: 0 attributes (rw, only with custom attributes: generated code)
+
+//! include emitter/integrate.wgsl
+//! include emitter/publish_alive.wgsl
+
+// control words at the start of `tiles`
+const TICKET: u32 = 0u;     // tiles begun in this dispatch
+const FINISHED: u32 = 1u;   // workgroups done in this dispatch
+const EPOCH: u32 = 2u;      // dispatches done, modulo 2^32
+const STALLS: u32 = 3u;     // waits that gave up, since the buffer was made
+const CONTROL_WORDS: u32 = 4u;
+// a state word
+const VALUE_BITS: u32 = 27u;
+const VALUE_MASK: u32 = (1u << VALUE_BITS) - 1u;
+const FLAG_AGGREGATE: u32 = 1u << VALUE_BITS;
+const FLAG_INCLUSIVE: u32 = 2u << VALUE_BITS;
+const FLAG_MASK: u32 = 3u << VALUE_BITS;
+const EPOCH_SHIFT: u32 = 29u;
+const MAX_TILE_BLOCKS: u32 = 32u;
+override TILE_BLOCKS: u32 = 1u;
+// rounds of waiting before a tile gives up. llvmpipe leaves any loop after 65535 iterations, so
+// software adapters keep the default.
+override MAX_ROUNDS: u32 = 30000u;
+// false (tests): tiles past their emitter's first publish only aggregates, so that every
+// look-back walks back to the first tile, through as many rounds as it takes
+override PUBLISH_INCLUSIVE: bool = true;
+
+@group(0) @binding(3) var<storage, read_write> alive_list: array<u32>;
+@group(0) @binding(13) var<storage, read_write> tiles: array<atomic<u32>>;
+@group(0) @binding(14) var<storage, read_write> draw_args: array<u32>;
+@group(0) @binding(15) var<storage, read_write> birth_slots: array<u32>;
+
+var<workgroup> free_bits: array<atomic<u32>, MAX_TILE_BLOCKS * BLOCK_WORDS>;   // free slots
+var<workgroup> word_free: array<u32, MAX_TILE_BLOCKS * BLOCK_WORDS>;   // per mask word
+// free slots of the tile before each mask word, and (last) all of them
+var<workgroup> free_before_word: array<u32, MAX_TILE_BLOCKS * BLOCK_WORDS + 1u>;
+var<workgroup> start: vec2u;        // this tile's ticket and the dispatch's epoch
+// the look-back: next tile to read + 1, sum so far, done, and the lanes reading this round
+var<workgroup> look: vec4u;
+// a round of the look-back: the first lane that saw a tile not yet published (or the round's
+// lane count), the first that saw an inclusive prefix (BLOCK: none), the sum of the lanes
+// before the stop
+var<workgroup> first_waiting: atomic<u32>;
+var<workgroup> first_inclusive: atomic<u32>;
+var<workgroup> round_sum: atomic<u32>;
+
+// The free slots of the emitter before tile `tile` (its `local_tile`-th), by look-back;
+// `free_here`: the tile's own. Every invocation of the workgroup calls it (its loop holds
+// barriers). A round reads one tile (lane 0) while the tile before is not yet published, and
+// all BLOCK lanes' tiles once it found an aggregate there: waiting tiles then load one word a
+// round, not BLOCK, and leave the memory system to the tiles still streaming particles.
+fn free_before_tile(tile: u32, local_tile: u32, in_batch: bool, epoch: u32, free_here: u32,
+                    lid: u32) -> u32 {
+    let tag = epoch << EPOCH_SHIFT;
+    let first_tile = tile - local_tile;
+    if (lid == 0u) {
+        if (in_batch) {   // the emitter's first tile knows its inclusive prefix at once
+            let flag = select(FLAG_AGGREGATE, FLAG_INCLUSIVE, local_tile == 0u);
+            atomicStore(&tiles[CONTROL_WORDS + tile], tag | flag | free_here);
+        }
+        look = vec4u(tile, 0u, u32(!in_batch || local_tile == 0u), 1u);
+        atomicStore(&first_waiting, 1u);
+        atomicStore(&first_inclusive, BLOCK);
+        atomicStore(&round_sum, 0u);
+    }
+    var rounds = 0u;
+    loop {
+        let state = workgroupUniformLoad(&look);
+        if (state.z == 1u) { break; }
+        if (rounds == MAX_ROUNDS) {   // counted for the bench and, per step, for the host
+            if (lid == 0u) {
+                atomicAdd(&tiles[STALLS], 1u);
+                atomicAdd(&counters[owner].tickets, 1u);
+            }
+            break;
+        }
+        rounds++;
+        // lane k < state.w looks at the tile k + 1 before state.x; before the emitter's first
+        // tile: an inclusive prefix of 0
+        var word = tag | FLAG_INCLUSIVE;
+        if (lid < state.w) {
+            if (state.x >= first_tile + lid + 1u) {
+                word = atomicLoad(&tiles[CONTROL_WORDS + state.x - lid - 1u]);
+            }
+            let flag = word & FLAG_MASK;
+            if ((word >> EPOCH_SHIFT) != epoch || flag == 0u) { atomicMin(&first_waiting, lid); }
+            else if (flag == FLAG_INCLUSIVE) { atomicMin(&first_inclusive, lid); }
+        }
+        workgroupBarrier();
+        let waiting = atomicLoad(&first_waiting);
+        let inclusive = atomicLoad(&first_inclusive);
+        // done when an inclusive prefix comes before any tile not yet published: add the lanes
+        // up to it; otherwise add the published aggregates before the first waiting tile
+        let done = inclusive < waiting;
+        let taken = select(waiting, inclusive + 1u, done);
+        if (lid < taken) { atomicAdd(&round_sum, word & VALUE_MASK); }
+        workgroupBarrier();
+        if (lid == 0u) {
+            // every lane read an aggregate: read wide; a tile not yet published: spin on it alone
+            let lanes = select(1u, BLOCK, taken == state.w);
+            look = vec4u(state.x - taken, state.y + atomicLoad(&round_sum), u32(done), lanes);
+            atomicStore(&first_waiting, lanes);
+            atomicStore(&first_inclusive, BLOCK);
+            atomicStore(&round_sum, 0u);
+        }
+    }
+    let exclusive = workgroupUniformLoad(&look).y;
+    if (PUBLISH_INCLUSIVE && lid == 0u && in_batch && local_tile > 0u) {
+        atomicStore(&tiles[CONTROL_WORDS + tile], tag | FLAG_INCLUSIVE | (exclusive + free_here));
+    }
+    return exclusive;
+}
+
+@compute @workgroup_size(BLOCK)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3u) {
+    if (lid == 0u) {
+        start = vec2u(atomicAdd(&tiles[TICKET], 1u), atomicLoad(&tiles[EPOCH]) % 8u);
+    }
+    for (var w = lid; w < TILE_BLOCKS * BLOCK_WORDS; w += BLOCK) { atomicStore(&free_bits[w], 0u); }
+    clear_events(lid);
+    let begun = workgroupUniformLoad(&start);
+    let tile = begun.x;   // in the batch
+    let first_block = tile * TILE_BLOCKS;
+    let local_first = enter_block(first_block);   // the tile's first block in its emitter
+    let in_batch = first_block < params.batch_blocks && local_first < params.block_count;
+
+    let bit = 1u << (lid % 32u);
+    // each block's particle is loaded before the previous one is stored: two loads in flight
+    let last = min(params.batch_blocks * BLOCK, arrayLength(&particles)) - 1u;
+    var next = particles[min(first_block * BLOCK + lid, last)];
+    for (var j = 0u; j < TILE_BLOCKS; j++) {
+        let i = (local_first + j) * BLOCK + lid;   // the emitter's slot
+        let g = (first_block + j) * BLOCK + lid;   // the arena's
+        let p = next;
+        if (j + 1u < TILE_BLOCKS) { next = particles[min(g + BLOCK, last)]; }
+        if (in_batch && i < params.capacity && !integrate_slot(lid, i, g, p)) {
+            atomicOr(&free_bits[j * BLOCK_WORDS + lid / 32u], bit);
+        }
+    }
+    workgroupBarrier();
+    for (var w = lid; w < TILE_BLOCKS * BLOCK_WORDS; w += BLOCK) {
+        word_free[w] = countOneBits(atomicLoad(&free_bits[w]));
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+        var sum = 0u;
+        for (var w = 0u; w < TILE_BLOCKS * BLOCK_WORDS; w++) {
+            free_before_word[w] = sum;
+            sum += word_free[w];
+        }
+        free_before_word[TILE_BLOCKS * BLOCK_WORDS] = sum;
+    }
+    let free_here = workgroupUniformLoad(&free_before_word[TILE_BLOCKS * BLOCK_WORDS]);
+
+    let local_tile = local_first / TILE_BLOCKS;
+    let first_rank = free_before_tile(tile, local_tile, in_batch, begun.y, free_here, lid);
+    let births = atomicLoad(&counters[owner].budget);
+    // alive slots of the emitter before the tile: its slots, less the free, plus their births
+    let alive_base = params.alive_base + local_first * BLOCK - first_rank + min(births, first_rank);
+    for (var j = 0u; j < TILE_BLOCKS; j++) {
+        let i = (local_first + j) * BLOCK + lid;
+        if (!in_batch || i >= params.capacity) { break; }
+        let w = j * BLOCK_WORDS + lid / 32u;
+        let word = atomicLoad(&free_bits[w]);
+        let free_before = free_before_word[w] + countOneBits(word & (bit - 1u));   // in the tile
+        var born_before = 0u;   // births in the tile before this slot
+        if (births > first_rank) { born_before = min(free_before, births - first_rank); }
+        var alive = (word & bit) == 0u;
+        if (!alive && first_rank + free_before < births) {   // emitter/births.wgsl gives it
+            birth_slots[params.first_block * BLOCK + first_rank + free_before] = i;
+            alive = true;
+        }
+        if (alive) {
+            alive_list[alive_base + j * BLOCK + lid - free_before + born_before] = i;
+        }
+    }
+    if (lid == 0u && in_batch && local_first + TILE_BLOCKS >= params.block_count) {
+        let free = first_rank + free_here;   // every free slot of the emitter
+        let born = min(births, free);
+        if (born > 0u) { atomicAdd(&counters[owner].born, born); }
+        publish_alive(owner, params, params.capacity - free + born);
+    }
+    store_events(local_first, lid, params.block_count);
+    if (lid == 0u) {   // the last workgroup out readies the control words for the next dispatch
+        let done = atomicAdd(&tiles[FINISHED], 1u) + 1u;
+        if (done == groups.x * groups.y * groups.z) {
+            atomicStore(&tiles[TICKET], 0u);
+            atomicStore(&tiles[FINISHED], 0u);
+            atomicAdd(&tiles[EPOCH], 1u);
+        }
+    }
+}

@@ -1,0 +1,222 @@
+"""The one-pass ordered step (emitter/update_ranked.wgsl: update, free ranks by decoupled
+look-back, born slots, alive list and draw arguments in one dispatch, then emitter/births.wgsl
+for the born particles) against the multi-pass step
+(update, free scan, count, alive scan, spawn, prepare), both run for real on this adapter.
+
+By default the host takes the one-pass step only where resident workgroups keep running
+(NVIDIA), for emitters alone without events (systems/emitter/passes.py ONE_PASS says why).
+Here it is forced on, for batches and event sources too. lavapipe runs a workgroup to its end
+on one thread and hands out the tickets in the order workgroups begin, so a tile waits only for
+a tile that another thread is running.
+
+The oracle is the multi-pass run of the same scene: every particle's bytes (custom attributes
+too), the alive lists and the counters must be equal, for emitters alone and batched (ragged
+capacities: 1, 255, 257 slots; mixed blends, forces on some), budgets above and below the free
+slots, sub-emitter events (sources take the one pass, targets keep the multi-pass step),
+tiles of several blocks with a short last tile, and look-backs that walk through several rounds
+(tiles publishing no inclusive prefixes).
+Independently of either path, the alive list must hold each alive slot once, counted, and the
+look-back's control words must be back at rest with no wait given up."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from test_emitter_batches import HEADER, MIXED, emitter, snapshot
+from test_emitter_step_fused import BUDGETS, check_alive_lists
+from test_events import CHAIN
+
+from emberfx.core import wgsl
+from emberfx.core.readback import read_array
+from emberfx.engine.engine import Engine
+from emberfx.model.scene import loads_scene
+from emberfx.systems.emitter import passes
+
+SHADER = "emitter/update_ranked.wgsl"
+CONTROL = {name: wgsl.int_constant(SHADER, name)
+           for name in ("TICKET", "FINISHED", "EPOCH", "STALLS", "CONTROL_WORDS")}
+LANES = wgsl.int_constant("emitter/types.wgsl", "BLOCK")   # tiles a look-back round reads
+MAX_TILE_BLOCKS = wgsl.int_constant(SHADER, "MAX_TILE_BLOCKS")
+# 70000 slots = 274 blocks: look-backs of more than one round (LANES tiles) without inclusive
+# prefixes, a full pool and a budget below its free slots
+ROUNDS = (HEADER + emitter("wide", 70000, "additive", -1.0, rate=2e6)
+          + emitter("sparse", 20000, "alpha", 0.0, rate=3e4))
+
+ATTRIBUTES = HEADER + emitter("hot", 777, "additive", 0.0, """
+attributes = { temperature = "f32", home = "vec3f", steps = "u32" }
+init = "init.wgsl"
+update = "update.wgsl"
+""", rate=2000.0) + emitter("plain", 300, "alpha", 1.0)
+INIT = """fn init(p: ptr<function, ParticleState>, ctx: ModifierContext) {
+    (*p).home = (*p).position;
+    (*p).temperature = rand(ctx);
+}
+"""
+UPDATE = """fn update(p: ptr<function, ParticleState>, ctx: ModifierContext) {
+    (*p).temperature += 2.0 * ctx.dt;
+    (*p).steps += 1u;
+    (*p).velocity.y += 0.5 * ctx.dt;
+}
+"""
+
+
+def run(monkeypatch, text: str, one_pass: bool | None, batching: bool = True, steps: int = 20,
+        path: str = "<one-pass>", inclusive: bool = True) -> tuple[dict, list[str], dict]:
+    """Every emitter's state, the pass names and every one-pass simulation's control words."""
+    monkeypatch.setattr(passes, "ONE_PASS", one_pass)
+    monkeypatch.setattr(passes, "PUBLISH_INCLUSIVE", inclusive)
+    with Engine(loads_scene(text, path=path), batching=batching) as engine:
+        engine.step(steps)
+        state = snapshot(engine)
+        names = [p.name for p in engine.frame_passes()]
+        control = {}
+        for name in names:
+            if name.endswith(":emitter:update"):
+                owner = name.split(":")[0]
+                tiles = engine.resources.get(f"{owner}/tiles")
+                if tiles is not None and f"{owner}:emitter:spawn" not in names:
+                    words = read_array(engine.device, tiles, np.uint32)
+                    control[owner] = words[:CONTROL["CONTROL_WORDS"]]
+        return state, names, control
+
+
+def check_control_words(control: dict, steps: int) -> None:
+    """Between dispatches the ticket and finish count are 0, and the epoch counts the steps."""
+    assert control
+    for owner, words in control.items():
+        assert words[CONTROL["TICKET"]] == 0 and words[CONTROL["FINISHED"]] == 0, owner
+        assert words[CONTROL["EPOCH"]] == steps, owner
+        assert words[CONTROL["STALLS"]] == 0, owner
+
+
+@pytest.mark.parametrize("batching", [True, False], ids=["batched", "alone"])
+def test_one_pass_step_is_byte_identical_to_the_multi_pass_step(gpu, monkeypatch, batching):
+    one, one_passes, control = run(monkeypatch, MIXED, True, batching)
+    multi, multi_passes, _ = run(monkeypatch, MIXED, False, batching)
+    assert one.keys() == multi.keys() == set("abcde")
+    for name in multi:
+        assert one[name] == multi[name], name
+    check_alive_lists(one)
+    check_control_words(control, 20)
+    assert sum(c["alive"] for _, _, c in one.values()) > 500   # the pools are busy
+    simulation = [n for n in one_passes if ":emitter:" in n and not n.endswith(
+        (":draw", ":readback", ":depth")) and ":sort" not in n]
+    # one update and one births pass per simulation, nothing else
+    assert [n.rsplit(":", 1)[1] for n in simulation] == ["update", "births"] * (
+        1 if batching else 5)
+    assert any(n.endswith(":emitter:spawn") for n in multi_passes)
+
+
+@pytest.mark.parametrize("batching", [True, False], ids=["batched", "alone"])
+def test_look_backs_through_several_rounds_give_the_same_births(gpu, monkeypatch, batching):
+    """With no inclusive prefixes but the first tile's, tile t sums t aggregates, in
+    ceil(t / LANES) rounds or more; births capped by the free slots and a budget below them
+    come out as from the multi-pass step."""
+    monkeypatch.setattr(passes, "TILE_BLOCKS", 1)
+    one, _, control = run(monkeypatch, ROUNDS, True, batching, inclusive=False, steps=40)
+    multi, _, _ = run(monkeypatch, ROUNDS, False, batching, steps=40)
+    assert math.ceil(70000 / 256) > LANES
+    for name in multi:
+        assert one[name] == multi[name], name
+    check_alive_lists(one)
+    check_control_words(control, 40)
+    wide, sparse = one["wide"][2], one["sparse"][2]
+    assert wide["alive"] == 70000 and wide["born"] > 0
+    assert sparse["born"] > 0 and sparse["alive"] < 20000
+
+
+@pytest.mark.parametrize("tile_blocks", [2, 3, MAX_TILE_BLOCKS])
+@pytest.mark.parametrize("inclusive", [True, False], ids=["inclusive", "aggregates"])
+def test_tiles_of_several_blocks_give_the_same_births(gpu, monkeypatch, tile_blocks, inclusive):
+    """An emitter alone takes tiles of several blocks (79 blocks: a short last tile for 2, 3
+    and 16); a batch keeps tiles of one block."""
+    monkeypatch.setattr(passes, "TILE_BLOCKS", tile_blocks)
+    one, names, control = run(monkeypatch, BUDGETS, True, False, inclusive=inclusive)
+    multi, _, _ = run(monkeypatch, BUDGETS, False, False)
+    assert 79 % tile_blocks != 0
+    for name in multi:
+        assert one[name] == multi[name], name
+    check_alive_lists(one)
+    check_control_words(control, 20)
+    assert one["full"][2]["alive"] == 20000 and one["sparse"][2]["born"] > 0
+
+
+def test_custom_attributes_and_modifiers_run_the_same_in_one_pass(gpu, monkeypatch, tmp_path):
+    """The generated code binds the attributes in group 2 of the one-pass shader (its group 1
+    is free): init at every birth, update every step, the same bytes as the multi-pass step."""
+    (tmp_path / "init.wgsl").write_text(INIT)
+    (tmp_path / "update.wgsl").write_text(UPDATE)
+    path = str(tmp_path / "scene.toml")
+    one, names, control = run(monkeypatch, ATTRIBUTES, True, path=path)
+    multi, _, _ = run(monkeypatch, ATTRIBUTES, False, path=path)
+    for name in ("hot", "plain"):
+        assert one[name] == multi[name], name
+    arrays = one["hot"][0]
+    assert {"temperature", "home", "steps"} <= arrays.keys()
+    assert np.frombuffer(arrays["steps"], np.uint32).max() > 0
+    check_alive_lists(one)
+    check_control_words(control, 20)
+    assert "hot:emitter:update" in names and "hot:emitter:spawn" not in names
+
+
+def test_event_sources_take_one_pass_and_targets_keep_the_multi_pass_step(gpu, monkeypatch):
+    one, names, control = run(monkeypatch, CHAIN, True, steps=15)
+    multi, _, _ = run(monkeypatch, CHAIN, False, steps=15)
+    for name in multi:
+        assert one[name] == multi[name], name
+    check_alive_lists(one)
+    assert one["embers"][2]["born"] > 0   # events reached the end of the chain
+    # rockets send events only: one pass; sparks and embers receive births from events
+    assert "rockets:emitter:spawn" not in names and set(control) == {"rockets"}
+    assert "sparks:emitter:spawn" in names and "embers:emitter:spawn" in names
+    check_control_words(control, 15)
+
+
+def test_empty_and_one_slot_pools(gpu, monkeypatch):
+    text = (HEADER + emitter("idle", 600, "additive", 0.0, rate=0.0)
+            + emitter("single", 1, "alpha", 1.0, rate=600.0)
+            + emitter("pair", 2, "opaque", -1.0, rate=600.0))
+    for batching in (True, False):
+        one, _, control = run(monkeypatch, text, True, batching, steps=7)
+        multi, _, _ = run(monkeypatch, text, False, batching, steps=7)
+        for name in multi:
+            assert one[name] == multi[name], name
+        check_alive_lists(one)
+        check_control_words(control, 7)
+        assert one["idle"][2]["alive"] == 0 and one["single"][2]["alive"] == 1
+
+
+def test_which_step_is_taken(gpu, monkeypatch):
+    """By default (ONE_PASS None) only where the adapter keeps resident workgroups running,
+    which a software adapter is not assumed to, and then only for emitters alone that send no
+    events; asked for (True), batches too; past RANKED_MAX_SLOTS, the multi-pass step."""
+    _, names, _ = run(monkeypatch, BUDGETS, None, batching=False, steps=1)
+    one_pass = not any(n.endswith(":emitter:spawn") for n in names)
+    assert one_pass == gpu.keeps_resident_workgroups_running
+    if gpu.is_software:
+        assert not gpu.keeps_resident_workgroups_running
+    for text, batching in ((MIXED, True), (CHAIN, False)):   # a batch; event sources
+        _, names, _ = run(monkeypatch, text, None, batching=batching, steps=1)
+        assert any(n.endswith(":emitter:spawn") for n in names)
+    _, names, _ = run(monkeypatch, MIXED, True, steps=1)
+    assert not any(n.endswith(":emitter:spawn") for n in names)
+    monkeypatch.setattr(passes, "RANKED_MAX_SLOTS", 512)
+    _, names, _ = run(monkeypatch, MIXED, True, steps=1)
+    assert any(n.endswith(":emitter:spawn") for n in names)   # the batch holds > 512 slots
+
+
+def test_a_wait_that_gives_up_is_reported_in_the_stats(gpu, monkeypatch):
+    """With no round of waiting allowed, every tile but each emitter's first gives up: the
+    step is wrong, and the emitter's stats say how many tiles gave up (none otherwise)."""
+    monkeypatch.setattr(passes, "ONE_PASS", True)
+    monkeypatch.setattr(passes, "TILE_BLOCKS", 4)
+    text = HEADER + emitter("wide", 20000, "additive", 0.0, rate=3e4)   # 79 blocks: 20 tiles
+    for rounds, expected in ((None, 0), (0, 19)):
+        monkeypatch.setattr(passes, "LOOK_BACK_ROUNDS", rounds)
+        with Engine(loads_scene(text, path="<stalls>")) as engine:
+            for _ in range(6):   # the readback ring runs a step or two behind
+                engine.step()
+                stats = engine.stats()["entities"]["wide"]
+            assert stats["look_back_stalls"] == expected

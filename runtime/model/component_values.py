@@ -66,6 +66,21 @@ def checked_alone(cls: type, key: str, table: dict, since, fields: frozenset[str
     return valid
 
 
+def same_builtin(a, b) -> bool:
+    """Whether two values as builtins (msgspec.to_builtins) are equal and of the same types
+    throughout: ``True == 1`` and ``[0, 1] == [0.0, 1.0]`` in Python, but the checks tell a
+    bool from an int, so an edit from one to the other is an edit."""
+    if a is b:   # unchanged values are mostly the very same objects (live_edits.copy_fields)
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(x is y or same_builtin(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_builtin(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
 def plain_builtin(value):
     """Values a Python user naturally writes that TOML has no type for: numpy numbers and
     arrays, paths."""

@@ -41,6 +41,7 @@ from emberfx.model.component_values import (
     plain_builtin,
     reference_value,
     referenced_names,
+    same_builtin,
 )
 from emberfx.model.light import Light
 from emberfx.model.numbers import bad_numbers
@@ -251,7 +252,8 @@ def validated_copy(value, key: str, *, entity: str | None = None, path=None,
                                field=key, entity=entity) from None
         if isinstance(since, cls):
             old = msgspec.to_builtins(since, enc_hook=plain_builtin)
-            fields = frozenset(k for k, v in value.items() if k not in old or old[k] != v)
+            fields = frozenset(k for k, v in value.items()
+                               if k not in old or not same_builtin(old[k], v))
             alone = checked_alone(cls, key, value, since, fields)
             if alone is not None:
                 return alone

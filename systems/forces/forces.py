@@ -40,6 +40,10 @@ def _finite(obj, *names: str) -> None:
             raise ValueError(f"{name}: expected finite numbers, found {list(values)}")
 
 
+def _all_finite(value) -> bool:
+    return all(math.isfinite(v) for v in (value if isinstance(value, tuple) else (value,)))
+
+
 def _unit(v: Vec3, name: str) -> np.ndarray:
     a = np.asarray(v, np.float64)
     n = math.hypot(*a)   # not a BLAS call: forces are packed every step
@@ -63,6 +67,11 @@ class Attractor(Tracked):
     """particles closer than this die; 0 = never"""
     follow_mouse: bool = live(False)
     """interactive window: the attractor follows the cursor in the view plane; ignored headless"""
+
+    # Every field is checked alone (component_values.checked_alone): a script moves the well
+    # every step. Each with what __post_init__ asks of it besides its type (None: nothing).
+    CHECKED_ALONE = {"position": _all_finite, "strength": _all_finite, "softening": _all_finite,
+                     "radius": _all_finite, "kill_radius": _all_finite, "follow_mouse": None}
 
     def __post_init__(self):
         _finite(self, "position", "strength", "softening", "radius", "kill_radius")

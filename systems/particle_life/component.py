@@ -74,6 +74,12 @@ class ParticleLife(Tracked):
     """seconds simulated when the swarm is created, so it starts organised rather than as
     uniform noise; the work, count x prewarm steps, is bounded by MAX_PREWARM_WORK"""
 
+    # The fields that no check of several fields reads, each with what __post_init__ asks of it
+    # alone besides its type (None: nothing): a live edit of these only is checked field by
+    # field (component_values.checked_alone); scripts change the force every step.
+    CHECKED_ALONE = {"beta": None, "force": math.isfinite, "friction_half_life": None,
+                     "center": None, "reorder_every": None, "size": None}
+
     def __post_init__(self):
         if not isinstance(self.box, (list, tuple)) or len(self.box) not in (2, 3):
             raise ValueError(f"box: expected 2 numbers (2D) or 3 (3D), found {list(self.box)}")

@@ -16,3 +16,9 @@ fn folded_workgroup(wid: vec3u, groups: vec3u) -> u32 {
 fn folded_invocation(wid: vec3u, groups: vec3u, size: u32, lid: u32) -> u32 {
     return folded_workgroup(wid, groups) * size + lid;
 }
+
+// Every workgroup of a folded 1-D dispatch, those past the count included (a pass whose last
+// workgroup to finish does something counts them).
+fn folded_workgroup_count(groups: vec3u) -> u32 {
+    return groups.x * groups.y * groups.z;
+}

@@ -20,7 +20,6 @@
 //! include emitter/publish_alive.wgsl
 
 @group(0) @binding(0) var<storage, read> emitters: array<EmitterParams>;
-@group(1) @binding(0) var<storage, read_write> draw_args: array<u32>;
 @group(0) @binding(2) var<storage, read> alive_offset: array<u32>;
 @group(0) @binding(3) var<storage, read> alive_scan_total: array<u32>;
 

@@ -35,9 +35,8 @@ const MAX_THREADS: u32 = 1024u;
 const PER_INVOCATION: u32 = 8u;
 
 @group(0) @binding(0) var<storage, read> emitters: array<EmitterParams>;
-@group(1) @binding(0) var<storage, read_write> draw_args: array<u32>;
 @group(0) @binding(2) var<storage, read_write> free_offset: array<u32>;
-// 1 counters, 4 alive_totals: declared in emitter/publish_alive.wgsl
+// 1 counters, 4 alive_totals, group 1 draw_args: declared in emitter/publish_alive.wgsl
 
 var<workgroup> sums: array<u32, MAX_THREADS>;
 var<workgroup> batch_free: u32;   // F past the last block: every free slot of the batch

@@ -42,14 +42,17 @@
 // Bindings (group 0): 1 counters (rw: Counters per emitter), 3 alive_list (rw, the batch's:
 //                     values are the emitter's own slots), 4 alive_totals (rw: word 0 of each
 //                     emitter's record), 13 tiles (rw: CONTROL_WORDS control words, then one
-//                     state word per tile of the batch), 14 draw_args (rw: 5 words at the start
-//                     of each emitter's record), 15 birth_slots (rw, the batch's: the born
+//                     state word per tile of the batch), 15 birth_slots (rw, the batch's: the born
 //                     slots by free rank, from each emitter's first slot in the arena),
 //                     and those of emitter/integrate.wgsl: 0 emitters,
 //                     2 particles, 5 forces, 6 block_owner, 7-11 what particles touch,
 //                     12 event_marks;
-//                     group 2: 0 attributes (rw, only with custom attributes: generated code)
+//                     group 1: 0 draw_args (rw: 5 words at the start of each emitter's record;
+//                       declared in emitter/publish_alive.wgsl)
+//                     group 2: 0 attributes (rw, only with custom attributes: generated code;
+//                       group 1 is the draw arguments')
 
+//! include common/dispatch.wgsl
 //! include emitter/integrate.wgsl
 //! include emitter/publish_alive.wgsl
 
@@ -77,7 +80,6 @@ override PUBLISH_INCLUSIVE: bool = true;
 
 @group(0) @binding(3) var<storage, read_write> alive_list: array<u32>;
 @group(0) @binding(13) var<storage, read_write> tiles: array<atomic<u32>>;
-@group(0) @binding(14) var<storage, read_write> draw_args: array<u32>;
 @group(0) @binding(15) var<storage, read_write> birth_slots: array<u32>;
 
 var<workgroup> free_bits: array<atomic<u32>, MAX_TILE_BLOCKS * BLOCK_WORDS>;   // free slots
@@ -233,7 +235,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) grou
     store_events(local_first, lid, params.block_count);
     if (lid == 0u) {   // the last workgroup out readies the control words for the next dispatch
         let done = atomicAdd(&tiles[FINISHED], 1u) + 1u;
-        if (done == groups.x * groups.y * groups.z) {
+        if (done == folded_workgroup_count(groups)) {
             atomicStore(&tiles[TICKET], 0u);
             atomicStore(&tiles[FINISHED], 0u);
             atomicAdd(&tiles[EPOCH], 1u);

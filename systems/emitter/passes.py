@@ -214,6 +214,7 @@ def simulation_passes(system: EmitterSystem, pool: _Pool, sim: Simulation,
          "draw_args": b["draw_args"]}))
     return passes
 
+
 def tile_blocks(system: EmitterSystem, pool: _Pool, sim: Simulation) -> int:
     """Blocks per workgroup of the one-pass step: one for a batch (a tile never spans two
     emitters) and for an event source (its marks are kept per block); for an emitter alone,
@@ -263,32 +264,43 @@ def update_pass_for(system: EmitterSystem, pool: _Pool, sim: Simulation) -> Pass
     return (ranked_update_pass if sim.one_pass else update_pass)(system, pool, sim)
 
 
+def _integration(system: EmitterSystem, pool: _Pool, sim: Simulation,
+                 base: str) -> tuple[dict, dict]:
+    """What both update passes bind and compile for emitter/integrate.wgsl (pass ``base``):
+    forces, contacts, events and modifiers of ``pool`` (the (first) emitter whose contacts,
+    events and modifiers the pass binds), and the compiled-out code (update_pass says which)."""
+    b = sim.buffers
+    has_forces, solid_kinds, has_fields = pool.variant
+    assert pool.contacts is not None
+    bindings = {"emitters": b["params"], "particles": b["particles"],
+                "counters": b["counters"], "forces": b["forces"],
+                "block_owner": b["block_owner"], **pool.contacts.bindings(),
+                **system.events.update_bindings(pool), **pool.program_bindings(base),
+                **{k: v for k, v in sim.stand_ins.items()
+                   if k not in ("inbox", "event_records")}}
+    constants = {"HAS_FORCES": has_forces, "HAS_COLLISIONS": solid_kinds != 0,
+                 "SOLID_KINDS": solid_kinds, "HAS_VECTOR_FIELDS": has_fields,
+                 **system.events.update_constants(pool)}
+    return bindings, constants
+
+
 def ranked_update_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> Pass:
     """The one-pass ordered step (emitter/update_ranked.wgsl), compiled as update_pass says.
     Software adapters keep the shader's bound on look-back rounds (llvmpipe leaves longer
     loops); elsewhere a wait may last far longer before it gives up."""
     b = sim.buffers
-    has_forces, solid_kinds, has_fields = pool.variant
-    constants = {"HAS_FORCES": has_forces, "HAS_COLLISIONS": solid_kinds != 0,
-                 "SOLID_KINDS": solid_kinds, "HAS_VECTOR_FIELDS": has_fields,
-                 "PUBLISH_INCLUSIVE": PUBLISH_INCLUSIVE, **system.events.update_constants(pool)}
+    bindings, constants = _integration(system, pool, sim, UPDATE_RANKED)
+    per_tile = tile_blocks(system, pool, sim)
+    constants.update(PUBLISH_INCLUSIVE=PUBLISH_INCLUSIVE, TILE_BLOCKS=per_tile)
     if LOOK_BACK_ROUNDS is not None:
         constants["MAX_ROUNDS"] = LOOK_BACK_ROUNDS
     elif not system.gpu.is_software:
         constants["MAX_ROUNDS"] = 1 << 22
-    per_tile = tile_blocks(system, pool, sim)
-    constants["TILE_BLOCKS"] = per_tile
-    assert pool.contacts is not None
     return system.build.compute(
         f"{sim.name}:emitter:update", Phase.SIMULATE, pool.shader(UPDATE_RANKED),
         system.gpu.grid(math.ceil(sim.blocks / per_tile)),
-        {"emitters": b["params"], "particles": b["particles"], "counters": b["counters"],
-         "alive_list": b["alive_list"], "alive_totals": b["alive_total"], "tiles": b["tiles"],
-         "draw_args": b["draw_args"], "birth_slots": b["birth_slots"], "forces": b["forces"],
-         "block_owner": b["block_owner"],
-         **pool.contacts.bindings(), **system.events.update_bindings(pool),
-         **pool.program_bindings(UPDATE_RANKED),
-         **{k: v for k, v in sim.stand_ins.items() if k not in ("inbox", "event_records")}},
+        {**bindings, "alive_list": b["alive_list"], "alive_totals": b["alive_total"],
+         "tiles": b["tiles"], "draw_args": b["draw_args"], "birth_slots": b["birth_slots"]},
         constants=constants)
 
 
@@ -298,25 +310,16 @@ def update_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> Pass:
     forces without force entities (HAS_FORCES; much faster on CPU backends), collisions
     without a collision material and colliders (HAS_COLLISIONS), the code of collider
     kinds that do not act on it (SOLID_KINDS, emitter/collide.wgsl says why) and vector
-    field sampling without vector fields (HAS_VECTOR_FIELDS). ``pool``: the (first)
-    emitter whose contacts, events and modifiers it binds."""
+    field sampling without vector fields (HAS_VECTOR_FIELDS)."""
     component, b = pool.component, sim.buffers
-    has_forces, solid_kinds, has_fields = pool.variant
+    bindings, constants = _integration(system, pool, sim, UPDATE)
     ordered = component.allocation == "ordered"
     marks = ("free_mask", "block_free") if ordered else ("alive_mask", "block_alive")
-    assert pool.contacts is not None
     return system.build.compute(
         f"{sim.name}:emitter:update", Phase.SIMULATE, pool.shader(UPDATE),
         system.gpu.grid(sim.blocks),
-        {"emitters": b["params"], "particles": b["particles"], "counters": b["counters"],
-         "mask": b[marks[0]], "block_count": b[marks[1]], "forces": b["forces"],
-         "block_owner": b["block_owner"], **pool.contacts.bindings(),
-         **system.events.update_bindings(pool), **pool.program_bindings(UPDATE),
-         **{k: v for k, v in sim.stand_ins.items() if k not in ("inbox", "event_records")}},
-        constants={"ALLOCATION": ALLOCATION_MODES[component.allocation],
-                   "HAS_FORCES": has_forces, "HAS_COLLISIONS": solid_kinds != 0,
-                   "SOLID_KINDS": solid_kinds, "HAS_VECTOR_FIELDS": has_fields,
-                   **system.events.update_constants(pool)})
+        {**bindings, "mask": b[marks[0]], "block_count": b[marks[1]]},
+        constants={"ALLOCATION": ALLOCATION_MODES[component.allocation], **constants})
 
 
 def _draw_pipeline(system: EmitterSystem, component, shader: str):

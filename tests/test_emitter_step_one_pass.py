@@ -143,6 +143,27 @@ def test_tiles_of_several_blocks_give_the_same_births(gpu, monkeypatch, tile_blo
     assert one["full"][2]["alive"] == 20000 and one["sparse"][2]["born"] > 0
 
 
+@pytest.mark.parametrize("rank_after_next", [False, True], ids=["at-once", "after-next"])
+@pytest.mark.parametrize("workgroups", [1, 3, None])
+@pytest.mark.parametrize("batching", [True, False], ids=["batched", "alone"])
+def test_workgroups_that_step_several_tiles_give_the_same_births(gpu, monkeypatch, workgroups,
+                                                                 batching, rank_after_next):
+    """Fewer workgroups than tiles: each steps tile after tile (one workgroup: every tile of
+    the pass, in order; three: interleaved by ticket; one per tile: as many as come), ranking
+    each at once or after it stepped the next, alone (40 tiles of 2 blocks, a short last one)
+    and batched (tiles of one block, several emitters)."""
+    monkeypatch.setattr(passes, "TILE_BLOCKS", 2)
+    monkeypatch.setattr(passes, "WORKGROUPS_AT_MOST", workgroups)
+    monkeypatch.setattr(passes, "RANK_AFTER_NEXT", rank_after_next)
+    one, _, control = run(monkeypatch, BUDGETS, True, batching)
+    multi, _, _ = run(monkeypatch, BUDGETS, False, batching)
+    for name in multi:
+        assert one[name] == multi[name], name
+    check_alive_lists(one)
+    check_control_words(control, 20)
+    assert one["full"][2]["alive"] == 20000 and one["sparse"][2]["born"] > 0
+
+
 def test_custom_attributes_and_modifiers_run_the_same_in_one_pass(gpu, monkeypatch, tmp_path):
     """The generated code binds the attributes in group 2 of the one-pass shader (its group 1
     is free): init at every birth, update every step, the same bytes as the multi-pass step."""

@@ -15,15 +15,19 @@
 // particles, alive list, counters and draw arguments come out exactly as from the multi-pass
 // step (update, scans, count, spawn, prepare), which every adapter can run.
 //
-// A workgroup steps a tile of TILE_BLOCKS consecutive blocks of one emitter (the host gives
-// tiles of several blocks only to an emitter alone that sends no events; batches and event
-// sources take tiles of one block, which never span two emitters).
+// A tile is TILE_BLOCKS consecutive blocks of one emitter (the host gives tiles of several
+// blocks only to an emitter alone that sends no events; batches and event sources take tiles of
+// one block, which never span two emitters). A workgroup takes tiles by ticket (tiles[TICKET])
+// until none is left: it steps a tile, publishes the tile's free count, and ranks the tile
+// either at once or (RANK_AFTER_NEXT) after it stepped its next tile, holding the two tiles'
+// free masks in workgroup memory.
 // Look-back (one state word per tile in `tiles`, past CONTROL_WORDS control words): a tile
-// publishes its free count as an aggregate as soon as it knows it, then reads the words of the
-// BLOCK tiles before it at a time (one per invocation), adding aggregates until it meets an
-// inclusive prefix (or its emitter's first tile), and publishes its own inclusive prefix. A tile
-// waits only for tiles that began before it: it takes its number from a ticket (tiles[TICKET])
-// when it begins, not from workgroup_id, so every tile it waits for holds a ticket and runs.
+// publishes its free count as an aggregate as soon as it is stepped; ranking it reads the words
+// of the BLOCK tiles before it at a time (one per invocation), adding aggregates until it meets
+// an inclusive prefix (or its emitter's first tile), and publishes its own inclusive prefix.
+// Every tile a rank waits for was taken by ticket earlier, by a workgroup that is running, and
+// is published once stepped, which waits for nothing: numbering tiles by workgroup_id instead
+// could wait for a workgroup that never started.
 // WebGPU promises nothing about one workgroup's progress while another spins, so the host runs
 // this pass only on adapters where resident workgroups keep running (systems/emitter/passes.py
 // says which); a wait longer than MAX_ROUNDS rounds gives up, counts itself in tiles[STALLS] and
@@ -34,11 +38,11 @@
 // not yet. The last block to finish resets the ticket and the finish count and advances the
 // epoch, so the control words need no clearing between steps and start from zeros.
 //
-// Workgroup size 256 = one block; dispatch one workgroup per tile (ceil(batch blocks /
+// Workgroup size 256 = one block; dispatch at most one workgroup per tile (ceil(batch blocks /
 // TILE_BLOCKS)), folded into (x, y) past the per-dimension limit (the tile is the ticket, not
-// the workgroup's place).
+// the workgroup's place); fewer workgroups each take more tiles.
 // Overrides: HAS_FORCES, HAS_COLLISIONS (emitter/integrate.wgsl), TILE_BLOCKS (1 to
-// MAX_TILE_BLOCKS), MAX_ROUNDS, PUBLISH_INCLUSIVE.
+// MAX_TILE_BLOCKS), RANK_AFTER_NEXT, MAX_ROUNDS, PUBLISH_INCLUSIVE.
 // Bindings (group 0): 1 counters (rw: Counters per emitter), 3 alive_list (rw, the batch's:
 //                     values are the emitter's own slots), 4 alive_totals (rw: word 0 of each
 //                     emitter's record), 13 tiles (rw: CONTROL_WORDS control words, then one
@@ -74,6 +78,10 @@ override TILE_BLOCKS: u32 = 1u;
 // rounds of waiting before a tile gives up. llvmpipe leaves any loop after 65535 iterations, so
 // software adapters keep the default.
 override MAX_ROUNDS: u32 = 30000u;
+// true: a workgroup ranks a tile only after it stepped its next tile, so that by then the tiles
+// before have most likely published their counts and the look-back waits less (the wait for the
+// slowest tile before it was 40% of the update at 16M slots on an H200: docs/benchmarks.md)
+override RANK_AFTER_NEXT: bool = false;
 // false (tests): tiles past their emitter's first publish only aggregates, so that every
 // look-back walks back to the first tile, through as many rounds as it takes
 override PUBLISH_INCLUSIVE: bool = true;
@@ -82,11 +90,14 @@ override PUBLISH_INCLUSIVE: bool = true;
 @group(0) @binding(13) var<storage, read_write> tiles: array<atomic<u32>>;
 @group(0) @binding(15) var<storage, read_write> birth_slots: array<u32>;
 
-var<workgroup> free_bits: array<atomic<u32>, MAX_TILE_BLOCKS * BLOCK_WORDS>;   // free slots
-var<workgroup> word_free: array<u32, MAX_TILE_BLOCKS * BLOCK_WORDS>;   // per mask word
-// free slots of the tile before each mask word, and (last) all of them
-var<workgroup> free_before_word: array<u32, MAX_TILE_BLOCKS * BLOCK_WORDS + 1u>;
-var<workgroup> start: vec2u;        // this tile's ticket and the dispatch's epoch
+// Two tiles' free masks: with RANK_AFTER_NEXT, the tile held for ranking and the one stepped
+const TILE_WORDS: u32 = MAX_TILE_BLOCKS * BLOCK_WORDS;   // at most BLOCK: one word per lane
+var<workgroup> free_bits: array<atomic<u32>, 2u * TILE_WORDS>;
+var<workgroup> tile_free: atomic<u32>;   // free slots of the tile being stepped
+// the in-tile scan of the free slots per mask word (two rows, read one and write the other)
+var<workgroup> word_scan: array<u32, 2u * BLOCK>;
+var<workgroup> ticket: u32;           // the tile this workgroup steps next
+var<workgroup> epoch_now: u32;        // the dispatch's epoch modulo 8
 // the look-back: next tile to read + 1, sum so far, done, and the lanes reading this round
 var<workgroup> look: vec4u;
 // a round of the look-back: the first lane that saw a tile not yet published (or the round's
@@ -106,10 +117,6 @@ fn free_before_tile(tile: u32, local_tile: u32, in_batch: bool, epoch: u32, free
     let tag = epoch << EPOCH_SHIFT;
     let first_tile = tile - local_tile;
     if (lid == 0u) {
-        if (in_batch) {   // the emitter's first tile knows its inclusive prefix at once
-            let flag = select(FLAG_AGGREGATE, FLAG_INCLUSIVE, local_tile == 0u);
-            atomicStore(&tiles[CONTROL_WORDS + tile], tag | flag | free_here);
-        }
         look = vec4u(tile, 0u, u32(!in_batch || local_tile == 0u), 1u);
         atomicStore(&first_waiting, 1u);
         atomicStore(&first_inclusive, BLOCK);
@@ -163,15 +170,17 @@ fn free_before_tile(tile: u32, local_tile: u32, in_batch: bool, epoch: u32, free
     return exclusive;
 }
 
-@compute @workgroup_size(BLOCK)
-fn main(@builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3u) {
-    if (lid == 0u) {
-        start = vec2u(atomicAdd(&tiles[TICKET], 1u), atomicLoad(&tiles[EPOCH]) % 8u);
+// Steps the batch's tile `tile` (its free slots into free_bits from `half`) and publishes its
+// free count: an inclusive prefix for its emitter's first tile, an aggregate for the others.
+// Nothing here waits for another workgroup.
+fn step_tile(tile: u32, half: u32, lid: u32) {
+    workgroupBarrier();   // the tile ranked before in this half has been read
+    for (var w = lid; w < TILE_BLOCKS * BLOCK_WORDS; w += BLOCK) {
+        atomicStore(&free_bits[half + w], 0u);
     }
-    for (var w = lid; w < TILE_BLOCKS * BLOCK_WORDS; w += BLOCK) { atomicStore(&free_bits[w], 0u); }
     clear_events(lid);
-    let begun = workgroupUniformLoad(&start);
-    let tile = begun.x;   // in the batch
+    if (lid == 0u) { atomicStore(&tile_free, 0u); }
+    workgroupBarrier();
     let first_block = tile * TILE_BLOCKS;
     let local_first = enter_block(first_block);   // the tile's first block in its emitter
     let in_batch = first_block < params.batch_blocks && local_first < params.block_count;
@@ -186,35 +195,60 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) grou
         let p = next;
         if (j + 1u < TILE_BLOCKS) { next = particles[min(g + BLOCK, last)]; }
         if (in_batch && i < params.capacity && !integrate_slot(lid, i, g, p)) {
-            atomicOr(&free_bits[j * BLOCK_WORDS + lid / 32u], bit);
+            atomicOr(&free_bits[half + j * BLOCK_WORDS + lid / 32u], bit);
         }
     }
     workgroupBarrier();
-    for (var w = lid; w < TILE_BLOCKS * BLOCK_WORDS; w += BLOCK) {
-        word_free[w] = countOneBits(atomicLoad(&free_bits[w]));
+    if (lid < TILE_BLOCKS * BLOCK_WORDS) {
+        let free = countOneBits(atomicLoad(&free_bits[half + lid]));
+        if (free > 0u) { atomicAdd(&tile_free, free); }
+    }
+    store_events(local_first, lid, params.block_count);
+    workgroupBarrier();
+    if (lid == 0u && in_batch) {   // the emitter's first tile knows its inclusive prefix at once
+        let flag = select(FLAG_AGGREGATE, FLAG_INCLUSIVE, local_first == 0u);
+        atomicStore(&tiles[CONTROL_WORDS + tile],
+                    (epoch_now << EPOCH_SHIFT) | flag | atomicLoad(&tile_free));
+    }
+}
+
+// Ranks the tile `tile` stepped into free_bits from `half`: its free slots before it in its
+// emitter (look-back), then its alive list entries and born slots, and for the emitter's last
+// tile its alive count, draw arguments and births.
+fn rank_tile(tile: u32, half: u32, lid: u32) {
+    let first_block = tile * TILE_BLOCKS;
+    let local_first = enter_block(first_block);
+    let in_batch = first_block < params.batch_blocks && local_first < params.block_count;
+    // free slots before each mask word of the tile: an inclusive scan over the words (one per
+    // lane), row `row` of word_scan holding the latest
+    let words = TILE_BLOCKS * BLOCK_WORDS;
+    var own = 0u;
+    if (lid < words) { own = countOneBits(atomicLoad(&free_bits[half + lid])); }
+    word_scan[lid] = own;
+    var row = 0u;
+    for (var offset = 1u; offset < words; offset *= 2u) {
+        workgroupBarrier();
+        var sum = word_scan[row + lid];
+        if (lid >= offset) { sum += word_scan[row + lid - offset]; }
+        word_scan[BLOCK - row + lid] = sum;
+        row = BLOCK - row;
     }
     workgroupBarrier();
-    if (lid == 0u) {
-        var sum = 0u;
-        for (var w = 0u; w < TILE_BLOCKS * BLOCK_WORDS; w++) {
-            free_before_word[w] = sum;
-            sum += word_free[w];
-        }
-        free_before_word[TILE_BLOCKS * BLOCK_WORDS] = sum;
-    }
-    let free_here = workgroupUniformLoad(&free_before_word[TILE_BLOCKS * BLOCK_WORDS]);
+    let free_here = word_scan[row + words - 1u];
 
     let local_tile = local_first / TILE_BLOCKS;
-    let first_rank = free_before_tile(tile, local_tile, in_batch, begun.y, free_here, lid);
+    let first_rank = free_before_tile(tile, local_tile, in_batch, epoch_now, free_here, lid);
     let births = atomicLoad(&counters[owner].budget);
     // alive slots of the emitter before the tile: its slots, less the free, plus their births
     let alive_base = params.alive_base + local_first * BLOCK - first_rank + min(births, first_rank);
+    let bit = 1u << (lid % 32u);
     for (var j = 0u; j < TILE_BLOCKS; j++) {
         let i = (local_first + j) * BLOCK + lid;
         if (!in_batch || i >= params.capacity) { break; }
         let w = j * BLOCK_WORDS + lid / 32u;
-        let word = atomicLoad(&free_bits[w]);
-        let free_before = free_before_word[w] + countOneBits(word & (bit - 1u));   // in the tile
+        let word = atomicLoad(&free_bits[half + w]);
+        // free slots of the tile before this one
+        let free_before = word_scan[row + w] - countOneBits(word) + countOneBits(word & (bit - 1u));
         var born_before = 0u;   // births in the tile before this slot
         if (births > first_rank) { born_before = min(free_before, births - first_rank); }
         var alive = (word & bit) == 0u;
@@ -232,7 +266,30 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) grou
         if (born > 0u) { atomicAdd(&counters[owner].born, born); }
         publish_alive(owner, params, params.capacity - free + born);
     }
-    store_events(local_first, lid, params.block_count);
+}
+
+// A workgroup takes tiles by ticket until none is left, and ranks each tile at once or
+// (RANK_AFTER_NEXT) after it stepped the next one.
+@compute @workgroup_size(BLOCK)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3u) {
+    if (lid == 0u) { epoch_now = atomicLoad(&tiles[EPOCH]) % 8u; }
+    let tile_count = (emitters[0].batch_blocks + TILE_BLOCKS - 1u) / TILE_BLOCKS;
+    var held = 0u;            // the tile stepped and not yet ranked, + 1 (0: none)
+    var half = 0u;            // where in free_bits the next tile goes
+    loop {
+        if (lid == 0u) { ticket = atomicAdd(&tiles[TICKET], 1u); }
+        let tile = workgroupUniformLoad(&ticket);
+        if (tile >= tile_count) { break; }
+        step_tile(tile, half, lid);
+        if (RANK_AFTER_NEXT) {
+            half = TILE_WORDS - half;
+            if (held > 0u) { rank_tile(held - 1u, half, lid); }
+            held = tile + 1u;
+        } else {
+            rank_tile(tile, half, lid);
+        }
+    }
+    if (held > 0u) { rank_tile(held - 1u, TILE_WORDS - half, lid); }
     if (lid == 0u) {   // the last workgroup out readies the control words for the next dispatch
         let done = atomicAdd(&tiles[FINISHED], 1u) + 1u;
         if (done == folded_workgroup_count(groups)) {

@@ -72,31 +72,36 @@ MAX_TILE_BLOCKS = wgsl.int_constant(UPDATE_RANKED, "MAX_TILE_BLOCKS")
 # table below, a number: that many wherever tiles of several blocks may be (tests, bench).
 TILE_BLOCKS: int | None = None
 TILE_BLOCKS_FROM = ((16384, 32), (1024, 8), (0, 4))
+# True: a workgroup of the one-pass step ranks each tile after it stepped the next one (the
+# look-back then waits less), False: at once (emitter/update_ranked.wgsl). `emberfx bench
+# emitter` times the other setting in the same run.
+RANK_AFTER_NEXT = False
+# The most workgroups the one-pass step launches (each takes tiles until none is left); None:
+# one per tile. Tests set a few, so that every workgroup steps several tiles.
+WORKGROUPS_AT_MOST: int | None = None
 
 
 @contextlib.contextmanager
-def multi_pass_step() -> Iterator[None]:
-    """Pools and batches made inside take the multi-pass path (a baseline to measure against)."""
-    global FUSED_RANKS, ONE_PASS
-    saved = FUSED_RANKS, ONE_PASS
-    FUSED_RANKS, ONE_PASS = False, False
+def step_settings(**settings) -> Iterator[None]:
+    """Pools and batches made inside are built with these module settings (FUSED_RANKS,
+    ONE_PASS, RANK_AFTER_NEXT, ...): baselines to measure against, whatever the adapter."""
+    saved = {name: globals()[name] for name in settings}
+    globals().update(settings)
     try:
         yield
     finally:
-        FUSED_RANKS, ONE_PASS = saved
+        globals().update(saved)
 
 
-@contextlib.contextmanager
-def one_pass_step(enabled: bool) -> Iterator[None]:
+def multi_pass_step() -> contextlib.AbstractContextManager[None]:
+    """Pools and batches made inside take the multi-pass path (a baseline to measure against)."""
+    return step_settings(FUSED_RANKS=False, ONE_PASS=False)
+
+
+def one_pass_step(enabled: bool) -> contextlib.AbstractContextManager[None]:
     """Pools and batches made inside take (True) or leave (False) the one-pass ordered step,
     whatever the adapter."""
-    global ONE_PASS
-    saved = ONE_PASS
-    ONE_PASS = enabled
-    try:
-        yield
-    finally:
-        ONE_PASS = saved
+    return step_settings(ONE_PASS=enabled)
 
 
 def one_pass_sizes(system: EmitterSystem, blocks: int, members: int,
@@ -291,14 +296,15 @@ def ranked_update_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> P
     b = sim.buffers
     bindings, constants = _integration(system, pool, sim, UPDATE_RANKED)
     per_tile = tile_blocks(system, pool, sim)
-    constants.update(PUBLISH_INCLUSIVE=PUBLISH_INCLUSIVE, TILE_BLOCKS=per_tile)
+    constants.update(PUBLISH_INCLUSIVE=PUBLISH_INCLUSIVE, TILE_BLOCKS=per_tile,
+                     RANK_AFTER_NEXT=RANK_AFTER_NEXT)
     if LOOK_BACK_ROUNDS is not None:
         constants["MAX_ROUNDS"] = LOOK_BACK_ROUNDS
     elif not system.gpu.is_software:
         constants["MAX_ROUNDS"] = 1 << 22
     return system.build.compute(
         f"{sim.name}:emitter:update", Phase.SIMULATE, pool.shader(UPDATE_RANKED),
-        system.gpu.grid(math.ceil(sim.blocks / per_tile)),
+        system.gpu.grid(min(math.ceil(sim.blocks / per_tile), WORKGROUPS_AT_MOST or sim.blocks)),
         {**bindings, "alive_list": b["alive_list"], "alive_totals": b["alive_total"],
          "tiles": b["tiles"], "draw_args": b["draw_args"], "birth_slots": b["birth_slots"]},
         constants=constants)

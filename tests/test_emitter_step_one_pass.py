@@ -13,8 +13,9 @@ The oracle is the multi-pass run of the same scene: every particle's bytes (cust
 too), the alive lists and the counters must be equal, for emitters alone and batched (ragged
 capacities: 1, 255, 257 slots; mixed blends, forces on some), budgets above and below the free
 slots, sub-emitter events (sources take the one pass, targets keep the multi-pass step),
-tiles of several blocks with a short last tile, and look-backs that walk through several rounds
-(tiles publishing no inclusive prefixes).
+tiles of several blocks with a short last tile, look-backs that walk through several rounds
+(tiles publishing no inclusive prefixes), fewer workgroups than tiles (each ranking a tile at
+once or after stepping the next) and births given in the update itself.
 Independently of either path, the alive list must hold each alive slot once, counted, and the
 look-back's control words must be back at rest with no wait given up."""
 
@@ -180,6 +181,32 @@ def test_custom_attributes_and_modifiers_run_the_same_in_one_pass(gpu, monkeypat
     check_alive_lists(one)
     check_control_words(control, 20)
     assert "hot:emitter:update" in names and "hot:emitter:spawn" not in names
+
+
+@pytest.mark.parametrize("scene", ["mixed", "budgets", "attributes"])
+@pytest.mark.parametrize("batching", [True, False], ids=["batched", "alone"])
+def test_births_given_in_the_update_are_the_same(gpu, monkeypatch, tmp_path, scene, batching):
+    """BIRTHS_IN_UPDATE: the one-pass update gives the born slots their particles (shape,
+    inherited velocity, birth expressions, `init` with custom attributes), no births pass
+    follows, and every byte equals the multi-pass step's; with tiles of 3 blocks, ranked after
+    the next tile, in 2 workgroups where alone."""
+    (tmp_path / "init.wgsl").write_text(INIT)
+    (tmp_path / "update.wgsl").write_text(UPDATE)
+    path = str(tmp_path / "scene.toml")
+    text = {"mixed": MIXED, "budgets": BUDGETS, "attributes": ATTRIBUTES}[scene]
+    multi, _, _ = run(monkeypatch, text, False, batching, path=path)
+    monkeypatch.setattr(passes, "BIRTHS_IN_UPDATE", True)
+    monkeypatch.setattr(passes, "TILE_BLOCKS", 3)
+    monkeypatch.setattr(passes, "RANK_AFTER_NEXT", True)
+    monkeypatch.setattr(passes, "WORKGROUPS_AT_MOST", 2)
+    one, names, control = run(monkeypatch, text, True, batching, path=path)
+    assert one.keys() == multi.keys()
+    for name in multi:
+        assert one[name] == multi[name], name
+    check_alive_lists(one)
+    check_control_words(control, 20)
+    assert sum(c["born"] for _, _, c in one.values()) > 0
+    assert not [n for n in names if n.endswith((":emitter:births", ":emitter:spawn"))]
 
 
 def test_event_sources_take_one_pass_and_targets_keep_the_multi_pass_step(gpu, monkeypatch):

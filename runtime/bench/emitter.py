@@ -20,6 +20,8 @@ from emberfx.bench.harness import (
 )
 from emberfx.core.errors import EmberError
 
+# switches of the one-pass step (systems/emitter/passes.py) timed both ways in the same run
+ONE_PASS_CHOICES = ("RANK_AFTER_NEXT", "BIRTHS_IN_UPDATE")
 EMITTER_CASES = [(1 << 20, "ordered", 0), (1 << 20, "atomic", 0), (1 << 24, "ordered", 0),
                  (1 << 24, "atomic", 0), (1 << 20, "ordered", 4), (1 << 24, "ordered", 4)]
 
@@ -112,9 +114,9 @@ def fused_step_rows(ctx, engine, capacity, attractors, label, seconds, bandwidth
     """The step's passes after the update alone (ranks and spawn, or births), and the same
     scene's step by the other paths in this run, each on a second engine filled the same way:
     the multi-pass step (FUSED_RANKS off), and the three-pass step (update, ranks, spawn) when
-    the step took one pass (emitter/update_ranked.wgsl) with the same step ranking its tiles in
-    the other order (passes.RANK_AFTER_NEXT), or the one-pass step where the adapter allows it
-    and the step did not take it. A one-pass step reports its look-back's stalls
+    the step took one pass (emitter/update_ranked.wgsl) with the same step with each of
+    ONE_PASS_CHOICES flipped, or the one-pass step where the adapter allows it and the step
+    did not take it. A one-pass step reports its look-back's stalls
     (waits that gave up: a wrong step; 0 expected)."""
     from emberfx.core.frame_graph import SIMULATION_PHASES
     from emberfx.engine.engine import Engine
@@ -133,9 +135,10 @@ def fused_step_rows(ctx, engine, capacity, attractors, label, seconds, bandwidth
     baselines = [("multi-pass step", passes.multi_pass_step())]
     if one_pass:
         baselines.append(("three-pass step", passes.one_pass_step(False)))
-        flipped = not passes.RANK_AFTER_NEXT   # the one-pass step's other order of ranking
-        baselines.append((f"one-pass step, RANK_AFTER_NEXT={flipped}",
-                          passes.step_settings(RANK_AFTER_NEXT=flipped)))
+        for choice in ONE_PASS_CHOICES:   # the one-pass step with the other setting
+            flipped = not getattr(passes, choice)
+            baselines.append((f"one-pass step, {choice}={flipped}",
+                              passes.step_settings(**{choice: flipped})))
     elif ctx.keeps_resident_workgroups_running:
         baselines.append(("one-pass step", passes.one_pass_step(True)))
     for name, path in baselines:

@@ -4,8 +4,9 @@
 // Counters.born, the step's births) is slot birth_slots[e's first slot + r], and gets the same
 // particle as emitter/spawn.wgsl gives it: the emitter's shape centred on its origin, its inherit
 // velocity added, then born_particle (emitter/modifiers.wgsl: attributes zeroed, birth
-// expressions, `init`). The update pass leaves the births out because their code, which about 1%
-// of slots run, would set the registers (and so the occupancy) of the whole update.
+// expressions, `init`). The update pass leaves the births out (unless its BIRTHS_HERE says)
+// because their code, which about 1% of slots run, would set the registers (and so the
+// occupancy) of the whole update.
 //
 // Workgroup size BLOCK; dispatch (ceil(the most births any emitter of the batch may have this
 // step / BLOCK), emitters of the batch): workgroup (x, y) gives emitter y its births

@@ -7,7 +7,7 @@
 // the tile, budget = Counters.budget):
 //   free_rank   = F + free slots before it in its tile; born when free_rank < budget, which
 //                 lists the slot in birth_slots at its free rank (emitter/births.wgsl, the next
-//                 pass, gives it its particle)
+//                 pass, gives it its particle) or, with BIRTHS_HERE, gives it its particle here
 //   alive_rank  = slots before the tile - F + min(budget, F)
 //                 + slots before it in the tile - free_before + min(free_before, budget - F)
 // The emitter's last block publishes its alive count and draw arguments
@@ -42,7 +42,7 @@
 // TILE_BLOCKS)), folded into (x, y) past the per-dimension limit (the tile is the ticket, not
 // the workgroup's place); fewer workgroups each take more tiles.
 // Overrides: HAS_FORCES, HAS_COLLISIONS (emitter/integrate.wgsl), TILE_BLOCKS (1 to
-// MAX_TILE_BLOCKS), RANK_AFTER_NEXT, MAX_ROUNDS, PUBLISH_INCLUSIVE.
+// MAX_TILE_BLOCKS), RANK_AFTER_NEXT, BIRTHS_HERE, MAX_ROUNDS, PUBLISH_INCLUSIVE.
 // Bindings (group 0): 1 counters (rw: Counters per emitter), 3 alive_list (rw, the batch's:
 //                     values are the emitter's own slots), 4 alive_totals (rw: word 0 of each
 //                     emitter's record), 13 tiles (rw: CONTROL_WORDS control words, then one
@@ -82,6 +82,9 @@ override MAX_ROUNDS: u32 = 30000u;
 // before have most likely published their counts and the look-back waits less (the wait for the
 // slowest tile before it was 40% of the update at 16M slots on an H200: docs/benchmarks.md)
 override RANK_AFTER_NEXT: bool = false;
+// true: the born slots get their particles here, and no births pass follows (its launch is
+// saved; the birth code's registers may cost the whole update occupancy)
+override BIRTHS_HERE: bool = false;
 // false (tests): tiles past their emitter's first publish only aggregates, so that every
 // look-back walks back to the first tile, through as many rounds as it takes
 override PUBLISH_INCLUSIVE: bool = true;
@@ -252,8 +255,13 @@ fn rank_tile(tile: u32, half: u32, lid: u32) {
         var born_before = 0u;   // births in the tile before this slot
         if (births > first_rank) { born_before = min(free_before, births - first_rank); }
         var alive = (word & bit) == 0u;
-        if (!alive && first_rank + free_before < births) {   // emitter/births.wgsl gives it
-            birth_slots[params.first_block * BLOCK + first_rank + free_before] = i;
+        if (!alive && first_rank + free_before < births) {
+            if (BIRTHS_HERE) {   // the particle emitter/spawn.wgsl and births.wgsl give it
+                particles[params.first_block * BLOCK + i] =
+                    born_particle(spawn_particle(params, i), i, params);
+            } else {             // emitter/births.wgsl gives it
+                birth_slots[params.first_block * BLOCK + first_rank + free_before] = i;
+            }
             alive = true;
         }
         if (alive) {

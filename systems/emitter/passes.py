@@ -76,6 +76,9 @@ TILE_BLOCKS_FROM = ((16384, 32), (1024, 8), (0, 4))
 # look-back then waits less), False: at once (emitter/update_ranked.wgsl). `emberfx bench
 # emitter` times the other setting in the same run.
 RANK_AFTER_NEXT = False
+# True: the one-pass update gives the born slots their particles itself, and no births pass
+# follows (emitter/update_ranked.wgsl: BIRTHS_HERE)
+BIRTHS_IN_UPDATE = False
 # The most workgroups the one-pass step launches (each takes tiles until none is left); None:
 # one per tile. Tests set a few, so that every workgroup steps several tiles.
 WORKGROUPS_AT_MOST: int | None = None
@@ -177,6 +180,8 @@ def simulation_passes(system: EmitterSystem, pool: _Pool, sim: Simulation,
     sim.one_pass = steps_in_one_pass(system, pool, sim)
     if sim.one_pass:
         updates[pool.variant] = ranked_update_pass(system, pool, sim)
+        if BIRTHS_IN_UPDATE:
+            return [updates[pool.variant]]
         return [updates[pool.variant], births_pass(system, pool, sim)]
     update = updates[pool.variant] = update_pass(system, pool, sim)
     passes = [update]
@@ -297,7 +302,7 @@ def ranked_update_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> P
     bindings, constants = _integration(system, pool, sim, UPDATE_RANKED)
     per_tile = tile_blocks(system, pool, sim)
     constants.update(PUBLISH_INCLUSIVE=PUBLISH_INCLUSIVE, TILE_BLOCKS=per_tile,
-                     RANK_AFTER_NEXT=RANK_AFTER_NEXT)
+                     RANK_AFTER_NEXT=RANK_AFTER_NEXT, BIRTHS_HERE=BIRTHS_IN_UPDATE)
     if LOOK_BACK_ROUNDS is not None:
         constants["MAX_ROUNDS"] = LOOK_BACK_ROUNDS
     elif not system.gpu.is_software:

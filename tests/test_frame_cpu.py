@@ -483,3 +483,157 @@ def test_short_hook_calls_do_not_each_wake_the_watchdog():
     dog.end(call)
     assert wakes["put"] == 1
 
+
+
+def test_a_step_packs_only_what_changed_for_lone_emitters(showcase, monkeypatch):
+    """A step packs Force records only for the lone emitters a force acts on (the stars: the
+    well) and the sprite look only after an edit of a field it is packed from; a script moving
+    the fountain packs its params, not its look. The oracle of the edit: the look's bytes as
+    written equal a fresh packing of the edited component."""
+    import emberfx.systems.emitter.system as emitter_system
+    from emberfx.systems.emitter.looks import pack_sprite_look
+
+    engine, output = showcase
+    packed: Counter = Counter()
+    for name in ("pack_forces", "pack_sprite_look"):
+        original = getattr(emitter_system, name)
+        monkeypatch.setattr(emitter_system, name, lambda *a, _f=original, _n=name, **k:
+                            packed.update([_n]) or _f(*a, **k))
+    written: dict[str, list[bytes]] = {}
+    queue = engine.device.queue
+    write = queue.write_buffer
+
+    def write_buffer(buffer, offset, data, *args):
+        written.setdefault(buffer.label, []).append(bytes(data))
+        return write(buffer, offset, data, *args)
+
+    monkeypatch.setattr(queue, "write_buffer", write_buffer)
+    fountain = engine.entity("fountain").emitter
+    for k in range(3):
+        fountain.position = (0.1 * k, -1.9, 0.0)
+        frame(engine, output)
+    assert packed == {"pack_forces": 3}, packed   # the stars' forces, one a step
+    assert "fountain/sprite_look" not in written
+    fountain.stretch = 0.05
+    frame(engine, output)
+    assert packed["pack_sprite_look"] == 1
+    assert written["fountain/sprite_look"] == [pack_sprite_look(fountain)]
+
+
+def test_a_target_inbox_is_packed_again_only_when_its_links_change(showcase, monkeypatch):
+    """The event targets' inboxes are written every step (the GPU's tallies of the last step
+    are in them) from a record packed once; an edit of the source's event count reaches the
+    next write."""
+    from emberfx.systems.emitter.events import INBOX
+
+    engine, output = showcase
+    system = engine.system_of("gold", "emitter")
+    record = system.events.inboxes["gold"][1]
+    inboxes: list[np.ndarray] = []
+    queue = engine.device.queue
+    write = queue.write_buffer
+
+    def write_buffer(buffer, offset, data, *args):
+        if buffer.label == "gold/event_links":
+            inboxes.append(np.frombuffer(bytes(data), INBOX)[0])
+        return write(buffer, offset, data, *args)
+
+    monkeypatch.setattr(queue, "write_buffer", write_buffer)
+    frame(engine, output)
+    assert system.events.inboxes["gold"][1] is record and len(inboxes) == 1
+    assert inboxes[0]["link_count"] == 1 and inboxes[0]["links"][0]["count"] == 700
+    engine.entity("rockets").emitter.on_death.count = 650
+    frame(engine, output)
+    assert len(inboxes) == 2 and inboxes[1]["links"][0]["count"] == 650
+
+
+def test_a_live_edit_checked_alone_compares_the_fields_it_touched_only(showcase, monkeypatch):
+    """An edit checked field by field compares (and copies back) only the fields that do not
+    hold the last valid values' very objects; the oracle is the comparison of every field."""
+    import dataclasses
+
+    import emberfx.engine.live_edits as live_edits
+    from emberfx.model.components import changed_between
+
+    engine, output = showcase
+    seen = []
+
+    def spy(cls, before, after, among=None):
+        found = changed_between(cls, before, after, among)
+        seen.append((cls.__name__, among, found, changed_between(cls, before, after)))
+        return found
+
+    monkeypatch.setattr(live_edits, "changed_between", spy)
+    fountain = engine.entity("fountain").emitter
+    fountain.position = (0.3, -1.9, 0.0)
+    fountain.direction = [0.1, 1.0, 0.0]
+    frame(engine, output)
+    (name, among, found, whole), = seen
+    fields = [f.name for f in dataclasses.fields(type(fountain))]
+    assert name == "Emitter" and found == whole and found is not None
+    assert {"position", "direction"} <= set(among) and len(among) < len(fields) / 2
+    assert not {"rate", "capacity", "gravity", "size"} & set(among)
+    assert type(fountain.direction) is tuple
+    seen.clear()
+    fountain.capacity = 50000   # the whole check: every field compared
+    frame(engine, output)
+    assert seen[0][1] is None and seen[0][2] == seen[0][3]
+
+
+def test_dispatches_of_one_pipeline_are_encoded_together_where_hazards_allow():
+    """Independent dispatches of a compute run are grouped by pipeline (one set_pipeline for
+    each group); a dispatch that reads, or writes, what an earlier one of another pipeline
+    writes or reads keeps its place after it."""
+    from emberfx.core.frame_graph import Dispatch, FrameGraph, Pass, Phase
+
+    def encoded(passes):
+        log = []
+
+        class Recorder:
+            def begin_compute_pass(self, **kwargs):
+                return self
+
+            def __getattr__(self, name):
+                return lambda *args, **kwargs: log.append((name, args[0] if args else None))
+
+        FrameGraph(passes, uploaded={r for p in passes for r in p.reads}).encode(Recorder(), {})
+        return [arg for name, arg in log if name == "set_pipeline"], \
+            [name for name, _ in log if name.startswith("dispatch")]
+
+    def dispatch(name, pipeline, reads=(), writes=()):
+        return Pass(name, Phase.SIMULATE, Dispatch(pipeline, groups=(1, 1, 1)),
+                    reads=tuple(reads), writes=tuple(writes))
+
+    # each emitter: update then ranks, sharing the two pipelines with the others
+    independent = [dispatch(f"{e}:{step}", step, reads=[f"{e}/c"], writes=[f"{e}/c"])
+                   for e in "abc" for step in ("update", "ranks")]
+    pipelines, dispatches = encoded(independent)
+    assert pipelines == ["update", "ranks"] and len(dispatches) == 6
+    # c (pipeline p) may join a only when it does not touch what b (pipeline q) writes before
+    # it: read after write and write after write keep it after b (the graph orders a writer
+    # before the readers of what it writes)
+    for first, second in ((dict(writes=["y"]), dict(reads=["y"])),
+                          (dict(writes=["y"]), dict(writes=["y"])),
+                          (dict(reads=["y"], writes=["y"]), dict(reads=["y"], writes=["y"]))):
+        passes = [dispatch("a:1", "p", writes=["x"]), dispatch("b:1", "q", **first),
+                  dispatch("c:1", "p", **second)]
+        assert encoded(passes)[0] == ["p", "q", "p"], (first, second)
+        passes[2] = dispatch("c:1", "p", **{k: ["z"] for k in second})
+        assert encoded(passes)[0] == ["p", "q"], (first, second)
+
+
+def test_the_showcase_step_sets_each_shared_pipeline_fewer_times(showcase, monkeypatch):
+    engine, output = showcase
+    from emberfx.core.frame_graph import SIMULATION_PHASES, Dispatch
+
+    calls: Counter = Counter()
+    compute_class = type(engine.device.create_command_encoder().begin_compute_pass())
+    original = compute_class.set_pipeline
+    monkeypatch.setattr(compute_class, "set_pipeline",
+                        lambda self, p: calls.update(["set_pipeline"]) or original(self, p))
+    engine.step(1)
+    ops = [p.op for p in engine.frame_passes(SIMULATION_PHASES) if isinstance(p.op, Dispatch)]
+    in_order = sum(1 for i, op in enumerate(ops)
+                   if i == 0 or op.pipeline is not ops[i - 1].pipeline)
+    distinct = len({id(op.pipeline) for op in ops})
+    assert distinct <= calls["set_pipeline"] <= in_order - 6, (calls, in_order, distinct)

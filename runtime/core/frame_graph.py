@@ -250,7 +250,9 @@ class FrameGraph:
         plan = []
         for kind, run in groupby(self._passes_of(phases), key=_plan_kind):
             if kind is _COMPUTE_RUN:
-                plan.append((kind, frame_plan.compute_calls([p.op for p in run])))
+                ordered = [p for _, same in groupby(run, key=lambda p: p.phase)
+                           for p in frame_plan.grouped_by_pipeline(list(same), _touched)]
+                plan.append((kind, frame_plan.compute_calls([p.op for p in ordered])))
             elif kind is _ENCODER_CALLS:
                 plan.append((kind, [frame_plan.encoder_call(p.op) for p in run]))
             else:

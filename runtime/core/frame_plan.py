@@ -18,9 +18,11 @@ The operations are read through their fields only (``Dispatch``, ``ClearBuffer``
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Sequence
 from functools import partial
 from operator import methodcaller
+from typing import Any
 
 _UNKNOWN = object()   # a bind group picked when the frame is encoded
 _UNSET = object()     # no pipeline set yet in this compute pass
@@ -54,6 +56,59 @@ def compute_calls(ops: Sequence) -> list[Callable]:
         for index, _ in picked:
             bound[index] = _UNKNOWN
     return calls
+
+
+def grouped_by_pipeline(run: list, touched: Callable[[Any], tuple[frozenset, frozenset]]
+                        ) -> list:
+    """Consecutive dispatches reordered so that those of one pipeline follow each other where
+    what they read and write allows: each pipeline set is a wgpu call, and the bind groups of
+    auto layouts are set again after it (the emitters' passes share pipelines). A dispatch
+    keeps its place after every earlier one that writes what it touches or touches what it
+    writes, so the results are those of the graph's order; among those ready, the earliest one
+    of the pipeline in effect goes first, otherwise the earliest. ``run``: passes with a
+    Dispatch ``op``; ``touched(pass)``: what it reads and what it writes."""
+    pipelines = [id(getattr(p.op, "pipeline", None)) for p in run]   # (all are Dispatches)
+    after: list[list[int]] = [[] for _ in run]   # i -> the dispatches that wait for i
+    waiting = [0] * len(run)
+    writer: dict[str, int] = {}                  # resource -> its last writer so far
+    readers: dict[str, list[int]] = {}           # resource -> who read it since that write
+    for j, p in enumerate(run):
+        reads, writes = touched(p)
+        before = {writer[r] for r in reads | writes if r in writer}
+        before.update(i for w in writes for i in readers.get(w, ()))
+        before.discard(j)
+        for i in before:
+            after[i].append(j)
+        waiting[j] = len(before)
+        for r in reads - writes:
+            readers.setdefault(r, []).append(j)
+        for w in writes:
+            writer[w], readers[w] = j, []
+    ready = [j for j, n in enumerate(waiting) if n == 0]
+    of_pipeline: dict[int, list[int]] = {}
+    for j in ready:
+        heapq.heappush(of_pipeline.setdefault(pipelines[j], []), j)
+    heapq.heapify(ready)
+    done = [False] * len(run)
+    out: list = []
+    pipeline = -1
+    while len(out) < len(run):
+        same = of_pipeline.get(pipeline, [])
+        while same and done[same[0]]:
+            heapq.heappop(same)
+        pool = same if same else ready
+        while done[pool[0]]:
+            heapq.heappop(pool)
+        j = heapq.heappop(pool)
+        done[j] = True
+        out.append(run[j])
+        pipeline = pipelines[j]
+        for k in after[j]:
+            waiting[k] -= 1
+            if waiting[k] == 0:
+                heapq.heappush(ready, k)
+                heapq.heappush(of_pipeline.setdefault(pipelines[k], []), k)
+    return out
 
 
 def encoder_call(op) -> Callable:

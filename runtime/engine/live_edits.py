@@ -44,11 +44,12 @@ def committed(component) -> Committed:
     return Committed(values, values)
 
 
-def copy_fields(source, target) -> None:
+def copy_fields(source, target, among: list[str] | None = None) -> None:
     """Give ``target`` (a live component) the field values of ``source``, keeping its identity
     and that of its nested objects and lists (``emitter.shape``, ``emitter.bursts``): scripts
-    and the inspector hold references to them."""
-    for name in field_names(type(target)):
+    and the inspector hold references to them. ``among``: the only fields that can differ,
+    where the caller knows (the others hold the very same objects)."""
+    for name in field_names(type(target)) if among is None else among:
         value, current = getattr(source, name), getattr(target, name)
         if value is current:
             continue
@@ -114,10 +115,13 @@ def _apply(world, scene_path, name: str, key: str, invalidate_graphs: Callable[[
     if component is None:
         return None
     before: Committed = world.last_valid[(name, key)]
-    valid = _checked_edit(world, scene_path, name, key, component, before)
+    valid, touched = _checked_edit(world, scene_path, name, key, component, before)
+    # checked field by field, the component and its valid copy hold the last valid values'
+    # very objects outside ``touched``: only those fields can differ
     with world.quiet():
-        copy_fields(valid, component)   # the loader's types: tuples, no numpy values
-    change = changed_between(type(component), before.applied, valid)
+        copy_fields(valid, component, touched)   # the loader's types: tuples, no numpy values
+    among = touched if before.applied is before.valid else None
+    change = changed_between(type(component), before.applied, valid, among)
     world.last_valid[(name, key)] = Committed(valid, valid)
     if change is None:
         return None
@@ -166,13 +170,18 @@ def undo(world, applied: list[Edit]) -> None:
 
 
 def _checked_edit(world, scene_path, name: str, key: str, component, before: Committed):
-    """A validated copy of an edited live component; if the edit is invalid, the component
-    gets its last valid values back and a SceneError says why. Only the fields whose values
-    changed get the checks of a field alone (a script edits one or two fields every step)."""
+    """A validated copy of an edited live component, and when its fields were checked alone
+    the only fields that can differ from the last valid values (model/scene.py's
+    validated_copy's ``touched``; None: the whole component was checked);
+    if the edit is invalid, the component gets its last valid values back and a SceneError
+    says why. Only the fields whose values changed get the checks of a field alone (a script
+    edits one or two fields every step)."""
     from emberfx.model.scene import validated_copy
 
+    touched: list[str] = []
     try:
-        valid = validated_copy(component, key, entity=name, path=scene_path, since=before.valid)
+        valid = validated_copy(component, key, entity=name, path=scene_path, since=before.valid,
+                               touched=touched)
     except SceneError as exc:
         with world.quiet():
             copy_fields(before.valid, component)
@@ -189,7 +198,7 @@ def _checked_edit(world, scene_path, name: str, key: str, component, before: Com
             with world.quiet():
                 copy_fields(before.valid, component)
             raise
-    return valid
+    return valid, touched or None
 
 
 def _field_root(component, field: str):

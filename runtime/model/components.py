@@ -113,12 +113,17 @@ def _dataclasses_in(hint) -> list[type]:
     return [c for arg in typing.get_args(hint) for c in _dataclasses_in(arg)]
 
 
-def changed_between(cls: type, before, after) -> Change | None:
+def changed_between(cls: type, before, after,
+                    among: Iterable[str] | None = None) -> Change | None:
     """The largest declared Change among the fields whose values differ between two instances
     of ``cls`` (an edit of a nested object counts as an edit of the field holding it, or of the
-    nested field if that declares more); None when they are equal."""
+    nested field if that declares more); None when they are equal. ``among``: the only fields
+    that can differ, where the caller knows (the others hold the very same values)."""
+    changes = changes_of(cls)
+    declared = changes.items() if among is None else [
+        (name, changes[name]) for name in among if name in changes]
     worst: Change | None = None
-    for name, change in changes_of(cls).items():
+    for name, change in declared:
         a, b = getattr(before, name), getattr(after, name)
         if a is b or a == b:   # a live edit's valid copy shares the values it did not change
             continue

@@ -37,12 +37,14 @@ from emberfx.model.camera import Camera
 from emberfx.model.colors import check_colors
 from emberfx.model.component_values import (
     checked_alone,
+    field_values,
     path_values,
     plain_builtin,
     reference_value,
     referenced_names,
     same_builtin,
 )
+from emberfx.model.components import field_names as component_field_names
 from emberfx.model.light import Light
 from emberfx.model.numbers import bad_numbers
 from emberfx.model.registry import component_types, entity_name_problem
@@ -232,37 +234,62 @@ def validate_component(key: str, table: dict, *, entity: str, path=None) -> obje
 
 
 def validated_copy(value, key: str, *, entity: str | None = None, path=None,
-                   since=None) -> Any:
+                   since=None, touched: list[str] | None = None) -> Any:
     """A validated copy of ``value``, an object built or edited in Python (a dataclass's
     __init__ checks only what its __post_init__ does) or a dict of scene-file fields, checked
     like the file's table ``key`` ("scene", "camera" or a component key), nested objects
     included, with the loader's messages. ``since``: a component of the same class that passed
     this check (a live edit's last valid values): the checks of a field alone (32-bit numbers,
     file paths) then look only at the fields whose values differ from it; types and the class's
-    own checks still see every field."""
+    own checks still see every field. ``touched``: a list that gets, when the edit's fields were
+    checked alone (the class's ``CHECKED_ALONE``), the fields of ``value`` that do not hold
+    ``since``'s very objects; the copy and ``value`` hold those objects in every other field
+    (it stays empty when the whole component was checked)."""
+    valid, differing = _validated(value, key, entity, path, since)
+    if touched is not None and differing is not None:
+        touched.extend(differing)
+    return valid
+
+
+def _validated(value, key: str, entity: str | None, path,
+               since) -> tuple[Any, list[str] | None]:
+    """validated_copy's copy, and the fields that may differ from ``since`` when they were
+    checked alone (None otherwise)."""
     loader = _Loader(path)
     settings_tables = {"scene": SceneSettings, "camera": Camera, "light": Light}
     cls = settings_tables.get(key) or loader.types[key].cls
     fields = None
     if isinstance(value, cls):
-        try:
-            value = msgspec.to_builtins(value, enc_hook=plain_builtin)
-        except TypeError as exc:
-            raise loader.error(f"expected numbers, strings, lists and tables, found {exc}",
-                               field=key, entity=entity) from None
-        if isinstance(since, cls):
-            old = msgspec.to_builtins(since, enc_hook=plain_builtin)
-            fields = frozenset(k for k, v in value.items()
-                               if k not in old or not same_builtin(old[k], v))
-            alone = checked_alone(cls, key, value, since, fields)
+        if isinstance(since, cls) and dataclasses.is_dataclass(since):
+            # A field holding the very object ``since`` holds is unchanged (a live component
+            # shares its valid values' immutable ones): only the others are converted
+            names, values_of = component_field_names(cls), field_values(cls)
+            differing = [name for name, new, held in zip(names, values_of(value), values_of(since))
+                         if new is not held]
+            edited = _builtins(loader, key, entity, {n: getattr(value, n) for n in differing})
+            old = msgspec.to_builtins({n: getattr(since, n) for n in differing},
+                                      enc_hook=plain_builtin)
+            fields = frozenset(n for n in differing if not same_builtin(old[n], edited[n]))
+            alone = checked_alone(cls, key, edited, since, fields)
             if alone is not None:
-                return alone
+                return alone, differing
+        value = _builtins(loader, key, entity, value)
     elif dataclasses.is_dataclass(value) or isinstance(value, msgspec.Struct):
         raise loader.error(f"expected {cls.__name__}(...) or a table of its fields, found "
                            f"{type(value).__name__}(...)", field=key, entity=entity)
     if cls in (SceneSettings, Camera, Light):
-        return loader.convert(cls, loader.table({key: value}, key), key)
-    return loader.component(key, value, entity, fields)
+        return loader.convert(cls, loader.table({key: value}, key), key), None
+    return loader.component(key, value, entity, fields), None
+
+
+def _builtins(loader: _Loader, key: str, entity: str | None, value):
+    """``value`` (an object built or edited in Python, or a dict of its fields) as TOML
+    builtins, or the loader's error for what has no TOML type."""
+    try:
+        return msgspec.to_builtins(value, enc_hook=plain_builtin)
+    except TypeError as exc:
+        raise loader.error(f"expected numbers, strings, lists and tables, found {exc}",
+                           field=key, entity=entity) from None
 
 
 def check_references(entities: list[EntitySpec], among: list[EntitySpec] | None = None,

@@ -393,12 +393,9 @@ class Emitter(Tracked):
 
     def sub_emitters(self) -> list[tuple[str, SubEmitter | AgeSubEmitter]]:
         """(kind, spawn) for each event kind this emitter sends, in EVENT_KINDS order."""
-        out = []
-        for kind in EVENT_KINDS:
-            spawn = getattr(self, f"on_{kind}")
-            if spawn is not None:
-                out.append((kind, spawn))
-        return out
+        return [(kind, spawn) for kind, spawn in zip(EVENT_KINDS, (self.on_death, self.on_collision,
+                                                                  self.on_age))
+                if spawn is not None]
 
     @classmethod
     def references_problem(cls, emitters: list[tuple[str, Emitter]]

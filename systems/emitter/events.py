@@ -118,6 +118,7 @@ class EventWiring:
         self.records_made: dict[str, int] = {}
         self._serials = itertools.count()
         self.early_targets: set[str] = set()   # prewarming pools events spawn into
+        self.inboxes: dict[str, tuple[tuple, np.ndarray]] = {}   # target -> (key, its record)
 
     # a pool's own part, made with the pool ---------------------------------------------------
     @staticmethod
@@ -152,7 +153,7 @@ class EventWiring:
         self.system.resources.release(name, FAMILY)
         for table in (self.records, self.scans, self.scan_passes, self.link_passes,
                       self.link_keys, self.seen, self.inbox_keys, self.into, self.made,
-                      self.records_made, self.sources):
+                      self.records_made, self.sources, self.inboxes):
             table.pop(name, None)
         self.pending.discard(name)
 
@@ -289,20 +290,29 @@ class EventWiring:
     # each step -------------------------------------------------------------------------------
     def write_inbox(self, pool: _Pool, host_budget: int) -> None:
         """A target's inbox for the step: its host budget (ranked first) and its links' count,
-        quota and velocity share; the tallies fill in the rest on the GPU."""
+        quota and velocity share; the tallies fill in the rest on the GPU. The links' part is
+        packed again only when what it is packed from changed (it is written every step: the
+        tallies of the last step are in the buffer)."""
         name = pool.entity.name
         links = self.into.get(name)
         if not links:
             return
-        record = np.zeros((), INBOX)
-        record["host_budget"] = host_budget
-        record["link_count"] = len(links)
         pools = self.system.pools
-        for link in links:
-            spawn = getattr(pools[link.source].component, f"on_{link.kind}")
-            row = record["links"][link.index]
-            row["count"], row["quota"], row["inherit"] = spawn.count, link.quota, \
-                spawn.inherit_velocity
+        spawns = [(link, getattr(pools[link.source].component, f"on_{link.kind}"))
+                  for link in links]
+        key = tuple((link.index, link.quota, spawn.count, spawn.inherit_velocity)
+                    for link, spawn in spawns)
+        packed = self.inboxes.get(name)
+        if packed is None or packed[0] != key:
+            record = np.zeros((), INBOX)
+            record["link_count"] = len(links)
+            for link, spawn in spawns:
+                row = record["links"][link.index]
+                row["count"], row["quota"], row["inherit"] = spawn.count, link.quota, \
+                    spawn.inherit_velocity
+            packed = self.inboxes[name] = (key, record)
+        record = packed[1]
+        record["host_budget"] = host_budget
         self.system.resources.write(pool.buffers["event_links"], record.tobytes())
 
     # what comes back -------------------------------------------------------------------------

@@ -76,6 +76,15 @@ def step_identity(record: np.ndarray, params: np.ndarray | None) -> None:
             record[name] = params[name]
 
 
+def sprite_look_key(component) -> tuple:
+    """What ``pack_sprite_look`` reads, to compare: equal keys give the same record (a script
+    that moves an emitter every step edits none of it)."""
+    c, book = component, component.flipbook
+    return (c.axis, c.rotation_deg, c.angular_velocity_deg, c.align, c.stretch, c.soft,
+            None if book is None else (book.columns, book.rows, book.mode, book.interpolate,
+                                       book.fps, book.random_start))
+
+
 def pack_sprite_look(component) -> bytes:
     """The SpriteLook record of the emitter's draw: the component's alone (birth keys read the
     step's identity from the emitter's params), so it is written only after an edit."""

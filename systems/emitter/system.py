@@ -62,7 +62,7 @@ from emberfx.systems.emitter import prewarm as emitter_prewarm
 from emberfx.systems.emitter.component import Emitter
 from emberfx.systems.emitter.contacts import Contacts
 from emberfx.systems.emitter.events import COUNTERS_CLEARED, EventWiring, check_links
-from emberfx.systems.emitter.looks import SPRITE_LOOK, pack_sprite_look
+from emberfx.systems.emitter.looks import SPRITE_LOOK, pack_sprite_look, sprite_look_key
 from emberfx.systems.emitter.modifiers import (
     Program,
     layout_signature,
@@ -88,6 +88,7 @@ from emberfx.systems.forces.forces import arrange as arrange_forces
 from emberfx.systems.meshes.draw import mesh_particle_passes, write_mesh_look
 
 DRAW, DRAW_SOFT = "emitter/draw.wgsl", "emitter/draw_soft.wgsl"
+NO_FORCES = pack_forces([]).tobytes()   # what a pool that no force acts on binds
 UPDATE = "emitter/update.wgsl"
 
 
@@ -116,6 +117,7 @@ class _Pool:
     dirty: bool = True   # the component was edited since its static fields were last packed
     written_forces: bytes = b""              # a lone pool's forces as last written
     written_look: bytes = b""                # and its sprite look
+    look_key: tuple | None = None            # what that look was packed from
 
     def shader(self, base: str) -> str:
         """The shader pass ``base`` runs for this pool (specialised by its modifiers)."""
@@ -226,6 +228,7 @@ class EmitterSystem(System):
         pool.param_record, pool.batch = record, None
         self.records.place(pool)   # its params and counters: views into a shared page
         pool.written_forces, pool.written_look, pool.dirty = b"", b"", True   # new buffers
+        pool.look_key = None
         pool.sim = batches.Simulation(entity.name, pool.buffers, blocks)
         pool.variant = self._variant(pool)
         pool.updates.clear()
@@ -405,26 +408,31 @@ class EmitterSystem(System):
     def _upload_step(self, pool: _Pool, step: StepInfo, start: float,
                      in_scene: list | None = None) -> None:
         """A lone pool's step: what its component alone decides is packed again only after an
-        edit (``pool.dirty``); the forces and its look are written only when they changed."""
+        edit (``pool.dirty``); the forces and its look are written only when they changed. Its
+        params record is a row of a page that records.upload writes for every pool at once."""
         c, full = pool.component, pool.dirty
         pool.dirty = False
-        _, forces, cleared = self.step_uniforms(pool, step, start, in_scene, full=full)
+        acting = self.forces_on(pool, in_scene)
+        budget, forces = self._pack_step(pool, step, start, acting, full)
         write, b = self.resources.write, pool.buffers
         if pool.contacts is not None:
-            pool.contacts.write_step(c, self.forces_on(pool, in_scene))
-        if forces != pool.written_forces:
-            write(b["forces"], forces)
-            pool.written_forces = forces
+            pool.contacts.write_step(c, acting)
+        packed = self._forces_bytes(pool, forces, step)
+        if packed != pool.written_forces:
+            write(b["forces"], packed)
+            pool.written_forces = packed
         if full:   # the look is the component's alone: looked at after an edit only
-            look = pack_sprite_look(c)
-            if look != pool.written_look:   # (a script moving the emitter leaves it)
-                write(b["sprite_look"], look)
-                pool.written_look = look
+            look_key = sprite_look_key(c)
+            if look_key != pool.look_key:   # (a script moving the emitter leaves it)
+                look = pack_sprite_look(c)
+                if look != pool.written_look:
+                    write(b["sprite_look"], look)
+                    pool.written_look = look
+                pool.look_key = look_key
         if "mesh_look" in b:
             write_mesh_look(self, b, c, pool.param_record)
         if full:
             self.write_looks(pool)
-        budget = int(np.frombuffer(cleared, np.uint32)[0])
         self.records.set_cleared(pool, budget)   # the budget, and zero counts (no clear pass)
         self.events.write_inbox(pool, budget)
 
@@ -444,17 +452,26 @@ class EmitterSystem(System):
         covering [start, start + dt) seconds (this advances the emitter's birth bookkeeping).
         ``in_scene``: the scene's force entities, when known. ``full`` False: only the fields
         a step changes are packed (the component was not edited since the last full pack)."""
+        budget, forces = self._pack_step(pool, step, start, self.forces_on(pool, in_scene), full)
+        cleared = np.zeros(COUNTERS_CLEARED // 4, np.uint32)
+        cleared[0] = budget
+        return (pool.param_record.tobytes(), self._forces_bytes(pool, forces, step),
+                cleared.tobytes())
+
+    def _pack_step(self, pool: _Pool, step: StepInfo, start: float, acting: list,
+                   full: bool) -> tuple[int, list]:
+        """Advance the pool's birth bookkeeping by the step covering [start, start + dt) and
+        pack its params record (``pool.param_record``); ``acting``: the forces on it. Returns
+        the host's birth budget and the forces in the order the update reads them."""
         c = pool.component
         budget, velocity = pool.births.step(c, start, step.dt,
                                             self.events.is_target(pool.entity.name))
-        forces, accelerate_end, kill_start = arrange_forces(
-            self.forces_on(pool, in_scene)[:MAX_FORCES])
+        forces, accelerate_end, kill_start = arrange_forces(acting[:MAX_FORCES])
         record = pool.param_record
         if full:
-            params = pack_params(
-                record, c, entity=pool.entity.index, frame=step.frame, seed=step.seed,
-                dt=step.dt, budget=budget, force_count=len(forces), velocity=velocity,
-                accelerate_end=accelerate_end, kill_start=kill_start, time=start)
+            pack_params(record, c, entity=pool.entity.index, frame=step.frame, seed=step.seed,
+                        dt=step.dt, budget=budget, force_count=len(forces), velocity=velocity,
+                        accelerate_end=accelerate_end, kill_start=kill_start, time=start)
         else:   # the step's fields, as pack_params sets them
             record["budget"], record["frame"], record["seed"] = budget, step.frame, step.seed
             record["h"], record["time"] = step.dt, start
@@ -462,12 +479,15 @@ class EmitterSystem(System):
                 len(forces), accelerate_end, kill_start)
             if c.inherit_velocity:
                 record["inherit"][:3] = c.inherit_velocity * velocity
-            params = record.tobytes()
+        return budget, forces
+
+    @staticmethod
+    def _forces_bytes(pool: _Pool, forces: list, step: StepInfo) -> bytes:
+        """The pool's Force records for the step (one zero record when no force acts)."""
+        if not forces:
+            return NO_FORCES
         volumes = pool.contacts.volume_index if pool.contacts is not None else {}
-        cleared = np.zeros(COUNTERS_CLEARED // 4, np.uint32)
-        cleared[0] = budget
-        return (params, pack_forces(forces, step.frame * step.dt, volumes).tobytes(),
-                cleared.tobytes())
+        return pack_forces(forces, step.frame * step.dt, volumes).tobytes()
 
     def forces_on(self, pool: _Pool, in_scene: list | None = None) -> list:
         """The force components acting on this emitter, in scene order."""

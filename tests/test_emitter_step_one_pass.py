@@ -268,3 +268,17 @@ def test_a_wait_that_gives_up_is_reported_in_the_stats(gpu, monkeypatch):
                 engine.step()
                 stats = engine.stats()["entities"]["wide"]
             assert stats["look_back_stalls"] == expected
+
+
+def test_step_settings_restore_and_refuse_unknown_names():
+    """The bench's baselines set switches for the engines made inside and put them back after;
+    a misspelt switch is refused instead of silently measuring the default."""
+    before = (passes.RANK_AFTER_NEXT, passes.BIRTHS_IN_UPDATE)
+    with passes.step_settings(RANK_AFTER_NEXT=not before[0], BIRTHS_IN_UPDATE=not before[1]):
+        assert (passes.RANK_AFTER_NEXT, passes.BIRTHS_IN_UPDATE) == (not before[0],
+                                                                     not before[1])
+    assert (passes.RANK_AFTER_NEXT, passes.BIRTHS_IN_UPDATE) == before
+    with pytest.raises(ValueError, match="RANK_AFTER_NXT"):
+        with passes.step_settings(RANK_AFTER_NXT=True):
+            pass
+    assert not hasattr(passes, "RANK_AFTER_NXT")

@@ -87,7 +87,12 @@ WORKGROUPS_AT_MOST: int | None = None
 @contextlib.contextmanager
 def step_settings(**settings) -> Iterator[None]:
     """Pools and batches made inside are built with these module settings (FUSED_RANKS,
-    ONE_PASS, RANK_AFTER_NEXT, ...): baselines to measure against, whatever the adapter."""
+    ONE_PASS, RANK_AFTER_NEXT, ...): baselines to measure against, whatever the adapter. A
+    name this module does not have is refused rather than set (a misspelt switch would
+    otherwise measure the default under another label)."""
+    unknown = sorted(set(settings) - set(globals()))
+    if unknown:
+        raise ValueError(f"step_settings: no setting {', '.join(unknown)} in {__name__}")
     saved = {name: globals()[name] for name in settings}
     globals().update(settings)
     try:

@@ -209,6 +209,38 @@ def test_births_given_in_the_update_are_the_same(gpu, monkeypatch, tmp_path, sce
     assert not [n for n in names if n.endswith((":emitter:births", ":emitter:spawn"))]
 
 
+def test_births_move_into_the_update_while_nothing_acts(gpu, monkeypatch):
+    """BIRTHS_IN_UPDATE None: the update gives the births while no force acts (no births
+    pass), a births pass follows once an attractor is spawned and goes when it is deleted;
+    every byte equals the multi-pass step's through the changes."""
+    text = (HEADER + emitter("a", 3000, "additive", 0.0, rate=4000.0)
+            + emitter("b", 700, "alpha", 1.0, rate=900.0))
+    monkeypatch.setattr(passes, "TILE_BLOCKS", 2)
+
+    def births_passes(one_pass: bool) -> tuple[dict, list[list[str]]]:
+        monkeypatch.setattr(passes, "ONE_PASS", one_pass)
+        seen = []
+        with Engine(loads_scene(text, path="<births>"), batching=False) as engine:
+            for change in (None, "spawn", "delete"):
+                if change == "spawn":
+                    engine.spawn("pull", {"attractor": {"position": [0.0, 1.0, 0.0],
+                                                        "strength": 3.0}})
+                elif change == "delete":
+                    engine.delete("pull")
+                engine.step(6)
+                seen.append(sorted(n for n in (p.name for p in engine.frame_passes())
+                                   if n.endswith((":emitter:births", ":emitter:spawn"))))
+            return snapshot(engine), seen
+
+    one, seen = births_passes(True)
+    multi, _ = births_passes(False)
+    assert seen == [[], ["a:emitter:births", "b:emitter:births"], []]
+    for name in multi:
+        assert one[name] == multi[name], name
+    check_alive_lists(one)
+    assert all(c["born"] > 0 for _, _, c in one.values())
+
+
 def test_event_sources_take_one_pass_and_targets_keep_the_multi_pass_step(gpu, monkeypatch):
     one, names, control = run(monkeypatch, CHAIN, True, steps=15)
     multi, _, _ = run(monkeypatch, CHAIN, False, steps=15)

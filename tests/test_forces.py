@@ -63,12 +63,18 @@ def run_against_model(text: str, steps: int, entity: str = "jet", tol: float = 2
     """Step the GPU and the numpy model side by side (births are copied from the GPU state, the
     motion of every particle alive before the step is predicted by the model)."""
     engine = Engine(loads_scene(HEAD + text), size=(32, 32))
+    # particles the model saw killed by a zone or kill radius; a test-only tally on the engine
+    engine.kills = 0  # type: ignore[attr-defined]
+    match_model(engine, entity, steps, tol)
+    return engine
+
+
+def match_model(engine, entity: str, steps: int, tol: float = 2e-4) -> None:
+    """``steps`` steps of ``engine`` against the model, with the forces acting now."""
     comp = engine.entity(entity).emitter
     system = engine.system_of(entity, "emitter")
     forces = system.forces_on(system.pools[entity])
     checked = 0
-    # particles the model saw killed by a zone or kill radius; a test-only tally on the engine
-    engine.kills = 0  # type: ignore[attr-defined]
     for _ in range(steps):
         before = engine.state(entity)
         engine.step()
@@ -86,9 +92,8 @@ def run_against_model(text: str, steps: int, entity: str = "jet", tol: float = 2
         np.testing.assert_allclose(after["velocity"][alive][still], v[still], rtol=tol, atol=tol)
         np.testing.assert_allclose(after["position"][alive][still], x[still], rtol=tol, atol=tol)
         checked += int(still.sum())
-        engine.kills += int(killed.sum())  # type: ignore[attr-defined]
+        engine.kills += int(killed.sum())
     assert checked > 10 * steps          # the comparison covered real particles
-    return engine
 
 
 def test_two_attractors_gravity_and_drag_match_numpy(gpu):
@@ -188,6 +193,40 @@ def test_bad_force_input_is_one_line(text, pieces):
     assert "\n" not in message
     for piece in pieces:
         assert piece in message, (piece, message)
+
+
+def test_kind_bits_name_the_kinds_present():
+    from emberfx.systems.forces.forces import KINDS, Attractor, ForceField, KillZone, kind_bits
+
+    assert kind_bits([]) == 0
+    assert kind_bits([Attractor(), Attractor(kill_radius=0.2)]) == 1 << KINDS["attractor"]
+    assert kind_bits([ForceField(kind="turbulence"), ForceField(kind="drag")]) == (
+        1 << KINDS["turbulence"] | 1 << KINDS["drag"])
+    # a kill zone's shape is live: both shapes stay compiled in
+    assert kind_bits([KillZone(shape="box")]) == 1 << KINDS["kill_sphere"] | 1 << KINDS["kill_box"]
+
+
+def test_forces_of_a_new_kind_act_at_once(gpu):
+    """The update compiles only the kinds in the scene (FORCE_KINDS): a force of a new kind,
+    spawned or made by a live edit of force_field.kind, acts from the next step, as the model
+    says; a kill zone edited from a sphere to a box kills in the box."""
+    engine = run_against_model(emitter() + TWO_ATTRACTORS, steps=3)
+    engine.spawn("swirl", {"force_field": {"kind": "turbulence", "frequency": 1.5,
+                                           "strength": 3.0, "octaves": 2}})
+    match_model(engine, "jet", steps=4)
+    engine.entity("swirl").force_field.kind = "vortex"
+    engine.entity("swirl").force_field.strength = 2.0
+    match_model(engine, "jet", steps=4)
+    engine.spawn("zone", {"kill_zone": {"shape": "sphere", "center": [9.0, 9.0, 9.0]}})
+    engine.step(2)
+    zone = engine.entity("zone").kill_zone
+    zone.shape, zone.center, zone.half_size = "box", (0.0, 0.5, 0.2), (0.6, 0.8, 0.8)
+    engine.kills = 0
+    match_model(engine, "jet", steps=6)
+    state = engine.state("jet")
+    inside = model.kills(state["position"].astype(np.float64), [zone])
+    assert not (inside & state["alive"]).any()
+    assert engine.kills > 0
 
 
 def test_arrange_puts_accelerating_forces_first_and_kill_zones_last():

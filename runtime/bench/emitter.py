@@ -20,8 +20,16 @@ from emberfx.bench.harness import (
 )
 from emberfx.core.errors import EmberError
 
-# switches of the one-pass step (systems/emitter/passes.py) timed both ways in the same run
-ONE_PASS_CHOICES = ("RANK_AFTER_NEXT", "BIRTHS_IN_UPDATE")
+
+def one_pass_choices(pool) -> dict[str, bool]:
+    """Switches of the one-pass step (systems/emitter/passes.py) timed both ways in the same
+    run, with the value each took for ``pool``."""
+    from emberfx.systems.emitter import passes
+
+    return {"RANK_AFTER_NEXT": passes.RANK_AFTER_NEXT,
+            "BIRTHS_IN_UPDATE": passes.births_in_update(pool)}
+
+
 EMITTER_CASES = [(1 << 20, "ordered", 0), (1 << 20, "atomic", 0), (1 << 24, "ordered", 0),
                  (1 << 24, "atomic", 0), (1 << 20, "ordered", 4), (1 << 24, "ordered", 4)]
 
@@ -115,7 +123,7 @@ def fused_step_rows(ctx, engine, capacity, attractors, label, seconds, bandwidth
     scene's step by the other paths in this run, each on a second engine filled the same way:
     the multi-pass step (FUSED_RANKS off), and the three-pass step (update, ranks, spawn) when
     the step took one pass (emitter/update_ranked.wgsl) with the same step with each of
-    ONE_PASS_CHOICES flipped, or the one-pass step where the adapter allows it and the step
+    one_pass_choices flipped, or the one-pass step where the adapter allows it and the step
     did not take it. A one-pass step reports its look-back's stalls
     (waits that gave up: a wrong step; 0 expected)."""
     from emberfx.core.frame_graph import SIMULATION_PHASES
@@ -128,15 +136,16 @@ def fused_step_rows(ctx, engine, capacity, attractors, label, seconds, bandwidth
         if alone:
             rows.append({"name": f"  {short} pass alone ({label})", "unit": "ms",
                          "value": timed_passes(ctx.device, alone, iterations) * 1e3})
-    one_pass = engine.system_of("bench", "emitter").pools["bench"].sim.one_pass
+    pool = engine.system_of("bench", "emitter").pools["bench"]
+    one_pass = pool.sim.one_pass
     if one_pass:
         rows.append({"name": f"  one-pass look-back stalls ({label})", "unit": "count",
                      "value": look_back_stalls(ctx, engine)})
     baselines = [("multi-pass step", passes.multi_pass_step())]
     if one_pass:
         baselines.append(("three-pass step", passes.one_pass_step(False)))
-        for choice in ONE_PASS_CHOICES:   # the one-pass step with the other setting
-            flipped = not getattr(passes, choice)
+        for choice, taken in one_pass_choices(pool).items():   # the step with the other one
+            flipped = not taken
             baselines.append((f"one-pass step, {choice}={flipped}",
                               passes.step_settings(**{choice: flipped})))
     elif ctx.keeps_resident_workgroups_running:

@@ -71,14 +71,20 @@ MAX_TILE_BLOCKS = wgsl.int_constant(UPDATE_RANKED, "MAX_TILE_BLOCKS")
 # Blocks per tile of the one-pass step by the pool's blocks (the most blocks first); None: the
 # table below, a number: that many wherever tiles of several blocks may be (tests, bench).
 TILE_BLOCKS: int | None = None
-TILE_BLOCKS_FROM = ((16384, 32), (1024, 8), (0, 4))
+# (H200: 16 blocks beat 32 at 16M slots, 0.80 against 0.75 of the copy roofline without
+# forces, and 8 beat 16 at 1M and 4M; docs/benchmarks.md)
+TILE_BLOCKS_FROM = ((32768, 16), (1024, 8), (0, 4))
 # True: a workgroup of the one-pass step ranks each tile after it stepped the next one (the
 # look-back then waits less), False: at once (emitter/update_ranked.wgsl). `emberfx bench
-# emitter` times the other setting in the same run.
-RANK_AFTER_NEXT = False
+# emitter` times the other setting in the same run. (H200: as fast or faster at every size.)
+RANK_AFTER_NEXT = True
 # True: the one-pass update gives the born slots their particles itself, and no births pass
-# follows (emitter/update_ranked.wgsl: BIRTHS_HERE)
-BIRTHS_IN_UPDATE = False
+# follows (emitter/update_ranked.wgsl: BIRTHS_HERE); False: the births pass gives them. None:
+# the update gives them where no force and no collider acts on the pool, since the births'
+# code costs registers that the force loop also needs (H200 at 16M slots: without forces 0.84
+# of the copy roofline against 0.80 with the births pass; with four attractors 0.74 against
+# 0.80).
+BIRTHS_IN_UPDATE: bool | None = None
 # The most workgroups the one-pass step launches (each takes tiles until none is left); None:
 # one per tile. Tests set a few, so that every workgroup steps several tiles.
 WORKGROUPS_AT_MOST: int | None = None
@@ -185,9 +191,7 @@ def simulation_passes(system: EmitterSystem, pool: _Pool, sim: Simulation,
     sim.one_pass = steps_in_one_pass(system, pool, sim)
     if sim.one_pass:
         updates[pool.variant] = ranked_update_pass(system, pool, sim)
-        if BIRTHS_IN_UPDATE:
-            return [updates[pool.variant]]
-        return [updates[pool.variant], births_pass(system, pool, sim)]
+        return with_update(system, pool, sim, [], updates[pool.variant])
     update = updates[pool.variant] = update_pass(system, pool, sim)
     passes = [update]
     limits = system.gpu.limits
@@ -242,6 +246,34 @@ def tile_blocks(system: EmitterSystem, pool: _Pool, sim: Simulation) -> int:
     return next(blocks for start, blocks in TILE_BLOCKS_FROM if sim.blocks >= start)
 
 
+def births_in_update(pool: _Pool) -> bool:
+    """Whether the one-pass update compiled for ``pool.variant`` gives the births itself
+    (BIRTHS_IN_UPDATE says when)."""
+    if BIRTHS_IN_UPDATE is not None:
+        return BIRTHS_IN_UPDATE
+    force_kinds, solid_kinds, _ = pool.variant
+    return force_kinds == 0 and solid_kinds == 0
+
+
+def with_update(system: EmitterSystem, pool: _Pool, sim: Simulation, passes: list[Pass],
+                update: Pass) -> list[Pass]:
+    """``passes`` (a simulation's, or none yet) with ``update`` as their update pass; in the
+    one-pass step, followed by the births pass unless ``update`` gives the births itself
+    (which the variant it was compiled for decides: births_in_update)."""
+    at = next((i for i, p in enumerate(passes) if p.name.endswith(":emitter:update")),
+              len(passes))
+    rest = passes[at + 1:]
+    if not sim.one_pass:
+        return [*passes[:at], update, *rest]
+    births = [p for p in rest[:1] if p.name.endswith(":emitter:births")]
+    rest = rest[len(births):]
+    if births_in_update(pool):
+        births = []
+    elif not births:
+        births = [births_pass(system, pool, sim)]
+    return [*passes[:at], update, *births, *rest]
+
+
 def births_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> Pass:
     """The particles of the births the one-pass step ranked (emitter/births.wgsl): one
     workgroup row per emitter, as many workgroups as the emitter with the largest budget this
@@ -285,7 +317,7 @@ def _integration(system: EmitterSystem, pool: _Pool, sim: Simulation,
     forces, contacts, events and modifiers of ``pool`` (the (first) emitter whose contacts,
     events and modifiers the pass binds), and the compiled-out code (update_pass says which)."""
     b = sim.buffers
-    has_forces, solid_kinds, has_fields = pool.variant
+    force_kinds, solid_kinds, has_fields = pool.variant
     assert pool.contacts is not None
     bindings = {"emitters": b["params"], "particles": b["particles"],
                 "counters": b["counters"], "forces": b["forces"],
@@ -293,7 +325,8 @@ def _integration(system: EmitterSystem, pool: _Pool, sim: Simulation,
                 **system.events.update_bindings(pool), **pool.program_bindings(base),
                 **{k: v for k, v in sim.stand_ins.items()
                    if k not in ("inbox", "event_records")}}
-    constants = {"HAS_FORCES": has_forces, "HAS_COLLISIONS": solid_kinds != 0,
+    constants = {"HAS_FORCES": force_kinds != 0, "FORCE_KINDS": force_kinds,
+                 "HAS_COLLISIONS": solid_kinds != 0,
                  "SOLID_KINDS": solid_kinds, "HAS_VECTOR_FIELDS": has_fields,
                  **system.events.update_constants(pool)}
     return bindings, constants
@@ -307,7 +340,7 @@ def ranked_update_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> P
     bindings, constants = _integration(system, pool, sim, UPDATE_RANKED)
     per_tile = tile_blocks(system, pool, sim)
     constants.update(PUBLISH_INCLUSIVE=PUBLISH_INCLUSIVE, TILE_BLOCKS=per_tile,
-                     RANK_AFTER_NEXT=RANK_AFTER_NEXT, BIRTHS_HERE=BIRTHS_IN_UPDATE)
+                     RANK_AFTER_NEXT=RANK_AFTER_NEXT, BIRTHS_HERE=births_in_update(pool))
     if LOOK_BACK_ROUNDS is not None:
         constants["MAX_ROUNDS"] = LOOK_BACK_ROUNDS
     elif not system.gpu.is_software:
@@ -323,7 +356,8 @@ def ranked_update_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> P
 def update_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> Pass:
     """The update marks free slots (ordered: births come in spawn) or, having spawned itself
     (atomic, ticket), the final alive slots. What nothing acts with is compiled out:
-    forces without force entities (HAS_FORCES; much faster on CPU backends), collisions
+    forces without force entities (HAS_FORCES; much faster on CPU backends) and the code of
+    force kinds the scene lacks (FORCE_KINDS), collisions
     without a collision material and colliders (HAS_COLLISIONS), the code of collider
     kinds that do not act on it (SOLID_KINDS, emitter/collide.wgsl says why) and vector
     field sampling without vector fields (HAS_VECTOR_FIELDS)."""

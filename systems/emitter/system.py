@@ -83,7 +83,7 @@ from emberfx.systems.emitter.params import (
 )
 from emberfx.systems.emitter.passes import DEPTH_PARAMS
 from emberfx.systems.emitter.records import LoneRecords
-from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, pack_forces
+from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, kind_bits, pack_forces
 from emberfx.systems.forces.forces import arrange as arrange_forces
 from emberfx.systems.meshes.draw import mesh_particle_passes, write_mesh_look
 
@@ -104,10 +104,10 @@ class _Pool:
     looks_key: tuple | None = None   # the curves last baked into the looks buffer
     param_record: np.ndarray = field(default_factory=lambda: np.zeros((), PARAMS))
     contacts: Contacts | None = None   # colliders and volumes its update binds
-    # update passes built so far by variant (HAS_FORCES, SOLID_KINDS, HAS_VECTOR_FIELDS), and
+    # update passes built so far by variant (FORCE_KINDS, SOLID_KINDS, HAS_VECTOR_FIELDS), and
     # the one in use
-    updates: dict[tuple[bool, int, bool], Pass] = field(default_factory=dict)
-    variant: tuple[bool, int, bool] = (False, 0, False)
+    updates: dict[tuple[int, int, bool], Pass] = field(default_factory=dict)
+    variant: tuple[int, int, bool] = (0, 0, False)
     program: Program | None = None   # its modifiers, attributes and expressions (modifiers.py)
     texture: object = None           # the sprite texture's view the draw binds
     layout: tuple = ()               # modifiers.layout_signature when the pool was made
@@ -144,6 +144,10 @@ class EmitterSystem(System):
 
     def scene_has_forces(self) -> bool:
         return bool(self.query(*FORCE_KEYS))
+
+    def scene_force_kinds(self) -> int:
+        """The kinds of the scene's forces as a FORCE_KINDS mask (0: no force entity)."""
+        return kind_bits(c for _, c in self.query(*FORCE_KEYS))
 
     def _sprite_texture(self, name: str, component: Emitter):
         """The texture's view, uploaded with its mips; an unusable one is a SceneError."""
@@ -278,10 +282,10 @@ class EmitterSystem(System):
         """A new spawn pass for the pool (its event links changed: events.py)."""
         pool.passes = emitter_passes.with_new_spawn(self, pool)
 
-    def _variant(self, pool: _Pool) -> tuple[bool, int, bool]:
+    def _variant(self, pool: _Pool) -> tuple[int, int, bool]:
         assert pool.contacts is not None
         fields = any(getattr(f, "kind", None) == "vector_field" for f in self.forces_on(pool))
-        return (self.scene_has_forces(), pool.contacts.solid_kinds(pool.component), fields)
+        return (self.scene_force_kinds(), pool.contacts.solid_kinds(pool.component), fields)
 
     def _refresh(self, pool: _Pool) -> None:
         """Bring the pool's update pass up to date: the variant for what acts on it now, bound
@@ -296,13 +300,13 @@ class EmitterSystem(System):
         current = next((i for i, p in enumerate(pool.passes)
                         if p.name.endswith(":emitter:update")), None)
         update = pool.updates.get(variant)
+        assert pool.sim is not None
         if update is None:
-            assert pool.sim is not None
             pool.variant = variant
             update = pool.updates[variant] = emitter_passes.update_pass_for(self, pool, pool.sim)
         pool.variant = variant
-        if current is not None:
-            pool.passes[current] = update
+        if current is not None:   # (and the births pass, as the variant needs)
+            pool.passes = emitter_passes.with_update(self, pool, pool.sim, pool.passes, update)
 
     def world_changed(self) -> None:
         """Entities were spawned or deleted, or a volume changed: each pool's update pass is
@@ -320,7 +324,7 @@ class EmitterSystem(System):
         components, whether any force acts, and the vector fields' samples."""
         fields = self.shared.system_for("force_field")
         return (tuple((id(c), c.shape, c.sdf, c.sdf_kind) for _, c in self.query("collider")),
-                self.scene_has_forces(), getattr(fields, "version", 0))
+                self.scene_force_kinds(), getattr(fields, "version", 0))
 
     def targets_changed(self) -> None:
         """New render targets: update passes bind the new "scene/depth"."""
@@ -349,7 +353,8 @@ class EmitterSystem(System):
             if lead.variant not in batch.updates:
                 batch.updates[lead.variant] = batches.member_writes(
                     batch, emitter_passes.update_pass_for(self, lead, batch.sim))
-            batch.passes[0] = batch.updates[lead.variant]
+            batch.passes = emitter_passes.with_update(self, lead, batch.sim, batch.passes,
+                                                      batch.updates[lead.variant])
         self.events.refresh()
         # batches first (no events reach them); then sources before their targets, each
         # source's event passes after its update, and each run of batched draws where its first

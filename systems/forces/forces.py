@@ -193,6 +193,21 @@ class KillZone(Tracked):
         record["b"] = (*self.half_size, 0.0)
 
 
+def kind_bits(forces) -> int:
+    """The FORCE_KINDS mask (shaders/common/forces.wgsl) for these force components: the code
+    of the kinds outside it compiles out. A kill zone sets both shapes' bits, since its shape
+    is a live field and a live edit rebuilds no pass."""
+    bits = 0
+    for force in forces:
+        if isinstance(force, KillZone):
+            bits |= 1 << KINDS["kill_sphere"] | 1 << KINDS["kill_box"]
+        elif isinstance(force, ForceField):
+            bits |= 1 << KINDS[force.kind]
+        else:
+            bits |= 1 << KINDS["attractor"]
+    return bits
+
+
 def kills(force) -> bool:
     """Whether a force can kill particles (a kill zone, or an attractor with a kill radius)."""
     return isinstance(force, KillZone) or (isinstance(force, Attractor) and force.kill_radius > 0)

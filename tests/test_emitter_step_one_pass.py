@@ -63,6 +63,13 @@ UPDATE = """fn update(p: ptr<function, ParticleState>, ctx: ModifierContext) {
 """
 
 
+@pytest.fixture(autouse=True)
+def births_pass(monkeypatch):
+    """The births pass (emitter/births.wgsl) unless a test says otherwise: by default these
+    small pools would get their births in the update (passes.BIRTHS_IN_UPDATE_UP_TO)."""
+    monkeypatch.setattr(passes, "BIRTHS_IN_UPDATE", False)
+
+
 def run(monkeypatch, text: str, one_pass: bool | None, batching: bool = True, steps: int = 20,
         path: str = "<one-pass>", inclusive: bool = True) -> tuple[dict, list[str], dict]:
     """Every emitter's state, the pass names and every one-pass simulation's control words."""
@@ -209,13 +216,17 @@ def test_births_given_in_the_update_are_the_same(gpu, monkeypatch, tmp_path, sce
     assert not [n for n in names if n.endswith((":emitter:births", ":emitter:spawn"))]
 
 
-def test_births_move_into_the_update_while_nothing_acts(gpu, monkeypatch):
+@pytest.mark.parametrize("up_to", [0, 1000])
+def test_births_move_into_the_update_while_nothing_acts(gpu, monkeypatch, up_to):
     """BIRTHS_IN_UPDATE None: the update gives the births while no force acts (no births
-    pass), a births pass follows once an attractor is spawned and goes when it is deleted;
-    every byte equals the multi-pass step's through the changes."""
+    pass), a births pass follows once an attractor is spawned and goes when it is deleted,
+    except in pools of up to BIRTHS_IN_UPDATE_UP_TO slots (here 1000: "b"), whose update
+    gives them throughout; every byte equals the multi-pass step's through the changes."""
     text = (HEADER + emitter("a", 3000, "additive", 0.0, rate=4000.0)
             + emitter("b", 700, "alpha", 1.0, rate=900.0))
     monkeypatch.setattr(passes, "TILE_BLOCKS", 2)
+    monkeypatch.setattr(passes, "BIRTHS_IN_UPDATE", None)
+    monkeypatch.setattr(passes, "BIRTHS_IN_UPDATE_UP_TO", up_to)
 
     def births_passes(one_pass: bool) -> tuple[dict, list[list[str]]]:
         monkeypatch.setattr(passes, "ONE_PASS", one_pass)
@@ -234,11 +245,33 @@ def test_births_move_into_the_update_while_nothing_acts(gpu, monkeypatch):
 
     one, seen = births_passes(True)
     multi, _ = births_passes(False)
-    assert seen == [[], ["a:emitter:births", "b:emitter:births"], []]
+    with_force = ["a:emitter:births", "b:emitter:births"] if up_to == 0 else ["a:emitter:births"]
+    assert seen == [[], with_force, []]
     for name in multi:
         assert one[name] == multi[name], name
     check_alive_lists(one)
     assert all(c["born"] > 0 for _, _, c in one.values())
+
+
+@pytest.mark.parametrize("births", [False, True, None])
+def test_a_setting_holds_for_the_engine_built_under_it(gpu, monkeypatch, births):
+    """`emberfx bench emitter` builds an engine with a switch flipped and steps it after the
+    switch is back: the births go where the update built under the switch puts them (the
+    births pass follows only an update that leaves them out), and the bytes equal the
+    multi-pass step's."""
+    text = HEADER + emitter("a", 3000, "additive", 0.0, rate=4000.0)
+    multi, _, _ = run(monkeypatch, text, False, steps=8)
+    monkeypatch.setattr(passes, "ONE_PASS", True)
+    with passes.step_settings(BIRTHS_IN_UPDATE=births):
+        engine = Engine(loads_scene(text, path="<settings>"))
+    with engine:
+        monkeypatch.setattr(passes, "BIRTHS_IN_UPDATE", not births)
+        engine.step(8)   # the frame graph is first built here
+        names = [p.name for p in engine.frame_passes()]
+        assert ("a:emitter:births" in names) == (births is False)
+        one = snapshot(engine)
+    assert one == multi
+    assert one["a"][2]["born"] > 0
 
 
 def test_event_sources_take_one_pass_and_targets_keep_the_multi_pass_step(gpu, monkeypatch):

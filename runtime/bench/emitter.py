@@ -27,7 +27,7 @@ def one_pass_choices(pool) -> dict[str, bool]:
     from emberfx.systems.emitter import passes
 
     return {"RANK_AFTER_NEXT": passes.RANK_AFTER_NEXT,
-            "BIRTHS_IN_UPDATE": passes.births_in_update(pool)}
+            "BIRTHS_IN_UPDATE": pool.sim.births_here[pool.variant]}
 
 
 EMITTER_CASES = [(1 << 20, "ordered", 0), (1 << 20, "atomic", 0), (1 << 24, "ordered", 0),

@@ -89,6 +89,9 @@ class Simulation:
     # ordered allocation stepped by one pass (emitter/update_ranked.wgsl), as simulation_passes
     # decided when it built the passes
     one_pass: bool = False
+    # by update variant: whether that one-pass update gives the births itself, as decided when
+    # it was built (the births pass follows it or not accordingly)
+    births_here: dict[tuple, bool] = field(default_factory=dict)
 
 
 @dataclass

@@ -83,8 +83,10 @@ RANK_AFTER_NEXT = True
 # the update gives them where no force and no collider acts on the pool, since the births'
 # code costs registers that the force loop also needs (H200 at 16M slots: without forces 0.84
 # of the copy roofline against 0.80 with the births pass; with four attractors 0.74 against
-# 0.80).
+# 0.80), and in pools of up to BIRTHS_IN_UPDATE_UP_TO slots, where the births pass's launch
+# weighs more than those registers (1M slots, four attractors: 0.39-0.40 against 0.37).
 BIRTHS_IN_UPDATE: bool | None = None
+BIRTHS_IN_UPDATE_UP_TO = 1 << 20
 # The most workgroups the one-pass step launches (each takes tiles until none is left); None:
 # one per tile. Tests set a few, so that every workgroup steps several tiles.
 WORKGROUPS_AT_MOST: int | None = None
@@ -246,20 +248,21 @@ def tile_blocks(system: EmitterSystem, pool: _Pool, sim: Simulation) -> int:
     return next(blocks for start, blocks in TILE_BLOCKS_FROM if sim.blocks >= start)
 
 
-def births_in_update(pool: _Pool) -> bool:
-    """Whether the one-pass update compiled for ``pool.variant`` gives the births itself
-    (BIRTHS_IN_UPDATE says when)."""
+def births_in_update(pool: _Pool, sim: Simulation) -> bool:
+    """Whether the one-pass update of ``sim`` compiled for ``pool.variant`` gives the births
+    itself (BIRTHS_IN_UPDATE says when)."""
     if BIRTHS_IN_UPDATE is not None:
         return BIRTHS_IN_UPDATE
     force_kinds, solid_kinds, _ = pool.variant
-    return force_kinds == 0 and solid_kinds == 0
+    return (force_kinds == 0 and solid_kinds == 0) or sim.blocks * BLOCK <= BIRTHS_IN_UPDATE_UP_TO
 
 
 def with_update(system: EmitterSystem, pool: _Pool, sim: Simulation, passes: list[Pass],
                 update: Pass) -> list[Pass]:
-    """``passes`` (a simulation's, or none yet) with ``update`` as their update pass; in the
-    one-pass step, followed by the births pass unless ``update`` gives the births itself
-    (which the variant it was compiled for decides: births_in_update)."""
+    """``passes`` (a simulation's, or none yet) with ``update`` (compiled for
+    ``pool.variant``) as their update pass; in the one-pass step, followed by the births pass
+    unless that update gives the births itself, as ranked_update_pass recorded when it built
+    it (the module's settings may have changed since)."""
     at = next((i for i, p in enumerate(passes) if p.name.endswith(":emitter:update")),
               len(passes))
     rest = passes[at + 1:]
@@ -267,7 +270,7 @@ def with_update(system: EmitterSystem, pool: _Pool, sim: Simulation, passes: lis
         return [*passes[:at], update, *rest]
     births = [p for p in rest[:1] if p.name.endswith(":emitter:births")]
     rest = rest[len(births):]
-    if births_in_update(pool):
+    if sim.births_here[pool.variant]:
         births = []
     elif not births:
         births = [births_pass(system, pool, sim)]
@@ -339,8 +342,9 @@ def ranked_update_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> P
     b = sim.buffers
     bindings, constants = _integration(system, pool, sim, UPDATE_RANKED)
     per_tile = tile_blocks(system, pool, sim)
+    births_here = sim.births_here[pool.variant] = births_in_update(pool, sim)
     constants.update(PUBLISH_INCLUSIVE=PUBLISH_INCLUSIVE, TILE_BLOCKS=per_tile,
-                     RANK_AFTER_NEXT=RANK_AFTER_NEXT, BIRTHS_HERE=births_in_update(pool))
+                     RANK_AFTER_NEXT=RANK_AFTER_NEXT, BIRTHS_HERE=births_here)
     if LOOK_BACK_ROUNDS is not None:
         constants["MAX_ROUNDS"] = LOOK_BACK_ROUNDS
     elif not system.gpu.is_software:

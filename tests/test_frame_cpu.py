@@ -192,23 +192,24 @@ def test_a_live_edit_checks_the_numbers_and_files_of_the_edited_fields_only(show
     file paths) run for the fields whose values changed, while the types and the class's own
     checks still see the whole component (a refused edit reads as the loader says it)."""
     import emberfx.model.component_values as component_values
-    import emberfx.model.scene as scene
+    import emberfx.model.loader as loader
+    from emberfx.model.loader import SceneLoader
 
     engine, output = showcase
     numbers_checked, paths_checked = [], []
-    bad_numbers, path_value = scene.bad_numbers, scene._Loader.path_value
+    bad_numbers, path_value = loader.bad_numbers, SceneLoader.path_value
 
     def numbers_spy(cls, table, prefix):
         numbers_checked.append((prefix, sorted(table)))
         return bad_numbers(cls, table, prefix)
 
-    def path_spy(loader, value, field, entity):
+    def path_spy(scene_loader, value, field, entity):
         paths_checked.append(field)
-        return path_value(loader, value, field, entity)
+        return path_value(scene_loader, value, field, entity)
 
-    monkeypatch.setattr(scene, "bad_numbers", numbers_spy)
+    monkeypatch.setattr(loader, "bad_numbers", numbers_spy)
     monkeypatch.setattr(component_values, "bad_numbers", numbers_spy)   # edits checked alone
-    monkeypatch.setattr(scene._Loader, "path_value", path_spy)
+    monkeypatch.setattr(SceneLoader, "path_value", path_spy)
     fountain = engine.entity("fountain").emitter
     fountain.position = (0.5, -1.9, 0.0)
     fountain.direction = (0.0, 1.0, 0.0)      # the value it had: nothing to check
@@ -398,17 +399,17 @@ def test_a_live_edit_of_fields_checked_alone_skips_the_whole_check(showcase, mon
     """The showcase's scripts move the fountain every step: its edit is checked field by field,
     without the whole component's conversion and class checks; an edit of another field still
     gets the whole check."""
-    import emberfx.model.scene as scene
+    from emberfx.model.loader import SceneLoader
 
     engine, output = showcase
     whole: Counter = Counter()
-    component = scene._Loader.component
+    component = SceneLoader.component
 
     def counting(loader, key, *args):
         whole[key] += 1
         return component(loader, key, *args)
 
-    monkeypatch.setattr(scene._Loader, "component", counting)
+    monkeypatch.setattr(SceneLoader, "component", counting)
     fountain = engine.entity("fountain").emitter
     fountain.position = (0.5, -1.9, 0.0)
     fountain.direction = [0.1, 1.0, 0.0]

@@ -1,10 +1,15 @@
 """Scene files: TOML -> validated dataclasses, and back.
 
+This module holds the classes a scene file becomes (SceneSettings, EntitySpec, Scene) and the
+functions that read, validate and locate scenes (load_scene, loads_scene, validated_copy,
+check_references, resolve_scene_path); the table-by-table checks they run are
+emberfx.model.loader's SceneLoader.
+
 A scene file has a ``[scene]`` table (SceneSettings), a ``[camera]`` table
 (emberfx.model.camera.Camera) and any number of ``[[entity]]`` tables, each with a ``name``,
 an optional ``script`` and one sub-table per component (``[entity.emitter]``, ...). Component
 classes are found only through ``emberfx.model.registry``, so adding a system adds a table name
-without touching this file.
+without touching the scene modules.
 Loading never touches the GPU: ``emberfx validate`` works on a machine without an adapter.
 
 Every mistake raises a SceneError whose text is one line naming the file, the entity, the field
@@ -28,40 +33,26 @@ import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
 from emberfx.core.errors import SceneError, read_user_text
 from emberfx.model.camera import Camera
 from emberfx.model.colors import check_colors
-from emberfx.model.component_values import (
-    checked_alone,
-    field_values,
-    path_values,
-    plain_builtin,
-    reference_value,
-    referenced_names,
-    same_builtin,
-)
+from emberfx.model.component_values import checked_alone, field_values, plain_builtin, same_builtin
 from emberfx.model.components import field_names as component_field_names
 from emberfx.model.light import Light
-from emberfx.model.numbers import bad_numbers
 from emberfx.model.registry import component_types, entity_name_problem
-from emberfx.model.scene_fields import (
-    check_decodable,
-    explain,
-    field_names,
-    join_path,
-    show,
-)
+from emberfx.model.scene_fields import show
 from emberfx.model.scene_summary import describe
+
+if TYPE_CHECKING:
+    from emberfx.model.loader import SceneLoader
 
 __all__ = ["SceneSettings", "EntitySpec", "Scene", "load_scene", "loads_scene", "describe"]
 
 Pixels = Annotated[int, msgspec.Meta(ge=1, le=16384)]
-TOP_LEVEL = ("scene", "camera", "light", "bindings", "entity")
-ENTITY_KEYS = ("name", "script")
 
 
 @dataclass(slots=True)
@@ -132,10 +123,10 @@ class Scene:
         for key, value in components.items():
             if key not in types:
                 raise SceneError(self.path, f"unknown component '{key}', "
-                                 + _suggest(key, sorted(types), "components"), entity=name)
+                                 + suggest(key, sorted(types), "components"), entity=name)
             built[key] = validated_copy(value, key, entity=name, path=self.path)
         spec = EntitySpec(name, built, script)
-        _Loader(self.path).references([*self.entities, spec])
+        _loader(self.path).references([*self.entities, spec])
         self.entities.append(spec)
         return spec
 
@@ -144,11 +135,11 @@ class Scene:
             if spec.name == name:
                 return spec
         names = [spec.name for spec in self.entities]
-        raise KeyError(f"no entity '{name}'; " + _suggest(name, names, "entities"))
+        raise KeyError(f"no entity '{name}'; " + suggest(name, names, "entities"))
 
     def resolve(self, relative: str | os.PathLike) -> Path:
         """A path written in the scene (script, pattern) as an absolute path."""
-        return _resolve(self.path, relative)
+        return resolve_path(self.path, relative)
 
     def to_toml(self) -> str:
         from emberfx.model.scene_toml import scene_toml
@@ -224,12 +215,12 @@ def loads_scene(text: str, path: str | os.PathLike | None = None) -> Scene:
     except RecursionError:   # tomllib parses nested arrays and inline tables recursively
         raise SceneError(path, "invalid TOML: expected arrays and inline tables nested at most a "
                                "few hundred levels deep, found deeper nesting") from None
-    return _Loader(path).scene(doc)
+    return _loader(path).scene(doc)
 
 
 def validate_component(key: str, table: dict, *, entity: str, path=None) -> object:
     """A component from a dict of scene-file fields, validated like a scene file's table."""
-    loader = _Loader(path)
+    loader = _loader(path)
     return loader.component(key, table, entity)
 
 
@@ -255,7 +246,7 @@ def _validated(value, key: str, entity: str | None, path,
                since) -> tuple[Any, list[str] | None]:
     """validated_copy's copy, and the fields that may differ from ``since`` when they were
     checked alone (None otherwise)."""
-    loader = _Loader(path)
+    loader = _loader(path)
     settings_tables = {"scene": SceneSettings, "camera": Camera, "light": Light}
     cls = settings_tables.get(key) or loader.types[key].cls
     fields = None
@@ -282,7 +273,7 @@ def _validated(value, key: str, entity: str | None, path,
     return loader.component(key, value, entity, fields), None
 
 
-def _builtins(loader: _Loader, key: str, entity: str | None, value):
+def _builtins(loader: SceneLoader, key: str, entity: str | None, value):
     """``value`` (an object built or edited in Python, or a dict of its fields) as TOML
     builtins, or the loader's error for what has no TOML type."""
     try:
@@ -296,7 +287,7 @@ def check_references(entities: list[EntitySpec], among: list[EntitySpec] | None 
                      path=None) -> None:
     """The fields of ``entities`` that name other entities (``REFERENCES``) must name one of
     ``among`` (default: ``entities`` themselves) that has a wanted component."""
-    _Loader(path).references(entities, among)
+    _loader(path).references(entities, among)
 
 
 def _syntax_error(path, exc: tomllib.TOMLDecodeError) -> SceneError:
@@ -310,227 +301,24 @@ def _syntax_error(path, exc: tomllib.TOMLDecodeError) -> SceneError:
     return SceneError(path, f"invalid TOML: {message[:1].lower()}{message[1:]}", field=position)
 
 
-class _Loader:
-    """Validates one parsed document; remembers the file for messages and relative paths."""
+def _loader(path) -> SceneLoader:
+    """A SceneLoader for the file ``path`` (None: a scene without a file). Imported here, not at
+    the top: emberfx.model.loader imports this module's classes to build them."""
+    from emberfx.model.loader import SceneLoader
 
-    def __init__(self, path):
-        self.path = path
-        self.types = component_types()
-
-    def error(self, message: str, *, field: str | None = None, entity: str | None = None):
-        return SceneError(self.path, message.replace("\n", " "), entity=entity, field=field)
-
-    def scene(self, doc: dict) -> Scene:
-        for key in doc:
-            if key not in TOP_LEVEL:
-                what = "table" if isinstance(doc[key], dict) else "key"
-                self.unknown(what, key, TOP_LEVEL, field=key)
-        settings = self.convert(SceneSettings, self.table(doc, "scene"), "scene")
-        camera = self.convert(Camera, self.table(doc, "camera"), "camera")
-        entities = self.entities(doc.get("entity", []))
-        self.references(entities)
-        self.timestep_problems(entities, settings.fixed_dt)
-        if settings.script is not None:
-            self.path_value(settings.script, "scene.script", None)
-        return Scene(settings, camera, entities,
-                     Path(os.path.abspath(self.path)) if self.path is not None else None,
-                     self.bindings(self.table(doc, "bindings")),
-                     self.convert(Light, self.table(doc, "light"), "light"))
-
-    def timestep_problems(self, entities: list[EntitySpec], fixed_dt: float) -> None:
-        """Checks a component cannot make alone because they need the scene's timestep
-        (e.g. an emitter's prewarm work); a component offers them as ``timestep_problem``."""
-        for spec in entities:
-            for key, component in spec.components.items():
-                check = getattr(component, "timestep_problem", None)
-                problem = check(fixed_dt) if check is not None else None
-                if problem is not None:
-                    field, message = problem
-                    raise self.error(message, field=f"{key}.{field}", entity=spec.name)
-
-    def bindings(self, table: dict) -> dict[str, str]:
-        """``[bindings]``: key name = "event name" (sent to on_event(ctx, name, {"key": key}))."""
-        from emberfx.app.keys import check_binding
-
-        out = {}
-        for key, event in table.items():
-            problem = check_binding(key)
-            if problem:
-                raise self.error(problem, field=f"bindings.{key}")
-            if not isinstance(event, str) or not event:
-                raise self.error(f"expected an event name (a non-empty string), found "
-                                 f"{show(event)}", field=f"bindings.{key}")
-            out[key.lower()] = event
-        return out
-
-    def references(self, entities: list[EntitySpec], among: list[EntitySpec] | None = None):
-        """Fields that name other entities (a component's ``REFERENCES = {field: (keys...)}``)
-        must name an entity (of ``among``, default ``entities``) with one of those components."""
-        kinds = {e.name: set(e.components) for e in (entities if among is None else among)}
-        for spec in entities:
-            for key, comp in spec.components.items():
-                for field_name, wanted in getattr(type(comp), "REFERENCES", {}).items():
-                    value = reference_value(comp, field_name)
-                    for index, target in enumerate(referenced_names(value)):
-                        where = (f"{key}.{field_name}" if isinstance(value, str)
-                                 else f"{key}.{field_name}[{index}]")
-                        if target not in kinds:
-                            raise self.error(f"no entity named '{target}'; "
-                                             + _suggest(target, kinds, "entity names"),
-                                             field=where, entity=spec.name)
-                        if not kinds[target] & set(wanted):
-                            raise self.error(
-                                f"expected an entity with {' or '.join(wanted)}, found "
-                                f"'{target}' with "
-                                f"{', '.join(sorted(kinds[target])) or 'no components'}",
-                                field=where, entity=spec.name)
-                self.reference_limits(spec, key, comp, kinds)
-        # links among components of one class (sub-emitter cycles): a class's
-        # references_problem([(entity, component), ...]) -> (entity, field, why) or None
-        for cls in dict.fromkeys(type(c) for spec in entities for c in spec.components.values()):
-            check = getattr(cls, "references_problem", None)
-            problem = check([(e.name, c) for e in (entities if among is None else among)
-                             for c in e.components.values() if type(c) is cls]) if check else None
-            if problem is not None:
-                raise self.error(problem[2], field=problem[1], entity=problem[0])
-
-    def reference_limits(self, spec: EntitySpec, key: str, comp, kinds: dict[str, set]) -> None:
-        """``REFERENCE_LIMITS = {field: n}``: at most n components of the field's REFERENCES
-        kinds may act on the component: those on the entities it names, or every one in the
-        scene while the field is unset (a GPU buffer sized for n records takes them). The limit
-        may be ``{(kind, ...): n, ...}`` instead, one per group of kinds (separate buffers)."""
-        for field_name, limits in getattr(type(comp), "REFERENCE_LIMITS", {}).items():
-            if not isinstance(limits, dict):
-                limits = {tuple(type(comp).REFERENCES[field_name]): limits}
-            for group, limit in limits.items():
-                wanted = set(group)
-                named = getattr(comp, field_name)
-                acting = sum(len(wanted & components) for name, components in kinds.items()
-                             if named is None or name in named)
-                if acting > limit:
-                    scope = ("every one in the scene acts while it is unset; name the ones that "
-                             "should" if named is None else "on the entities it names")
-                    raise self.error(f"expected at most {limit} {' / '.join(sorted(wanted))} "
-                                     f"components acting on this {key}, found {acting} ({scope})",
-                                     field=f"{key}.{field_name}", entity=spec.name)
-
-    def table(self, doc: dict, key: str) -> dict:
-        value = doc.get(key, {})
-        if not isinstance(value, dict):
-            raise self.error(f"expected a table [{key}], found {show(value)}", field=key)
-        return value
-
-    def unknown(self, what: str, key: str, allowed, *, field: str, entity: str | None = None):
-        raise self.error(f"unknown {what} '{key}', " + _suggest(key, allowed), field=field,
-                         entity=entity)
-
-    def entities(self, value) -> list[EntitySpec]:
-        if isinstance(value, dict):  # written [entity] instead of [[entity]]
-            raise self.error("expected an array of tables [[entity]], found a single table "
-                             "[entity]", field="entity")
-        if not isinstance(value, list):
-            raise self.error(f"expected an array of tables [[entity]], found {show(value)}",
-                             field="entity")
-        seen: dict[str, int] = {}
-        return [self.entity(index, raw, seen) for index, raw in enumerate(value)]
-
-    def entity(self, index: int, raw, seen: dict[str, int]) -> EntitySpec:
-        where = f"entity[{index}]"  # entities without a usable name are named by position
-        if not isinstance(raw, dict):
-            raise self.error(f"expected a table, found {show(raw)}", field=where)
-        name = raw.get("name")
-        if name is None:
-            raise self.error("expected a non-empty string, found nothing (every [[entity]] needs "
-                             "a name)", field=f"{where}.name")
-        if not isinstance(name, str) or not name.strip():
-            raise self.error(f"expected a non-empty string, found {show(name)}",
-                             field=f"{where}.name")
-        problem = entity_name_problem(name)
-        if problem is not None:
-            raise self.error(problem, field=f"{where}.name")
-        if name in seen:
-            raise self.error(f"expected a unique name, found '{name}' again (entity[{seen[name]}] "
-                             f"and entity[{index}])", field=f"{where}.name")
-        seen[name] = index
-        script = None
-        components: dict[str, object] = {}
-        for key, value in raw.items():
-            if key == "name":
-                continue
-            if key == "script":
-                script = self.path_value(value, "script", name)
-            elif key in self.types:
-                components[key] = self.component(key, value, name)
-            elif isinstance(value, dict):
-                self.unknown("component", key, sorted(self.types), field=key, entity=name)
-            else:
-                self.unknown("key", key, [*ENTITY_KEYS, *sorted(self.types)], field=key,
-                             entity=name)
-        return EntitySpec(name, components, script)
-
-    def component(self, key: str, raw, entity: str | None,
-                  fields: frozenset[str] | None = None) -> object:
-        if not isinstance(raw, dict):
-            raise self.error(f"expected a table [entity.{key}], found {show(raw)}", field=key,
-                             entity=entity)
-        cls = self.types[key].cls
-        obj = self.convert(cls, raw, key, entity, fields)
-        # Fields the class declares as file paths must exist; they stay relative, as written.
-        for name, item in path_values(obj):
-            if fields is None or name in fields:
-                self.path_value(item, f"{key}.{name}", entity)
-        # A class that reads its files (a Life pattern) checks their contents as the engine
-        # will; by convention its ValueError reads "field: expected ..., found ...".
-        if hasattr(obj, "check_files"):
-            try:
-                obj.check_files(lambda relative: _resolve(self.path, relative))
-            except ValueError as exc:
-                head, _, rest = str(exc).partition(": ")
-                raise self.error(rest, field=f"{key}.{head}", entity=entity) from None
-        return obj
-
-    def path_value(self, value, field: str, entity: str | None) -> str:
-        if not isinstance(value, str) or not value:
-            raise self.error(f"expected a file path (string), found {show(value)}", field=field,
-                             entity=entity)
-        target = _resolve(self.path, value)
-        if not target.is_file():
-            raise self.error(f"expected an existing file, found '{value}' (resolved to {target})",
-                             field=field, entity=entity)
-        return value
-
-    def convert(self, cls: type, raw: dict, prefix: str, entity: str | None = None,
-                fields: frozenset[str] | None = None):
-        """msgspec validation, with unknown keys caught first (msgspec ignores them for
-        dataclasses) and msgspec's messages rewritten into the one-line form; the numbers of
-        ``fields`` only, where given (see validated_copy)."""
-        check_decodable(cls)
-        allowed = field_names(cls)
-        for key in raw:
-            if key not in allowed:
-                self.unknown("key", key, allowed, field=f"{prefix}.{key}", entity=entity)
-        # Every number a field can hold goes to the GPU in 32 bits: refuse nan, inf and what
-        # overflows or vanishes there before the class (or its __post_init__) sees it.
-        numbers = raw if fields is None else {k: v for k, v in raw.items() if k in fields}
-        bad = next(bad_numbers(cls, numbers, prefix), None)
-        if bad is not None:
-            where, found, problem = bad
-            raise self.error(f"{problem}, found {show(found)}", field=where, entity=entity)
-        try:
-            return msgspec.convert(raw, type=cls, strict=True)
-        except msgspec.ValidationError as exc:
-            where, message = explain(str(exc), raw, cls)
-            raise self.error(message, field=join_path(prefix, where), entity=entity) from None
+    return SceneLoader(path)
 
 
-def _suggest(key: str, allowed, what: str = "keys") -> str:
+def suggest(key: str, allowed, what: str = "keys") -> str:
+    """The end of an "unknown ..." message: the closest of ``allowed`` to ``key``, else all of
+    them (or that there are no ``what``)."""
     close = difflib.get_close_matches(str(key), [str(a) for a in allowed], n=1)
     if close:
         return f"did you mean '{close[0]}'?"
     return f"expected one of: {', '.join(allowed)}" if allowed else f"there are no {what}"
 
 
-def _resolve(scene_path, relative) -> Path:
+def resolve_path(scene_path, relative) -> Path:
     """Relative to the scene file's folder (the working directory for a scene without a file);
     normalised but not symlink-resolved, so messages show the path the user would expect."""
     base = Path(os.path.abspath(scene_path)).parent if scene_path is not None else Path.cwd()

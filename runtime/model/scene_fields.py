@@ -1,6 +1,6 @@
 """How scene tables meet the classes they become: field introspection, msgspec's validation
 messages rewritten into the one-line "expected ..., found ..." form, and values shown as TOML
-writes them. Used by the scene loader (emberfx.model.scene) and the scene summary
+writes them. Used by the scene loader (emberfx.model.loader) and the scene summary
 (scene_summary)."""
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +17,12 @@ from emberfx.core.layout import struct_dtype
 from emberfx.model.colors import linear_color
 from emberfx.model.numbers import U32_MAX
 from emberfx.systems.emitter.component import Emitter, as_range, numeric
+from emberfx.systems.forces.forces import MAX_FORCES, pack_forces
+from emberfx.systems.forces.forces import arrange as arrange_forces
+
+if TYPE_CHECKING:
+    from emberfx.core.system import StepInfo
+    from emberfx.systems.emitter.system import _Pool
 
 PARAMS = struct_dtype("emitter/types.wgsl", "EmitterParams")
 PARTICLE = struct_dtype("emitter/types.wgsl", "Particle")
@@ -25,6 +32,7 @@ LOOK_SAMPLES = wgsl.int_constant("emitter/types.wgsl", "LOOK_SAMPLES")
 SHAPES = wgsl.enum_constants("emitter/types.wgsl", "SHAPE")
 BLOCK = wgsl.int_constant("emitter/types.wgsl", "BLOCK")              # slots per mask block
 BLOCK_WORDS = wgsl.int_constant("emitter/types.wgsl", "BLOCK_WORDS")  # u32 mask words per block
+NO_FORCES = pack_forces([]).tobytes()   # what a pool that no force acts on binds
 
 
 @dataclass
@@ -118,3 +126,36 @@ def bake_looks(c: Emitter) -> bytes:
 def _curve(t: np.ndarray, values: list[float]) -> np.ndarray:
     """Evenly spaced values over life, linearly interpolated (one value: constant)."""
     return np.interp(t, np.linspace(0.0, 1.0, len(values)), values)
+
+
+def pack_step(pool: _Pool, step: StepInfo, start: float, acting: list, full: bool,
+              event_target: bool) -> tuple[int, list]:
+    """Advance the pool's birth bookkeeping by the step covering [start, start + dt) and pack
+    its params record (``pool.param_record``; ``full`` False: only the fields a step changes,
+    the component not edited since the last full pack); ``acting``: the forces on it,
+    ``event_target``: whether events spawn into it. Returns the host's birth budget and the
+    forces in the order the update reads them."""
+    c = pool.component
+    budget, velocity = pool.births.step(c, start, step.dt, event_target)
+    forces, accelerate_end, kill_start = arrange_forces(acting[:MAX_FORCES])
+    record = pool.param_record
+    if full:
+        pack_params(record, c, entity=pool.entity.index, frame=step.frame, seed=step.seed,
+                    dt=step.dt, budget=budget, force_count=len(forces), velocity=velocity,
+                    accelerate_end=accelerate_end, kill_start=kill_start, time=start)
+    else:   # the step's fields, as pack_params sets them
+        record["budget"], record["frame"], record["seed"] = budget, step.frame, step.seed
+        record["h"], record["time"] = step.dt, start
+        record["force_count"], record["accelerate_end"], record["kill_start"] = (
+            len(forces), accelerate_end, kill_start)
+        if c.inherit_velocity:
+            record["inherit"][:3] = c.inherit_velocity * velocity
+    return budget, forces
+
+
+def forces_bytes(pool: _Pool, forces: list, step: StepInfo) -> bytes:
+    """The pool's Force records for the step (one zero record when no force acts)."""
+    if not forces:
+        return NO_FORCES
+    volumes = pool.contacts.volume_index if pool.contacts is not None else {}
+    return pack_forces(forces, step.frame * step.dt, volumes).tobytes()

@@ -79,16 +79,16 @@ from emberfx.systems.emitter.params import (
     PARTICLE,
     Births,
     bake_looks,
+    forces_bytes,
     pack_params,
+    pack_step,
 )
 from emberfx.systems.emitter.passes import DEPTH_PARAMS
 from emberfx.systems.emitter.records import LoneRecords
-from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, kind_bits, pack_forces
-from emberfx.systems.forces.forces import arrange as arrange_forces
+from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, kind_bits
 from emberfx.systems.meshes.draw import mesh_particle_passes, write_mesh_look
 
 DRAW, DRAW_SOFT = "emitter/draw.wgsl", "emitter/draw_soft.wgsl"
-NO_FORCES = pack_forces([]).tobytes()   # what a pool that no force acts on binds
 UPDATE = "emitter/update.wgsl"
 
 
@@ -418,11 +418,12 @@ class EmitterSystem(System):
         c, full = pool.component, pool.dirty
         pool.dirty = False
         acting = self.forces_on(pool, in_scene)
-        budget, forces = self._pack_step(pool, step, start, acting, full)
+        budget, forces = pack_step(pool, step, start, acting, full,
+                                   self.events.is_target(pool.entity.name))
         write, b = self.resources.write, pool.buffers
         if pool.contacts is not None:
             pool.contacts.write_step(c, acting)
-        packed = self._forces_bytes(pool, forces, step)
+        packed = forces_bytes(pool, forces, step)
         if packed != pool.written_forces:
             write(b["forces"], packed)
             pool.written_forces = packed
@@ -457,42 +458,12 @@ class EmitterSystem(System):
         covering [start, start + dt) seconds (this advances the emitter's birth bookkeeping).
         ``in_scene``: the scene's force entities, when known. ``full`` False: only the fields
         a step changes are packed (the component was not edited since the last full pack)."""
-        budget, forces = self._pack_step(pool, step, start, self.forces_on(pool, in_scene), full)
+        budget, forces = pack_step(pool, step, start, self.forces_on(pool, in_scene), full,
+                                   self.events.is_target(pool.entity.name))
         cleared = np.zeros(COUNTERS_CLEARED // 4, np.uint32)
         cleared[0] = budget
-        return (pool.param_record.tobytes(), self._forces_bytes(pool, forces, step),
+        return (pool.param_record.tobytes(), forces_bytes(pool, forces, step),
                 cleared.tobytes())
-
-    def _pack_step(self, pool: _Pool, step: StepInfo, start: float, acting: list,
-                   full: bool) -> tuple[int, list]:
-        """Advance the pool's birth bookkeeping by the step covering [start, start + dt) and
-        pack its params record (``pool.param_record``); ``acting``: the forces on it. Returns
-        the host's birth budget and the forces in the order the update reads them."""
-        c = pool.component
-        budget, velocity = pool.births.step(c, start, step.dt,
-                                            self.events.is_target(pool.entity.name))
-        forces, accelerate_end, kill_start = arrange_forces(acting[:MAX_FORCES])
-        record = pool.param_record
-        if full:
-            pack_params(record, c, entity=pool.entity.index, frame=step.frame, seed=step.seed,
-                        dt=step.dt, budget=budget, force_count=len(forces), velocity=velocity,
-                        accelerate_end=accelerate_end, kill_start=kill_start, time=start)
-        else:   # the step's fields, as pack_params sets them
-            record["budget"], record["frame"], record["seed"] = budget, step.frame, step.seed
-            record["h"], record["time"] = step.dt, start
-            record["force_count"], record["accelerate_end"], record["kill_start"] = (
-                len(forces), accelerate_end, kill_start)
-            if c.inherit_velocity:
-                record["inherit"][:3] = c.inherit_velocity * velocity
-        return budget, forces
-
-    @staticmethod
-    def _forces_bytes(pool: _Pool, forces: list, step: StepInfo) -> bytes:
-        """The pool's Force records for the step (one zero record when no force acts)."""
-        if not forces:
-            return NO_FORCES
-        volumes = pool.contacts.volume_index if pool.contacts is not None else {}
-        return pack_forces(forces, step.frame * step.dt, volumes).tobytes()
 
     def forces_on(self, pool: _Pool, in_scene: list | None = None) -> list:
         """The force components acting on this emitter, in scene order."""

@@ -49,7 +49,8 @@ def test_fifty_substeps_equal_the_numpy_replica(gpu):
 
 def test_live_substeps_and_wireframe_take_effect_on_the_next_step(gpu):
     """substeps is a live field: the repeated dispatch and h = dt / substeps follow it (10, then
-    7 substeps of an odd count, so the ping-pong parity flips), checked against the replica."""
+    7 substeps of an odd count, so the ping-pong parity flips, then a single substep: a dispatch
+    not repeated), checked against the replica."""
     fields = dict(resolution=(9, 7), size=(1.0, 0.8), pins="top-corners", stiffness=500.0,
                   damping=0.2, drag=0.1, mass=0.02, substeps=10)
     engine = cloth_engine(**fields)
@@ -58,7 +59,7 @@ def test_live_substeps_and_wireframe_take_effect_on_the_next_step(gpu):
     rest = x.copy()
     pinned = np.zeros((7, 9), bool)
     pinned[6, 0] = pinned[6, 8] = True
-    for substeps in (10, 7, 7):
+    for substeps in (10, 7, 1, 7):
         engine.entity("flag").cloth.substeps = substeps
         engine.step()
         for _ in range(substeps):

@@ -239,7 +239,7 @@ class ClothSystem(System):
         return [self.build.compute(
             f"{sim.name}:cloth:substeps", Phase.SIMULATE, "cloth/step.wgsl", grid, substep,
             constants={"HAS_WIND": wind, "HAS_COLLIDERS": colliders},
-            pick=lambda k: (sim.step_parity + k) % 2, repeat=substeps),
+            pick=lambda k=0: (sim.step_parity + k) % 2, repeat=substeps),
             self.build.compute(
             f"{sim.name}:cloth:normals", Phase.PREPARE, "cloth/normals.wgsl", grid,
             [{"records": b["params"], "positions": b[f"pos{p}"], "normals": b["normals"]}

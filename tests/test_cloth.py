@@ -24,9 +24,14 @@ def cloth_engine(extra: dict | None = None, **fields) -> Engine:
     return Engine(scene, size=(48, 32))
 
 
-def test_fifty_substeps_equal_the_numpy_replica(gpu):
+@pytest.mark.parametrize("resident", [True, False])
+def test_fifty_substeps_equal_the_numpy_replica(gpu, monkeypatch, resident):
     """17x13 patch, top corners pinned, 50 substeps (5 steps x 10): positions within 2e-5 and
-    velocities within 2e-3 (float32 on the GPU against float64, relative to speeds ~1 m/s)."""
+    velocities within 2e-3 (float32 on the GPU against float64, relative to speeds ~1 m/s),
+    every substep of a step in one workgroup (cloth/step_resident.wgsl) or a dispatch each."""
+    from emberfx.systems.cloth import system
+
+    monkeypatch.setattr(system, "RESIDENT_UP_TO_VERTICES", 17 * 13 if resident else 0)
     fields = dict(resolution=(17, 13), size=(1.6, 1.2), position=(0.1, 0.5, -0.2),
                   pins="top-corners", stiffness=800.0, damping=0.3, drag=0.2, mass=0.02,
                   substeps=10, gravity=(0.3, -9.81, 0.5))

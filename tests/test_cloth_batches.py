@@ -129,7 +129,11 @@ def test_batched_patches_are_byte_identical_to_each_patch_alone(gpu):
     assert sum(n.endswith(":cloth:substeps") for n in passes) == 5
 
 
-def test_one_dispatch_over_all_patches_and_views_into_one_arena(gpu):
+@pytest.mark.parametrize("resident", [True, False])
+def test_one_dispatch_over_all_patches_and_views_into_one_arena(gpu, monkeypatch, resident):
+    from emberfx.systems.cloth import system
+
+    monkeypatch.setattr(system, "RESIDENT_UP_TO_VERTICES", 19 * 13 if resident else 0)
     text = HEADER + "".join(patch(f"p{k}", k - 2.0, f"stiffness = {700 + 100 * k}")
                             for k in range(5))
     with Engine(loads_scene(text, path="<cloth batches>")) as engine:
@@ -139,7 +143,10 @@ def test_one_dispatch_over_all_patches_and_views_into_one_arena(gpu):
         assert sum(n.endswith(":cloth:normals") for n in names) == 1
         assert sum(n.endswith(":cloth:draw") for n in names) == 5
         step = next(p for p in engine.frame_passes() if p.name == substeps[0])
-        assert step.op.groups == (2, 1, 5)   # ceil(19 / 16), ceil(13 / 16), one z per patch
+        if resident:   # a workgroup per patch, every substep in it: one dispatch a step
+            assert (step.op.groups, step.op.repeat) == ((5, 1, 1), 1)
+        else:          # ceil(19 / 16), ceil(13 / 16), one z per patch; once per substep
+            assert (step.op.groups, step.op.repeat) == ((2, 1, 5), 12)
         views = [engine.resources[f"p{k}/pos0"] for k in range(5)]
         assert len({id(v.buffer) for v in views}) == 1
         # 247 vertices of 16 bytes, each patch at a multiple of 256 bytes: 256 vertices apart
@@ -147,6 +154,37 @@ def test_one_dispatch_over_all_patches_and_views_into_one_arena(gpu):
         assert all(v.size == 19 * 13 * 16 for v in views)
         # the shared pass declares what it writes under every patch's name too
         assert {f"p{k}/pos0" for k in range(5)} <= set(step.writes)
+
+
+def test_resident_substeps_equal_a_dispatch_per_substep_to_the_byte(gpu, monkeypatch):
+    """cloth/step_resident.wgsl (every substep of a step in one workgroup per patch) against
+    cloth/step.wgsl (a dispatch per substep), which share their substep code: the ragged scene
+    (batches, lone patches, 13 substeps, a prewarm, winds and colliders) plus a soft patch of a
+    single substep and patches of 525 vertices (the limit here: each invocation steps two or
+    three) and 546 (past it: a dispatch per substep either way), byte for byte, and the image."""
+    from emberfx.systems.cloth import system
+
+    text = (RAGGED + patch("j", 1.5, "stiffness = 5.0", substeps=1)
+            + patch("k", -1.5, "", resolution=(25, 21), substeps=7)
+            + patch("m", 2.5, "", resolution=(26, 21), substeps=7))
+    runs = {}
+    for limit in (25 * 21, 0):
+        monkeypatch.setattr(system, "RESIDENT_UP_TO_VERTICES", limit)
+        with Engine(loads_scene(text, path="<cloth resident>")) as engine:
+            repeats = {p.name: p.op.repeat for p in engine.frame_passes()
+                       if p.name.endswith(":cloth:substeps")}
+            engine.step(9)
+            runs[limit] = snapshot(engine), engine.render(), repeats
+    (resident, image, repeats), (per_substep, image_per_substep, repeats_per_substep) = (
+        runs[25 * 21], runs[0])
+    assert repeats["k:cloth:substeps"] == 1 and repeats_per_substep["k:cloth:substeps"] == 7
+    assert repeats["m:cloth:substeps"] == repeats_per_substep["m:cloth:substeps"] == 7
+    assert repeats["j:cloth:substeps"] == repeats_per_substep["j:cloth:substeps"] == 1
+    assert set(resident) == set(PATCHES + "jkm")
+    assert_identical(resident, per_substep)
+    assert np.array_equal(image, image_per_substep)
+    # the patches moved (the velocities of the largest resident one are not still zero)
+    assert np.abs(np.frombuffer(resident["k"][1], np.float32)).max() > 0.1
 
 
 def test_each_batched_patch_equals_the_numpy_replica_with_its_own_parameters(gpu):
@@ -261,7 +299,10 @@ def test_live_edits_move_a_patch_out_of_its_batch_and_stay_identical(gpu):
 
 
 @pytest.mark.parametrize("count", [1, 2])
-def test_batching_off_or_a_lone_patch_runs_under_its_own_name(gpu, count):
+def test_batching_off_or_a_lone_patch_runs_under_its_own_name(gpu, monkeypatch, count):
+    from emberfx.systems.cloth import system
+
+    monkeypatch.setattr(system, "RESIDENT_UP_TO_VERTICES", 0)   # z: one per patch
     text = HEADER + "".join(patch(f"p{k}", float(k)) for k in range(count))
     for batching in (True, False):
         with Engine(loads_scene(text, path="<cloth batches>"), batching=batching) as engine:

@@ -61,15 +61,26 @@ def test_missing_shader_file_is_a_shader_error():
 
 
 def test_every_shipped_shader_compiles_and_opens_with_a_header(gpu):
+    """Each pass compiles; a part that calls what its passes define (its header says it has
+    "no pass of its own") compiles as part of every shipped shader that includes it."""
     import importlib.resources
+    import re
 
     root = importlib.resources.files("emberfx.shaders")
     names = sorted(f"{d.name}/{f.name}" for d in root.iterdir() if d.is_dir()
                    for f in d.iterdir() if f.name.endswith(".wgsl"))
     assert "emitter/update.wgsl" in names and "common/random.wgsl" in names
+    texts = {name: wgsl.read_text(name) for name in names}
     for name in names:
-        assert wgsl.read_text(name).startswith("// "), name
-        wgsl.create_module(gpu.device, name)
+        assert texts[name].startswith("// "), name
+        try:
+            wgsl.create_module(gpu.device, name)
+        except ShaderError as exc:
+            header = texts[name].split("\n\n", 1)[0]
+            includers = [other for other, text in texts.items()
+                         if re.search(rf"^//! include {re.escape(name)}$", text, re.M)]
+            assert "no pass of its own" in header and includers, f"{name}: {exc}"
+            assert "no definition in scope" in str(exc), f"{name}: {exc}"
 
 
 def test_layout_follows_wgsl_alignment_rules(fake_shaders):

@@ -42,7 +42,42 @@ def bench_cloth() -> list[dict]:
                      "fraction_of_copy_bandwidth": 64 * side * side * 16 / seconds / bandwidth})
         engine.close()
         rows += taichi_rows(side, rate)
-    return rows + many_rows(ctx)
+    return rows + resident_rows(ctx) + many_rows(ctx)
+
+
+RESIDENT_SHAPES = ((16, 16), (32, 20), (32, 32), (48, 48))   # (32, 20): the showcase's flag
+
+
+def resident_rows(ctx, shapes=RESIDENT_SHAPES) -> list[dict]:
+    """Small patches, 20 substeps: ms of GPU per step with every substep in one dispatch of a
+    workgroup (cloth/step_resident.wgsl) and, in the same run, with a dispatch per substep
+    (cloth/step.wgsl), whatever ``RESIDENT_UP_TO_VERTICES`` picks for the shape."""
+    from emberfx.core.frame_graph import Phase
+    from emberfx.engine.engine import Engine
+    from emberfx.model.camera import Camera
+    from emberfx.model.scene import EntitySpec, Scene, SceneSettings
+    from emberfx.systems.cloth import system
+    from emberfx.systems.cloth.component import Cloth
+
+    rows = []
+    limit = system.resident_limit(ctx)
+    for nx, ny in shapes:
+        ms = {}
+        for resident in (True, False):
+            with system.resident_up_to(nx * ny if resident else 0):
+                engine = Engine(Scene(SceneSettings(seed=1), Camera(kind="orthographic"), [
+                    EntitySpec("cloth", {"cloth": Cloth(resolution=(nx, ny), pins="top-edge",
+                                                        substeps=20)})]), size=(64, 64))
+            engine.step(2)
+            ms[resident] = timed_passes(ctx.device, engine.frame_passes({Phase.SIMULATE}),
+                                        2 if ctx.is_software else 50) * 1e3
+            engine.close()
+        rows.append({"name": f"cloth {nx}x{ny}, 20 substeps, one dispatch a step",
+                     "value": ms[True], "unit": "ms/step", "vs_dispatch_per_substep":
+                     ms[False] / ms[True], "taken": nx * ny <= limit})
+        rows.append({"name": f"  cloth {nx}x{ny}, 20 substeps, a dispatch per substep",
+                     "value": ms[False], "unit": "ms/step", "taken": nx * ny > limit})
+    return rows
 
 
 def many_rows(ctx, counts=MANY_COUNTS, side: int = MANY_SIDE) -> list[dict]:

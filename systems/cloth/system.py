@@ -5,7 +5,9 @@ Patches of one shape (resolution, substeps, and whether wind and colliders act) 
 batch of one over its own buffers. Per simulation step, for each batch (``<b>`` is the batch,
 or the entity that runs alone):
   SIMULATE  <b>:cloth:substeps     `substeps` explicit substeps (one dispatch over (x, y, patch),
-                                   repeated), positions and velocities ping-ponging between two
+                                   repeated; patches of at most resident_limit() vertices: one
+                                   dispatch of a workgroup per patch that loops over the
+                                   substeps), positions and velocities ping-ponging between two
                                    buffer pairs (cloth/step.wgsl)
   PREPARE   <b>:cloth:normals      vertex normals after the last substep
 and for each entity:
@@ -22,8 +24,10 @@ act (ones spawned later do not reach back).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,8 +60,35 @@ from emberfx.systems.colliders.cloth import COLLIDER, cloth_colliders, pack_coll
 from emberfx.systems.forces.forces import MAX_FORCES, ForceField, pack_forces
 
 GROUP = wgsl.workgroup_size("cloth/step.wgsl")   # also cloth/normals.wgsl's
+# Patches of at most this many vertices step all their substeps in one dispatch, a workgroup
+# each (cloth/step_resident.wgsl): one launch and a few wgpu calls a step instead of several per
+# substep. Larger ones take a dispatch per substep over the whole grid, which spreads a patch
+# over the GPU. None: RESIDENT_ON_HARDWARE on a hardware adapter, and 0 on a software one, where
+# one workgroup runs on one CPU core (on lavapipe the showcase's 32 x 20 flag stepped in 14 ms
+# against 11 ms). `emberfx bench cloth` times both ways for small patches.
+RESIDENT_UP_TO_VERTICES: int | None = None
+RESIDENT_ON_HARDWARE = 1024
 LOOK = struct_dtype("cloth/draw.wgsl", "ClothLook")
 COLLIDER_KEYS = ("collider",)
+
+
+@contextlib.contextmanager
+def resident_up_to(vertices: int) -> Iterator[None]:
+    """Patches made inside step every substep in one workgroup up to ``vertices`` vertices
+    (0: never): a baseline to measure against, whatever the adapter."""
+    global RESIDENT_UP_TO_VERTICES
+    saved, RESIDENT_UP_TO_VERTICES = RESIDENT_UP_TO_VERTICES, vertices
+    try:
+        yield
+    finally:
+        RESIDENT_UP_TO_VERTICES = saved
+
+
+def resident_limit(gpu) -> int:
+    """The most vertices of a patch that steps every substep in one workgroup."""
+    if RESIDENT_UP_TO_VERTICES is not None:
+        return RESIDENT_UP_TO_VERTICES
+    return 0 if gpu.is_software else RESIDENT_ON_HARDWARE
 
 
 def stable_substeps(c: Cloth, fixed_dt: float) -> int:
@@ -225,25 +256,40 @@ class ClothSystem(System):
 
     def sim_passes(self, sim: ClothSim) -> list[Pass]:
         """The substeps and normals passes of a lone patch or a batch: one dispatch over
-        (x, y, entry) each."""
+        (x, y, entry) each, or for small patches every substep in one dispatch of a workgroup
+        per entry."""
         nx, ny, substeps, wind, colliders = sim.key
         grid = (math.ceil(nx / GROUP[0]), math.ceil(ny / GROUP[1]), len(sim.members))
         b = sim.buffers
-        # variant p reads the state in pos<p>/vel<p> and writes the other pair
-        substep = [{"records": b["params"], "pos_in": b[f"pos{p}"], "vel_in": b[f"vel{p}"],
-                    "pos_out": b[f"pos{1 - p}"], "vel_out": b[f"vel{1 - p}"], "rest": b["rest"],
-                    "forces": b["forces"], "colliders": b["colliders"]} for p in (0, 1)]
         # The wind and collider code is compiled out when nothing of the kind acts on the patch:
         # on CPU backends (lavapipe) a step that merely contains those loops ran several times
         # slower, even with zero iterations (the emitter's HAS_FORCES found the same).
-        return [self.build.compute(
-            f"{sim.name}:cloth:substeps", Phase.SIMULATE, "cloth/step.wgsl", grid, substep,
-            constants={"HAS_WIND": wind, "HAS_COLLIDERS": colliders},
-            pick=lambda k=0: (sim.step_parity + k) % 2, repeat=substeps),
-            self.build.compute(
+        constants = {"HAS_WIND": wind, "HAS_COLLIDERS": colliders}
+        shared = {"records": b["params"], "rest": b["rest"], "forces": b["forces"],
+                  "colliders": b["colliders"]}
+        if nx * ny <= resident_limit(self.gpu):
+            # variant p starts from pos<p>/vel<p> (the a pair); the state ends in the other
+            # pair after an odd number of substeps
+            resident = [{**shared, "pos_a": b[f"pos{p}"], "vel_a": b[f"vel{p}"],
+                         "pos_b": b[f"pos{1 - p}"], "vel_b": b[f"vel{1 - p}"]} for p in (0, 1)]
+            substeps_pass = self.build.compute(
+                f"{sim.name}:cloth:substeps", Phase.SIMULATE, "cloth/step_resident.wgsl",
+                (len(sim.members), 1, 1), resident, constants={**constants, "SUBSTEPS": substeps},
+                pick=lambda: sim.step_parity)
+        else:
+            # variant p reads the state in pos<p>/vel<p> and writes the other pair
+            substep = [{**shared, "pos_in": b[f"pos{p}"], "vel_in": b[f"vel{p}"],
+                        "pos_out": b[f"pos{1 - p}"], "vel_out": b[f"vel{1 - p}"]}
+                       for p in (0, 1)]
+            substeps_pass = self.build.compute(
+                f"{sim.name}:cloth:substeps", Phase.SIMULATE, "cloth/step.wgsl", grid, substep,
+                constants=constants, pick=lambda k=0: (sim.step_parity + k) % 2,
+                repeat=substeps)
+        normals = self.build.compute(
             f"{sim.name}:cloth:normals", Phase.PREPARE, "cloth/normals.wgsl", grid,
             [{"records": b["params"], "positions": b[f"pos{p}"], "normals": b["normals"]}
-             for p in (0, 1)], pick=lambda: sim.parity)]
+             for p in (0, 1)], pick=lambda: sim.parity)
+        return [substeps_pass, normals]
 
     def place_member(self, patch: _Patch) -> None:
         """The patch's own passes over its buffers (views into its batch's arenas, or its

@@ -39,7 +39,7 @@ import wgpu
 
 from emberfx.blocks.sort import TILE
 from emberfx.core.frame_graph import Pass
-from emberfx.core.layout import struct_dtype
+from emberfx.core.layout import record_view, struct_dtype
 from emberfx.core.resources import BufferView
 from emberfx.core.system import Readback
 from emberfx.systems.emitter import culling
@@ -373,7 +373,7 @@ def _place_in_batch(system: EmitterSystem, batch: Batch, k: int, pool: _Pool) ->
         pool.buffers[key] = system.resources.view(f"{batch.name}/{key}", key, offset, size,
                                                   owner=name)
     batch.params[k] = pool.param_record
-    pool.param_record = batch.params[k]   # a view: packing a step writes the batch's array
+    pool.param_record = record_view(batch.params, k)   # packing a step writes the batch's array
     for field_name, value in (("first_block", base // BLOCK), ("alive_base", alive_base),
                               ("batch_blocks", batch.sim.blocks),
                               ("force_base", k * MAX_FORCES)):
@@ -458,7 +458,7 @@ def upload_step(system: EmitterSystem, batch: Batch, step, start: float, in_scen
             system.write_looks(pool)
             pool.dirty = False
         if c.inherit_velocity:
-            params["inherit"][k, :3] = c.inherit_velocity * velocity
+            params["inherit"][k, :3] = [c.inherit_velocity * u for u in velocity]
         row = params[k]
         row["force_count"], row["accelerate_end"], row["kill_start"] = (
             count, accelerate_end, kill_start)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from emberfx.core import wgsl
-from emberfx.core.layout import struct_dtype
+from emberfx.core.layout import assign_fields, struct_dtype
 from emberfx.model.colors import linear_color
 from emberfx.model.numbers import U32_MAX
 from emberfx.systems.emitter.component import Emitter, as_range, numeric
@@ -39,32 +39,38 @@ NO_FORCES = pack_forces([]).tobytes()   # what a pool that no force acts on bind
 class Births:
     """Per-emitter bookkeeping between steps."""
     carry: float = 0.0                   # fractional births carried to the next step
-    last_position: np.ndarray | None = None   # where the emitter was at the previous step
+    last_position: tuple[float, float, float] | None = None   # the emitter's previous position
     last_budget: int = 0
     extra: int = 0                       # one-off births asked for by a script (ctx.burst)
 
     def step(self, c: Emitter, start: float, dt: float,
-             event_target: bool = False) -> tuple[int, np.ndarray]:
+             event_target: bool = False) -> tuple[int, tuple[float, float, float]]:
         """The host's birth budget of the step covering [start, start + dt) seconds and the
         emitter's velocity (from its moving position). ``event_target``: some emitter's events
         spawn into this one (an unset `rate` is then none). Events add their births to this
         budget on the GPU (emitter/event_tally.wgsl)."""
-        position = np.asarray(c.position, np.float64)
-        moved = np.zeros(3) if self.last_position is None else position - self.last_position
-        self.last_position = position
-        # math.hypot, not np.linalg.norm: this runs per emitter per step, and a BLAS call on
-        # three numbers can cost ~100 us while the CPU also runs the GPU's work (lavapipe)
+        # Python floats, not numpy: this runs per emitter per step, where numpy's per-call
+        # cost on three numbers is most of the work (a BLAS norm measured ~100 us while
+        # lavapipe's threads ran); the doubles and hence the budgets are the same
+        x, y, z = c.position
+        last = self.last_position
+        moved = (0.0, 0.0, 0.0) if last is None else (x - last[0], y - last[1], z - last[2])
+        self.last_position = (float(x), float(y), float(z))
         self.carry += (c.birth_rate(event_target) * dt
                        + c.rate_over_distance * math.hypot(*moved))
         budget = int(math.floor(self.carry))
         self.carry -= budget
-        budget += sum(b.count * b.times(start, start + dt) for b in c.bursts) + self.extra
+        if c.bursts:
+            budget += sum(b.count * b.times(start, start + dt) for b in c.bursts)
+        budget += self.extra
         # The GPU's budget is a u32; no step can fill more slots than that (capacity <= 2^28),
         # however far the emitter jumped or however many bursts coincide.
         budget = min(budget, U32_MAX)
         self.extra = 0
         self.last_budget = budget
-        return budget, moved / dt if dt > 0 else moved
+        if dt > 0:
+            moved = (moved[0] / dt, moved[1] / dt, moved[2] / dt)
+        return budget, moved
 
 
 def pack_params(record: np.ndarray, c: Emitter, *, entity: int, frame: int, seed: int, dt: float,
@@ -73,38 +79,34 @@ def pack_params(record: np.ndarray, c: Emitter, *, entity: int, frame: int, seed
                 time: float = 0.0) -> bytes:
     """The EmitterParams record of one step; ``time``: seconds at its start. A field given as
     an expression (emitter/modifiers.py) is computed on the GPU: its uniform gets 1.0."""
-    axis = np.asarray(c.direction, np.float64)
+    dx, dy, dz = c.direction
     # math.hypot, not np.linalg.norm: packed after every edit (a script may steer the emitter
     # every step), and a BLAS call on three numbers is slow while lavapipe's threads run
-    axis /= math.hypot(*axis)
+    length = math.hypot(dx, dy, dz)
     s = c.shape
-    record["origin"] = (*c.position, 0.0)
-    record["direction"] = (*axis, math.cos(math.radians(c.spread_deg)))
-    record["gravity"] = (*c.gravity, c.drag)
-    record["inherit"] = (*(c.inherit_velocity * np.asarray(velocity)), 0.0)
-    record["shape_size"] = (*(0.5 * np.asarray(s.size)), max(0.0, s.radius - s.thickness))
-    record["shape"] = (s.radius, math.tan(math.radians(s.angle_deg)), c.size_variation,
-                       c.color_variation)
-    record["speed_range"] = as_range(numeric(c.speed))
-    record["lifetime_range"] = as_range(numeric(c.lifetime))
-    record["capacity"] = c.capacity
-    record["budget"] = budget
-    record["frame"] = frame
-    record["seed"] = seed
-    record["entity"] = entity
-    record["block_count"] = math.ceil(c.capacity / BLOCK)
-    record["h"] = dt
-    record["size"] = numeric(c.size)
-    record["shape_kind"] = SHAPES[s.kind]
-    record["shape_surface"] = int(s.surface)
-    record["radial"] = int(c.velocity == "radial")
-    record["size_in_pixels"] = int(c.size_unit == "pixels")
-    record["substeps"] = c.substeps
-    record["force_count"] = force_count
-    record["accelerate_end"] = force_count if accelerate_end is None else accelerate_end
-    record["kill_start"] = kill_start
-    record["age_event_rate"] = 1.0 / c.on_age.every if c.on_age is not None else 0.0
-    record["time"] = time
+    half = s.size
+    assign_fields(record, {
+        "origin": (*c.position, 0.0),
+        "direction": (dx / length, dy / length, dz / length,
+                      math.cos(math.radians(c.spread_deg))),
+        "gravity": (*c.gravity, c.drag),
+        "inherit": (*(c.inherit_velocity * u for u in velocity), 0.0),
+        "shape_size": (0.5 * half[0], 0.5 * half[1], 0.5 * half[2],
+                       max(0.0, s.radius - s.thickness)),
+        "shape": (s.radius, math.tan(math.radians(s.angle_deg)), c.size_variation,
+                  c.color_variation),
+        "speed_range": as_range(numeric(c.speed)),
+        "lifetime_range": as_range(numeric(c.lifetime)),
+        "capacity": c.capacity, "budget": budget, "frame": frame, "seed": seed,
+        "entity": entity, "block_count": math.ceil(c.capacity / BLOCK), "h": dt,
+        "size": numeric(c.size), "shape_kind": SHAPES[s.kind],
+        "shape_surface": int(s.surface), "radial": int(c.velocity == "radial"),
+        "size_in_pixels": int(c.size_unit == "pixels"), "substeps": c.substeps,
+        "force_count": force_count,
+        "accelerate_end": force_count if accelerate_end is None else accelerate_end,
+        "kill_start": kill_start,
+        "age_event_rate": 1.0 / c.on_age.every if c.on_age is not None else 0.0,
+        "time": time})
     return record.tobytes()
 
 
@@ -144,12 +146,14 @@ def pack_step(pool: _Pool, step: StepInfo, start: float, acting: list, full: boo
                     dt=step.dt, budget=budget, force_count=len(forces), velocity=velocity,
                     accelerate_end=accelerate_end, kill_start=kill_start, time=start)
     else:   # the step's fields, as pack_params sets them
-        record["budget"], record["frame"], record["seed"] = budget, step.frame, step.seed
-        record["h"], record["time"] = step.dt, start
-        record["force_count"], record["accelerate_end"], record["kill_start"] = (
-            len(forces), accelerate_end, kill_start)
+        step_fields: dict[str, object] = {
+            "budget": budget, "frame": step.frame, "seed": step.seed, "h": step.dt,
+            "time": start, "force_count": len(forces), "accelerate_end": accelerate_end,
+            "kill_start": kill_start}
         if c.inherit_velocity:
-            record["inherit"][:3] = c.inherit_velocity * velocity
+            step_fields["inherit"] = (*(c.inherit_velocity * u for u in velocity),
+                                      float(record["inherit"][3]))
+        assign_fields(record, step_fields)
     return budget, forces
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import wgpu
 
+from emberfx.core.layout import record_view
 from emberfx.core.resources import BufferView
 from emberfx.systems.emitter.events import COUNTERS_CLEARED, kinds_sent
 from emberfx.systems.emitter.params import PARAMS
@@ -84,7 +85,7 @@ class LoneRecords:
             pool.buffers[kind] = resources.view(page.buffers[kind].name, kind, k * RECORD,
                                                 RECORD, owner=name)
         page.params[k] = pool.param_record
-        pool.param_record = page.params[k]
+        pool.param_record = record_view(page.params, k)
         page.counters[k] = 0
 
     def free(self, pool: _Pool, spent: list | None = None) -> None:

@@ -160,15 +160,16 @@ def test_resident_substeps_equal_a_dispatch_per_substep_to_the_byte(gpu, monkeyp
     """cloth/step_resident.wgsl (every substep of a step in one workgroup per patch) against
     cloth/step.wgsl (a dispatch per substep), which share their substep code: the ragged scene
     (batches, lone patches, 13 substeps, a prewarm, winds and colliders) plus a soft patch of a
-    single substep and patches of 525 vertices (the limit here: each invocation steps two or
-    three) and 546 (past it: a dispatch per substep either way), byte for byte, and the image."""
+    single substep and patches of 1200 vertices (the limit here, past the 1024 invocations a
+    workgroup may have: some step two) and 1230 (past the limit: a dispatch per substep either
+    way), byte for byte, and the image."""
     from emberfx.systems.cloth import system
 
     text = (RAGGED + patch("j", 1.5, "stiffness = 5.0", substeps=1)
-            + patch("k", -1.5, "", resolution=(25, 21), substeps=7)
-            + patch("m", 2.5, "", resolution=(26, 21), substeps=7))
+            + patch("k", -1.5, "", resolution=(40, 30), substeps=7)
+            + patch("m", 2.5, "", resolution=(41, 30), substeps=7))
     runs = {}
-    for limit in (25 * 21, 0):
+    for limit in (40 * 30, 0):
         monkeypatch.setattr(system, "RESIDENT_UP_TO_VERTICES", limit)
         with Engine(loads_scene(text, path="<cloth resident>")) as engine:
             repeats = {p.name: p.op.repeat for p in engine.frame_passes()
@@ -176,7 +177,7 @@ def test_resident_substeps_equal_a_dispatch_per_substep_to_the_byte(gpu, monkeyp
             engine.step(9)
             runs[limit] = snapshot(engine), engine.render(), repeats
     (resident, image, repeats), (per_substep, image_per_substep, repeats_per_substep) = (
-        runs[25 * 21], runs[0])
+        runs[40 * 30], runs[0])
     assert repeats["k:cloth:substeps"] == 1 and repeats_per_substep["k:cloth:substeps"] == 7
     assert repeats["m:cloth:substeps"] == repeats_per_substep["m:cloth:substeps"] == 7
     assert repeats["j:cloth:substeps"] == repeats_per_substep["j:cloth:substeps"] == 1

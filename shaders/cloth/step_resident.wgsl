@@ -2,11 +2,13 @@
 // of at most RESIDENT_UP_TO_VERTICES vertices (systems/cloth/system.py)
 //
 // Every substep of a step in one dispatch: one workgroup per patch loops over the substeps,
-// each invocation stepping vertices lid, lid + 256, ... (cloth/substep.wgsl, the very code of
+// each invocation stepping vertices lid, lid + THREADS, ... (cloth/substep.wgsl, the very code of
 // cloth/step.wgsl) from one buffer pair into the other, with a storage barrier between
 // substeps. A small patch then costs one dispatch a step instead of `substeps` (each a launch
 // on the GPU and several wgpu calls on the CPU).
-// Workgroup size 256; dispatch (patches, 1, 1): x is the patch's entry in `records`.
+// Workgroup size THREADS (an override: the patch's vertices rounded up to 64, at most what the
+// device allows, so that most invocations step one vertex: a substep then lasts one vertex's
+// latency); dispatch (patches, 1, 1): x is the patch's entry in `records`.
 // Bindings (group 0): 0 records (read: ClothRecord per patch), 1 pos_a, 2 vel_a (rw: the state
 //   at the step's start, and after each even number of substeps), 3 pos_b, 4 vel_b (rw: after
 //   each odd number), 5 rest (read: initial position, w = 1 when pinned), 6 forces (read),
@@ -19,8 +21,7 @@
 override HAS_WIND: bool = true;
 override HAS_COLLIDERS: bool = true;
 override SUBSTEPS: u32 = 1u;
-
-const THREADS: u32 = 256u;
+override THREADS: u32 = 256u;
 
 @group(0) @binding(0) var<storage, read> records: array<ClothRecord>;
 @group(0) @binding(1) var<storage, read_write> pos_a: array<vec4f>;
@@ -43,7 +44,7 @@ fn previous_velocity(k: u32) -> vec4f {
     return vel_a[k];
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
     params = records[wid.x].params;
     let count = params.nx * params.ny;

@@ -272,9 +272,13 @@ class ClothSystem(System):
             # pair after an odd number of substeps
             resident = [{**shared, "pos_a": b[f"pos{p}"], "vel_a": b[f"vel{p}"],
                          "pos_b": b[f"pos{1 - p}"], "vel_b": b[f"vel{1 - p}"]} for p in (0, 1)]
+            limits = self.gpu.limits
+            threads = min(math.ceil(nx * ny / 64) * 64, limits["max-compute-workgroup-size-x"],
+                          limits["max-compute-invocations-per-workgroup"])
             substeps_pass = self.build.compute(
                 f"{sim.name}:cloth:substeps", Phase.SIMULATE, "cloth/step_resident.wgsl",
-                (len(sim.members), 1, 1), resident, constants={**constants, "SUBSTEPS": substeps},
+                (len(sim.members), 1, 1), resident,
+                constants={**constants, "SUBSTEPS": substeps, "THREADS": threads},
                 pick=lambda: sim.step_parity)
         else:
             # variant p reads the state in pos<p>/vel<p> and writes the other pair

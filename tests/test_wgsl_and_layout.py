@@ -271,3 +271,34 @@ def test_padded_struct_layout_matches_the_gpu_both_ways(gpu, fake_shaders):
     assert tail.itemsize == 48                # 40 bytes of fields, rounded to the 16-byte alignment
     fake_shaders["t/tail_trip.wgsl"] = round_trip_shader("Tail", "t/tail.wgsl", tail)
     check_round_trip(gpu.device, tail, "t/tail_trip.wgsl")
+
+
+def test_field_packer_writes_what_numpy_assigns(fake_shaders):
+    """FieldPacker (struct.pack_into per run of adjacent fields) against numpy's field-by-field
+    assignment: random values in fields chosen with gaps between them, vectors and scalars of
+    each kind, the other fields left as they were; a float past float32's range takes numpy's
+    infinity and an integer out of range numpy's error."""
+    fake_shaders["t/p.wgsl"] = """
+    struct P { a: vec4f, n: u32, k: i32, x: f32, skip: u32, v: vec2f, m: u32, tail: vec4u, };"""
+    dtype = layout.struct_dtype("t/p.wgsl", "P")
+    names = ("a", "n", "k", "x", "v", "m")
+    packer = layout.FieldPacker(dtype, names)
+    assert [offset for offset, _, _ in packer.runs] == [0, 32]   # "skip" splits the runs
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        values = {"a": tuple(rng.normal(size=4) * 1e3), "n": int(rng.integers(0, 2**32)),
+                  "k": int(rng.integers(-2**31, 2**31)), "x": float(rng.normal()),
+                  "v": tuple(rng.normal(size=2)), "m": int(rng.integers(0, 2**32))}
+        ours, theirs = np.zeros(3, dtype), np.zeros(3, dtype)
+        for records in (ours, theirs):
+            records["skip"], records["tail"] = 7, 9
+        packer.pack(layout.record_view(ours, 1), values)
+        for name, value in values.items():
+            theirs[1][name] = value
+        assert ours.tobytes() == theirs.tobytes()
+    record = layout.record_view(ours, 2)
+    with np.errstate(over="ignore"):
+        packer.pack(record, {**values, "x": 1e300})
+    assert np.isinf(ours[2]["x"]) and ours[2]["n"] == values["n"]
+    with pytest.raises(OverflowError):
+        packer.pack(record, {**values, "m": 2**32})

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from emberfx.core import wgsl
-from emberfx.core.layout import assign_fields, struct_dtype
+from emberfx.core.layout import FieldPacker, struct_dtype
 from emberfx.model.colors import linear_color
 from emberfx.model.numbers import U32_MAX
 from emberfx.systems.emitter.component import Emitter, as_range, numeric
@@ -33,6 +33,14 @@ SHAPES = wgsl.enum_constants("emitter/types.wgsl", "SHAPE")
 BLOCK = wgsl.int_constant("emitter/types.wgsl", "BLOCK")              # slots per mask block
 BLOCK_WORDS = wgsl.int_constant("emitter/types.wgsl", "BLOCK_WORDS")  # u32 mask words per block
 NO_FORCES = pack_forces([]).tobytes()   # what a pool that no force acts on binds
+# What pack_params sets (the batch layout's fields, first_block on, are the system's), and the
+# fields a step changes when the component was not edited (pack_step)
+_NAMES = PARAMS.names or ()
+FULL_PACK = FieldPacker(PARAMS, _NAMES[:_NAMES.index("first_block")])
+STEP_FIELDS = ("budget", "frame", "seed", "h", "time", "force_count", "accelerate_end",
+               "kill_start")
+STEP_PACK = FieldPacker(PARAMS, STEP_FIELDS)
+STEP_PACK_INHERIT = FieldPacker(PARAMS, (*STEP_FIELDS, "inherit"))
 
 
 @dataclass
@@ -85,7 +93,7 @@ def pack_params(record: np.ndarray, c: Emitter, *, entity: int, frame: int, seed
     length = math.hypot(dx, dy, dz)
     s = c.shape
     half = s.size
-    assign_fields(record, {
+    FULL_PACK.pack(record, {
         "origin": (*c.position, 0.0),
         "direction": (dx / length, dy / length, dz / length,
                       math.cos(math.radians(c.spread_deg))),
@@ -153,7 +161,7 @@ def pack_step(pool: _Pool, step: StepInfo, start: float, acting: list, full: boo
         if c.inherit_velocity:
             step_fields["inherit"] = (*(c.inherit_velocity * u for u in velocity),
                                       float(record["inherit"][3]))
-        assign_fields(record, step_fields)
+        (STEP_PACK_INHERIT if c.inherit_velocity else STEP_PACK).pack(record, step_fields)
     return budget, forces
 
 

@@ -55,8 +55,22 @@ def copy_fields(source, target, among: list[str] | None = None) -> None:
             continue
         if _fits_in_place(value, current):
             _copy_into(value, current)
+        elif _atomic(value):
+            # shared, even when equal: the next edit's check then sees this field unchanged
+            # by identity alone (model/scene.py's validated_copy), not by comparing it
+            setattr(target, name, value)
         elif type(current) is not type(value) or current != value:   # a numpy value differs
             setattr(target, name, copy.deepcopy(value))
+
+
+_ATOMS = (int, float, str, bool, type(None))
+
+
+def _atomic(value) -> bool:
+    """A value that nothing can change in place: a number, a string, or a tuple of those."""
+    if type(value) is tuple:
+        return all(type(item) in _ATOMS for item in value)
+    return type(value) in _ATOMS
 
 
 def _fits_in_place(value, current) -> bool:

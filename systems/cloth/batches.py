@@ -100,10 +100,10 @@ class ClothSim:
             self.colliders[base:base + len(patch.collider_records)] = patch.collider_records
 
     def upload(self, write) -> None:
-        """Write the records (one write for all entries), and the winds and colliders that
-        changed since the last upload."""
-        write(self.buffers["params"], self.records.tobytes())
-        for key, array in (("forces", self.forces), ("colliders", self.colliders)):
+        """Write the records (one write for all entries), the winds and the colliders, each
+        only when it changed since the last upload (a patch's record changes after an edit)."""
+        for key, array in (("params", self.records), ("forces", self.forces),
+                           ("colliders", self.colliders)):
             data = array.tobytes()
             if self.written.get(key) != data:
                 write(self.buffers[key], data)

@@ -114,11 +114,15 @@ def test_the_change_between_two_values_is_the_largest_declared_among_the_differi
 # --------------------------------------------------------------------------------------- tracking
 
 class Counter:
+    """Counts the hook's calls and keeps the field each named (None: something nested)."""
+
     def __init__(self):
         self.calls = 0
+        self.fields: list[str | None] = []
 
-    def __call__(self):
+    def __call__(self, field):
         self.calls += 1
+        self.fields.append(field)
 
 
 def tracked_emitter() -> tuple[Emitter, Counter]:
@@ -128,6 +132,9 @@ def tracked_emitter() -> tuple[Emitter, Counter]:
     track(emitter, hook)
     return emitter, hook
 
+
+# the field each edit's hook call names: a field of the component set, else None
+NAMED = {"field": "rate", "nested object replaced": "shape"}
 
 EDITS = {
     "field": lambda e: setattr(e, "rate", 5.0),
@@ -156,6 +163,7 @@ def test_every_kind_of_edit_calls_the_hook_once(edit):
     emitter, hook = tracked_emitter()
     EDITS[edit](emitter)
     assert hook.calls == 1
+    assert hook.fields == [NAMED.get(edit)]
 
 
 def test_values_given_to_a_tracked_component_are_tracked_too():
@@ -169,6 +177,7 @@ def test_values_given_to_a_tracked_component_are_tracked_too():
     emitter.shape = shape
     shape.radius = 0.75
     assert hook.calls == 6
+    assert hook.fields == ["bursts", None, None, None, "shape", None]
 
 
 def test_copies_pickles_and_conversions_carry_no_hook():
@@ -277,6 +286,38 @@ def test_a_step_without_edits_validates_nothing(gpu, monkeypatch):
     engine.step(3)
     assert calls == ["emitter"]             # one look at the one edited component
     engine.close()
+
+
+def test_edits_named_by_field_are_checked_against_the_last_valid_values(gpu):
+    """A sync looks only at the fields set since the last one. The oracle: the values a fresh
+    engine, given the same accepted edits in its scene, runs with (the GPU's particle records
+    compared byte for byte)."""
+    engine = jet_engine(rate=300.0)
+    emitter = engine.entity("jet").emitter
+    emitter.position = (0.5, 0.0, 0.0)
+    emitter.drag = -1.0                     # refused, and with it the position set beside it
+    with pytest.raises(SceneError, match=r"emitter\.drag"):
+        engine.step(1)
+    assert emitter.drag == 0.0 and emitter.position == (0.0, 0.0, 0.0)
+    emitter.gravity = (0.0, -2.0, 0.0)      # the next edit names gravity alone
+    emitter.position = emitter.position     # the very value: no change at all
+    engine.step(3)
+    emitter.size_curve.append(0.5)          # nested: every field looked at
+    emitter.direction = (1.0, 1.0, 0.0)
+    engine.step(2)
+    assert emitter.position == (0.0, 0.0, 0.0) and emitter.gravity == (0.0, -2.0, 0.0)
+    assert emitter.size_curve[-1] == 0.5 and emitter.direction == (1.0, 1.0, 0.0)
+    oracle = jet_engine(rate=300.0, gravity=(0.0, -2.0, 0.0))
+    oracle.step(3)                          # the refused step ran no step
+    oracle.entity("jet").emitter.size_curve.append(0.5)
+    oracle.entity("jet").emitter.direction = (1.0, 1.0, 0.0)
+    oracle.step(2)
+    got, want = engine.state("jet"), oracle.state("jet")
+    for name in want:
+        assert got[name].tobytes() == want[name].tobytes(), name
+    assert alive(engine) > 0
+    engine.close()
+    oracle.close()
 
 
 def test_each_change_class_does_what_it_declares(gpu):

@@ -108,28 +108,30 @@ def sync(world, scene_path, *, invalidate_graphs: Callable[[], None],
     the step that uses them fail."""
     if not world.dirty:
         return []
-    pending = sorted(world.dirty, key=lambda edit: world.entities[edit[0]].index)
+    pending = sorted(world.dirty.items(), key=lambda edit: world.entities[edit[0][0]].index)
     world.dirty = {}
     applied = []
-    for position, (name, key) in enumerate(pending):
+    for position, ((name, key), fields) in enumerate(pending):
         try:
-            edit = _apply(world, scene_path, name, key, invalidate_graphs, lay_out_readback)
+            edit = _apply(world, scene_path, name, key, fields, invalidate_graphs,
+                          lay_out_readback)
         except BaseException:
-            for later in pending[position + 1:]:
-                world.dirty.setdefault(later, None)
+            for later, later_fields in pending[position + 1:]:
+                world.mark_dirty(later, later_fields)
             raise
         if edit is not None:
             applied.append(edit)
     return applied
 
 
-def _apply(world, scene_path, name: str, key: str, invalidate_graphs: Callable[[], None],
+def _apply(world, scene_path, name: str, key: str, fields: set[str] | None,
+           invalidate_graphs: Callable[[], None],
            lay_out_readback: Callable[[], None]) -> Edit | None:
     component = world.live_component(name, key)
     if component is None:
         return None
     before: Committed = world.last_valid[(name, key)]
-    valid, touched = _checked_edit(world, scene_path, name, key, component, before)
+    valid, touched = _checked_edit(world, scene_path, name, key, component, before, fields)
     # checked field by field, the component and its valid copy hold the last valid values'
     # very objects outside ``touched``: only those fields can differ
     with world.quiet():
@@ -180,22 +182,24 @@ def undo(world, applied: list[Edit]) -> None:
         if system is not None:
             system.edited(world.entities[name], component)
         world.last_valid[(name, key)] = Committed(before.valid, refused)
-        world.dirty[(name, key)] = None
+        world.mark_dirty((name, key), None)
 
 
-def _checked_edit(world, scene_path, name: str, key: str, component, before: Committed):
+def _checked_edit(world, scene_path, name: str, key: str, component, before: Committed,
+                  fields: set[str] | None = None):
     """A validated copy of an edited live component, and when its fields were checked alone
     the only fields that can differ from the last valid values (model/scene.py's
     validated_copy's ``touched``; None: the whole component was checked);
     if the edit is invalid, the component gets its last valid values back and a SceneError
     says why. Only the fields whose values changed get the checks of a field alone (a script
-    edits one or two fields every step)."""
+    edits one or two fields every step); ``fields``: the only fields set since the last sync,
+    where the tracking knows (every other one still holds its last valid value)."""
     from emberfx.model.scene import validated_copy
 
     touched: list[str] = []
     try:
         valid = validated_copy(component, key, entity=name, path=scene_path, since=before.valid,
-                               touched=touched)
+                               touched=touched, assigned=fields)
     except SceneError as exc:
         with world.quiet():
             copy_fields(before.valid, component)

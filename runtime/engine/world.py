@@ -152,9 +152,10 @@ class World:
         self.released = False
         self.entities: dict[str, EntityRef] = {}
         self.systems: dict[str, System] = {}   # by component key; several keys may share one
-        # (entity, key) -> the component's last valid values; edited since the last sync
+        # (entity, key) -> the component's last valid values; edited since the last sync, with
+        # the fields set (None: any field may have changed, e.g. a nested one)
         self.last_valid: dict[tuple[str, str], live_edits.Committed] = {}
-        self.dirty: dict[tuple[str, str], None] = {}
+        self.dirty: dict[tuple[str, str], set[str] | None] = {}
         self._quiet = 0   # > 0 while live_edits writes components itself
         self._added: list[tuple[str, str]] = []   # (component key, entity) with GPU resources
         self._queries: dict[tuple, tuple[tuple, list]] = {}   # classes -> (esper's lists, result)
@@ -227,9 +228,20 @@ class World:
             self._added.append((key, name))
 
     # change tracking ---------------------------------------------------------------------------
-    def _mark(self, name: str, key: str) -> None:
+    def _mark(self, name: str, key: str, field: str | None = None) -> None:
         if not self._quiet:
-            self.dirty[(name, key)] = None
+            self.mark_dirty((name, key), None if field is None else {field})
+
+    def mark_dirty(self, edit: tuple[str, str], fields: set[str] | None) -> None:
+        """(entity, component key) has edits to look at: in ``fields`` (None: in any field)."""
+        if edit not in self.dirty:
+            self.dirty[edit] = None if fields is None else set(fields)
+            return
+        known = self.dirty[edit]
+        if known is None or fields is None:
+            self.dirty[edit] = None
+        else:
+            known.update(fields)
 
     @contextlib.contextmanager
     def quiet(self) -> Iterator[None]:

@@ -31,7 +31,9 @@ from typing import Any, SupportsIndex
 __all__ = ["Change", "Tracked", "TrackedList", "change_of", "changed_between", "live", "passes",
            "rebuild", "track", "untrack"]
 
-Hook = Callable[[], None]
+# Called with the name of the component's own field that was set, or None when something
+# nested in it changed (a nested object's field, a list in place): then any field may differ.
+Hook = Callable[[str | None], None]
 
 
 class Change(enum.IntEnum):
@@ -172,8 +174,8 @@ class Tracked:
         if hook is None:
             object.__setattr__(self, name, value)
             return
-        object.__setattr__(self, name, _adopt(value, hook))
-        hook()
+        object.__setattr__(self, name, _adopt(value, _inner(hook)))
+        hook(name)
 
     def __getstate__(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in field_names(type(self))}
@@ -221,7 +223,7 @@ class TrackedList(list):
 
     def _changed(self) -> None:
         if self._on_change is not None:
-            self._on_change()
+            self._on_change(None)
 
     def _adopted(self, value):
         return _adopt(value, self._on_change) if self._on_change is not None else value
@@ -309,13 +311,33 @@ def _adopt(value, hook: Hook | None):
     return value
 
 
+class _Inner:
+    """The hook of what is nested in a component: any change there is the component's hook
+    called with None (which of its fields changed is not known)."""
+
+    __slots__ = ("outer",)
+
+    def __init__(self, outer: Hook):
+        self.outer = outer
+
+    def __call__(self, name: str | None = None) -> None:
+        self.outer(None)
+
+
+def _inner(hook: Hook | None) -> Hook | None:
+    if hook is None or isinstance(hook, _Inner):
+        return hook
+    return _Inner(hook)
+
+
 def track(component: Tracked, hook: Hook | None) -> None:
     """Attach ``hook`` to a component and everything nested in it (None detaches): from now on
-    every edit of it calls ``hook()``."""
+    setting one of its fields calls ``hook(field)``, and any other edit of it ``hook(None)``."""
     object.__setattr__(component, "_on_change", hook)
+    inner = _inner(hook)
     for name in field_names(type(component)):
         value = getattr(component, name)
-        adopted = _adopt(value, hook)
+        adopted = _adopt(value, inner)
         if adopted is not value:
             object.__setattr__(component, name, adopted)
 

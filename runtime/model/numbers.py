@@ -50,21 +50,34 @@ def bad_numbers(cls: type, table: dict, prefix: str):
     where only an int or no number fits are left to the type check, which says "expected int".
     Walked without recursion, so deep nesting cannot overflow the stack. Paths read like
     scene-file fields: ``emitter.bursts[0].repeat``."""
-    pending = [(prefix, table, _members(cls))]
+    # (the path of the item's container, its key or index, the item, its types); a path is
+    # written out only for a container's items and a number found wrong, not for every number
+    pending: list = [(None, prefix, table, _members(cls))]
     while pending:
-        where, item, hints = pending.pop()
+        parent, key, item, hints = pending.pop()
         if not hints:
             continue
         if isinstance(item, dict):
-            pending.extend((f"{where}.{key}" if where else str(key), value, _inner(hints, key))
-                           for key, value in reversed(item.items()))
+            where = _path(parent, key)
+            pending.extend((where, k, value, _inner(hints, k))
+                           for k, value in reversed(item.items()))
         elif isinstance(item, (list, tuple)):
-            pending.extend((f"{where}[{index}]", value, _inner(hints, index))
+            where = _path(parent, key)
+            pending.extend((where, index, value, _inner(hints, index))
                            for index, value in reversed(list(enumerate(item))))
         elif float in hints:
             problem = number_problem(item)
             if problem is not None:
-                yield where, item, problem
+                yield _path(parent, key), item, problem
+
+
+def _path(parent: str | None, key) -> str:
+    """A field's path as a scene file reads it: ``emitter.bursts[0].repeat``."""
+    if parent is None:
+        return str(key)
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    return f"{parent}.{key}" if parent else str(key)
 
 
 @functools.lru_cache(maxsize=4096)   # live edits check components every step: walk each type once

@@ -225,7 +225,8 @@ def validate_component(key: str, table: dict, *, entity: str, path=None) -> obje
 
 
 def validated_copy(value, key: str, *, entity: str | None = None, path=None,
-                   since=None, touched: list[str] | None = None) -> Any:
+                   since=None, touched: list[str] | None = None,
+                   assigned: set[str] | None = None) -> Any:
     """A validated copy of ``value``, an object built or edited in Python (a dataclass's
     __init__ checks only what its __post_init__ does) or a dict of scene-file fields, checked
     like the file's table ``key`` ("scene", "camera" or a component key), nested objects
@@ -235,15 +236,17 @@ def validated_copy(value, key: str, *, entity: str | None = None, path=None,
     own checks still see every field. ``touched``: a list that gets, when the edit's fields were
     checked alone (the class's ``CHECKED_ALONE``), the fields of ``value`` that do not hold
     ``since``'s very objects; the copy and ``value`` hold those objects in every other field
-    (it stays empty when the whole component was checked)."""
-    valid, differing = _validated(value, key, entity, path, since)
+    (it stays empty when the whole component was checked). ``assigned``: with ``since``, the
+    only fields of ``value`` set since it held ``since``'s values (a live edit's tracking
+    knows them): the others are not compared at all."""
+    valid, differing = _validated(value, key, entity, path, since, assigned)
     if touched is not None and differing is not None:
         touched.extend(differing)
     return valid
 
 
-def _validated(value, key: str, entity: str | None, path,
-               since) -> tuple[Any, list[str] | None]:
+def _validated(value, key: str, entity: str | None, path, since,
+               assigned: set[str] | None = None) -> tuple[Any, list[str] | None]:
     """validated_copy's copy, and the fields that may differ from ``since`` when they were
     checked alone (None otherwise)."""
     loader = _loader(path)
@@ -254,13 +257,19 @@ def _validated(value, key: str, entity: str | None, path,
         if isinstance(since, cls) and dataclasses.is_dataclass(since):
             # A field holding the very object ``since`` holds is unchanged (a live component
             # shares its valid values' immutable ones): only the others are converted
-            names, values_of = component_field_names(cls), field_values(cls)
-            differing = [name for name, new, held in zip(names, values_of(value), values_of(since))
-                         if new is not held]
+            if assigned is not None:   # in field order, as below
+                differing = [name for name in component_field_names(cls) if name in assigned
+                             and getattr(value, name) is not getattr(since, name)]
+            else:
+                names, values_of = component_field_names(cls), field_values(cls)
+                differing = [name for name, new, held
+                             in zip(names, values_of(value), values_of(since)) if new is not held]
             edited = _builtins(loader, key, entity, {n: getattr(value, n) for n in differing})
             old = msgspec.to_builtins({n: getattr(since, n) for n in differing},
                                       enc_hook=plain_builtin)
             fields = frozenset(n for n in differing if not same_builtin(old[n], edited[n]))
+            if not fields:   # values equal to the valid ones, types included: valid as they are
+                return since, differing
             alone = checked_alone(cls, key, edited, since, fields)
             if alone is not None:
                 return alone, differing

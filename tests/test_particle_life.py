@@ -140,3 +140,31 @@ def test_all_pairs_past_the_adapters_loop_limit_is_refused(gpu):
     with pytest.raises(DeviceLimitError, match=r"particle_life.count = 65,536 with neighbours"):
         swarm_engine(count=limit + 1, species=2, box=(40.0, 40.0), r_max=0.1,
                      neighbours="all_pairs")
+
+
+def test_the_params_uniform_holds_each_steps_record_though_repeats_are_not_written(gpu):
+    """The params record is written only when it changed (an edit, a reorder step), and after
+    a prewarm, whose steps wrote their own records there: the oracle is the record of each
+    step, read back from the GPU after it, against the one the host packs for it."""
+    from emberfx.core.readback import read_array
+    from emberfx.core.system import StepInfo
+
+    engine = swarm_engine(count=300, reorder_every=3, prewarm=0.1)
+    system = engine.system_of("swarm", "particle_life")
+    swarm = system.swarms["swarm"]
+    writes = []
+    original = system.resources.write
+    system.resources.write = lambda view, data, offset=0: (writes.append(view.name),
+                                                           original(view, data, offset))
+    for k in range(8):
+        if k == 5:
+            engine.entity("swarm").particle_life.beta = 0.25
+        frame = engine.clock.steps
+        engine.step(1)
+        got = read_array(engine.device, swarm.buffers["params"], np.uint8)
+        want = np.frombuffer(system._params_record(
+            swarm, StepInfo(frame=frame, dt=DT, seed=engine.scene.settings.seed)), np.uint8)
+        assert np.array_equal(got[:want.size], want), k
+    params_writes = [n for n in writes if n.endswith("/params")]
+    assert 3 <= len(params_writes) < 8, params_writes
+    engine.close()

@@ -120,6 +120,7 @@ class _Swarm:
     steps: int = 0
     groups: dict = field(default_factory=dict)
     look_key: tuple | None = None   # the look fields last written into the "look" uniform
+    written_params: bytes = b""     # the params record last written (most steps repeat it)
 
 
 class ParticleLifeSystem(System):
@@ -192,6 +193,7 @@ class ParticleLifeSystem(System):
             notice=PrewarmNotice(name, c.prewarm, f"{c.count:,} particles", "particle-steps"),
             uniforms=StagedUniforms((swarm.buffers["params"],), lambda k: (self._params_record(
                 swarm, StepInfo(frame=k, dt=dt, seed=seed)),)))
+        swarm.written_params = b""   # the prewarm's steps wrote their own records there
 
     def _passes(self, swarm: _Swarm) -> list[Pass]:
         gpu, b, c = self.gpu, swarm.buffers, swarm.component
@@ -318,7 +320,10 @@ class ParticleLifeSystem(System):
     def _write_params(self, swarm: _Swarm, step: StepInfo) -> None:
         c = swarm.component
         box = tuple(c.box) + (1.0,) * (3 - len(c.box))
-        self.resources.write(swarm.buffers["params"], self._params_record(swarm, step))
+        params = self._params_record(swarm, step)
+        if params != swarm.written_params:   # it changes with an edit and on reorder steps
+            self.resources.write(swarm.buffers["params"], params)
+            swarm.written_params = params
         key = (tuple(c.box), tuple(c.center), c.size, c.species, c.dims)
         if key == swarm.look_key:   # most steps: the uniform holds these already
             return

@@ -66,6 +66,24 @@ def test_later_frames_create_no_gpu_objects(showcase, monkeypatch):
     assert made["create_view"] == 1 and made["create_texture"] == 1
 
 
+def spy_writes(monkeypatch, engine: Engine, seen) -> None:
+    """Call ``seen(buffer, data)`` for every write into a GPU buffer: direct queue writes and
+    the pieces of a step's one upload (core/uploads.py), each for the buffer it lands in."""
+    queue, uploads = engine.device.queue, engine.resources.uploads
+    write_buffer, add = queue.write_buffer, uploads.add
+
+    def direct(buffer, offset, data, *args):
+        seen(buffer, data)
+        return write_buffer(buffer, offset, data, *args)
+
+    def staged(buffer, offset, data):
+        seen(buffer, data)
+        return add(buffer, offset, data)
+
+    monkeypatch.setattr(queue, "write_buffer", direct)
+    monkeypatch.setattr(uploads, "add", staged)
+
+
 def edit_looks(engine: Engine) -> None:
     engine.entity("flag").cloth.color = "#20ff40"
     engine.entity("swarm").particle_life.size = 0.05
@@ -76,17 +94,10 @@ def test_unchanged_looks_are_not_rewritten_and_an_edit_is(showcase, scenes_dir, 
     gives the same bytes (both fields change only how things are drawn)."""
     engine, output = showcase
     written: Counter = Counter()
-    queue = engine.device.queue
-    original = queue.write_buffer
-
-    def write_buffer(buffer, offset, data, *args):
-        written[buffer.label] += 1
-        return original(buffer, offset, data, *args)
-
-    monkeypatch.setattr(queue, "write_buffer", write_buffer)
+    spy_writes(monkeypatch, engine, lambda buffer, data: written.update([buffer.label]))
     for _ in range(3):
         frame(engine, output)
-    assert written["swarm/params"] == 3   # the counting works
+    assert written["flag/forces"] == 3    # the counting works (the wind gusts every step)
     assert written["flag/params"] == 0    # the cloth's records did not change
     assert written["flag/look"] == 0 and written["swarm/look"] == 0
     before = engine.render()
@@ -175,14 +186,8 @@ def test_an_unchanged_frame_compiles_sorts_and_checks_nothing(showcase, monkeypa
 def test_a_frame_writes_each_buffer_once_at_most(showcase, monkeypatch):
     engine, output = showcase
     written: Counter = Counter()
-    queue = engine.device.queue
-    original = queue.write_buffer
-
-    def write_buffer(buffer, offset, data, *args):
-        written[id(buffer), buffer.label] += 1
-        return original(buffer, offset, data, *args)
-
-    monkeypatch.setattr(queue, "write_buffer", write_buffer)
+    spy_writes(monkeypatch, engine,
+               lambda buffer, data: written.update([(id(buffer), buffer.label)]))
     frame(engine, output)
     assert written and max(written.values()) == 1, written.most_common(3)
 
@@ -284,14 +289,7 @@ def test_lone_emitters_write_their_step_records_in_one_page(showcase, monkeypatc
     for kind in ("params", "counters"):
         assert len({id(p.buffers[kind].buffer) for p in lone}) == 1
     written: Counter = Counter()
-    queue = engine.device.queue
-    original = queue.write_buffer
-
-    def write_buffer(buffer, offset, data, *args):
-        written[buffer.label] += 1
-        return original(buffer, offset, data, *args)
-
-    monkeypatch.setattr(queue, "write_buffer", write_buffer)
+    spy_writes(monkeypatch, engine, lambda buffer, data: written.update([buffer.label]))
     frame(engine, output)
     pages = {label: n for label, n in written.items() if label.startswith("~lone")}
     assert sorted(n for n in pages.values()) == [1, 1] and len(pages) == 2, written
@@ -503,14 +501,8 @@ def test_a_step_packs_only_what_changed_for_lone_emitters(showcase, monkeypatch)
         monkeypatch.setattr(module, name, lambda *a, _f=original, _n=name, **k:
                             packed.update([_n]) or _f(*a, **k))
     written: dict[str, list[bytes]] = {}
-    queue = engine.device.queue
-    write = queue.write_buffer
-
-    def write_buffer(buffer, offset, data, *args):
-        written.setdefault(buffer.label, []).append(bytes(data))
-        return write(buffer, offset, data, *args)
-
-    monkeypatch.setattr(queue, "write_buffer", write_buffer)
+    spy_writes(monkeypatch, engine,
+               lambda buffer, data: written.setdefault(buffer.label, []).append(bytes(data)))
     fountain = engine.entity("fountain").emitter
     for k in range(3):
         fountain.position = (0.1 * k, -1.9, 0.0)
@@ -533,15 +525,12 @@ def test_a_target_inbox_is_packed_again_only_when_its_links_change(showcase, mon
     system = engine.system_of("gold", "emitter")
     record = system.events.inboxes["gold"][1]
     inboxes: list[np.ndarray] = []
-    queue = engine.device.queue
-    write = queue.write_buffer
 
-    def write_buffer(buffer, offset, data, *args):
+    def seen(buffer, data):
         if buffer.label == "gold/event_links":
             inboxes.append(np.frombuffer(bytes(data), INBOX)[0])
-        return write(buffer, offset, data, *args)
 
-    monkeypatch.setattr(queue, "write_buffer", write_buffer)
+    spy_writes(monkeypatch, engine, seen)
     frame(engine, output)
     assert system.events.inboxes["gold"][1] is record and len(inboxes) == 1
     assert inboxes[0]["link_count"] == 1 and inboxes[0]["links"][0]["count"] == 700

@@ -20,15 +20,18 @@ resources (scratch, sort keys) must be written in the frame before they are read
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import wgpu
+
 from emberfx.core.errors import EmberError
+from emberfx.core.uploads import COPY_ALIGN, StagedWrites
 
 if TYPE_CHECKING:
-    import wgpu
-
     from emberfx.core.gpu import GpuContext
 
 VIEW_ALIGNMENT = 256   # bytes: WebGPU's largest min-storage/uniform-buffer-offset-alignment
@@ -77,6 +80,7 @@ class Resources:
 
     def __init__(self, gpu: GpuContext):
         self.gpu = gpu
+        self.uploads = StagedWrites(gpu.device)   # a step's writes, while it stages them
         self._items: dict[str, Resource] = {}
         self._owned: dict[str, dict[str, None]] = {}   # owner -> its names (a spawn or delete
                                                        # looks at its own, whatever the world)
@@ -105,6 +109,7 @@ class Resources:
             raise ResourceError(f"resource '{view.name}' is not a whole buffer made here")
         buffer = self.gpu.buffer(view.name, size, old.usage, what=what)
         allocations[allocations.index(old)] = buffer
+        self.uploads.forget(old)
         old.destroy()
         new = BufferView(view.name, buffer, 0, buffer.size, view.owner, view.persistent,
                          view.family)
@@ -216,9 +221,29 @@ class Resources:
 
     # contents ------------------------------------------------------------------------------------
     def write(self, resource: BufferView | str, data, offset: int = 0) -> None:
-        """queue.write_buffer into a buffer resource (``offset`` is within the view)."""
+        """queue.write_buffer into a buffer resource (``offset`` is within the view); inside
+        ``staging``, a piece of the step's one upload (uploads.py)."""
         view = self.buffer_view(resource) if isinstance(resource, str) else resource
-        self.gpu.device.queue.write_buffer(view.buffer, view.offset + offset, data)
+        at = view.offset + offset
+        if self.uploads.pending is not None:
+            data = memoryview(data).cast("B")
+            if at % COPY_ALIGN == 0 and data.nbytes % COPY_ALIGN == 0:
+                self.uploads.add(view.buffer, at, data)
+                return
+        self.gpu.device.queue.write_buffer(view.buffer, at, data)
+
+    @contextlib.contextmanager
+    def staging(self, encoder) -> Iterator[None]:
+        """The writes made inside travel as one upload, copied into their buffers at the start
+        of ``encoder`` (the step's, before its passes); if the block raises, they are written
+        directly."""
+        self.uploads.begin()
+        try:
+            yield
+        except BaseException:
+            self.uploads.write_now()
+            raise
+        self.uploads.flush(encoder)
 
     # releasing -----------------------------------------------------------------------------------
     def take(self, name: str):
@@ -231,6 +256,7 @@ class Resources:
         allocations = self._allocations.get((item.owner, item.family), [])
         if item.buffer in allocations and item.offset == 0 and item.size == item.buffer.size:
             allocations.remove(item.buffer)
+            self.uploads.forget(item.buffer, write=True)   # its owner still copies from it
             return item.buffer
         return None
 
@@ -243,10 +269,14 @@ class Resources:
         for key in [k for k in self._allocations if k[0] == owner
                     and (family is None or k[1] == family)]:
             for obj in self._allocations.pop(key):
+                if isinstance(obj, wgpu.GPUBuffer):
+                    self.uploads.forget(obj)
                 obj.destroy()   # type: ignore[attr-defined]
 
     def release_all(self) -> None:
-        """Every entity's resources (the Engine's own adopted ones are destroyed by it)."""
+        """Every entity's resources (the Engine's own adopted ones are destroyed by it), and
+        the upload buffer (made again when a step needs it)."""
+        self.uploads.destroy()
         for owner, _ in list(self._allocations):
             self.release(owner)
         self._items = {n: item for n, item in self._items.items() if item.owner == ENGINE}

@@ -154,8 +154,12 @@ def test_the_params_uniform_holds_each_steps_record_though_repeats_are_not_writt
     swarm = system.swarms["swarm"]
     writes = []
     original = system.resources.write
-    system.resources.write = lambda view, data, offset=0: (writes.append(view.name),
-                                                           original(view, data, offset))
+
+    def write(view, data, offset=0):
+        writes.append(view.name)
+        original(view, data, offset)
+
+    system.resources.write = write
     for k in range(8):
         if k == 5:
             engine.entity("swarm").particle_life.beta = 0.25

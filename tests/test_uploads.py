@@ -21,8 +21,12 @@ def counted_queue_writes(monkeypatch, gpu) -> list[str]:
     labels: list[str] = []
     queue = gpu.device.queue
     write = queue.write_buffer
-    monkeypatch.setattr(queue, "write_buffer",
-                        lambda buffer, *args: labels.append(buffer.label) or write(buffer, *args))
+
+    def counted(buffer, *args):
+        labels.append(buffer.label)
+        return write(buffer, *args)
+
+    monkeypatch.setattr(queue, "write_buffer", counted)
     return labels
 
 

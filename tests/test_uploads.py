@@ -87,15 +87,16 @@ def test_a_failing_step_writes_its_pieces_directly(gpu):
     resources.release_all()
 
 
-def test_released_buffers_lose_their_pieces_and_taken_ones_get_them_at_once(gpu):
+def test_released_buffers_lose_their_pieces_and_a_take_writes_all_at_once(gpu):
     """A buffer destroyed while the step stages (a rebuild) gets no copy, which would fail the
-    submit; a buffer taken out (its owner copies from it, then destroys it) holds the writes
-    before the owner's own submit."""
+    submit; taking a resource out (a re-arrangement: its owner copies from it in a submission
+    of its own, then destroys it) writes every pending piece first."""
     resources = Resources(gpu)
     kept = resources.buffer("kept", "a", 16, STORAGE)
     gone = resources.buffer("gone", "a", 16, STORAGE)
     taken = resources.buffer("taken", "a", 16, STORAGE)
-    moved = resources.buffer("moved", "a", 16, STORAGE)
+    moved = resources.buffer("moved", "a", 32, STORAGE)
+    later = resources.buffer("later", "a", 16, STORAGE)
     encoder = gpu.device.create_command_encoder()
     with resources.staging(encoder):
         resources.write(kept, np.array([1], np.uint32))
@@ -103,12 +104,16 @@ def test_released_buffers_lose_their_pieces_and_taken_ones_get_them_at_once(gpu)
         resources.write(taken, np.array([3], np.uint32))
         resources.release("gone")
         buffer = resources.take(taken.name)
-        assert buffer is taken.buffer
-        own = gpu.device.create_command_encoder()   # the owner's copy out, submitted at once
+        assert buffer is taken.buffer and resources.uploads.pending == []
+        own = gpu.device.create_command_encoder()   # the owner's copies, submitted at once
         own.copy_buffer_to_buffer(buffer, 0, moved.buffer, 0, 16)
+        own.copy_buffer_to_buffer(kept.buffer, 0, moved.buffer, 16, 16)
         submit(gpu, own)
         buffer.destroy()
+        resources.write(later, np.array([4], np.uint32))   # staged again
+        assert len(resources.uploads.pending) == 1
     submit(gpu, encoder)   # no copy into a destroyed buffer: wgpu would refuse the submit
     assert read_array(gpu.device, kept.buffer, np.uint32)[0] == 1
-    assert read_array(gpu.device, moved.buffer, np.uint32)[0] == 3
+    assert read_array(gpu.device, moved.buffer, np.uint32)[[0, 4]].tolist() == [3, 1]
+    assert read_array(gpu.device, later.buffer, np.uint32)[0] == 4
     resources.release_all()

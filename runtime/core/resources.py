@@ -250,13 +250,13 @@ class Resources:
         """Forget the resource ``name``; return its GPU buffer when the name covered a whole
         buffer made here (the caller destroys it once nothing reads it), else None. The
         BufferView objects already handed out stay usable until then."""
+        self.uploads.write_pending()   # a re-arrangement copies buffers in its own submission
         item = self._drop(name)
         if not isinstance(item, BufferView):
             return None
         allocations = self._allocations.get((item.owner, item.family), [])
         if item.buffer in allocations and item.offset == 0 and item.size == item.buffer.size:
             allocations.remove(item.buffer)
-            self.uploads.forget(item.buffer, write=True)   # its owner still copies from it
             return item.buffer
         return None
 

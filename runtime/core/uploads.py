@@ -11,9 +11,10 @@ copies each piece into its buffer before any pass of the step runs.
 Order is kept: the copies are recorded in the order of the writes, at the start of the
 encoder of the step that reads them, so what each pass sees is what the writes said in that
 order. A buffer destroyed before the copies are recorded (released or regrown through
-Resources) loses its pending pieces; a buffer taken out of Resources (its owner copies from
-it, then destroys it) gets them written directly at once. If the systems raise, the pieces are
-written directly, as they would have been without staging.
+Resources) loses its pending pieces. Taking a resource out of Resources starts a
+re-arrangement, whose own submission copies state between buffers: every pending piece is
+written directly then, as it would have been without staging. If the systems raise, the pieces
+are written directly too.
 """
 
 from __future__ import annotations
@@ -42,18 +43,18 @@ class StagedWrites:
         assert self.pending is not None
         self.pending.append((buffer, offset, bytes(data)))
 
-    def forget(self, buffer: wgpu.GPUBuffer, write: bool = False) -> None:
-        """``buffer`` leaves Resources: its pending pieces are written directly (``write``: the
-        caller still copies from it before destroying it) or dropped (it is destroyed now)."""
-        if not self.pending:
-            return
-        kept = []
-        for piece in self.pending:
-            if piece[0] is not buffer:
-                kept.append(piece)
-            elif write:
+    def forget(self, buffer: wgpu.GPUBuffer) -> None:
+        """``buffer`` is destroyed now: its pending pieces are dropped."""
+        if self.pending:
+            self.pending = [piece for piece in self.pending if piece[0] is not buffer]
+
+    def write_pending(self) -> None:
+        """Every pending piece written directly now, staging going on (a re-arrangement is
+        about to copy buffers in a submission of its own, which must see them)."""
+        if self.pending:
+            pieces, self.pending = self.pending, []
+            for piece in pieces:
                 self.device.queue.write_buffer(*piece)
-        self.pending = kept
 
     def flush(self, encoder: wgpu.GPUCommandEncoder) -> None:
         """One queue write of every pending piece into the upload buffer, and a copy of each

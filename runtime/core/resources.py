@@ -20,18 +20,15 @@ resources (scratch, sort keys) must be written in the frame before they are read
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import wgpu
-
 from emberfx.core.errors import EmberError
-from emberfx.core.uploads import COPY_ALIGN, StagedWrites
 
 if TYPE_CHECKING:
+    import wgpu
+
     from emberfx.core.gpu import GpuContext
 
 VIEW_ALIGNMENT = 256   # bytes: WebGPU's largest min-storage/uniform-buffer-offset-alignment
@@ -80,7 +77,6 @@ class Resources:
 
     def __init__(self, gpu: GpuContext):
         self.gpu = gpu
-        self.uploads = StagedWrites(gpu.device)   # a step's writes, while it stages them
         self._items: dict[str, Resource] = {}
         self._owned: dict[str, dict[str, None]] = {}   # owner -> its names (a spawn or delete
                                                        # looks at its own, whatever the world)
@@ -109,7 +105,6 @@ class Resources:
             raise ResourceError(f"resource '{view.name}' is not a whole buffer made here")
         buffer = self.gpu.buffer(view.name, size, old.usage, what=what)
         allocations[allocations.index(old)] = buffer
-        self.uploads.forget(old)
         old.destroy()
         new = BufferView(view.name, buffer, 0, buffer.size, view.owner, view.persistent,
                          view.family)
@@ -221,36 +216,15 @@ class Resources:
 
     # contents ------------------------------------------------------------------------------------
     def write(self, resource: BufferView | str, data, offset: int = 0) -> None:
-        """queue.write_buffer into a buffer resource (``offset`` is within the view); inside
-        ``staging``, a piece of the step's one upload (uploads.py)."""
+        """queue.write_buffer into a buffer resource (``offset`` is within the view)."""
         view = self.buffer_view(resource) if isinstance(resource, str) else resource
-        at = view.offset + offset
-        if self.uploads.pending is not None:
-            data = memoryview(data).cast("B")
-            if at % COPY_ALIGN == 0 and data.nbytes % COPY_ALIGN == 0:
-                self.uploads.add(view.buffer, at, data)
-                return
-        self.gpu.device.queue.write_buffer(view.buffer, at, data)
-
-    @contextlib.contextmanager
-    def staging(self, encoder) -> Iterator[None]:
-        """The writes made inside travel as one upload, copied into their buffers at the start
-        of ``encoder`` (the step's, before its passes); if the block raises, they are written
-        directly."""
-        self.uploads.begin()
-        try:
-            yield
-        except BaseException:
-            self.uploads.write_now()
-            raise
-        self.uploads.flush(encoder)
+        self.gpu.device.queue.write_buffer(view.buffer, view.offset + offset, data)
 
     # releasing -----------------------------------------------------------------------------------
     def take(self, name: str):
         """Forget the resource ``name``; return its GPU buffer when the name covered a whole
         buffer made here (the caller destroys it once nothing reads it), else None. The
         BufferView objects already handed out stay usable until then."""
-        self.uploads.write_pending()   # a re-arrangement copies buffers in its own submission
         item = self._drop(name)
         if not isinstance(item, BufferView):
             return None
@@ -269,14 +243,10 @@ class Resources:
         for key in [k for k in self._allocations if k[0] == owner
                     and (family is None or k[1] == family)]:
             for obj in self._allocations.pop(key):
-                if isinstance(obj, wgpu.GPUBuffer):
-                    self.uploads.forget(obj)
                 obj.destroy()   # type: ignore[attr-defined]
 
     def release_all(self) -> None:
-        """Every entity's resources (the Engine's own adopted ones are destroyed by it), and
-        the upload buffer (made again when a step needs it)."""
-        self.uploads.destroy()
+        """Every entity's resources (the Engine's own adopted ones are destroyed by it)."""
         for owner, _ in list(self._allocations):
             self.release(owner)
         self._items = {n: item for n, item in self._items.items() if item.owner == ENGINE}

@@ -202,14 +202,10 @@ class Engine:
         t0 = time.perf_counter()
         info = StepInfo(frame=self.clock.steps, dt=self.clock.fixed_dt,
                         seed=self.scene.settings.seed)
+        self._store.process(info)   # esper.process: each system's before_step, by priority
+        if self._shared.arrange_requested:   # e.g. an emitter left its batch (a live edit)
+            self._lay_out_readback()
         encoder = self.device.create_command_encoder(label=f"emberfx:step:{info.frame}")
-        # the systems' writes of the step travel as one upload, copied into their buffers at
-        # the start of this encoder (core/uploads.py), after any re-arrangement: that takes
-        # buffers out (their pieces are written at once) and destroys them
-        with self.resources.staging(encoder):
-            self._store.process(info)   # esper.process: each system's before_step, by priority
-            if self._shared.arrange_requested:   # e.g. an emitter left its batch (a live edit)
-                self._lay_out_readback()
         telemetry = self._telemetry
         # Each readback maps a buffer, and every map wakes wgpu-py's poll thread (about 1 ms of
         # GIL hand-over on a small CPU), so an interactive loop may read every few steps; the

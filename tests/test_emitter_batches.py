@@ -130,6 +130,41 @@ def test_one_simulation_pass_per_batch_and_views_into_one_arena(gpu):
         assert {f"{e}/particles" for e in "abcde"} <= set(update.writes)
 
 
+PREWARMED = (HEADER
+             + emitter("a", 1, "additive", -2.0)
+             + emitter("b", 255, "alpha", -1.0, "prewarm = 0.3")
+             + emitter("c", 257, "opaque", 0.0, 'affected_by = ["pull"]\nprewarm = 0.5')
+             + emitter("e", 1000, "additive", 2.0)
+             + MIXED[MIXED.index("[[entity]]\nname = \"pull\""):])
+
+
+def test_prewarmed_emitters_share_a_batch_and_stay_identical(gpu):
+    """Prewarm runs each emitter alone before the first step; the pool then joins its batch
+    (its state copied into the arenas), so a prewarmed emitter batches like any other."""
+    batched, image, passes = run(PREWARMED, True)
+    alone, image_alone, passes_alone = run(PREWARMED, False)
+    assert batched.keys() == alone.keys() == set("abce")
+    for name in alone:
+        assert batched[name] == alone[name], name
+    assert np.array_equal(image, image_alone)
+    assert passes < passes_alone
+    with Engine(loads_scene(PREWARMED, path="<batches>")) as engine:
+        system = engine.system_of("a", "emitter")
+        assert [sorted(p.entity.name for p in b.members) for b in system.batches] == [
+            ["a", "b", "c", "e"]]
+        # the prewarm filled them before the first step: 0.3 s of 510 births a second
+        assert system.counters(engine.entity_ref("b"))["alive"] > 0
+
+    def edit_prewarm(engine):   # a rebuild: prewarmed alone again, then back into the batch
+        engine.entity("b").emitter.prewarm = 0.6
+
+    batched, image, _ = run(PREWARMED, True, steps=12, between=edit_prewarm)
+    alone, image_alone, _ = run(PREWARMED, False, steps=12, between=edit_prewarm)
+    for name in alone:
+        assert batched[name] == alone[name], name
+    assert np.array_equal(image, image_alone)
+
+
 def test_emitters_that_cannot_share_run_alone_beside_the_batch(gpu):
     # the atomic pool's budget covers every free slot: only then are its births reproducible
     text = (MIXED + emitter("atomic", 300, "additive", 0.5, 'allocation = "atomic"',

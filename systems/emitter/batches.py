@@ -1,8 +1,10 @@
 """Batches of like emitters: one arena per buffer and one dispatch per simulation pass for all.
 
 Emitters whose simulation compiles to the same passes (ordered allocation, no sub-emitter events
-in or out, no modifiers, attributes or birth expressions, no mesh, no prewarm, no collision
-material, no vector field in the scene, and the same "any forces" switch) share:
+in or out, no modifiers, attributes or birth expressions, no mesh, no collision material, no
+vector field in the scene, and the same "any forces" switch) share the passes below. A prewarm
+runs before the pool joins (it steps the pool alone over its own buffers, ``add``), so a
+prewarmed emitter batches like any other:
 
   <batch>/particles, alive_list, sort_keys       slot ranges, each emitter's padded to whole
                                                  256-slot blocks (emitter/types.wgsl BLOCK)
@@ -121,7 +123,7 @@ def batch_key(system: EmitterSystem, pool: _Pool, targets: set[str],
     from emberfx.systems.emitter.system import UPDATE
 
     c = pool.component
-    if (fields or c.allocation != "ordered" or c.mesh is not None or c.prewarm > 0.0
+    if (fields or c.allocation != "ordered" or c.mesh is not None
             or c.collision is not None or c.sub_emitters() or pool.entity.name in targets
             or pool.program is None or pool.program.dtype is not None
             or pool.shader(UPDATE) != UPDATE or pool.shader(SPAWN) != SPAWN):

@@ -40,8 +40,10 @@ def test_rows_are_consistent_and_print_in_aligned_columns(gpu, scenes_dir, capsy
         measured = measure_frames(engine, pipelined=False, frames=3, warmup=1)
     finally:
         engine.close()
+    calls = {"python": measured["python"] / 2, "calls": 142, "counts": {"submit": 2}}
     rows = frame_rows(measured, measured, measured, measured, "GPU idle", "pipelined",
-                      passes=123, size="1280x720")
+                      passes=123, size="1280x720", calls=calls)
+    assert rows[-1]["of_the_frame"] == pytest.approx(0.5, rel=1e-12)
     total = rows[0]
     parts = [r for r in rows if r["name"].startswith("  of which")]
     assert len(parts) == 2
@@ -59,3 +61,80 @@ def test_rows_are_consistent_and_print_in_aligned_columns(gpu, scenes_dir, capsy
     units = {line.index(row["unit"], end) for line, row, end in
              zip(table, rows, [next(iter(ends))] * len(rows))}
     assert len(units) == 1, table
+
+
+SMALL = """
+[scene]
+name = "calls"
+size = [48, 32]
+[camera]
+kind = "perspective"
+position = [0.0, 1.0, 5.0]
+target = [0.0, 0.5, 0.0]
+[[entity]]
+name = "jet"
+[entity.emitter]
+capacity = 500
+rate = 900.0
+lifetime = [0.4, 0.8]
+speed = [1.0, 2.0]
+size = 0.2
+blend = "alpha"
+[[entity]]
+name = "post"
+[entity.bloom]
+threshold = 0.2
+[entity.tonemap]
+operator = "aces"
+"""
+
+
+def test_a_replayed_draw_draws_the_recorded_frame_again(gpu):
+    """The oracle: the texture a draw filled, cleared to magenta, holds the same bytes again
+    after the draw's recorded calls are replayed; the recording leaves wgpu-py as it was."""
+    import wgpu
+
+    from emberfx.bench.frame_calls import RECORDED, call_counts, record_calls, replay
+    from emberfx.bench.harness import output_texture
+    from emberfx.core.readback import read_texture
+    from emberfx.model.scene import loads_scene
+
+    methods = {(cls, name): getattr(cls, name) for cls, names in RECORDED.items()
+               for name in names if hasattr(cls, name)}
+    with Engine(loads_scene(SMALL, path="<calls>")) as engine:
+        texture = output_texture(engine)
+        engine.step(20)
+        calls = record_calls(lambda: engine.draw_to(texture))
+        assert all(getattr(cls, name) is m for (cls, name), m in methods.items())
+        drawn = read_texture(engine.device, texture, 4)
+        counts = call_counts(calls)
+        assert counts["submit"] == 1 and counts["finish"] == 1 and counts["begin_render_pass"]
+        assert sum(counts.values()) == len(calls)
+        encoder = engine.device.create_command_encoder()
+        encoder.begin_render_pass(color_attachments=[{
+            "view": texture.create_view(), "load_op": wgpu.LoadOp.clear,
+            "store_op": wgpu.StoreOp.store, "clear_value": (1.0, 0.0, 1.0, 1.0)}]).end()
+        engine.device.queue.submit([encoder.finish()])
+        cleared = read_texture(engine.device, texture, 4)
+        assert cleared != drawn and cleared[:4] == bytes([255, 0, 255, 255])
+        seconds = replay(calls)
+        assert seconds > 0
+        assert read_texture(engine.device, texture, 4) == drawn
+        texture.destroy()
+
+
+def test_measure_calls_alone_counts_the_frame_and_restores_the_readback(gpu, scenes_dir):
+    from emberfx.bench.frame import measure_calls_alone
+
+    engine = Engine(load_scene(scenes_dir / "showcase.toml"), size=(64, 36))
+    try:
+        engine.readback_every = 4
+        steps = engine.clock.steps
+        result = measure_calls_alone(engine, pipelined=False, frames=2, warmup=1)
+        assert engine.readback_every == 4 and engine.clock.steps == steps + 2
+        assert result["python"] > 0 and result["calls"] == sum(result["counts"].values())
+        # a step's dispatches and a draw's render passes, both submitted
+        assert result["counts"]["submit"] == 2 and result["counts"]["dispatch_workgroups"] > 10
+        assert "map_async" not in result["counts"]
+    finally:
+        engine.close()

@@ -14,7 +14,9 @@ time is left out in two ways, both reported:
   adapter the "GPU" is the same CPU cores, and Python timed while its rasteriser threads run comes
   out slower, so this is the headline there.
 
-The baseline is the same loop on a scene with no entities: the engine's fixed cost per frame.
+Two baselines: the same loop on a scene with no entities (the engine's fixed cost per frame),
+and the wgpu calls of one showcase frame replayed with nothing around them (frame_calls.py: what
+the frame would cost if the engine's own Python took no time, with these passes, on this host).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from importlib import resources
 import numpy as np
 
 from emberfx.app.window import WINDOW_READBACK_EVERY
+from emberfx.bench.frame_calls import call_counts, record_calls, replay
 from emberfx.bench.harness import output_texture, sync
 
 TARGET_MS = 1.5   # CPU per showcase frame, pipelined, submit calls excluded
@@ -95,8 +98,35 @@ def measure_frames(engine, pipelined: bool, frames: int = MEASURED_FRAMES,
             "thread_cpu": ms(thread)}
 
 
+def measure_calls_alone(engine, pipelined: bool, frames: int = MEASURED_FRAMES,
+                        warmup: int = WARMUP_FRAMES) -> dict:
+    """The wgpu calls of one frame (a step without readback, and a draw) recorded and replayed
+    alone: median milliseconds a replay (submits left out, as in measure_frames), and the
+    calls a frame makes."""
+    texture = output_texture(engine)
+    every = engine.readback_every
+    engine.readback_every = 1 << 30   # a replayed readback would copy into a mapped buffer
+    try:
+        engine.step(1)
+        calls = record_calls(lambda: (engine.step(1), engine.draw_to(texture)))
+    finally:
+        engine.readback_every = every
+    wait = (lambda: None) if pipelined else (lambda: sync(engine.device))
+    seconds = []
+    for index in range(warmup + frames):
+        wait()
+        took = replay(calls)
+        if index >= warmup:
+            seconds.append(took)
+    sync(engine.device)
+    texture.destroy()
+    counts = call_counts(calls)
+    return {"python": float(np.median(seconds) * 1e3), "calls": len(calls),
+            "counts": dict(counts.most_common())}
+
+
 def frame_rows(showcase: dict, second: dict, every_step: dict, empty: dict, mode: str,
-               other: str, passes: int, size: str) -> list[dict]:
+               other: str, passes: int, size: str, calls: dict | None = None) -> list[dict]:
     """The bench's rows. Indented rows break the row above them down ("of which") or measure
     the same frames another way; names fit the bench table's name column."""
     no_submit = "ms (no submit)"
@@ -116,7 +146,10 @@ def frame_rows(showcase: dict, second: dict, every_step: dict, empty: dict, mode
          "value": every_step["python"], "unit": no_submit},
         {"name": f"empty scene frame, CPU, {mode} (baseline)", "value": empty["python"],
          "unit": no_submit, "showcase_over_empty": showcase["python"] / empty["python"]},
-    ]
+    ] + ([] if calls is None else [
+        {"name": f"showcase frame's wgpu calls alone ({calls['calls']}, replayed)",
+         "value": calls["python"], "unit": no_submit,
+         "of_the_frame": calls["python"] / showcase["python"], "calls": calls["counts"]}])
 
 
 def bench_frame() -> list[dict]:
@@ -134,7 +167,8 @@ def bench_frame() -> list[dict]:
             engine.readback_every = WINDOW_READBACK_EVERY
             showcase = measure_frames(engine, pipelined=not software)
             second = measure_frames(engine, pipelined=software)
+            calls = measure_calls_alone(engine, pipelined=not software)
     with Engine(Scene(SceneSettings(name="empty"))) as empty_engine:
         empty = measure_frames(empty_engine, pipelined=not software)
     size = "x".join(map(str, scene.settings.size))
-    return frame_rows(showcase, second, every_step, empty, mode, other, passes, size)
+    return frame_rows(showcase, second, every_step, empty, mode, other, passes, size, calls)

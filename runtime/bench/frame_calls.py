@@ -1,0 +1,115 @@
+"""The wgpu calls of one frame, recorded and replayed alone: the floor under a frame's CPU time.
+
+``emberfx bench frame`` times the engine's frame: its own Python (scripts, component sync, the
+systems' packing, the frame graph) and the calls it makes into wgpu-py (each a Python wrapper
+round a wgpu-native call: validation, the driver's recording, ``finish``). To tell the two apart
+the bench records the calls of one frame and replays them with nothing else around them. The
+replay costs what the frame would cost if the engine's own Python took no time at all, with this
+frame's passes, on this host; the difference is the engine's share.
+
+Recording wraps the methods of wgpu-py's encoder, pass and queue classes (their public names)
+for the duration of one call of ``fn`` and restores them after. Objects made during the frame
+(encoders, passes, command buffers) are made again by the replay; everything else (pipelines,
+bind groups, bundles, buffers, views) is the engine's own, so the replay records the same
+commands on the same resources. A buffer write keeps a copy of the bytes written.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import wgpu.backends.wgpu_native as backend
+
+# what a frame calls, by class: the calls that record, upload and submit (mapping is left out:
+# a recorded frame never reads back)
+RECORDED = {
+    backend.GPUDevice: ("create_command_encoder",),
+    backend.GPUCommandEncoder: (
+        "begin_compute_pass", "begin_render_pass", "clear_buffer", "copy_buffer_to_buffer",
+        "copy_buffer_to_texture", "copy_texture_to_buffer", "copy_texture_to_texture",
+        "finish", "push_debug_group", "pop_debug_group", "insert_debug_marker",
+        "resolve_query_set", "write_timestamp"),
+    backend.GPUComputePassEncoder: (
+        "set_pipeline", "set_bind_group", "dispatch_workgroups", "dispatch_workgroups_indirect",
+        "push_debug_group", "pop_debug_group", "insert_debug_marker", "end"),
+    backend.GPURenderPassEncoder: (
+        "set_pipeline", "set_bind_group", "set_vertex_buffer", "set_index_buffer", "draw",
+        "draw_indexed", "draw_indirect", "draw_indexed_indirect", "execute_bundles",
+        "set_viewport", "set_scissor_rect", "set_blend_constant", "set_stencil_reference",
+        "push_debug_group", "pop_debug_group", "insert_debug_marker", "end"),
+    backend.GPUQueue: ("submit", "write_buffer", "write_texture"),
+}
+SUBMIT = backend.GPUQueue.submit
+
+
+@dataclass(frozen=True)
+class Call:
+    """One recorded call: ``method(target, *args, **kwargs)`` returned ``result``."""
+    target: object
+    method: Callable
+    args: tuple
+    kwargs: dict
+    result: object
+
+
+def _kept(value):
+    """An argument as the replay needs it: written bytes copied (the caller reuses its array)."""
+    if isinstance(value, (memoryview, bytearray)) or hasattr(value, "__array_interface__"):
+        return memoryview(value).tobytes()
+    return value
+
+
+def record_calls(fn: Callable[[], object]) -> list[Call]:
+    """The wgpu calls ``fn()`` makes, in order (see the module's doc)."""
+    calls: list[Call] = []
+    originals = {(cls, name): getattr(cls, name) for cls, names in RECORDED.items()
+                 for name in names if hasattr(cls, name)}
+
+    def recording(method):
+        def call(self, *args, **kwargs):
+            result = method(self, *args, **kwargs)
+            calls.append(Call(self, method, tuple(_kept(a) for a in args), kwargs, result))
+            return result
+        return call
+
+    try:
+        for (cls, name), method in originals.items():
+            setattr(cls, name, recording(method))
+        fn()
+    finally:
+        for (cls, name), method in originals.items():
+            setattr(cls, name, method)
+    return calls
+
+
+def _mapped(value, made: dict):
+    if isinstance(value, (list, tuple)):
+        return type(value)(_mapped(v, made) for v in value)
+    return made.get(id(value), value)
+
+
+def replay(calls: list[Call]) -> float:
+    """Make ``calls`` again (objects made during the recording are made anew); seconds taken,
+    ``queue.submit`` left out as the bench leaves it out of the engine's frame."""
+    made: dict[int, object] = {}   # id of a recorded result -> the replay's
+    submits = 0.0
+    start = time.perf_counter()
+    for call in calls:
+        target, args = made.get(id(call.target), call.target), _mapped(call.args, made)
+        if call.method is SUBMIT:
+            t0 = time.perf_counter()
+            call.method(target, *args, **call.kwargs)
+            submits += time.perf_counter() - t0
+            continue
+        result = call.method(target, *args, **call.kwargs)
+        if call.result is not None:
+            made[id(call.result)] = result
+    return time.perf_counter() - start - submits
+
+
+def call_counts(calls: list[Call]) -> Counter:
+    """How many calls of each method (``set_bind_group``: 41, ...)."""
+    return Counter(call.method.__name__ for call in calls)

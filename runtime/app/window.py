@@ -3,7 +3,8 @@
 The window owns no simulation logic. Each frame it polls the hot reloader, measures real time,
 lets the Engine's fixed-timestep accumulator decide how many steps that is (``engine.advance``,
 scaled by the speed keys) and asks the Engine to draw into the window's surface texture
-(``engine.draw_to``), then draws the inspector over it.
+(``engine.draw_to``), the last step and the draw in one submission (``engine.frame()``), then
+draws the inspector over it.
 
 Keys: Space pause, . single step (paused), + / - simulation speed, R reload, S screenshot,
 F1 inspector, Escape quit; every key also goes to the scripts' on_key and, through the scene's
@@ -131,14 +132,15 @@ class _Runner:
                 self.fps = 1.0 / dt if self.fps == 0.0 else 0.9 * self.fps + 0.1 / dt
             self.reloader.poll()
             try:
-                if self.paused:
-                    self.engine.advance(0.0)
-                    if self.pending_steps:
-                        self.engine.step(self.pending_steps)
-                        self.pending_steps = 0
-                else:
-                    self.engine.advance(dt * self.speed)
-                self.engine.draw_to(self.ctx.get_current_texture())
+                with self.engine.frame():   # the last step and the draw: one submission
+                    if self.paused:
+                        self.engine.advance(0.0)
+                        if self.pending_steps:
+                            self.engine.step(self.pending_steps)
+                            self.pending_steps = 0
+                    else:
+                        self.engine.advance(dt * self.speed)
+                    self.engine.draw_to(self.ctx.get_current_texture())
             except EmberError as exc:
                 # a user-level problem (a script set a capacity the device refuses, ...): the
                 # engine kept its last good state; say so and keep running

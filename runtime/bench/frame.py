@@ -70,15 +70,16 @@ def measure_frames(engine, pipelined: bool, frames: int = MEASURED_FRAMES,
         for index in range(warmup + frames):
             wait()
             submit.seconds = 0.0
-            c0, t0 = time.thread_time(), time.perf_counter()
-            engine.step(1)
-            t1, c1 = time.perf_counter(), time.thread_time()
-            step_submit = submit.seconds
-            wait()
-            submit.seconds = 0.0
-            c2, t2 = time.thread_time(), time.perf_counter()
-            engine.draw_to(texture)
-            t3, c3 = time.perf_counter(), time.thread_time()
+            with engine.frame():   # as the window: the step and the draw in one submission
+                c0, t0 = time.thread_time(), time.perf_counter()
+                engine.step(1)
+                t1, c1 = time.perf_counter(), time.thread_time()
+                step_submit = submit.seconds
+                wait()
+                submit.seconds = 0.0
+                c2, t2 = time.thread_time(), time.perf_counter()
+                engine.draw_to(texture)
+                t3, c3 = time.perf_counter(), time.thread_time()
             if index >= warmup:
                 steps.append(t1 - t0)
                 draws.append(t3 - t2)
@@ -98,6 +99,12 @@ def measure_frames(engine, pipelined: bool, frames: int = MEASURED_FRAMES,
             "thread_cpu": ms(thread)}
 
 
+def _one_frame(engine, texture) -> None:
+    with engine.frame():
+        engine.step(1)
+        engine.draw_to(texture)
+
+
 def measure_calls_alone(engine, pipelined: bool, frames: int = MEASURED_FRAMES,
                         warmup: int = WARMUP_FRAMES) -> dict:
     """The wgpu calls of one frame (a step without readback, and a draw) recorded and replayed
@@ -108,7 +115,7 @@ def measure_calls_alone(engine, pipelined: bool, frames: int = MEASURED_FRAMES,
     engine.readback_every = 1 << 30   # a replayed readback would copy into a mapped buffer
     try:
         engine.step(1)
-        calls = record_calls(lambda: (engine.step(1), engine.draw_to(texture)))
+        calls = record_calls(lambda: _one_frame(engine, texture))
     finally:
         engine.readback_every = every
     wait = (lambda: None) if pipelined else (lambda: sync(engine.device))

@@ -180,12 +180,15 @@ class FrameGraph:
             self._of_phases: dict[frozenset | None, list[Pass]] = previous._of_phases
             # by phase set: the encoding compiled once (frame_plan.py), replayed every frame
             self._plans: dict[frozenset | None, list[tuple]] = previous._plans
+            self._names_of_phases: dict[frozenset | None, frozenset[str]] = \
+                previous._names_of_phases
             return
         self.shape = (tuple((p.name, p.phase, tuple(p.reads), tuple(p.writes), p.order,
                              type(p.op), getattr(p.op, "target", None))
                             for p in self.passes), uploaded)
         self._of_phases = {}
         self._plans = {}
+        self._names_of_phases = {}
         if previous is not None and previous.shape == self.shape:
             self._permutation = previous._permutation
             self.order = [self.passes[i] for i in self._permutation]
@@ -266,6 +269,16 @@ class FrameGraph:
         if found is None:
             found = self._of_phases[key] = [p for p in self.order
                                             if key is None or p.phase in key]
+        return found
+
+    def resource_names(self, phases=None) -> frozenset[str]:
+        """The resources the passes of ``phases`` read or write (the same object while the
+        passes are the same ones)."""
+        key = None if phases is None else frozenset(phases)
+        found = self._names_of_phases.get(key)
+        if found is None:
+            found = self._names_of_phases[key] = frozenset(
+                name for p in self._passes_of(phases) for name in (*p.reads, *p.writes))
         return found
 
     def compute_pass_count(self, phases=None, profiler=None) -> int:

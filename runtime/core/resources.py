@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from emberfx.core.errors import EmberError
+from emberfx.core.submission import HeldSubmission
 
 if TYPE_CHECKING:
     import wgpu
@@ -82,6 +83,7 @@ class Resources:
                                                        # looks at its own, whatever the world)
         # (owner, family) -> the GPU objects it made, destroyed when it is released
         self._allocations: dict[tuple[str, str], list[object]] = {}
+        self.held: HeldSubmission | None = None   # a step's open encoder (submission.py)
 
     # creating ------------------------------------------------------------------------------------
     def buffer(self, owner: str, key: str, size: int, usage: int, *, what: str | None = None,
@@ -99,6 +101,7 @@ class Resources:
     def regrow(self, view: BufferView, size: int, *, what: str | None = None) -> BufferView:
         """``view``'s buffer, which its owner made, replaced by a zeroed one of at least ``size``
         bytes under the same name and usage (passes binding the old one must be rebuilt)."""
+        self.submit_held()
         old = view.buffer
         allocations = self._allocations.get((view.owner, view.family), [])
         if self._items.get(view.name) is not view or old not in allocations:
@@ -218,13 +221,38 @@ class Resources:
     def write(self, resource: BufferView | str, data, offset: int = 0) -> None:
         """queue.write_buffer into a buffer resource (``offset`` is within the view)."""
         view = self.buffer_view(resource) if isinstance(resource, str) else resource
+        self.before_write(view.buffer)
         self.gpu.device.queue.write_buffer(view.buffer, view.offset + offset, data)
+
+    # a held step (submission.py) -----------------------------------------------------------------
+    def hold(self, held: HeldSubmission) -> None:
+        """Keep a step's encoder open for the draw that follows (what was held goes first)."""
+        self.submit_held()
+        self.held = held
+
+    def take_held(self):
+        """The held encoder, for the draw to record into and submit; None when none is held."""
+        held, self.held = self.held, None
+        return None if held is None else held.encoder
+
+    def submit_held(self) -> None:
+        """Submit the held encoder now, if there is one."""
+        held, self.held = self.held, None
+        if held is not None:
+            held.submit()
+
+    def before_write(self, buffer) -> None:
+        """A queue write into ``buffer`` follows: submit the held step first if it binds it."""
+        held = self.held
+        if held is not None and id(buffer) in held.buffers:
+            self.submit_held()
 
     # releasing -----------------------------------------------------------------------------------
     def take(self, name: str):
         """Forget the resource ``name``; return its GPU buffer when the name covered a whole
         buffer made here (the caller destroys it once nothing reads it), else None. The
         BufferView objects already handed out stay usable until then."""
+        self.submit_held()
         item = self._drop(name)
         if not isinstance(item, BufferView):
             return None
@@ -237,6 +265,7 @@ class Resources:
     def release(self, owner: str, family: str | None = None) -> None:
         """Destroy what ``owner`` made (only through system ``family``, when given) and forget
         those names, views included. Releasing what is already gone does nothing."""
+        self.submit_held()
         for name in [n for n in self._owned.get(owner, ())
                      if family is None or self._items[n].family == family]:
             self._drop(name)
@@ -247,6 +276,7 @@ class Resources:
 
     def release_all(self) -> None:
         """Every entity's resources (the Engine's own adopted ones are destroyed by it)."""
+        self.submit_held()
         for owner, _ in list(self._allocations):
             self.release(owner)
         self._items = {n: item for n, item in self._items.items() if item.owner == ENGINE}

@@ -7,10 +7,12 @@
 
 The Engine owns four parts and coordinates them: world.py (the esper world, entities by name,
 their components and systems), reload.py (reload transactions), renderer.py (targets, frame
-graph, frame uniform, present) and telemetry.py (readback ring, stats, profiler). Simulation and
-drawing are separate submissions: ``step`` encodes the CLEAR, SIMULATE, PREPARE and READBACK
-phases once per fixed step; ``render``/``draw_to`` encode RENDER and POST for the current state.
-The window and the CLI are thin faces over this class.
+graph, frame uniform, present) and telemetry.py (readback ring, stats, profiler). ``step``
+encodes the CLEAR, SIMULATE, PREPARE and READBACK phases once per fixed step; ``render``/
+``draw_to`` encode RENDER and POST for the current state. Each is a submission of its own,
+except inside ``with engine.frame():``, where a step's encoder stays open for the draw that
+follows and they share one (core/submission.py). The window and the CLI are thin faces over
+this class.
 
 Every public method first checks the rules of engine_guard.py: the Engine is open (close() is
 final), it is used from the thread that created it, and esper is switched to its own world
@@ -20,8 +22,10 @@ final), it is used from the thread that created it, and esper is switched to its
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -31,6 +35,7 @@ from emberfx.core.frame_graph import SIMULATION_PHASES, Pass, Phase
 from emberfx.core.gpu import get_context
 from emberfx.core.readback import reading
 from emberfx.core.resources import Resources
+from emberfx.core.submission import HeldSubmission, bound_buffers
 from emberfx.core.system import EntityRef, SharedResources, StepInfo
 from emberfx.engine import live_edits
 from emberfx.engine.engine_guard import (
@@ -80,6 +85,8 @@ class Engine:
         self.clock = FixedClock(scene.settings.fixed_dt)
         self.size = self._checked_size(size if size is not None else scene.settings.size)
         self.readback_every = 1   # steps between counter readbacks (the window reads fewer)
+        self._frames_open = 0     # depth of frame() blocks: a step may hold its encoder
+        self._held_buffers: tuple = (None, frozenset())   # (names, their buffers' ids)
         self.resources = Resources(self.gpu)   # every GPU buffer and texture, by name
         frame_uniform = frame_uniform_buffer(self.device)
         self.resources.adopt("frame", frame_uniform)
@@ -183,6 +190,26 @@ class Engine:
                 live_edits.undo(self._store, applied)   # a valid-looking value it could not use
                 raise
 
+    @contextlib.contextmanager
+    def frame(self) -> Iterator[Engine]:
+        """One submission for the steps and the draw inside the block, as a window's frame:
+
+            with engine.frame():
+                engine.advance(dt)
+                engine.draw_to(texture)
+
+        The last step's command encoder stays open and ``draw_to`` records into it, which saves
+        the host the making, finishing and submitting of one encoder a frame. Results are the
+        same as without the block: any other Engine call inside it, a write to a buffer the step
+        uses, or leaving the block submits the step first (core/submission.py)."""
+        self._frames_open += 1
+        try:
+            yield self
+        finally:
+            self._frames_open -= 1
+            if not self._frames_open:
+                self.resources.submit_held()
+
     def _counted_events(self) -> list[tuple[str, dict]]:
         """Events the systems counted on the GPU since the last call (an emitter's
         "death:<name>"), from the newest readback: one or two steps late, never a stall."""
@@ -200,6 +227,7 @@ class Engine:
 
     def _simulate_one(self) -> None:
         t0 = time.perf_counter()
+        self.resources.submit_held()   # the previous step of a frame() block, held
         info = StepInfo(frame=self.clock.steps, dt=self.clock.fixed_dt,
                         seed=self.scene.settings.seed)
         self._store.process(info)   # esper.process: each system's before_step, by priority
@@ -213,14 +241,27 @@ class Engine:
         due = info.frame % self.readback_every == 0
         slot = telemetry.acquire_slot() if due else None
         phases = SIMULATION_PHASES if slot is not None else SIMULATION_PHASES - {Phase.READBACK}
-        self._renderer.graph(OUTPUT_FORMAT).encode(encoder, {}, phases=phases,
-                                                   profiler=telemetry.profiler)
+        graph = self._renderer.graph(OUTPUT_FORMAT)
+        graph.encode(encoder, {}, phases=phases, profiler=telemetry.profiler)
         if slot is not None:
             telemetry.copy_gather(encoder, slot)
-        self.device.queue.submit([encoder.finish()])
-        telemetry.submitted(slot, info.frame)
+        if self._frames_open and slot is None and telemetry.profiler is None:
+            # the draw that follows records into this encoder and submits both
+            self.resources.hold(HeldSubmission(self.device.queue, encoder,
+                                               self._bound_buffers(graph, phases)))
+        else:
+            self.device.queue.submit([encoder.finish()])
+            telemetry.submitted(slot, info.frame)
         self.clock.tick()
         telemetry.step_seconds = time.perf_counter() - t0
+
+    def _bound_buffers(self, graph, phases) -> frozenset[int]:
+        """The buffers the step's passes bind, worked out again only for other passes (new
+        buffers come with new passes: their bind groups change)."""
+        names = graph.resource_names(phases)
+        if self._held_buffers[0] is not names:
+            self._held_buffers = (names, bound_buffers(names, self.resources))
+        return self._held_buffers[1]
 
     def _sync_components(self) -> list:
         """Apply the edits made through entity() since the last call (live_edits.sync)."""
@@ -266,6 +307,8 @@ class Engine:
     def draw_to(self, texture, *, transparent: bool = False, phases=None) -> None:
         """Render the current state into ``texture`` (any colour format; e.g. a window surface);
         ``transparent``: for compositing (renderer.py); ``phases``: default RENDER and POST."""
+        if self._store.dirty:   # applying an edit may rebuild what a held step binds
+            self.resources.submit_held()
         self._sync_components()   # edits made since the last step show in this frame
         w, h = texture.size[:2]
         if (w, h) != self.size:
@@ -422,6 +465,7 @@ class Engine:
         if self._owner_ident != threading.get_ident() and self._owner.is_alive():
             raise refusal(self, "close")
         try:
+            self.resources.submit_held()
             self._release_world()
             self.resources.release_all()   # what a failed add left behind
             # a restart keeps these; close() destroys them now, not when the caller drops its

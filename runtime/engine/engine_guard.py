@@ -84,7 +84,8 @@ def switch_to(world: str) -> str:
 
 def guard_public_methods(*, exempt: tuple[str, ...] = ()):
     """Class decorator: every public method and property of the class (those added later too,
-    so a new method cannot forget) checks ownership and enters the Engine's world first.
+    so a new method cannot forget) checks ownership and enters the Engine's world first, and
+    submits a step held open for the draw unless it is that draw (TAKES_HELD).
     The check is one comparison of thread ids: ``step`` runs it every frame."""
 
     def guard(cls):
@@ -102,6 +103,11 @@ def guard_public_methods(*, exempt: tuple[str, ...] = ()):
     return guard
 
 
+# The one call that records into a step's encoder held open by Engine.frame(); every other call
+# submits the held step first, so it reads, edits or steps after the step as without the block.
+TAKES_HELD = frozenset({"draw_to"})
+
+
 def _entry(method, name: str):
     @functools.wraps(method)
     def entry(engine, *args, **kwargs):
@@ -110,7 +116,10 @@ def _entry(method, name: str):
         if esper.current_world != engine._world:   # a switch saves and loads 11 globals
             with _ESPER_LOCK:
                 esper.switch_world(engine._world)
+        if takes_held is False and engine.resources.held is not None:
+            engine.resources.submit_held()   # a step held for the draw (core/submission.py)
         return method(engine, *args, **kwargs)
+    takes_held = name in TAKES_HELD
     return entry
 
 

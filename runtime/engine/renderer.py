@@ -4,8 +4,9 @@ format. That image is the scene target, or the one a system names (``presented_i
 effects alternate between the scene target and a scratch image, and no copy brings the result
 back).
 
-Simulation and drawing are separate submissions: the Engine's ``step`` encodes the simulation
-phases of the graph built here; ``draw`` encodes RENDER and POST for the current state.
+The Engine's ``step`` encodes the simulation phases of the graph built here; ``draw`` encodes
+RENDER and POST for the current state, into a new encoder or into the one a step left open for
+it (``Engine.frame()``, core/submission.py), and submits.
 
 A transparent draw (``transparent=True``, for compositing) clears the scene target to (0, 0, 0, 0)
 instead of the background and presents with TRANSPARENT set (frame/present.wgsl): it derives a
@@ -66,6 +67,7 @@ class Renderer:
 
     def make_targets(self, size: tuple[int, int]) -> None:
         """Render targets of ``size`` (at start, and when the size or background changed)."""
+        self.shared.resources.submit_held()   # a held step may bind the targets destroyed here
         if self.bundles is not None:
             self.bundles.clear()   # they hold bind groups of the old targets
         self._output = None
@@ -179,6 +181,7 @@ class Renderer:
             rec["light_color"] = (*light.linear_radiance(), light.ambient)
         self._frame_record["time"] = clock.time
         self._frame_record["frame"] = clock.steps
+        self.shared.resources.before_write(self.shared.frame_uniform)
         self.device.queue.write_buffer(self.shared.frame_uniform, 0,
                                        self._frame_record.tobytes())
 
@@ -188,15 +191,26 @@ class Renderer:
         ``light`` (the scene's [light]; None: the default); ``transparent``: for compositing
         (see the module's doc); ``phases``: RENDER alone leaves the scene target as drawn."""
         self.write_frame_uniform(camera, clock, light)
-        encoder = self.device.create_command_encoder(label="emberfx:draw")
-        self.encode(encoder, texture, phases, transparent=transparent)
+        self._before_draw(phases)
+        # a step held for this draw (Engine.frame) has its passes in the encoder already
+        encoder = (self.shared.resources.take_held()
+                   or self.device.create_command_encoder(label="emberfx:draw"))
+        self.encode(encoder, texture, phases, transparent=transparent, prepared=True)
         self.device.queue.submit([encoder.finish()])
         self.telemetry.submitted()
 
-    def encode(self, encoder, texture, phases=None, *, transparent: bool = False) -> None:
+    def _before_draw(self, phases) -> None:
+        """The systems' writes for drawing (before the encoder: a write may submit a held
+        step first)."""
         if phases is None or Phase.RENDER in phases:
             for system in self.world.system_objects():
                 system.before_draw()
+
+    def encode(self, encoder, texture, phases=None, *, transparent: bool = False,
+               prepared: bool = False) -> None:
+        """Record the draw into ``encoder``; ``prepared``: the systems' before_draw ran."""
+        if not prepared:
+            self._before_draw(phases)
         scene = self._transparent_target if transparent else self._scene_target
         targets = {"scene": scene, "output": self._output_target(texture)}
         self.graph(texture.format, transparent).encode(encoder, targets, phases=phases,

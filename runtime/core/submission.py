@@ -1,0 +1,49 @@
+"""A step's command encoder held open for the draw that follows it: one submission a frame.
+
+Finishing a command encoder costs the host a fixed amount of CPU time in wgpu-native (0.16 to
+0.2 ms on the H200's host and on the CI's CPU, whatever the encoder holds), and so does making
+one. A frame that submits its step and its draw separately pays that twice. Inside
+``Engine.frame()`` the step leaves its encoder open (held here) and the draw records into it:
+one encoder, one finish and one submit a frame.
+
+Holding changes when the step's commands reach the queue, never what they compute. A
+``queue.write_buffer`` lands before the submission that follows it, so a write made while the
+step is held would be seen by the step's passes, or overwritten by them. So whatever could
+reorder work submits the held encoder first:
+
+- a write to a buffer that the held passes bind (``Resources.write`` checks, the frame
+  uniform's writer too);
+- releasing any resource (the held passes might bind it), and new render targets;
+- an edit applied between the step and the draw;
+- any Engine call other than ``draw_to`` (engine_guard.py): reads, edits, another step.
+
+The draw is the only thing that takes the encoder over (``Resources.take_held``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class HeldSubmission:
+    """An encoder with a step's passes recorded in it, not yet finished; ``buffers``: the ids
+    of the GPU buffers those passes bind."""
+    queue: object
+    encoder: object
+    buffers: frozenset[int]
+
+    def submit(self) -> None:
+        self.queue.submit([self.encoder.finish()])   # type: ignore[attr-defined]
+
+
+def bound_buffers(names: Iterable[str], resources) -> frozenset[int]:
+    """The ids of the buffers behind the resource ``names`` (views of one arena share theirs)."""
+    found = set()
+    for name in names:
+        item = resources.get(name)
+        buffer = getattr(item, "buffer", None)
+        if buffer is not None:
+            found.add(id(buffer))
+    return frozenset(found)

@@ -156,19 +156,21 @@ def test_a_paint_larger_than_its_buffer_runs_in_chunks(gpu, monkeypatch):
 
 
 # ---------------------------------------------------------------------------- the pass lists
-# `emberfx passes` before the bindings were named; STEP is the pingpong step's name, "sweep"
-# where the device has subgroups, else "step".
+# `emberfx passes`: the population is counted in the READBACK phase, on the steps that read it
+# back. STEP is the pingpong step's name, "sweep" where the device
+# has subgroups, else "step".
 SCENE_PASSES = {
-    "life": ["life:life:clear", "life:life:STEP0", "life:life:trail", "life:life:population",
-             "life:life:display", "life:life:draw", "scene:frame:present", "life:life:readback"],
+    "life": ["life:life:clear", "life:life:STEP0", "life:life:trail", "life:life:display",
+             "life:life:draw", "scene:frame:present", "life:life:population",
+             "life:life:readback"],
     "life_rules": [
         "conway:life:clear", "highlife:life:clear", "day_and_night:life:clear",
         "conway:life:STEP0", "highlife:life:step0", "highlife:life:commit0",
         "day_and_night:life:STEP0",
-        "conway:life:population", "highlife:life:population", "day_and_night:life:population",
         "conway:life:display", "highlife:life:display", "day_and_night:life:display",
         "conway:life:draw", "highlife:life:draw", "day_and_night:life:draw",
         "scene:frame:present",
+        "conway:life:population", "highlife:life:population", "day_and_night:life:population",
         "conway:life:readback", "highlife:life:readback", "day_and_night:life:readback"],
 }
 

@@ -3,7 +3,8 @@
   CLEAR     <e>:life:clear        zero the population counter
   SIMULATE  <e>:life:trail        (with a trail_color) the trail ages once per step: 1 where a
                                   cell lives, times trail_fade after (life/trail.wgsl)
-  PREPARE   <e>:life:population   live cells: workgroup atomics, one global atomic per workgroup
+  READBACK  <e>:life:population   live cells: workgroup atomics, one global atomic per workgroup
+                                  (only on the steps that read the counters back)
   RENDER    <e>:life:display      cells and trail -> the rgba8 storage texture <e>/image (<= 4096
                                   per side); reads only, so drawing never changes the next draw
             <e>:life:draw         the image filling the view or as a world quad
@@ -80,7 +81,7 @@ def layer_passes(build: PassBuilder, layer: LifeLayer, shared: SharedResources,
                           [{"params": r["params"], "look": r["look"], "state": s,
                             "trail": r["trail"]} for s in states], pick=current)
     population = build.compute(
-        f"{prefix}:population", Phase.PREPARE, "life/population.wgsl",
+        f"{prefix}:population", Phase.READBACK, "life/population.wgsl",
         build.gpu.grid(math.ceil(words / POPULATION_WORDS)),
         [{"params": r["params"], "state": s, "counters": r["counters"]} for s in states],
         pick=current)
@@ -96,6 +97,8 @@ def layer_passes(build: PassBuilder, layer: LifeLayer, shared: SharedResources,
                                 {"frame": "frame", "placement": r["placement"],
                                  "image": r["image"], "nearest": sampler},
                                 vertices=6, order=quad_queue(mode))
+    # the count is only ever read back, so it is made only on the steps that read it back; the
+    # clear stays at the step's start, where it does not split the step's compute pass
     return LayerPasses(build.clear(f"{prefix}:clear", Phase.CLEAR, r["counters"]), trail,
                        population, display, draw)
 

@@ -12,10 +12,11 @@ systems/life/kernels.py, the others in systems/life/display.py):
                                   inplace:  one buffer, tile + halo + staging (step_inplace.wgsl)
             <e>:life:commit<k>    (inplace) staged tile borders back into the state
             <e>:life:trail        (with a trail_color) the trail ages once per step
-  PREPARE   <e>:life:population   live cells: workgroup atomics, one global atomic per workgroup
   RENDER    <e>:life:display      cells and trail -> the storage texture <e>/image
             <e>:life:draw         the texture filling the view or as a world quad
-  READBACK  <e>:life:readback     population -> the staging ring (read 1-2 steps later)
+  READBACK  <e>:life:population   live cells (only on steps with a readback: nothing else
+                                  reads the count), then
+            <e>:life:readback     population -> the staging ring (read 1-2 steps later)
 On demand (mouse painting, outside the frame graph):
             <e>:life:paint        set or clear cells in the current state (life/paint.wgsl)
 

@@ -19,6 +19,9 @@ from emberfx.bench.harness import (
     timed_passes,
 )
 from emberfx.core.errors import EmberError
+from emberfx.systems.emitter.params import PARTICLE
+
+PARTICLE_BYTES = PARTICLE.itemsize   # what a step reads and writes of each slot at least
 
 
 def one_pass_choices(pool) -> dict[str, bool]:
@@ -114,7 +117,28 @@ def bench_emitter() -> list[dict]:
         if whole["value"] is not None:
             whole["vs_numpy"] = whole["value"] * 1e9 / numpy_rates[attractors]
         rows += case_rows
-    return rows + collision_rows(ctx, bandwidth)
+    return rows + same_size_copy_rows(ctx, cases, bandwidth) + collision_rows(ctx, bandwidth)
+
+
+def same_size_copy_rows(ctx, cases, bandwidth: float) -> list[dict]:
+    """A compute copy of each pool size's particle bytes; each whole step's row gets its
+    fraction of that copy's rate (``of_same_size_copy``). The roofline is a 256 MiB copy; a copy
+    of a small pool's own bytes pays the launch and the ramp that a step of that pool pays too,
+    so it is what bounds the small pools. ``cases``: (attractors, rows) in EMITTER_CASES order."""
+    rows = []
+    for capacity in sorted({capacity for capacity, _, _ in EMITTER_CASES}):
+        nbytes = PARTICLE_BYTES * capacity
+        if nbytes > ctx.limits["max-storage-buffer-binding-size"]:
+            continue
+        copy = compute_copy_bandwidth(ctx, nbytes)
+        rows.append({"name": f"compute vec4 copy of {capacity / (1 << 20):g}M particles' bytes",
+                     "value": copy / 1e9, "unit": "GB/s",
+                     "fraction_of_copy_bandwidth": copy / bandwidth})
+        for (case_capacity, _, _), (_, case_rows) in zip(EMITTER_CASES, cases):
+            whole = case_rows[0]
+            if case_capacity == capacity and whole["value"] is not None:
+                whole["of_same_size_copy"] = whole["value"] * 1e9 * 2 * nbytes / capacity / copy
+    return rows
 
 
 def fused_step_rows(ctx, engine, capacity, attractors, label, seconds, bandwidth,
@@ -158,7 +182,8 @@ def fused_step_rows(ctx, engine, capacity, attractors, label, seconds, bandwidth
         rows.append({"name": f"  {name} ({label})", "value": capacity / baseline / 1e9,
                      "unit": "G particle-steps/s", "ms_per_step": baseline * 1e3,
                      "passes": len(other.frame_passes(SIMULATION_PHASES)),
-                     "fraction_of_copy_bandwidth": 64 * capacity / baseline / bandwidth,
+                     "fraction_of_copy_bandwidth":
+                         2 * PARTICLE_BYTES * capacity / baseline / bandwidth,
                      "speedup_of_the_step": baseline / seconds})
         other.close()
     return rows
@@ -193,8 +218,8 @@ def emitter_case(ctx, capacity, allocation, attractors, bandwidth) -> list[dict]
     rate = capacity / seconds
     rows.append({"name": f"emitter step ({label})", "value": rate / 1e9,
                  "unit": "G particle-steps/s", "ms_per_step": seconds * 1e3,
-                 # bytes a step must move at least: read + write each 32-byte particle
-                 "fraction_of_copy_bandwidth": 64 * capacity / seconds / bandwidth})
+                 # bytes a step must move at least: read + write each particle
+                 "fraction_of_copy_bandwidth": 2 * PARTICLE_BYTES * capacity / seconds / bandwidth})
     if allocation == "ordered":
         rows += fused_step_rows(ctx, engine, capacity, attractors, label, seconds, bandwidth,
                                 iterations)
@@ -209,7 +234,7 @@ def emitter_case(ctx, capacity, allocation, attractors, bandwidth) -> list[dict]
     seconds = timed_passes(ctx.device, update, iterations)
     rows.append({"name": f"  update pass alone ({label})", "value": capacity / seconds / 1e9,
                  "unit": "G particle-steps/s", "ms": seconds * 1e3,
-                 "fraction_of_copy_bandwidth": 64 * capacity / seconds / bandwidth})
+                 "fraction_of_copy_bandwidth": 2 * PARTICLE_BYTES * capacity / seconds / bandwidth})
     # CPU time to encode one whole frame (all phases) in Python
     n = 100
     output = output_texture(engine)

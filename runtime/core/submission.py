@@ -1,8 +1,7 @@
 """A step's command encoder held open for the draw that follows it: one submission a frame.
 
-Finishing a command encoder costs the host a fixed amount of CPU time in wgpu-native (0.16 to
-0.2 ms on the H200's host and on the CI's CPU, whatever the encoder holds), and so does making
-one. A frame that submits its step and its draw separately pays that twice. Inside
+Making, finishing and submitting a command encoder costs the host CPU time of its own, beyond
+its commands', and a frame that submits its step and its draw separately pays it twice. Inside
 ``Engine.frame()`` the step leaves its encoder open (held here) and the draw records into it:
 one encoder, one finish and one submit a frame.
 

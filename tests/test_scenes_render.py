@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from emberfx.core.frame_graph import Phase
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import load_scene
 
@@ -30,5 +31,8 @@ def test_scene_renders_a_few_frames(gpu, path):
     assert static or not np.array_equal(image, before)  # the simulation moved it
     passes = engine.passes()
     present = passes.index("scene:frame:present")          # a ValueError if the frame is not shown
-    assert all(name.endswith(":readback") for name in passes[present + 1:])   # only readbacks
+    # after it only the READBACK phase: the copies to the staging ring, and what only they read
+    after = engine.frame_passes()[present + 1:]
+    assert [p.name for p in engine.frame_passes()] == passes
+    assert all(p.phase is Phase.READBACK for p in after)
     engine.close()

@@ -194,6 +194,7 @@ def test_a_live_edit_checks_the_numbers_and_files_of_the_edited_fields_only(show
     checks still see the whole component (a refused edit reads as the loader says it)."""
     import emberfx.model.component_values as component_values
     import emberfx.model.loader as loader
+    import emberfx.model.scene as scene_module
     from emberfx.model.loader import SceneLoader
 
     engine, output = showcase
@@ -208,18 +209,37 @@ def test_a_live_edit_checks_the_numbers_and_files_of_the_edited_fields_only(show
         paths_checked.append(field)
         return path_value(scene_loader, value, field, entity)
 
+    plain_edit = component_values.plain_edit
+    plain_checked = []
+
+    def plain_spy(cls, value, since, differing):   # plain numbers: checked without converting
+        valid = plain_edit(cls, value, since, differing)
+        if valid is not None:
+            plain_checked.append((cls.__name__, [n for n in differing
+                                                 if getattr(valid, n) is not getattr(since, n)]))
+        return valid
+
     monkeypatch.setattr(loader, "bad_numbers", numbers_spy)
     monkeypatch.setattr(component_values, "bad_numbers", numbers_spy)   # edits checked alone
+    monkeypatch.setattr(scene_module, "plain_edit", plain_spy)
     monkeypatch.setattr(SceneLoader, "path_value", path_spy)
     fountain = engine.entity("fountain").emitter
     fountain.position = (0.5, -1.9, 0.0)
     fountain.direction = (0.0, 1.0, 0.0)      # the value it had: nothing to check
-    fountain.gravity = [0.0, -9.81, 0.0]      # the value it had, as a list: checked
+    fountain.gravity = [0.0, -9.81, 0.0]      # the value it had, as a list: the same tuple
     engine.entity("well").attractor.strength = 2.0
     frame(engine, output)
-    assert numbers_checked == [("emitter", ["gravity", "position"]), ("attractor", ["strength"])]
+    assert plain_checked == [("Emitter", ["position"]), ("Attractor", ["strength"])]
+    assert numbers_checked == []
     assert paths_checked == []
-    assert fountain.position == (0.5, -1.9, 0.0)
+    # a value that is not a plain number takes the checks of the field alone
+    fountain.position = (np.float32(0.25), -1.9, 0.0)
+    fountain.gravity = [0.0, -9.8, 0.0]
+    frame(engine, output)
+    assert numbers_checked == [("emitter", ["gravity", "position"])]
+    assert fountain.position == (0.25, -1.9, 0.0) and fountain.gravity == (0.0, -9.8, 0.0)
+    numbers_checked.clear()
+    assert fountain.position == (0.25, -1.9, 0.0)
     assert type(fountain.gravity) is tuple   # the loader's types, as before
     # the counting works, and the checks still refuse: a file and a number, each alone
     fountain.init = "modifiers/none.wgsl"
@@ -228,7 +248,7 @@ def test_a_live_edit_checks_the_numbers_and_files_of_the_edited_fields_only(show
     assert paths_checked == ["emitter.init"]
     assert str(refused.value).startswith("live edit: entity 'fountain': emitter.init: "
                                          "expected an existing file, found 'modifiers/none.wgsl'")
-    assert fountain.init is None and fountain.position == (0.5, -1.9, 0.0)
+    assert fountain.init is None and fountain.position == (0.25, -1.9, 0.0)
     numbers_checked.clear()
     fountain.size = 1e39
     with pytest.raises(SceneError, match=r"^live edit: entity 'fountain': emitter.size: "
@@ -340,7 +360,10 @@ def test_lone_records_are_reused_and_an_empty_page_is_released(gpu):
 EDIT_VALUES: tuple[object, ...] = (
     (0.25, -1.0, 3.0), [0.0, 2.0, 0.0], (0, 1, 0), (0.0, 0.0, 0.0), (1.0, 2.0),
     (float("nan"), 0.0, 0.0), (1e39, 0.0, 0.0), (3.0, -2.0), (1.0, "a", 0.0),
-    0.5, 0.0, -0.5, 2.0, 7, 65, 1e39, float("inf"), True, None, "up", [])
+    0.5, 0.0, -0.5, 2.0, 7, 65, 1e39, float("inf"), True, None, "up", [],
+    # plain numbers (checked without converting) at their limits, and numpy ones (not plain)
+    -0.0, 1.0, 180.0, 180.5, 1e-39, 2**40, (0.0, 1e-39, 1.0), [1, 2.5, -3], (2, 3),
+    np.float64(0.5), (np.float32(1.0), 0.0, 0.0))
 
 
 # per component checked alone: a field outside CHECKED_ALONE and a valid value for it, edited

@@ -8,13 +8,14 @@ import copy
 import functools
 import operator
 import os
+import typing
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from emberfx.model.components import field_names
-from emberfx.model.numbers import bad_numbers
+from emberfx.model.numbers import bad_numbers, number_problem
 from emberfx.model.scene_fields import check_decodable, type_hints
 
 
@@ -69,6 +70,95 @@ def checked_alone(cls: type, key: str, table: dict, since, fields: frozenset[str
             return None
         object.__setattr__(valid, name, value)
     return valid
+
+
+# What a plain number field's bounds may be (msgspec.Meta's): any other constraint, and any other
+# declared type, takes the checks above.
+_BOUNDS = {"ge": operator.ge, "gt": operator.gt, "le": operator.le, "lt": operator.lt}
+_NOT_PLAIN = object()
+
+
+def plain_edit(cls: type, value, since, differing: list[str]):
+    """A live edit's valid values without converting them, for the edit a script makes every
+    step: fields of the class's ``CHECKED_ALONE`` that hold a Python float or int (bool aside)
+    where a float is declared, bounds included, or a list or tuple of them where a fixed tuple
+    of floats is. ``since``: the last valid values; ``differing``: the fields of ``value``
+    that may differ from them. Returns ``since`` itself when the values are equal to its own,
+    else a copy with the fields' new values, converted as the loader converts them; None when
+    any of them is not plain or is refused (the number check, the bounds, the class's check):
+    the general checks then decide, with their messages. So it accepts only what they accept,
+    and the same values come out."""
+    alone = getattr(cls, "CHECKED_ALONE", None)
+    if alone is None:
+        return None
+    changed = {}
+    for name in differing:
+        convert = _plain_converter(cls, name) if name in alone else None
+        if convert is None:
+            return None
+        new = convert(getattr(value, name))
+        if new is _NOT_PLAIN:
+            return None
+        old = getattr(since, name)
+        if type(old) is type(new) and old == new:
+            continue
+        check = alone[name]
+        if check is not None and not check(new):
+            return None
+        changed[name] = new
+    if not changed:
+        return since
+    check_decodable(cls)
+    valid = copy.copy(since)   # the unchanged values are shared: neither is ever edited
+    for name, new in changed.items():
+        object.__setattr__(valid, name, new)
+    return valid
+
+
+def _plain_number(value) -> bool:
+    return (type(value) is float or type(value) is int) and number_problem(value) is None
+
+
+@functools.cache
+def _plain_converter(cls: type, name: str) -> Callable[[Any], Any] | None:
+    """For a field declared as a float (with bounds at most) or as a fixed tuple of floats:
+    the value as the loader would convert it, or _NOT_PLAIN; None for any other field."""
+    hint = type_hints(cls)[name]
+    if typing.get_origin(hint) is tuple:
+        items = typing.get_args(hint)
+        if not items or any(item is not float for item in items):
+            return None
+        count = len(items)
+
+        def vector(value):
+            # (a list set on a live component is its tracked subclass of list)
+            if not isinstance(value, (tuple, list)) or len(value) != count:
+                return _NOT_PLAIN
+            if not all(_plain_number(item) for item in value):
+                return _NOT_PLAIN
+            if type(value) is tuple and all(type(item) is float for item in value):
+                return value   # a tuple is never changed in place: shared as it is
+            return tuple(float(item) for item in value)
+        return vector
+    bounds: list = []
+    if typing.get_origin(hint) is typing.Annotated:
+        hint, *metas = typing.get_args(hint)
+        for meta in metas:
+            if not isinstance(meta, msgspec.Meta):
+                return None
+            for attribute in ("multiple_of", "pattern", "min_length", "max_length", "tz"):
+                if getattr(meta, attribute, None) is not None:
+                    return None
+            bounds += [(_BOUNDS[k], getattr(meta, k)) for k in _BOUNDS
+                       if getattr(meta, k, None) is not None]
+    if hint is not float:
+        return None
+
+    def number(value):
+        if not _plain_number(value) or not all(holds(value, bound) for holds, bound in bounds):
+            return _NOT_PLAIN
+        return float(value)
+    return number
 
 
 @functools.cache

@@ -40,7 +40,13 @@ import msgspec
 from emberfx.core.errors import SceneError, read_user_text
 from emberfx.model.camera import Camera
 from emberfx.model.colors import check_colors
-from emberfx.model.component_values import checked_alone, field_values, plain_builtin, same_builtin
+from emberfx.model.component_values import (
+    checked_alone,
+    field_values,
+    plain_builtin,
+    plain_edit,
+    same_builtin,
+)
 from emberfx.model.components import field_names as component_field_names
 from emberfx.model.light import Light
 from emberfx.model.registry import component_types, entity_name_problem
@@ -264,6 +270,9 @@ def _validated(value, key: str, entity: str | None, path, since,
                 names, values_of = component_field_names(cls), field_values(cls)
                 differing = [name for name, new, held
                              in zip(names, values_of(value), values_of(since)) if new is not held]
+            quick = plain_edit(cls, value, since, differing)   # a script's every-step edit
+            if quick is not None:
+                return quick, differing
             edited = _builtins(loader, key, entity, {n: getattr(value, n) for n in differing})
             old = msgspec.to_builtins({n: getattr(since, n) for n in differing},
                                       enc_hook=plain_builtin)

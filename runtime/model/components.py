@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import enum
+import operator
 from collections.abc import Callable, Iterable
 from typing import Any, SupportsIndex
 
@@ -188,8 +189,9 @@ class Tracked:
     def __copy__(self):
         cls = type(self)
         new = cls.__new__(cls)
-        for name in field_names(cls):
-            object.__setattr__(new, name, getattr(self, name))
+        names, read = _field_reader(cls)   # (a live edit's valid copy is made every step)
+        for name, value in zip(names, read(self)):
+            object.__setattr__(new, name, value)
         return new
 
     def __deepcopy__(self, memo: dict):
@@ -209,6 +211,23 @@ def field_names(cls: type) -> tuple[str, ...]:
     if names is None:
         names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
     return names
+
+
+_FIELD_READERS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple]]] = {}
+
+
+def _field_reader(cls: type) -> tuple[tuple[str, ...], Callable[[Any], tuple]]:
+    """The field names and a function reading their values in one C call."""
+    found = _FIELD_READERS.get(cls)
+    if found is None:
+        names = field_names(cls)
+        read: Callable[[Any], tuple]
+        if len(names) > 1:
+            read = operator.attrgetter(*names)
+        else:   # one name: attrgetter gives the value itself; none: it cannot be made
+            read = (lambda obj: (getattr(obj, names[0]),)) if names else (lambda obj: ())
+        found = _FIELD_READERS[cls] = (names, read)
+    return found
 
 
 class TrackedList(list):

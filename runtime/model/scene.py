@@ -255,10 +255,10 @@ def _validated(value, key: str, entity: str | None, path, since,
                assigned: set[str] | None = None) -> tuple[Any, list[str] | None]:
     """validated_copy's copy, and the fields that may differ from ``since`` when they were
     checked alone (None otherwise)."""
-    loader = _loader(path)
     settings_tables = {"scene": SceneSettings, "camera": Camera, "light": Light}
-    cls = settings_tables.get(key) or loader.types[key].cls
+    cls = settings_tables.get(key) or component_types()[key].cls
     fields = None
+    loader: SceneLoader | None = None   # made only when the plain edit's shortcut is not taken
     if isinstance(value, cls):
         if isinstance(since, cls) and dataclasses.is_dataclass(since):
             # A field holding the very object ``since`` holds is unchanged (a live component
@@ -273,6 +273,7 @@ def _validated(value, key: str, entity: str | None, path, since,
             quick = plain_edit(cls, value, since, differing)   # a script's every-step edit
             if quick is not None:
                 return quick, differing
+            loader = _loader(path)
             edited = _builtins(loader, key, entity, {n: getattr(value, n) for n in differing})
             old = msgspec.to_builtins({n: getattr(since, n) for n in differing},
                                       enc_hook=plain_builtin)
@@ -282,10 +283,12 @@ def _validated(value, key: str, entity: str | None, path, since,
             alone = checked_alone(cls, key, edited, since, fields)
             if alone is not None:
                 return alone, differing
+        loader = loader or _loader(path)
         value = _builtins(loader, key, entity, value)
     elif dataclasses.is_dataclass(value) or isinstance(value, msgspec.Struct):
-        raise loader.error(f"expected {cls.__name__}(...) or a table of its fields, found "
-                           f"{type(value).__name__}(...)", field=key, entity=entity)
+        raise _loader(path).error(f"expected {cls.__name__}(...) or a table of its fields, "
+                                  f"found {type(value).__name__}(...)", field=key, entity=entity)
+    loader = loader or _loader(path)
     if cls in (SceneSettings, Camera, Light):
         return loader.convert(cls, loader.table({key: value}, key), key), None
     return loader.component(key, value, entity, fields), None

@@ -56,21 +56,35 @@ def in_world(world: str):
         yield
 
 
-@contextlib.contextmanager
-def visiting(world: str):
-    """esper calls made in ``world``, after which the caller's world is current again (a user's
-    esper code around ours keeps its world; "default" if the body deleted it). Switches only
-    when needed: inside an Engine call its world is current already."""
-    with _ESPER_LOCK:
-        previous = esper.current_world
-        if previous == world:
-            yield
-            return
-        esper.switch_world(world)
+class visiting:
+    """``with visiting(world):`` esper calls made in ``world``, after which the caller's world
+    is current again (a user's esper code around ours keeps its world; "default" if the body
+    deleted it). Switches only when needed: inside an Engine call its world is current
+    already. A class rather than a generator: every component a script reads enters one."""
+
+    __slots__ = ("world", "previous")
+
+    def __init__(self, world: str):
+        self.world = world
+        self.previous = world
+
+    def __enter__(self) -> None:
+        _ESPER_LOCK.acquire()
         try:
-            yield
+            self.previous = esper.current_world
+            if self.previous != self.world:
+                esper.switch_world(self.world)
+        except BaseException:
+            _ESPER_LOCK.release()
+            raise
+
+    def __exit__(self, *exc) -> None:
+        try:
+            previous = self.previous
+            if previous != self.world:
+                esper.switch_world(previous if previous in esper.list_worlds() else "default")
         finally:
-            esper.switch_world(previous if previous in esper.list_worlds() else "default")
+            _ESPER_LOCK.release()
 
 
 def switch_to(world: str) -> str:

@@ -114,6 +114,42 @@ def test_a_fixed_script_is_picked_up_again(gpu, tmp_path):
     assert engine.entity("jet").emitter.rate == 7.0
 
 
+def test_a_hook_gets_the_same_entity_view_while_its_entity_stays(gpu, tmp_path):
+    """ctx.entity and ctx.self hand out the view they gave before while the name still names
+    that entity; after a delete and a spawn of the same name the view reads the new entity,
+    and after a delete alone the hook gets the engine's refusal, as without reuse."""
+    engine = scene_with_code(tmp_path, """
+        seen = []
+        def on_update(ctx, dt):
+            try:
+                view = ctx.entity("blob")
+                seen.append((view, view.attractor.strength))
+            except Exception as exc:
+                seen.append((None, str(exc)))
+        """, entity_code="""
+        selves = []
+        def on_update(ctx, dt):
+            selves.append(ctx.self)
+        """)
+    engine.spawn("blob", {"attractor": {"strength": 1.0}})
+    engine.step(3)
+    engine.delete("blob")
+    engine.spawn("blob", {"attractor": {"strength": 2.0}})
+    engine.step(2)
+    engine.delete("blob")
+    engine.step(1)
+    scripts = engine.scripts.scripts
+    seen = scripts[0].hooks["on_update"].__globals__["seen"]      # the scripts' module state
+    selves = scripts[1].hooks["on_update"].__globals__["selves"]
+    views = [view for view, _ in seen]
+    assert [value for _, value in seen[:5]] == [1.0, 1.0, 1.0, 2.0, 2.0]
+    assert views[0] is views[1] is views[2] and views[3] is views[4] and views[3] is not views[0]
+    assert views[5] is None and "no entity named 'blob'" in seen[5][1]
+    assert len(selves) == 6 and all(v is selves[0] for v in selves)
+    assert selves[0].emitter is engine.entity("jet").emitter
+    engine.close()
+
+
 def test_a_missing_scene_script_is_a_scene_error(tmp_path):
     path = tmp_path / "scene.toml"
     path.write_text('[scene]\nscript = "scripts/nope.py"\n')

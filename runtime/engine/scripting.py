@@ -55,11 +55,13 @@ import numpy as np
 from emberfx.core.errors import EmberError, SceneError
 from emberfx.engine import interrupts
 from emberfx.engine.script_watchdog import ScriptTimeout, watchdog
+from emberfx.engine.world import EntityView, still_current
 from emberfx.model.registry import script_actions
 
 HOOKS = {"on_start": 1, "on_update": 2, "on_key": 2, "on_event": 3}   # parameters after nothing
 DEFAULT_SCRIPT_TIMEOUT = 5.0   # seconds one hook call (or a script's import) may run
 MAX_EVENT_DEPTH = 32           # on_event -> ctx.emit -> on_event ... deeper than this is a loop
+MAX_KEPT_VIEWS = 64            # entity views a script context keeps for reuse (entity())
 NO_SCRIPTS_ENV = "EMBERFX_NO_SCRIPTS"
 
 
@@ -181,6 +183,7 @@ class ScriptContext:
     def __init__(self, engine, entity: str | None, rng: np.random.Generator, inputs: InputState):
         self._engine = engine
         self._entity = entity
+        self._views: dict[str, EntityView] = {}   # entity views handed out by entity()
         self.rng = rng
         self.input = inputs
 
@@ -199,10 +202,20 @@ class ScriptContext:
 
     @property
     def self(self):
-        return self._engine.entity(self._entity) if self._entity else None
+        return self.entity(self._entity) if self._entity else None
 
     def entity(self, name: str):
-        return self._engine.entity(name)
+        # Hooks ask for the same few entities every step: a view handed out before is handed
+        # out again while its entity is the one of that name (a deleted and respawned one gets
+        # a new view); any other name, and every refusal, goes through engine.entity.
+        view = self._views.get(name) if type(name) is str else None
+        if view is not None and still_current(view):
+            return view
+        view = self._engine.entity(name)
+        if len(self._views) >= MAX_KEPT_VIEWS:
+            self._views.clear()
+        self._views[name] = view
+        return view
 
     # Engine changes run shielded from the watchdog: a timeout never lands half-way through one.
     def spawn(self, name: str, **components):

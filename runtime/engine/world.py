@@ -71,10 +71,7 @@ class EntityView:
         return component
 
     def _check_alive(self) -> None:
-        world = self._world
-        ref = world.entities.get(self.name)
-        if (world.released or world.esper_world != self._esper_world or ref is None
-                or ref.eid != self.eid):
+        if not still_current(self):
             raise EntityGoneError(f"entity '{self.name}' no longer exists in its Engine (deleted, "
                                   f"or the Engine was closed or restarted its world)")
 
@@ -90,6 +87,15 @@ class EntityView:
 
     def __repr__(self) -> str:
         return f"<EntityView '{self.name}'>"
+
+
+def still_current(view: EntityView) -> bool:
+    """Whether the view's entity is still the one of its name in an open world: what
+    ``engine.entity(view.name)`` would give now is an equal view."""
+    world = view._world
+    ref = world.entities.get(view.name)
+    return not (world.released or world.esper_world != view._esper_world or ref is None
+                or ref.eid != view.eid)
 
 
 class WorldHandle:

@@ -14,7 +14,6 @@ from typing import Any
 
 import msgspec
 
-from emberfx.model.components import field_names
 from emberfx.model.numbers import bad_numbers, number_problem
 from emberfx.model.scene_fields import check_decodable, type_hints
 
@@ -159,15 +158,6 @@ def _plain_converter(cls: type, name: str) -> Callable[[Any], Any] | None:
             return _NOT_PLAIN
         return float(value)
     return number
-
-
-@functools.cache
-def field_values(cls: type) -> Callable[[Any], tuple]:
-    """A function giving a component's field values in field order, read in one C call (a live
-    edit compares them with the last valid values' every step)."""
-    names = field_names(cls)
-    getter = operator.attrgetter(*names)
-    return getter if len(names) > 1 else lambda obj: (getter(obj),)
 
 
 def same_builtin(a, b) -> bool:

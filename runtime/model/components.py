@@ -189,8 +189,8 @@ class Tracked:
     def __copy__(self):
         cls = type(self)
         new = cls.__new__(cls)
-        names, read = _field_reader(cls)   # (a live edit's valid copy is made every step)
-        for name, value in zip(names, read(self)):
+        # (a live edit's valid copy is made every step)
+        for name, value in zip(field_names(cls), field_values(cls)(self)):
             object.__setattr__(new, name, value)
         return new
 
@@ -213,21 +213,21 @@ def field_names(cls: type) -> tuple[str, ...]:
     return names
 
 
-_FIELD_READERS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple]]] = {}
+_FIELD_VALUES: dict[type, Callable[[Any], tuple]] = {}
 
 
-def _field_reader(cls: type) -> tuple[tuple[str, ...], Callable[[Any], tuple]]:
-    """The field names and a function reading their values in one C call."""
-    found = _FIELD_READERS.get(cls)
-    if found is None:
+def field_values(cls: type) -> Callable[[Any], tuple]:
+    """A function giving an instance's field values in field order, read in one C call (live
+    edits compare them with the last valid values, and copy them, every step)."""
+    read = _FIELD_VALUES.get(cls)
+    if read is None:
         names = field_names(cls)
-        read: Callable[[Any], tuple]
         if len(names) > 1:
             read = operator.attrgetter(*names)
         else:   # one name: attrgetter gives the value itself; none: it cannot be made
             read = (lambda obj: (getattr(obj, names[0]),)) if names else (lambda obj: ())
-        found = _FIELD_READERS[cls] = (names, read)
-    return found
+        _FIELD_VALUES[cls] = read
+    return read
 
 
 class TrackedList(list):

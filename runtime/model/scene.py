@@ -40,14 +40,9 @@ import msgspec
 from emberfx.core.errors import SceneError, read_user_text
 from emberfx.model.camera import Camera
 from emberfx.model.colors import check_colors
-from emberfx.model.component_values import (
-    checked_alone,
-    field_values,
-    plain_builtin,
-    plain_edit,
-    same_builtin,
-)
+from emberfx.model.component_values import checked_alone, plain_builtin, plain_edit, same_builtin
 from emberfx.model.components import field_names as component_field_names
+from emberfx.model.components import field_values
 from emberfx.model.light import Light
 from emberfx.model.registry import component_types, entity_name_problem
 from emberfx.model.scene_fields import show

@@ -180,7 +180,8 @@ def test_emitters_that_cannot_share_run_alone_beside_the_batch(gpu):
     with Engine(loads_scene(text, path="<batches>")) as engine:
         system = engine.system_of("a", "emitter")
         batched_names = {p.entity.name for b in system.batches for p in b.members}
-        assert batched_names == set("abcde")
+        # the atomic pool and the event source run alone; the target of its events batches
+        assert batched_names == set("abcde") | {"child"}
 
 
 def test_spawn_and_delete_regroup_and_stay_identical(gpu):
@@ -223,8 +224,8 @@ def test_no_batch_of_fewer_than_two(gpu, count):
 def test_spawned_emitters_batch_in_groups_and_deletes_repack(gpu):
     """At run time: like emitters spawned one by one wait alone until SPAWN_GROUP have come and
     then form a batch; deleting most members of a batch packs it again; a spawned source whose
-    events spawn into a member takes that member out. Every step stays byte-identical to the
-    unbatched engine doing the same."""
+    events spawn into a member leaves that member in its batch, now receiving them. Every step
+    stays byte-identical to the unbatched engine doing the same."""
     from emberfx.systems.emitter.batches import SPAWN_GROUP
 
     def script(engine):
@@ -261,5 +262,74 @@ def test_spawned_emitters_batch_in_groups_and_deletes_repack(gpu):
         # the new group merged with the batch of five (at most twice its size)
         assert batched_names() == set("abcde") | spawned
         engine.spawn("source", {"emitter": {"capacity": 50, "on_death": {"emitter": "c"}}})
-        assert "c" not in batched_names() and "a" in batched_names()
+        assert {"a", "c"} <= batched_names()
+        assert system.pools["c"].batch.records_bases   # its batch now has event records
         engine.step(2)
+
+
+EVENTS = (MIXED
+          + emitter("p1", 300, "additive", -1.5, 'on_death = { emitter = "t1", count = 2 }')
+          + emitter("p2", 200, "additive", 1.5,
+                    'on_death = { emitter = "t2", count = 3, inherit_velocity = 0.5 }\n'
+                    'on_age = { emitter = "t1", every = 0.05, count = 1 }')
+          + emitter("t1", 900, "alpha", 0.0, rate=0.0)
+          + emitter("t2", 700, "additive", 0.5, rate=50.0))
+
+
+def test_event_targets_share_a_batch_and_stay_byte_identical(gpu):
+    """Emitters that events spawn into join the batch of like emitters (t1 takes two links from
+    two sources, t2 has a host rate too); sources run alone. Then the links change at run
+    time: p1 is re-aimed at e (a member that received nothing), t2 is deleted, and a new
+    source spawns into b. Every step stays byte-identical to the unbatched engine."""
+    def edit(engine):
+        engine.entity("p1").emitter.on_death.emitter = "e"
+        engine.delete("t2")
+        engine.spawn("p3", {"emitter": {"capacity": 150, "rate": 400.0, "lifetime": [0.05, 0.1],
+                                        "on_death": {"emitter": "b", "count": 2}}})
+
+    batched, image, passes = run(EVENTS, True, steps=12, between=edit)
+    alone, image_alone, passes_alone = run(EVENTS, False, steps=12, between=edit)
+    assert batched.keys() == alone.keys()
+    for name in alone:
+        assert batched[name] == alone[name], name
+    assert np.array_equal(image, image_alone)
+    assert passes < passes_alone
+    with Engine(loads_scene(EVENTS, path="<batches>")) as engine:
+        system = engine.system_of("a", "emitter")
+        assert [sorted(p.entity.name for p in b.members) for b in system.batches] == [
+            ["a", "b", "c", "d", "e", "t1", "t2"]]
+        engine.step(12)
+        born = {n: system.counters(engine.entity_ref(n))["alive"] for n in ("t1", "t2")}
+        assert born["t1"] > 0 and born["t2"] > 0, born   # events reached both
+        batch = system.batches[0]
+        assert set(batch.records_bases) == {system.pools[n].member for n in ("t1", "t2")}
+        edit(engine)
+        engine.step(3)
+        batch = system.pools["e"].batch
+        assert batch is not None and system.pools["b"].batch is batch
+        assert {system.pools[n].member for n in ("t1", "e", "b")} == set(batch.records_bases)
+
+
+def test_a_one_pass_batch_that_events_reach_takes_the_multi_pass_step(gpu):
+    """With the one-pass step forced, a batch takes it until events spawn into a member; its
+    births then come from the spawn pass, byte-identical to the emitters alone."""
+    from emberfx.systems.emitter.passes import one_pass_step
+
+    def aim(engine):   # a source appears that spawns into the batch
+        engine.spawn("p", {"emitter": {"capacity": 200, "rate": 600.0, "lifetime": [0.05, 0.1],
+                                       "on_death": {"emitter": "e", "count": 2}}})
+
+    with one_pass_step(True):
+        batched, image, _ = run(MIXED, True, steps=8, between=aim)
+        alone, image_alone, _ = run(MIXED, False, steps=8, between=aim)
+        for name in alone:
+            assert batched[name] == alone[name], name
+        assert np.array_equal(image, image_alone)
+        with Engine(loads_scene(MIXED, path="<batches>")) as engine:
+            names = [p.name for p in engine.frame_passes()]
+            assert not any(n.endswith(":emitter:spawn") and n.startswith("~batch")
+                           for n in names)
+            aim(engine)
+            engine.step(2)
+            names = [p.name for p in engine.frame_passes()]
+            assert any(n.endswith(":emitter:spawn") and n.startswith("~batch") for n in names)

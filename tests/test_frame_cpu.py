@@ -294,16 +294,16 @@ def test_each_script_file_is_looked_at_once_a_step(gpu, tmp_path, monkeypatch):
 
 
 def test_lone_emitters_write_their_step_records_in_one_page(showcase, monkeypatch):
-    """The four lone emitters' params and counters (collisions and sub-emitter events keep
-    them alone; the two prewarmed ones without either share a batch) are views into one page
-    per kind, written with one call each a step, and the event source's totals (rockets:
-    on_death, on_age) are kept by the GPU across those writes."""
+    """The two lone emitters' params and counters (collisions and sending events keep them
+    alone; the two prewarmed emitters and the two that the rockets' events spawn into share a
+    batch) are views into one page per kind, written with one call each a step, and the event
+    source's totals (rockets: on_death, on_age) are kept by the GPU across those writes."""
     engine, output = showcase
     system = engine.system_of("fountain", "emitter")
     lone = [p for p in system.pools.values() if p.batch is None]
-    assert sorted(p.entity.name for p in lone) == ["fountain", "gold", "rockets", "sparkle"]
+    assert sorted(p.entity.name for p in lone) == ["fountain", "rockets"]
     assert [sorted(p.entity.name for p in b.members) for b in system.batches] == [
-        ["mist", "stars"]]
+        ["gold", "mist", "sparkle", "stars"]]
     for kind in ("params", "counters"):
         assert len({id(p.buffers[kind].buffer) for p in lone}) == 1
     written: Counter = Counter()
@@ -553,25 +553,36 @@ def test_a_step_packs_only_what_changed_for_lone_emitters(showcase, monkeypatch)
 def test_a_target_inbox_is_packed_again_only_when_its_links_change(showcase, monkeypatch):
     """The event targets' inboxes are written every step (the GPU's tallies of the last step
     are in them) from a record packed once; an edit of the source's event count reaches the
-    next write."""
-    from emberfx.systems.emitter.events import INBOX
+    next write. Gold is batched: its inbox is its row of the batch's inbox arena, written
+    with the other members' in one call, and its records_base is where its view into the
+    batch's records arena starts."""
+    from emberfx.systems.emitter.events import INBOX, RECORD
 
     engine, output = showcase
     system = engine.system_of("gold", "emitter")
+    gold = system.pools["gold"]
+    batch = gold.batch
+    assert batch is not None
     record = system.events.inboxes["gold"][1]
+    arena = batch.sim.buffers["event_links"]
     inboxes: list[np.ndarray] = []
     queue = engine.device.queue
     write = queue.write_buffer
 
     def write_buffer(buffer, offset, data, *args):
-        if buffer.label == "gold/event_links":
-            inboxes.append(np.frombuffer(bytes(data), INBOX)[0])
+        if buffer is arena.buffer:
+            assert offset == arena.offset and len(bytes(data)) == len(batch.members) * 512
+            inboxes.append(np.frombuffer(bytes(data), INBOX)[gold.member])
         return write(buffer, offset, data, *args)
 
     monkeypatch.setattr(queue, "write_buffer", write_buffer)
     frame(engine, output)
     assert system.events.inboxes["gold"][1] is record and len(inboxes) == 1
     assert inboxes[0]["link_count"] == 1 and inboxes[0]["links"][0]["count"] == 700
+    records, arena_records = gold.buffers["event_records"], batch.sim.buffers["event_records"]
+    assert records.buffer is arena_records.buffer
+    assert inboxes[0]["records_base"] * RECORD.itemsize == records.offset - arena_records.offset
+    assert gold.buffers["event_links"].offset == arena.offset + gold.member * INBOX.itemsize
     engine.entity("rockets").emitter.on_death.count = 650
     frame(engine, output)
     assert len(inboxes) == 2 and inboxes[1]["links"][0]["count"] == 650
@@ -669,10 +680,29 @@ def test_dispatches_of_one_pipeline_are_encoded_together_where_hazards_allow():
         assert encoded(passes)[0] == ["p", "q"], (first, second)
 
 
-def test_the_showcase_step_sets_each_shared_pipeline_fewer_times(showcase, monkeypatch):
-    engine, output = showcase
+def test_a_step_sets_each_shared_pipeline_fewer_times(gpu, monkeypatch):
+    """Three event sources run alone, one after another, with the same passes (update, scan,
+    tally, write, ranks, spawn); their children share a batch."""
     from emberfx.core.frame_graph import SIMULATION_PHASES, Dispatch
+    from emberfx.model.scene import loads_scene
 
+    text = "".join(f"""
+[[entity]]
+name = "child{k}"
+[entity.emitter]
+capacity = 500
+rate = 0.0
+[[entity]]
+name = "source{k}"
+[entity.emitter]
+capacity = 300
+rate = 900.0
+lifetime = [0.05, 0.1]
+on_death = {{ emitter = "child{k}", count = 1 }}
+""" for k in range(3))
+    engine = Engine(loads_scene('[scene]\nname = "sources"\n' + text, path="<sources>"),
+                    size=SIZE, scripts=False)
+    engine.step(2)
     calls: Counter = Counter()
     compute_class = type(engine.device.create_command_encoder().begin_compute_pass())
     original = compute_class.set_pipeline
@@ -687,3 +717,7 @@ def test_the_showcase_step_sets_each_shared_pipeline_fewer_times(showcase, monke
     # one variant) are recorded together: at least three set_pipeline calls fewer than in the
     # passes' order
     assert distinct <= calls["set_pipeline"] <= in_order - 3, (calls, in_order, distinct)
+    system = engine.system_of("child0", "emitter")
+    assert [sorted(p.entity.name for p in b.members) for b in system.batches] == [
+        ["child0", "child1", "child2"]]
+    engine.close()

@@ -36,13 +36,17 @@ struct EventLink {
     unused: u32,
 };
 
-// The target's side: written by the host before each step (host_budget, link_count, the links'
-// host fields), then by the tallies of the links, in the order the host lists them (sources in
-// scene order, then death, collision, age).
+// The target's side: written by the host before each step (host_budget, link_count,
+// records_base, the links' host fields), then by the tallies of the links, in the order the host
+// lists them (sources in scene order, then death, collision, age). Padded to 512 bytes: in a
+// batch of emitters each member's inbox is a view at a 256-byte-aligned offset of the batch's
+// inbox arena, which the batch's spawn reads as array<EventInbox> indexed by the block's emitter.
 struct EventInbox {
     host_budget: u32,    // births ranked before any event's: the target's rate, bursts, scripts
     link_count: u32,
     records: u32,        // records stored so far this step
-    unused: u32,
+    records_base: u32,   // where the target's records start in the buffer its spawn binds (0
+                         // alone; in a batch, its region of the batch's records arena)
     links: array<EventLink, 8>,
+    padding: array<vec4u, 15>,
 };

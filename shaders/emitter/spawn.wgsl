@@ -11,9 +11,10 @@
 // so the pass needs no atomics, no alive mask and no alive scan; the alive list comes out in
 // slot order.
 // The budget is the counters' word (the host's budget plus what events add on the GPU). The
-// host's births take the lowest ranks; with EVENT_TARGET, rank r >= inbox.host_budget belongs to
-// the link whose births [birth_base, birth_base + stored x count) hold it, and is born from
-// record record_base + (r - birth_base) / count: its shape centred where the parent was, with
+// host's births take the lowest ranks; with EVENT_TARGET, rank r >= the emitter's
+// inbox.host_budget belongs to the link whose births [birth_base, birth_base + stored x count)
+// hold it, and is born from record records_base + record_base + (r - birth_base) / count: its
+// shape centred where the parent was, with
 // inherit x the parent's velocity added (emitter/event_types.wgsl). Every birth then goes through
 // born_particle (emitter/modifiers.wgsl: attributes zeroed, birth expressions, `init`).
 //
@@ -33,7 +34,8 @@
 //                       emitter's own slots), 5 block_owner (read: the emitter of each block),
 //                     6 budget (read: the counters, RECORD_WORDS words per emitter, word 0 =
 //                       Counters.budget),
-//                     7 inbox (read: EventInbox), 8 event_records (read: EventRecord array);
+//                     7 inboxes (read: one EventInbox per emitter), 8 event_records (read:
+//                       EventRecord array, each emitter's from its inbox.records_base);
 //                     7 and 8 are read only with EVENT_TARGET (8: one record otherwise)
 //                     group 1: 0 attributes (rw, only with custom attributes: generated code)
 
@@ -55,7 +57,7 @@ override BLOCKS_PER_GROUP: u32 = 1u;
 @group(0) @binding(5) var<storage, read> block_owner: array<u32>;
 // a plain view of Counters (whose atomics a read-only binding cannot declare)
 @group(0) @binding(6) var<storage, read> budget: array<u32>;
-@group(0) @binding(7) var<storage, read> inbox: EventInbox;
+@group(0) @binding(7) var<storage, read> inboxes: array<EventInbox>;
 @group(0) @binding(8) var<storage, read> event_records: array<EventRecord>;
 
 // free slots per mask word of this workgroup's blocks
@@ -80,18 +82,20 @@ var<workgroup> spans: array<BlockSpan, BLOCKS_PER_GROUP>;
 // only where a slot is born: the other slots need four of its words, not all 64
 var<private> params: EmitterParams;
 
-// The birth of free rank `rank`: the host's (centred on the emitter) below inbox.host_budget,
-// else from the event record the rank belongs to. One call of spawn_particle_at either way (a
-// second inlined copy of the births made lavapipe's spawn markedly slower).
-fn birth(p: EmitterParams, slot: u32, rank: u32) -> Particle {
+// The birth of free rank `rank` of emitter `owner`: the host's (centred on the emitter) below
+// its inbox's host_budget, else from the event record the rank belongs to (an emitter no events
+// reach has no links). One call of spawn_particle_at either way (a second inlined copy of the
+// births made lavapipe's spawn markedly slower).
+fn birth(p: EmitterParams, owner: u32, slot: u32, rank: u32) -> Particle {
     var origin = p.origin.xyz;
     var added = p.inherit.xyz;
-    if (EVENT_TARGET && rank >= inbox.host_budget) {
-        for (var l = 0u; l < inbox.link_count; l++) {
-            let link = inbox.links[l];
+    if (EVENT_TARGET && rank >= inboxes[owner].host_budget) {
+        let base = inboxes[owner].records_base;
+        for (var l = 0u; l < inboxes[owner].link_count; l++) {
+            let link = inboxes[owner].links[l];
             let offset = rank - link.birth_base;   // wraps past every range when rank < birth_base
             if (rank >= link.birth_base && offset < link.stored * link.count) {
-                let record = event_records[link.record_base + offset / link.count];
+                let record = event_records[base + link.record_base + offset / link.count];
                 origin = record.position.xyz;
                 added = link.inherit * record.velocity.xyz;
                 break;
@@ -147,7 +151,7 @@ fn spawn_slot(block: u32, span: BlockSpan, words: u32, lid: u32) {
     let rank = first_rank + free_before;
     if (!alive && rank < births) {
         params = emitters[span.owner];
-        particles[g] = birth(params, i, rank);
+        particles[g] = birth(params, span.owner, i, rank);
         alive = true;
     }
     if (alive) {   // alive slots before the block: its slots, less the free, plus their births

@@ -1,8 +1,10 @@
 """Batches of like emitters: one arena per buffer and one dispatch per simulation pass for all.
 
 Emitters whose simulation compiles to the same passes (ordered allocation, no sub-emitter events
-in or out, no modifiers, attributes or birth expressions, no mesh, no collision material, no
-vector field in the scene, and the same "any forces" switch) share the passes below. A prewarm
+sent, no modifiers, attributes or birth expressions, no mesh, no collision material, no vector
+field in the scene, and the same "any forces" switch) share the passes below. Events may spawn
+into members: each member's inbox is a view into the batch's inbox arena, and their records go
+to its region of the batch's records arena (events.py wires the sources to them). A prewarm
 runs before the pool joins (it steps the pool alone over its own buffers, ``add``), so a
 prewarmed emitter batches like any other:
 
@@ -13,6 +15,9 @@ prewarmed emitter batches like any other:
   <batch>/params, counters, draw_args,           one RECORD_WORDS-word record per emitter
   alive_total, sprite_look
   <batch>/forces, looks                          MAX_FORCES force records, one Looks per emitter
+  <batch>/event_links, event_records             one EventInbox per emitter; the event records
+                                                 of the members events spawn into, each
+                                                 member's region from its inbox's records_base
 
 and run update, free scan, count, alive scan, spawn and prepare once per frame for all of them
 (emitter/update.wgsl, count.wgsl, spawn.wgsl and prepare.wgsl index the records by block_owner).
@@ -43,19 +48,18 @@ from emberfx.blocks.sort import TILE
 from emberfx.core.frame_graph import Pass
 from emberfx.core.layout import record_view, struct_dtype
 from emberfx.core.resources import BufferView
-from emberfx.core.system import Readback
 from emberfx.systems.emitter import culling
 from emberfx.systems.emitter import passes as emitter_passes
-from emberfx.systems.emitter.looks import SPRITE_LOOK, pack_sprite_look
+from emberfx.systems.emitter.events import INBOX
+from emberfx.systems.emitter.events import RECORD as EVENT_RECORD
+from emberfx.systems.emitter.looks import SPRITE_LOOK
 from emberfx.systems.emitter.params import (
     BLOCK,
     BLOCK_WORDS,
     LOOKS,
     PARAMS,
-    pack_params,
 )
-from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, pack_forces
-from emberfx.systems.forces.forces import arrange as arrange_forces
+from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.system import EmitterSystem, _Pool
@@ -70,7 +74,7 @@ STORAGE = wgpu.BufferUsage.STORAGE
 MOVED_STATE = ("particles", "alive_list", "counters", "draw_args", "alive_total", "forces",
                "sprite_look", "looks")
 # a pool's own buffers that a batch's arenas replace (and their scans' and sorts' buffers)
-ARENA_KEYS = (*MOVED_STATE, "params", "sort_keys", "depth_params",
+ARENA_KEYS = (*MOVED_STATE, "params", "sort_keys", "depth_params", "event_links",
               "free_mask", "block_free", "block_alive", "block_owner", "tiles", "birth_slots")
 _REPLACED_PREFIXES = ("block_free:", "block_alive:", "sort_keys:")
 _serials = itertools.count()
@@ -84,8 +88,8 @@ class Simulation:
     buffers: dict[str, BufferView]
     blocks: int
     members: int = 1
-    # what a batch's passes bind in place of its first member's own contacts and event buffers
-    # (no batched emitter collides or has events: these are never read, but must outlive any
+    # what a batch's passes bind in place of its first member's own contacts and event marks
+    # (no batched emitter collides or sends events: these are never read, but must outlive any
     # member)
     stand_ins: dict[str, BufferView] = field(default_factory=dict)
     # ordered allocation stepped by one pass (emitter/update_ranked.wgsl), as simulation_passes
@@ -110,21 +114,23 @@ class Batch:
     forces: np.ndarray                          # MAX_FORCES Force records per member
     sprites: np.ndarray                         # one RECORD-byte sprite look per member
     counters: np.ndarray                        # each member's cleared Counters record, as words
+    inboxes: np.ndarray                         # each member's EventInbox (written when any
+                                                # member is an event target)
+    records_bases: dict[int, int] = field(default_factory=dict)   # target member -> first record
     passes: list[Pass] = field(default_factory=list)
     updates: dict[tuple, Pass] = field(default_factory=dict)   # update pass by variant
     written: dict[str, bytes] = field(default_factory=dict)    # last upload of rarely changing ones
     dead: set[int] = field(default_factory=set)   # members deleted since it was made (idle)
 
 
-def batch_key(system: EmitterSystem, pool: _Pool, targets: set[str],
-              fields: bool) -> tuple | None:
+def batch_key(system: EmitterSystem, pool: _Pool, fields: bool) -> tuple | None:
     """What a pool's shared passes compile to, or None when it must run alone."""
     from emberfx.systems.emitter.events import SPAWN
     from emberfx.systems.emitter.system import UPDATE
 
     c = pool.component
     if (fields or c.allocation != "ordered" or c.mesh is not None
-            or c.collision is not None or c.sub_emitters() or pool.entity.name in targets
+            or c.collision is not None or c.sub_emitters()
             or pool.program is None or pool.program.dtype is not None
             or pool.shader(UPDATE) != UPDATE or pool.shader(SPAWN) != SPAWN):
         return None
@@ -136,13 +142,12 @@ def wanted_groups(system: EmitterSystem) -> dict[tuple, list[list[_Pool]]]:
     would pass the device's largest storage binding; groups of one run alone."""
     if not system.shared.batching:
         return {}
-    targets = {spawn.emitter for _, c in system.query("emitter") for _, spawn in c.sub_emitters()}
     fields = any(getattr(f, "kind", None) == "vector_field" for _, f in system.query(*FORCE_KEYS))
     limit = system.gpu.limits["max-storage-buffer-binding-size"]
     per_slot = PARTICLE.itemsize
     groups: dict[tuple, list[list[_Pool]]] = {}
     for pool in system.pools.values():
-        key = batch_key(system, pool, targets, fields)
+        key = batch_key(system, pool, fields)
         if key is None:
             continue
         chunks = groups.setdefault(key, [[]])
@@ -181,8 +186,8 @@ def arrange_after(system: EmitterSystem, changed: str) -> bool:
     batch with more idle members (deleted) than live ones is packed again; a spawned emitter
     that can share waits alone until SPAWN_GROUP like ones have come, which then form a batch,
     merged with any batch of theirs at most twice their size (so each emitter is copied
-    O(log n) times, however many come); one that events will spawn into leaves its batch; a
-    vector field regroups everything."""
+    O(log n) times, however many come); a vector field regroups everything. (A member that
+    events will spawn into stays: its batch's records are laid out again, events.refresh.)"""
     pool = system.pools.get(changed)
     if pool is None:
         worn = [b for b in system.batches if 2 * len(b.dead) > len(b.members)]
@@ -190,15 +195,7 @@ def arrange_after(system: EmitterSystem, changed: str) -> bool:
     if any(getattr(f, "kind", None) == "vector_field" and ref.name == changed
            for ref, f in system.query("force_field")) and system.batches:
         return arrange(system)
-    targets = {spawn.emitter for _, spawn in pool.component.sub_emitters()}
-    hit = {id(t.batch) for name in targets
-           if (t := system.pools.get(name)) is not None and t.batch is not None}
-    leaving = [b for b in system.batches if id(b) in hit]
-    if leaving:   # events will spawn into a member: it runs alone from now on
-        return _regroup(system, [(b.key, [p for p in _live(system, b)
-                                          if p.entity.name not in targets])
-                                 for b in leaving], leaving)
-    key = batch_key(system, pool, set(), False) if system.shared.batching else None
+    key = batch_key(system, pool, False) if system.shared.batching else None
     if key is None or pool.batch is not None:
         return False
     pending = [p for p in system.pending.get(key, []) if system.pools.get(p.entity.name) is p
@@ -267,6 +264,7 @@ def retire_member(system: EmitterSystem, pool: _Pool) -> None:
     row = batch.params[k]
     row["capacity"], row["budget"], row["force_count"] = 0, 0, 0
     batch.counters[k, 0] = 0
+    batch.inboxes[k] = np.zeros((), INBOX)
 
 
 def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch:
@@ -294,7 +292,7 @@ def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch
              "draw_args": (n * RECORD, STORAGE | indirect), "alive_total": (n * RECORD, STORAGE),
              "sprite_look": (n * RECORD, STORAGE), "forces": (n * MAX_FORCES * FORCE.itemsize,
                                                              STORAGE),
-             "looks": (n * LOOKS.itemsize, STORAGE)}
+             "looks": (n * LOOKS.itemsize, STORAGE), "event_links": (n * INBOX.itemsize, STORAGE)}
     sizes.update(emitter_passes.one_pass_sizes(system, blocks, n, members[0].component))
     if alpha:
         sizes["sort_keys"] = (len(alpha) * segment * 4, STORAGE)
@@ -303,9 +301,8 @@ def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch
         sizes.update(culling.arena_sizes(slots + len(alpha) * segment, n))
     lead = members[0]
     assert lead.contacts is not None
-    for binding, view in {**lead.contacts.buffers, "event_marks": lead.buffers["event_marks"],
-                          "inbox": lead.buffers["event_links"],
-                          "event_records": system.events.records[lead.entity.name]}.items():
+    for binding, view in {**lead.contacts.buffers,
+                          "event_marks": lead.buffers["event_marks"]}.items():
         sizes[f"stand_in:{binding}"] = (view.size, STORAGE)
     what = f"the {n} batched emitters {members[0].entity.name!r}..{members[-1].entity.name!r}"
     arenas = {k: system.resources.buffer(name, k, size,
@@ -332,7 +329,7 @@ def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch
                  alive_bases, (len(alpha), segment),
                  params=np.zeros(n, PARAMS), forces=np.zeros(n * MAX_FORCES, FORCE),
                  sprites=np.zeros((n, RECORD), np.uint8),
-                 counters=np.zeros((n, RECORD // 4), np.uint32))
+                 counters=np.zeros((n, RECORD // 4), np.uint32), inboxes=np.zeros(n, INBOX))
 
 
 def _take_place(system: EmitterSystem, pool: _Pool, spent: list) -> dict[str, BufferView]:
@@ -368,7 +365,8 @@ def _place_in_batch(system: EmitterSystem, batch: Batch, k: int, pool: _Pool) ->
                "draw_args": (k * RECORD, 20), "alive_total": (k * RECORD, 16),
                "sprite_look": (k * RECORD, SPRITE_LOOK.itemsize),
                "forces": (k * MAX_FORCES * FORCE.itemsize, MAX_FORCES * FORCE.itemsize),
-               "looks": (k * LOOKS.itemsize, LOOKS.itemsize)}
+               "looks": (k * LOOKS.itemsize, LOOKS.itemsize),
+               "event_links": (k * INBOX.itemsize, INBOX.itemsize)}
     if pool.component.blend == "alpha":
         regions["sort_keys"] = ((alive_base - batch.alive_bases[-batch.alpha[0]]) * 4, n * 4)
     for key, (offset, size) in regions.items():
@@ -397,8 +395,73 @@ def _copy_state(encoder, old: dict[str, BufferView], new: dict[str, BufferView])
 
 
 def _finish_batch(system: EmitterSystem, batch: Batch) -> None:
-    """The batch's shared passes, each member's own passes and readback, and the uniforms a
-    render before the next step reads."""
+    """The batch's records arena, its shared passes, each member's own passes and readback,
+    and the uniforms a render before the next step reads."""
+    _place_records(system, batch)
+    _build_passes(system, batch)
+    for pool in batch.members:
+        system.place_member(pool)
+    system.resources.write(batch.sim.buffers["params"], batch.params.tobytes())
+
+
+def rewire(system: EmitterSystem, batch: Batch) -> None:
+    """The links into some members changed (events.refresh): their records laid out again, and
+    a new spawn pass (it reads events where any member receives them; passes.with_new_spawn)."""
+    _place_records(system, batch)
+    lead = batch.members[0]
+    one_pass = batch.sim.one_pass
+    passes = emitter_passes.with_new_spawn(system, lead, batch.sim, batch.passes, batch.updates)
+    batch.passes = [member_writes(batch, p) for p in passes]
+    if one_pass:   # (the update passes were made again)
+        batch.updates = {lead.variant: next(p for p in batch.passes
+                                            if p.name.endswith(":emitter:update"))}
+
+
+def _place_records(system: EmitterSystem, batch: Batch) -> None:
+    """The batch's records arena (made anew): each member that events spawn into gets a region
+    of it, 256-byte aligned, as its ``<e>/event_records`` view (its first record goes into its
+    inbox, ``records_base``); the others keep their own one-record buffers. Records live for a
+    step (the sources' write passes fill them before the spawn reads them): nothing is copied."""
+    events, resources = system.events, system.resources
+    name = f"{batch.name}/event_records"
+    old = resources.take(name) if name in resources else None
+    align = 256 // EVENT_RECORD.itemsize   # records per VIEW_ALIGNMENT (emitter/event_types.wgsl)
+    regions: dict[int, tuple[int, int]] = {}
+    total = 0
+    for k, pool in enumerate(batch.members):
+        quota = events.records_quota(pool.entity.name)
+        if quota and k not in batch.dead:
+            regions[k] = (total, quota)
+            total += math.ceil(quota / align) * align
+    arena = resources.buffer(batch.name, "event_records", max(total, align) * EVENT_RECORD.itemsize,
+                             STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST,
+                             family=system.key,
+                             what=f"the event records of batch {batch.name}'s members")
+    batch.sim.buffers["event_records"] = arena
+    batch.records_bases = {k: base for k, (base, _) in regions.items()}
+    for k, pool in enumerate(batch.members):
+        if k in batch.dead:
+            continue   # (its entity is gone, and its views with it)
+        if k in regions:
+            base, quota = regions[k]
+            own = pool.buffers.pop("event_records", None)
+            if own is not None and own.buffer is not arena.buffer and own.family != system.key:
+                resources.release(pool.entity.name, own.family)   # its own records
+            elif own is not None:
+                resources.take(own.name)   # a view into the arena replaced below
+            pool.buffers["event_records"] = resources.view(
+                name, "event_records", base * EVENT_RECORD.itemsize,
+                quota * EVENT_RECORD.itemsize, owner=pool.entity.name)
+        elif pool.buffers.get("event_records") is None or \
+                pool.buffers["event_records"].family == system.key:
+            events.own_records(pool)   # no longer a target: a record of its own again
+        events.records_moved(pool.entity.name)
+    if old is not None:
+        old.destroy()
+
+
+def _build_passes(system: EmitterSystem, batch: Batch) -> None:
+    """The batch's shared simulation passes, its culling and its alpha sort."""
     lead = batch.members[0]
     batch.updates.clear()
     passes = emitter_passes.simulation_passes(system, lead, batch.sim, batch.updates)
@@ -413,9 +476,6 @@ def _finish_batch(system: EmitterSystem, batch: Batch) -> None:
         passes += culling.sorted_in_drawn_list(b, sort) if culled else sort
     batch.passes = [member_writes(batch, p) for p in passes]
     batch.updates[lead.variant] = batch.passes[0]
-    for pool in batch.members:
-        system.place_member(pool)
-    system.resources.write(batch.sim.buffers["params"], batch.params.tobytes())
 
 
 def member_writes(batch: Batch, p: Pass) -> Pass:
@@ -428,68 +488,6 @@ def member_writes(batch: Batch, p: Pass) -> Pass:
     written = {id(a.buffer) for a in batch.sim.buffers.values() if a.name in p.writes}
     extra = [name for buffer in written for name in members.get(buffer, ())]
     return replace(p, writes=tuple(dict.fromkeys((*p.writes, *extra))))
-
-
-def upload_step(system: EmitterSystem, batch: Batch, step, start: float, in_scene: list) -> None:
-    """One step's records of every member, packed into the batch's arrays and written with one
-    write per arena. What a member's component alone decides is packed only after an edit
-    (``pool.dirty``); the step's frame, time, budgets and the forces (once per distinct
-    ``affected_by``) go in as columns."""
-    params = batch.params
-    budgets = np.zeros(len(batch.members), np.uint32)
-    forces_of: dict = {}   # affected_by -> (force records, accelerate_end, kill_start)
-    for k, pool in enumerate(batch.members):
-        if k in batch.dead:
-            continue
-        c = pool.component
-        budget, velocity = pool.births.step(c, start, step.dt)   # members are no event targets
-        budgets[k] = budget
-        acting = None if c.affected_by is None else tuple(c.affected_by)
-        found = forces_of.get(acting)
-        if found is None:
-            arranged, accelerate_end, kill_start = arrange_forces(
-                system.forces_on(pool, in_scene)[:MAX_FORCES])
-            found = forces_of[acting] = (pack_forces(arranged, step.frame * step.dt),
-                                         accelerate_end, kill_start, len(arranged))
-        records, accelerate_end, kill_start, count = found
-        if pool.dirty:
-            pack_params(pool.param_record, c, entity=pool.entity.index, frame=step.frame,
-                        seed=step.seed, dt=step.dt, budget=budget, force_count=count)
-            look = pack_sprite_look(c)
-            batch.sprites[k, :len(look)] = np.frombuffer(look, np.uint8)
-            system.write_looks(pool)
-            pool.dirty = False
-        if c.inherit_velocity:
-            params["inherit"][k, :3] = [c.inherit_velocity * u for u in velocity]
-        row = params[k]
-        row["force_count"], row["accelerate_end"], row["kill_start"] = (
-            count, accelerate_end, kill_start)
-        if count:
-            batch.forces[k * MAX_FORCES:k * MAX_FORCES + len(records)] = records
-    params["budget"], params["frame"], params["seed"] = budgets, step.frame, step.seed
-    params["h"], params["time"] = step.dt, start
-    batch.counters[:, 0] = budgets   # the budget word; the other counts start at zero
-    b, write = batch.sim.buffers, system.resources.write
-    write(b["params"], params.tobytes())
-    write(b["counters"], batch.counters.tobytes())
-    for key, array in (("forces", batch.forces), ("sprite_look", batch.sprites)):
-        data = array.tobytes()
-        if batch.written.get(key) != data:
-            write(b[key], data)
-            batch.written[key] = data
-
-
-def batch_readback(batch: Batch) -> Readback:
-    """Every member's counters in one region, copied back once per step."""
-    counters = batch.sim.buffers["counters"]
-    return Readback(batch.name, "emitter", counters.name, counters.buffer, counters.offset,
-                    len(batch.members) * RECORD)
-
-
-def readback_of(pool: _Pool, size: int) -> Readback:
-    counters = pool.buffers["counters"]
-    return Readback(pool.entity.name, "emitter", counters.name, counters.buffer, counters.offset,
-                    size)
 
 
 # a batch's emitters draw in runs (systems/emitter/passes.py)

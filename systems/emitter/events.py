@@ -36,7 +36,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -47,12 +47,11 @@ from emberfx.core import wgsl
 from emberfx.core.errors import SceneError
 from emberfx.core.frame_graph import Pass, Phase
 from emberfx.core.layout import struct_dtype
-from emberfx.core.resources import BufferView
 from emberfx.systems.emitter.component import EVENT_KINDS, MAX_EVENT_LINKS, sub_emitter_problem
 from emberfx.systems.emitter.params import BLOCK, BLOCK_WORDS
 
 if TYPE_CHECKING:
-    from emberfx.systems.emitter.batches import Simulation
+    from emberfx.systems.emitter.batches import Batch, Simulation
     from emberfx.systems.emitter.system import EmitterSystem, _Pool
 
 INBOX = struct_dtype("emitter/event_types.wgsl", "EventInbox")
@@ -104,7 +103,6 @@ class EventWiring:
         self.into: dict[str, list[Link]] = {}          # target -> its links, in tally order
         self.sources: dict[str, None] = {}             # pools that send events
         self.pending: set[str] = set()                 # pools made since the last refresh
-        self.records: dict[str, BufferView] = {}       # pool name -> <t>/event_records
         self.scans: dict[str, PrefixScan] = {}         # source -> the scan of its block counts
         self.scan_passes: dict[str, list[Pass]] = {}   # source -> that scan's passes
         self.link_passes: dict[str, list[Pass]] = {}   # source -> tally + write per link
@@ -123,8 +121,9 @@ class EventWiring:
     # a pool's own part, made with the pool ---------------------------------------------------
     @staticmethod
     def buffer_sizes(component) -> dict[str, tuple[int, int]]:
-        return {"event_marks": (marks_size(component), STORAGE),
-                "event_links": (INBOX.itemsize, STORAGE)}
+        """The buffers made with the pool (its inbox, ``event_links``, is made where it is
+        placed: alone, or as a view into its batch's inbox arena)."""
+        return {"event_marks": (marks_size(component), STORAGE)}
 
     def attach(self, pool: _Pool) -> None:
         """A new pool: the scan of its event counts (a source), a placeholder records buffer
@@ -137,7 +136,7 @@ class EventWiring:
             self.scan_passes.pop(name, None)
             self.scans[name] = PrefixScan(self.system.build, f"{name}:emitter:events",
                                           pool.buffers["event_marks"], len(kinds) * blocks)
-        self._make_records(name, 1)
+        self._make_records(pool, 1)
         self.into.pop(name, None)
         self.pending.add(name)
         if kinds:
@@ -151,7 +150,7 @@ class EventWiring:
 
     def forget(self, name: str) -> None:
         self.system.resources.release(name, FAMILY)
-        for table in (self.records, self.scans, self.scan_passes, self.link_passes,
+        for table in (self.scans, self.scan_passes, self.link_passes,
                       self.link_keys, self.seen, self.inbox_keys, self.into, self.made,
                       self.records_made, self.sources, self.inboxes):
             table.pop(name, None)
@@ -169,28 +168,51 @@ class EventWiring:
 
     def spawn_pass(self, pool: _Pool, sim: Simulation) -> Pass:
         """The ordered spawn (emitter/spawn.wgsl) over ``sim`` (the pool's buffers, or its
-        batch's arenas), reading the budget from the counters and, for a target, its births
-        from the records."""
-        name, b = pool.entity.name, sim.buffers
+        batch's arenas), reading the budgets from the counters and, where events spawn into an
+        emitter, its births from its inbox and records (a batch's inbox and records arenas)."""
+        b = sim.buffers
+        members = pool.batch.members if pool.batch is not None else [pool]
+        records = b["event_records"] if pool.batch is not None else \
+            pool.buffers["event_records"]
         per_group = SPAWN_BLOCKS_PER_GROUP if sim.blocks >= SPAWN_GROUPED_FROM else 1
         return self.system.build.compute(
             f"{sim.name}:emitter:spawn", Phase.SIMULATE, pool.shader(SPAWN),
             self.system.gpu.grid(math.ceil(sim.blocks / per_group)),
             {"emitters": b["params"], "particles": b["particles"], "free_mask": b["free_mask"],
              "free_offset": b["block_free"], "alive_list": b["alive_list"],
-             "block_owner": b["block_owner"],
-             "budget": b["counters"], "inbox": pool.buffers["event_links"],
-             "event_records": self.records[name], **pool.program_bindings(SPAWN),
-             **{k: v for k, v in sim.stand_ins.items() if k in ("inbox", "event_records")}},
-            constants={"EVENT_TARGET": bool(self.into.get(name)), "BLOCKS_PER_GROUP": per_group})
+             "block_owner": b["block_owner"], "budget": b["counters"],
+             "inboxes": b["event_links"], "event_records": records,
+             **pool.program_bindings(SPAWN)},
+            constants={"EVENT_TARGET": any(self.into.get(m.entity.name) for m in members),
+                       "BLOCKS_PER_GROUP": per_group})
 
-    def _make_records(self, name: str, count: int) -> None:
-        if name in self.records:   # (releasing looks through every resource: only when needed)
+    def records_quota(self, name: str) -> int:
+        """Records the links into pool ``name`` may store in a step."""
+        return sum(link.quota for link in self.into.get(name, ()))
+
+    def own_records(self, pool: _Pool) -> None:
+        """A pool placed alone: records of its own, unless it has them already (it may come
+        from a batch, where they were a view into the batch's records arena)."""
+        view = pool.buffers.get("event_records")
+        if view is None or view.family != FAMILY:
+            self._make_records(pool, self.records_quota(pool.entity.name))
+
+    def _make_records(self, pool: _Pool, count: int) -> None:
+        name = pool.entity.name
+        old = pool.buffers.pop("event_records", None)
+        if old is not None and old.family == FAMILY:   # (else a batch's view: its batch's)
             self.system.resources.release(name, FAMILY)
-        self.records[name] = self.system.resources.buffer(
+        elif old is not None:
+            self.system.resources.take(old.name)
+        pool.buffers["event_records"] = self.system.resources.buffer(
             name, "event_records", max(1, count) * RECORD.itemsize,
             STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC, family=FAMILY,
             what=f"entity '{name}': the event records of its sub-emitter links")
+        self.records_made[name] = next(self._serials)
+
+    def records_moved(self, name: str) -> None:
+        """Pool ``name``'s inbox, records or counters are new views (it joined a batch, or its
+        batch laid out its records again): the link passes into it bind them anew."""
         self.records_made[name] = next(self._serials)
 
     # the links -------------------------------------------------------------------------------
@@ -219,6 +241,7 @@ class EventWiring:
                 into.append(link)
                 self.links.append(link)
         made = self.made
+        rewired: dict[int, Batch] = {}   # batches whose members' links changed
         for name in sorted(looked_at | set(self.into)):
             target = pools.get(name)
             if target is None:
@@ -227,10 +250,15 @@ class EventWiring:
             inbox_key = (made[name], tuple((link.source, made[link.source], link.kind,
                                             link.quota) for link in into))
             if self.inbox_keys.get(name) != inbox_key:
-                self._make_records(name, sum(link.quota for link in into))
+                self.inbox_keys[name] = inbox_key
+                if target.batch is not None:
+                    rewired[id(target.batch)] = target.batch
+                    continue
+                self._make_records(target, self.records_quota(name))
                 if target.component.allocation == "ordered":
                     self.system.replace_spawn(target)
-                self.inbox_keys[name] = inbox_key
+        for batch in rewired.values():
+            self.system.rewire_batch(batch)
         self.pending.clear()
         by_source: dict[str, list[Link]] = {}
         for link in self.links:
@@ -263,9 +291,11 @@ class EventWiring:
             f"{prefix}:write", Phase.SIMULATE, "emitter/event_write.wgsl",
             self.system.gpu.grid(math.ceil(source.component.capacity / BLOCK)),
             {"params": s["params"], "particles": s["particles"], "event_marks": s["event_marks"],
-             "inbox": t["event_links"], "records": self.records[link.target]},
+             "inbox": t["event_links"], "records": t["event_records"]},
             constants=segment)
-        return [tally, write]
+        # a batched target's views are its batch's arenas to the frame graph: its spawn
+        # reads them after these
+        return [writes_arenas(target, tally), writes_arenas(target, write)]
 
     def ordered(self) -> list[_Pool]:
         """The pools, sources before their targets, otherwise in the order they were made."""
@@ -289,14 +319,22 @@ class EventWiring:
 
     # each step -------------------------------------------------------------------------------
     def write_inbox(self, pool: _Pool, host_budget: int) -> None:
-        """A target's inbox for the step: its host budget (ranked first) and its links' count,
-        quota and velocity share; the tallies fill in the rest on the GPU. The links' part is
-        packed again only when what it is packed from changed (it is written every step: the
-        tallies of the last step are in the buffer)."""
+        """A lone target's inbox for the step (inbox_record), written to its own buffer."""
+        record = self.inbox_record(pool, host_budget)
+        if record is not None:
+            self.system.resources.write(pool.buffers["event_links"], record.tobytes())
+
+    def inbox_record(self, pool: _Pool, host_budget: int, records_base: int = 0
+                     ) -> np.ndarray | None:
+        """A target's inbox for the step, or None when no events spawn into it: its host budget
+        (ranked first), where its records start in the buffer its spawn binds, and its links'
+        count, quota and velocity share; the tallies fill in the rest on the GPU. The links'
+        part is packed again only when what it is packed from changed (the inbox is written
+        every step: the tallies of the last step are in the buffer)."""
         name = pool.entity.name
         links = self.into.get(name)
         if not links:
-            return
+            return None
         pools = self.system.pools
         spawns = [(link, getattr(pools[link.source].component, f"on_{link.kind}"))
                   for link in links]
@@ -312,8 +350,8 @@ class EventWiring:
                     spawn.inherit_velocity
             packed = self.inboxes[name] = (key, record)
         record = packed[1]
-        record["host_budget"] = host_budget
-        self.system.resources.write(pool.buffers["event_links"], record.tobytes())
+        record["host_budget"], record["records_base"] = host_budget, records_base
+        return record
 
     # what comes back -------------------------------------------------------------------------
     @staticmethod
@@ -346,6 +384,19 @@ class EventWiring:
                 if count:
                     out.append((f"{kind}:{name}", {"count": count}))
         return out
+
+
+def writes_arenas(pool: _Pool, p: Pass) -> Pass:
+    """``p`` (a source's tally or write into ``<t>/counters``, ``event_links`` or
+    ``event_records``) declaring, beside each view of the batched target ``pool`` it writes,
+    the batch's arena: the frame graph then orders the batch's passes that read the arena (its
+    spawn) after it."""
+    if pool.batch is None:
+        return p
+    arenas = {id(a.buffer): a.name for a in pool.batch.sim.buffers.values()}
+    views = {view.name: id(view.buffer) for view in pool.buffers.values()}
+    extra = [arenas[views[name]] for name in p.writes if views.get(name) in arenas]
+    return replace(p, writes=tuple(dict.fromkeys((*p.writes, *extra))))
 
 
 def _sources_first(names: list[str], links: list[Link]) -> list[str]:

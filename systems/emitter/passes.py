@@ -144,8 +144,9 @@ def steps_in_one_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> bo
     """Whether ``sim`` takes the one-pass ordered step: as may_step_in_one_pass says, with no
     births from events (their budget grows on the GPU after this pass would need it) and at
     most RANKED_MAX_SLOTS slots."""
+    members = pool.batch.members if pool.batch is not None else [pool]
     return ("tiles" in sim.buffers and may_step_in_one_pass(system, sim.members, pool.component)
-            and not system.events.into.get(pool.entity.name)
+            and not any(system.events.into.get(m.entity.name) for m in members)
             and sim.blocks * BLOCK < RANKED_MAX_SLOTS)
 
 
@@ -294,18 +295,18 @@ def births_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> Pass:
          "birth_slots": b["birth_slots"], **pool.program_bindings(BIRTHS)})
 
 
-def with_new_spawn(system: EmitterSystem, pool: _Pool) -> list[Pass]:
-    """``pool``'s passes with a new spawn pass (its event links changed). A pool stepped in one
-    pass gets the multi-pass step instead: events' births join its budget on the GPU after its
-    update, where only a spawn pass can give them."""
-    sim = pool.sim
-    assert sim is not None   # a pool events spawn into runs alone
+def with_new_spawn(system: EmitterSystem, pool: _Pool, sim: Simulation, passes: list[Pass],
+                   updates: dict) -> list[Pass]:
+    """``passes`` (``sim``'s, ``pool`` its first emitter) with a new spawn pass (the event
+    links into an emitter of ``sim`` changed). A simulation stepped in one pass gets the
+    multi-pass step instead (``updates``, by variant, made again): events' births join its
+    budget on the GPU after its update, where only a spawn pass can give them."""
     if sim.one_pass:
-        pool.updates.clear()
-        kept = [p for p in pool.passes if p.phase not in (Phase.SIMULATE, Phase.PREPARE)]
-        return simulation_passes(system, pool, sim, pool.updates) + kept
-    at = next(i for i, p in enumerate(pool.passes) if p.name.endswith(":emitter:spawn"))
-    return [*pool.passes[:at], system.events.spawn_pass(pool, sim), *pool.passes[at + 1:]]
+        updates.clear()
+        kept = [p for p in passes if p.phase not in (Phase.SIMULATE, Phase.PREPARE)]
+        return simulation_passes(system, pool, sim, updates) + kept
+    at = next(i for i, p in enumerate(passes) if p.name.endswith(":emitter:spawn"))
+    return [*passes[:at], system.events.spawn_pass(pool, sim), *passes[at + 1:]]
 
 
 def update_pass_for(system: EmitterSystem, pool: _Pool, sim: Simulation) -> Pass:
@@ -326,8 +327,7 @@ def _integration(system: EmitterSystem, pool: _Pool, sim: Simulation,
                 "counters": b["counters"], "forces": b["forces"],
                 "block_owner": b["block_owner"], **pool.contacts.bindings(),
                 **system.events.update_bindings(pool), **pool.program_bindings(base),
-                **{k: v for k, v in sim.stand_ins.items()
-                   if k not in ("inbox", "event_records")}}
+                **sim.stand_ins}
     constants = {"HAS_FORCES": force_kinds != 0, "FORCE_KINDS": force_kinds,
                  "HAS_COLLISIONS": solid_kinds != 0,
                  "SOLID_KINDS": solid_kinds, "HAS_VECTOR_FIELDS": has_fields,

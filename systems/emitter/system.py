@@ -56,12 +56,12 @@ from emberfx.core.frame_graph import Pass
 from emberfx.core.resources import BufferView
 from emberfx.core.system import EntityRef, Priority, Readback, StepInfo, System
 from emberfx.model.registry import set_system
-from emberfx.systems.emitter import batches, readout
+from emberfx.systems.emitter import batch_upload, batches, readout
 from emberfx.systems.emitter import passes as emitter_passes
 from emberfx.systems.emitter import prewarm as emitter_prewarm
 from emberfx.systems.emitter.component import Emitter
 from emberfx.systems.emitter.contacts import Contacts
-from emberfx.systems.emitter.events import COUNTERS_CLEARED, EventWiring, check_links
+from emberfx.systems.emitter.events import COUNTERS_CLEARED, INBOX, EventWiring, check_links
 from emberfx.systems.emitter.looks import SPRITE_LOOK, pack_sprite_look, sprite_look_key
 from emberfx.systems.emitter.modifiers import (
     Program,
@@ -213,6 +213,7 @@ class EmitterSystem(System):
             # at every bind (WGPU_NOTES), and the draw branches on the look
             "sprite_look": (SPRITE_LOOK.itemsize, storage),
             "forces": (MAX_FORCES * FORCE.itemsize, storage),
+            "event_links": (INBOX.itemsize, storage),   # its inbox, read where events reach it
         }
         if c.blend == "alpha":
             sizes["sort_keys"] = (n * 4, storage)
@@ -233,6 +234,7 @@ class EmitterSystem(System):
         self.records.place(pool)   # its params and counters: views into a shared page
         pool.written_forces, pool.written_look, pool.dirty = b"", b"", True   # new buffers
         pool.look_key = None
+        self.events.own_records(pool)   # (a view into its batch's records arena, if it was in one)
         pool.sim = batches.Simulation(entity.name, pool.buffers, blocks)
         pool.variant = self._variant(pool)
         pool.updates.clear()
@@ -254,7 +256,7 @@ class EmitterSystem(System):
         elif pool.batch is None:   # (a batch's emitters draw in runs: batches.draw_runs)
             passes.append(emitter_passes.lone_draw_pass(self, pool))
         pool.passes = passes
-        pool.readback = batches.readback_of(pool, COUNTERS.itemsize)
+        pool.readback = batch_upload.readback_of(pool, COUNTERS.itemsize)
 
     def arrange(self, changed: str | None = None) -> bool:
         """Regroup like pools into batches (batches.py); True when buffers moved."""
@@ -280,7 +282,13 @@ class EmitterSystem(System):
 
     def replace_spawn(self, pool: _Pool) -> None:
         """A new spawn pass for the pool (its event links changed: events.py)."""
-        pool.passes = emitter_passes.with_new_spawn(self, pool)
+        assert pool.sim is not None   # (alone)
+        pool.passes = emitter_passes.with_new_spawn(self, pool, pool.sim, pool.passes,
+                                                    pool.updates)
+
+    def rewire_batch(self, batch: batches.Batch) -> None:
+        """The event links into members of ``batch`` changed (events.py)."""
+        batches.rewire(self, batch)
 
     def _variant(self, pool: _Pool) -> tuple[int, int, bool]:
         assert pool.contacts is not None
@@ -356,12 +364,13 @@ class EmitterSystem(System):
             batch.passes = emitter_passes.with_update(self, lead, batch.sim, batch.passes,
                                                       batch.updates[lead.variant])
         self.events.refresh()
-        # batches first (no events reach them); then sources before their targets, each
-        # source's event passes after its update, and each run of batched draws where its first
-        # emitter's draw would be
+        # batches that no events reach first; then the pools alone, sources before their
+        # targets, each source's event passes after its update, and each run of batched draws
+        # where its first emitter's draw would be; then the batches events spawn into (no
+        # batched emitter sends events: they follow every source)
         order = self.events.ordered()
         runs = batches.draw_runs(self, order)
-        out = [p for batch in self.batches for p in batch.passes]
+        out = [p for batch in self.batches if not batch.records_bases for p in batch.passes]
         for pool in order:
             if pool.batch is None:
                 out += self.events.with_events(pool)
@@ -370,13 +379,13 @@ class EmitterSystem(System):
                 run = runs.get(id(pool))
                 if run is not None:
                     out.append(run)
-        return out
+        return out + [p for batch in self.batches if batch.records_bases for p in batch.passes]
 
     def readbacks(self) -> list[Readback]:
         """Each lone pool's counters, and each batch's in one region (one copy for all)."""
         return ([pool.readback for pool in self.pools.values()
                  if pool.batch is None and pool.readback is not None]
-                + [batches.batch_readback(batch) for batch in self.batches])
+                + [batch_upload.batch_readback(batch) for batch in self.batches])
 
     def readbacks_of(self, entity: EntityRef) -> list[Readback]:
         pool = self.pools.get(entity.name)   # (a spawn that joins a batch lays all out again)
@@ -403,7 +412,7 @@ class EmitterSystem(System):
                 self._upload_step(pool, step, start, in_scene)
         self.records.upload()   # every lone pool's params and counters, a write per page
         for batch in self.batches:
-            batches.upload_step(self, batch, step, start, in_scene)
+            batch_upload.upload_step(self, batch, step, start, in_scene)
 
     def edited(self, entity: EntityRef, component) -> None:
         pool = self.pools.get(entity.name)

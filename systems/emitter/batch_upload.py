@@ -1,0 +1,95 @@
+"""What the host writes for a batch of emitters each step, and what it reads back (batches.py
+forms the batches and their arenas).
+
+A step packs every member's records into the batch's host arrays and writes each arena once:
+params, the cleared counters (the budget word), the inboxes of the members events spawn into
+(when any), and the forces and sprite looks when they changed. The counters come back in one
+region for all members.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from emberfx.core.system import Readback
+from emberfx.systems.emitter.looks import pack_sprite_look
+from emberfx.systems.emitter.params import PARAMS, pack_params
+from emberfx.systems.forces.forces import MAX_FORCES, pack_forces
+from emberfx.systems.forces.forces import arrange as arrange_forces
+
+if TYPE_CHECKING:
+    from emberfx.systems.emitter.batches import Batch
+    from emberfx.systems.emitter.system import EmitterSystem, _Pool
+
+RECORD = PARAMS.itemsize   # bytes of every per-emitter record (EmitterParams is padded to it)
+
+
+def upload_step(system: EmitterSystem, batch: Batch, step, start: float, in_scene: list) -> None:
+    """One step's records of every member, packed into the batch's arrays and written with one
+    write per arena. What a member's component alone decides is packed only after an edit
+    (``pool.dirty``); the step's frame, time, budgets and the forces (once per distinct
+    ``affected_by``) go in as columns."""
+    params, events, bases = batch.params, system.events, batch.records_bases
+    budgets = np.zeros(len(batch.members), np.uint32)
+    forces_of: dict = {}   # affected_by -> (force records, accelerate_end, kill_start)
+    for k, pool in enumerate(batch.members):
+        if k in batch.dead:
+            continue
+        c = pool.component
+        name = pool.entity.name
+        budget, velocity = pool.births.step(c, start, step.dt, events.is_target(name))
+        budgets[k] = budget
+        if k in bases:
+            inbox = events.inbox_record(pool, budget, bases[k])
+            if inbox is not None:
+                batch.inboxes[k] = inbox
+        acting = None if c.affected_by is None else tuple(c.affected_by)
+        found = forces_of.get(acting)
+        if found is None:
+            arranged, accelerate_end, kill_start = arrange_forces(
+                system.forces_on(pool, in_scene)[:MAX_FORCES])
+            found = forces_of[acting] = (pack_forces(arranged, step.frame * step.dt),
+                                         accelerate_end, kill_start, len(arranged))
+        records, accelerate_end, kill_start, count = found
+        if pool.dirty:
+            pack_params(pool.param_record, c, entity=pool.entity.index, frame=step.frame,
+                        seed=step.seed, dt=step.dt, budget=budget, force_count=count)
+            look = pack_sprite_look(c)
+            batch.sprites[k, :len(look)] = np.frombuffer(look, np.uint8)
+            system.write_looks(pool)
+            pool.dirty = False
+        if c.inherit_velocity:
+            params["inherit"][k, :3] = [c.inherit_velocity * u for u in velocity]
+        row = params[k]
+        row["force_count"], row["accelerate_end"], row["kill_start"] = (
+            count, accelerate_end, kill_start)
+        if count:
+            batch.forces[k * MAX_FORCES:k * MAX_FORCES + len(records)] = records
+    params["budget"], params["frame"], params["seed"] = budgets, step.frame, step.seed
+    params["h"], params["time"] = step.dt, start
+    batch.counters[:, 0] = budgets   # the budget word; the other counts start at zero
+    b, write = batch.sim.buffers, system.resources.write
+    write(b["params"], params.tobytes())
+    write(b["counters"], batch.counters.tobytes())
+    if bases:   # (the tallies of the last step are in it: written every step)
+        write(b["event_links"], batch.inboxes.tobytes())
+    for key, array in (("forces", batch.forces), ("sprite_look", batch.sprites)):
+        data = array.tobytes()
+        if batch.written.get(key) != data:
+            write(b[key], data)
+            batch.written[key] = data
+
+
+def batch_readback(batch: Batch) -> Readback:
+    """Every member's counters in one region, copied back once per step."""
+    counters = batch.sim.buffers["counters"]
+    return Readback(batch.name, "emitter", counters.name, counters.buffer, counters.offset,
+                    len(batch.members) * RECORD)
+
+
+def readback_of(pool: _Pool, size: int) -> Readback:
+    counters = pool.buffers["counters"]
+    return Readback(pool.entity.name, "emitter", counters.name, counters.buffer, counters.offset,
+                    size)

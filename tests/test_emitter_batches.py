@@ -279,11 +279,13 @@ EVENTS = (MIXED
 def test_event_targets_share_a_batch_and_stay_byte_identical(gpu):
     """Emitters that events spawn into join the batch of like emitters (t1 takes two links from
     two sources, t2 has a host rate too); sources run alone. Then the links change at run
-    time: p1 is re-aimed at e (a member that received nothing), t2 is deleted, and a new
-    source spawns into b. Every step stays byte-identical to the unbatched engine."""
+    time: p1 is re-aimed at e (a member that received nothing), t2 is deleted, a new source
+    spawns into b, and p2 is deleted (t1 then receives nothing). Every step stays
+    byte-identical to the unbatched engine."""
     def edit(engine):
         engine.entity("p1").emitter.on_death.emitter = "e"
         engine.delete("t2")
+        engine.delete("p2")
         engine.spawn("p3", {"emitter": {"capacity": 150, "rate": 400.0, "lifetime": [0.05, 0.1],
                                         "on_death": {"emitter": "b", "count": 2}}})
 
@@ -307,7 +309,31 @@ def test_event_targets_share_a_batch_and_stay_byte_identical(gpu):
         engine.step(3)
         batch = system.pools["e"].batch
         assert batch is not None and system.pools["b"].batch is batch
-        assert {system.pools[n].member for n in ("t1", "e", "b")} == set(batch.records_bases)
+        assert {system.pools[n].member for n in ("e", "b")} == set(batch.records_bases)
+        assert system.pools["t1"].buffers["event_records"].buffer is not \
+            batch.sim.buffers["event_records"].buffer   # its own one-record buffer again
+
+
+def test_rebuilt_event_target_and_source_stay_byte_identical(gpu):
+    """A capacity edit rebuilds the target t1 (it leaves its batch, and a new batch is made
+    with its new pool) and the source p1 (its link passes are made again)."""
+    def edit(engine):
+        engine.entity("t1").emitter.capacity = 1200
+        engine.entity("p1").emitter.capacity = 350
+
+    batched, image, _ = run(EVENTS, True, steps=10, between=edit)
+    alone, image_alone, _ = run(EVENTS, False, steps=10, between=edit)
+    for name in alone:
+        assert batched[name] == alone[name], name
+    assert np.array_equal(image, image_alone)
+    assert batched["t1"][2]["alive"] > 0
+    with Engine(loads_scene(EVENTS, path="<batches>")) as engine:
+        engine.step(3)
+        edit(engine)
+        engine.step(2)
+        system = engine.system_of("t1", "emitter")
+        batch = system.pools["t1"].batch
+        assert batch is not None and system.pools["t1"].member in batch.records_bases
 
 
 def test_a_one_pass_batch_that_events_reach_takes_the_multi_pass_step(gpu):

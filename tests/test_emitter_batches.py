@@ -359,3 +359,41 @@ def test_a_one_pass_batch_that_events_reach_takes_the_multi_pass_step(gpu):
             engine.step(2)
             names = [p.name for p in engine.frame_passes()]
             assert any(n.endswith(":emitter:spawn") and n.startswith("~batch") for n in names)
+
+
+THREE_KINDS = (HEADER
+               + emitter("t1", 900, "additive", 0.0, rate=0.0)
+               + emitter("t2", 700, "alpha", 0.5, rate=30.0)
+               + emitter("p", 400, "additive", 0.0,
+                         'gravity = [0.0, -6.0, 0.0]\n'
+                         'collision = { restitution = 0.4 }\n'
+                         'on_death = { emitter = "t1", count = 2 }\n'
+                         'on_collision = { emitter = "t2", count = 1, inherit_velocity = 0.3 }\n'
+                         'on_age = { emitter = "t1", every = 0.1, count = 1 }', rate=1500.0)
+               + """
+[[entity]]
+name = "floor"
+[entity.collider]
+shape = "plane"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 1.0, 0.0]
+""")
+
+
+def test_a_source_tallies_and_writes_its_links_into_one_batch_in_one_pass_each(gpu):
+    """A source with all three kinds of events into two members of one batch tallies them in
+    one pass and writes their records in one pass (emitter/event_tally.wgsl and
+    event_write.wgsl, three links); with its targets alone, one of each per target. The bytes
+    are the same."""
+    batched, image, _ = run(THREE_KINDS, True, steps=16)
+    alone, image_alone, _ = run(THREE_KINDS, False, steps=16)
+    for name in alone:
+        assert batched[name] == alone[name], name
+    assert np.array_equal(image, image_alone)
+    assert all(n > 0 for n in batched["p"][2]["events"][:3]), batched["p"][2]["events"]
+    for batching, tallies in ((True, ["p:emitter:events:tally"]),
+                              (False, ["p:emitter:events:t1:tally", "p:emitter:events:t2:tally"])):
+        with Engine(loads_scene(THREE_KINDS, path="<batches>"), batching=batching) as engine:
+            names = [p.name for p in engine.frame_passes()]
+            assert sorted(n for n in names if n.endswith(":tally")) == tallies
+            assert len([n for n in names if n.endswith(":write")]) == len(tallies)

@@ -8,11 +8,15 @@ is a *target*; a source and one of its event kinds is a *link*. Each step, all o
                                             and per-block counts in <s>/event_marks)
             <s>:emitter:events:scan:*       ranks them in slot order: one prefix scan over the
                                             block counts of every kind the source sends
-            <s>:emitter:events:<kind>:tally per link: the link's records and births in the
-                                            target's inbox (<t>/event_links) and budget
+            <s>:emitter:events:tally        link by link: the link's records and births in
+                                            the target's inbox (<t>/event_links) and budget
                                             (<t>/counters), after the links tallied before it
-            <s>:emitter:events:<kind>:write per link: each event's record (where the parent was,
-                                            its velocity) at its rank in <t>/event_records
+            <s>:emitter:events:write        each event's record (where the parent was, its
+                                            velocity) at its rank in the target's records
+                                            (<t>/event_records)
+            (one tally and one write for the links whose targets share buffers: a target
+            alone, or the targets of one batch, bound through its arenas; with several such
+            groups, <s>:emitter:events:<t or batch>:tally and :write per group)
             <s>:emitter:spawn ...           the source's own births (reusing dead slots) after
             <t>:emitter:count, spawn        the target's births: its host budget first, then
                                             `count` per record, link after link, lowest free
@@ -36,7 +40,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -105,7 +109,7 @@ class EventWiring:
         self.pending: set[str] = set()                 # pools made since the last refresh
         self.scans: dict[str, PrefixScan] = {}         # source -> the scan of its block counts
         self.scan_passes: dict[str, list[Pass]] = {}   # source -> that scan's passes
-        self.link_passes: dict[str, list[Pass]] = {}   # source -> tally + write per link
+        self.link_passes: dict[str, list[Pass]] = {}   # source -> its tally and write passes
         self.seen: dict[str, np.ndarray] = {}          # source -> event totals scripts heard of
         # what the records and spawn pass of a pool, and the link passes of a source, were
         # made for (the pools' identities change when they are rebuilt)
@@ -269,33 +273,48 @@ class EventWiring:
             link_key = tuple((made[name], link.kind, link.index, made[link.target],
                               self.records_made[link.target]) for link in links)
             if self.link_keys.get(name) != link_key:
-                self.link_passes[name] = [p for link in links for p in self._link_passes(link)]
+                self.link_passes[name] = self._link_passes(name, links)
                 self.link_keys[name] = link_key
 
-    def _link_passes(self, link: Link) -> list[Pass]:
+    def _link_passes(self, source_name: str, links: list[Link]) -> list[Pass]:
+        """The tally and write passes of a source's links (emitter/event_tally.wgsl and
+        event_write.wgsl): one of each for the links whose targets share buffers (a target
+        alone, whose own inbox, counters and records they bind; or the targets of one batch,
+        whose arenas they bind, each target by its place in it), in the order of the links."""
         pools = self.system.pools
-        source, target = pools[link.source], pools[link.target]
-        s, t = source.buffers, target.buffers
-        kinds = kinds_sent(source.component)
-        segment = {"SEGMENT": kinds.index(link.kind), "SEGMENTS": len(kinds),
-                   "LINK": link.index}
-        prefix = f"{link.source}:emitter:events:{link.kind}"
+        source = pools[source_name]
+        s = source.buffers
+        groups: dict[str, list[Link]] = {}   # the targets' batch, or the target alone
+        for link in links:
+            batch = pools[link.target].batch
+            groups.setdefault(batch.name if batch is not None else link.target, []).append(link)
+        sent = sum(1 << KIND_INDEX[k] for k in kinds_sent(source.component))
         compute = self.system.build.compute
-        tally = compute(
-            f"{prefix}:tally", Phase.SIMULATE, "emitter/event_tally.wgsl", (1, 1, 1),
-            {"params": s["params"], "event_marks": s["event_marks"],
-             "event_total": self.scans[link.source].total, "source_counters": s["counters"],
-             "target_counters": t["counters"], "inbox": t["event_links"]},
-            constants={**segment, "KIND": KIND_INDEX[link.kind]})
-        write = compute(
-            f"{prefix}:write", Phase.SIMULATE, "emitter/event_write.wgsl",
-            self.system.gpu.grid(math.ceil(source.component.capacity / BLOCK)),
-            {"params": s["params"], "particles": s["particles"], "event_marks": s["event_marks"],
-             "inbox": t["event_links"], "records": t["event_records"]},
-            constants=segment)
-        # a batched target's views are its batch's arenas to the frame graph: its spawn
-        # reads them after these
-        return [writes_arenas(target, tally), writes_arenas(target, write)]
+        passes = []
+        for key, group in groups.items():
+            first = pools[group[0].target]
+            t = first.batch.sim.buffers if first.batch is not None else first.buffers
+            constants = {"SENT": sent, "LINKS": len(group)}
+            for k, link in enumerate(group):
+                target = pools[link.target]
+                constants.update({f"KIND{k}": KIND_INDEX[link.kind], f"LINK{k}": link.index,
+                                  f"MEMBER{k}": target.member if target.batch is not None else 0})
+            prefix = (f"{source_name}:emitter:events" if len(groups) == 1
+                      else f"{source_name}:emitter:events:{key}")
+            passes.append(compute(
+                f"{prefix}:tally", Phase.SIMULATE, "emitter/event_tally.wgsl", (1, 1, 1),
+                {"params": s["params"], "event_marks": s["event_marks"],
+                 "event_total": self.scans[source_name].total, "source_counters": s["counters"],
+                 "target_counters": t["counters"], "inboxes": t["event_links"]},
+                constants=constants))
+            passes.append(compute(
+                f"{prefix}:write", Phase.SIMULATE, "emitter/event_write.wgsl",
+                self.system.gpu.grid(math.ceil(source.component.capacity / BLOCK)),
+                {"params": s["params"], "particles": s["particles"],
+                 "event_marks": s["event_marks"], "inboxes": t["event_links"],
+                 "records": t["event_records"]},
+                constants=constants))
+        return passes
 
     def ordered(self) -> list[_Pool]:
         """The pools, sources before their targets, otherwise in the order they were made."""
@@ -384,19 +403,6 @@ class EventWiring:
                 if count:
                     out.append((f"{kind}:{name}", {"count": count}))
         return out
-
-
-def writes_arenas(pool: _Pool, p: Pass) -> Pass:
-    """``p`` (a source's tally or write into ``<t>/counters``, ``event_links`` or
-    ``event_records``) declaring, beside each view of the batched target ``pool`` it writes,
-    the batch's arena: the frame graph then orders the batch's passes that read the arena (its
-    spawn) after it."""
-    if pool.batch is None:
-        return p
-    arenas = {id(a.buffer): a.name for a in pool.batch.sim.buffers.values()}
-    views = {view.name: id(view.buffer) for view in pool.buffers.values()}
-    extra = [arenas[views[name]] for name in p.writes if views.get(name) in arenas]
-    return replace(p, writes=tuple(dict.fromkeys((*p.writes, *extra))))
 
 
 def _sources_first(names: list[str], links: list[Link]) -> list[str]:

@@ -87,6 +87,18 @@ def run(text: str, batching: bool, steps: int = 24, between=None) -> tuple[dict,
         return snapshot(engine), engine.render(), passes
 
 
+def same_as_alone(text: str, steps: int = 24, between=None) -> tuple[dict, int, int]:
+    """Run ``text`` batched and with every emitter alone, and require the same emitters with
+    the same bytes and the same image; the batched snapshot and both pass counts."""
+    batched, image, passes = run(text, True, steps=steps, between=between)
+    alone, image_alone, passes_alone = run(text, False, steps=steps, between=between)
+    assert batched.keys() == alone.keys()
+    for name in alone:
+        assert batched[name] == alone[name], name
+    assert np.array_equal(image, image_alone)
+    return batched, passes, passes_alone
+
+
 def test_batched_run_is_byte_identical_to_each_emitter_alone(gpu):
     batched, image, passes = run(MIXED, True)
     alone, image_alone, passes_alone = run(MIXED, False)
@@ -158,11 +170,7 @@ def test_prewarmed_emitters_share_a_batch_and_stay_identical(gpu):
     def edit_prewarm(engine):   # a rebuild: prewarmed alone again, then back into the batch
         engine.entity("b").emitter.prewarm = 0.6
 
-    batched, image, _ = run(PREWARMED, True, steps=12, between=edit_prewarm)
-    alone, image_alone, _ = run(PREWARMED, False, steps=12, between=edit_prewarm)
-    for name in alone:
-        assert batched[name] == alone[name], name
-    assert np.array_equal(image, image_alone)
+    same_as_alone(PREWARMED, steps=12, between=edit_prewarm)
 
 
 def test_emitters_that_cannot_share_run_alone_beside_the_batch(gpu):
@@ -172,11 +180,7 @@ def test_emitters_that_cannot_share_run_alone_beside_the_batch(gpu):
             + emitter("parent", 200, "additive", -0.5,
                       'on_death = { emitter = "child", count = 2 }')
             + emitter("child", 400, "additive", -0.5))
-    batched, image, _ = run(text, True)
-    alone, image_alone, _ = run(text, False)
-    for name in alone:
-        assert batched[name] == alone[name], name
-    assert np.array_equal(image, image_alone)
+    same_as_alone(text)
     with Engine(loads_scene(text, path="<batches>")) as engine:
         system = engine.system_of("a", "emitter")
         batched_names = {p.entity.name for b in system.batches for p in b.members}
@@ -189,12 +193,8 @@ def test_spawn_and_delete_regroup_and_stay_identical(gpu):
         engine.delete("c")
         engine.spawn("f", {"emitter": {"capacity": 333, "rate": 600.0, "lifetime": [0.2, 0.5],
                                        "position": [0.0, 1.0, 0.0], "blend": "alpha"}})
-    batched, image, _ = run(MIXED, True, steps=12, between=edit)
-    alone, image_alone, _ = run(MIXED, False, steps=12, between=edit)
+    batched, _, _ = same_as_alone(MIXED, steps=12, between=edit)
     assert set(batched) == set("abdef")
-    for name in alone:
-        assert batched[name] == alone[name], name
-    assert np.array_equal(image, image_alone)
 
 
 def test_a_live_edit_that_needs_its_own_shader_moves_the_emitter_out(gpu):
@@ -240,12 +240,7 @@ def test_spawned_emitters_batch_in_groups_and_deletes_repack(gpu):
         engine.spawn("source", {"emitter": {"capacity": 100, "rate": 200.0,
                                             "on_death": {"emitter": "b", "count": 1}}})
 
-    batched, image, _ = run(MIXED, True, steps=6, between=script)
-    alone, image_alone, _ = run(MIXED, False, steps=6, between=script)
-    assert batched.keys() == alone.keys()
-    for name in alone:
-        assert batched[name] == alone[name], name
-    assert np.array_equal(image, image_alone)
+    same_as_alone(MIXED, steps=6, between=script)
     with Engine(loads_scene(MIXED, path="<batches>")) as engine:
         system = engine.system_of("a", "emitter")
         engine.step(1)
@@ -289,12 +284,7 @@ def test_event_targets_share_a_batch_and_stay_byte_identical(gpu):
         engine.spawn("p3", {"emitter": {"capacity": 150, "rate": 400.0, "lifetime": [0.05, 0.1],
                                         "on_death": {"emitter": "b", "count": 2}}})
 
-    batched, image, passes = run(EVENTS, True, steps=12, between=edit)
-    alone, image_alone, passes_alone = run(EVENTS, False, steps=12, between=edit)
-    assert batched.keys() == alone.keys()
-    for name in alone:
-        assert batched[name] == alone[name], name
-    assert np.array_equal(image, image_alone)
+    batched, passes, passes_alone = same_as_alone(EVENTS, steps=12, between=edit)
     assert passes < passes_alone
     with Engine(loads_scene(EVENTS, path="<batches>")) as engine:
         system = engine.system_of("a", "emitter")
@@ -321,11 +311,7 @@ def test_rebuilt_event_target_and_source_stay_byte_identical(gpu):
         engine.entity("t1").emitter.capacity = 1200
         engine.entity("p1").emitter.capacity = 350
 
-    batched, image, _ = run(EVENTS, True, steps=10, between=edit)
-    alone, image_alone, _ = run(EVENTS, False, steps=10, between=edit)
-    for name in alone:
-        assert batched[name] == alone[name], name
-    assert np.array_equal(image, image_alone)
+    batched, _, _ = same_as_alone(EVENTS, steps=10, between=edit)
     assert batched["t1"][2]["alive"] > 0
     with Engine(loads_scene(EVENTS, path="<batches>")) as engine:
         engine.step(3)
@@ -346,11 +332,7 @@ def test_a_one_pass_batch_that_events_reach_takes_the_multi_pass_step(gpu):
                                        "on_death": {"emitter": "e", "count": 2}}})
 
     with one_pass_step(True):
-        batched, image, _ = run(MIXED, True, steps=8, between=aim)
-        alone, image_alone, _ = run(MIXED, False, steps=8, between=aim)
-        for name in alone:
-            assert batched[name] == alone[name], name
-        assert np.array_equal(image, image_alone)
+        same_as_alone(MIXED, steps=8, between=aim)
         with Engine(loads_scene(MIXED, path="<batches>")) as engine:
             names = [p.name for p in engine.frame_passes()]
             assert not any(n.endswith(":emitter:spawn") and n.startswith("~batch")
@@ -385,11 +367,7 @@ def test_a_source_tallies_and_writes_its_links_into_one_batch_in_one_pass_each(g
     one pass and writes their records in one pass (emitter/event_tally.wgsl and
     event_write.wgsl, three links); with its targets alone, one of each per target. The bytes
     are the same."""
-    batched, image, _ = run(THREE_KINDS, True, steps=16)
-    alone, image_alone, _ = run(THREE_KINDS, False, steps=16)
-    for name in alone:
-        assert batched[name] == alone[name], name
-    assert np.array_equal(image, image_alone)
+    batched, _, _ = same_as_alone(THREE_KINDS, steps=16)
     assert all(n > 0 for n in batched["p"][2]["events"][:3]), batched["p"][2]["events"]
     for batching, tallies in ((True, ["p:emitter:events:tally"]),
                               (False, ["p:emitter:events:t1:tally", "p:emitter:events:t2:tally"])):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_collisions import FLOOR
 
 from emberfx.core.frame_graph import Phase
 from emberfx.core.readback import read_array
@@ -352,14 +353,7 @@ THREE_KINDS = (HEADER
                          'on_death = { emitter = "t1", count = 2 }\n'
                          'on_collision = { emitter = "t2", count = 1, inherit_velocity = 0.3 }\n'
                          'on_age = { emitter = "t1", every = 0.1, count = 1 }', rate=1500.0)
-               + """
-[[entity]]
-name = "floor"
-[entity.collider]
-shape = "plane"
-point = [0.0, 0.0, 0.0]
-normal = [0.0, 1.0, 0.0]
-""")
+               + FLOOR)
 
 
 def test_a_source_tallies_and_writes_its_links_into_one_batch_in_one_pass_each(gpu):

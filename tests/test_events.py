@@ -11,6 +11,7 @@ import sys
 import events_model as model
 import numpy as np
 import pytest
+from test_collisions import FLOOR
 
 from emberfx.core.errors import SceneError
 from emberfx.engine.engine import Engine
@@ -219,14 +220,7 @@ def test_collisions_send_events_from_where_the_particle_touched(gpu):
                           shape='{ kind = "box", size = [2.0, 1.0, 2.0] }',
                           position="[0.0, 0.5, 0.0]", collision="{ restitution = 0.5 }",
                           on_collision='{ emitter = "sparks", count = 2 }')
-    text += sparks(2000) + """
-[[entity]]
-name = "floor"
-[entity.collider]
-shape = "plane"
-point = [0.0, 0.0, 0.0]
-normal = [0.0, 1.0, 0.0]
-"""
+    text += sparks(2000) + FLOOR
     total = 0
     with Engine(loads_scene(text)) as engine:
         engine.step()   # the burst is born at the end of the first step

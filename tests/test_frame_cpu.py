@@ -571,7 +571,8 @@ def test_a_target_inbox_is_packed_again_only_when_its_links_change(showcase, mon
 
     def write_buffer(buffer, offset, data, *args):
         if buffer is arena.buffer:
-            assert offset == arena.offset and len(bytes(data)) == len(batch.members) * 512
+            assert offset == arena.offset
+            assert len(bytes(data)) == len(batch.members) * INBOX.itemsize
             inboxes.append(np.frombuffer(bytes(data), INBOX)[gold.member])
         return write(buffer, offset, data, *args)
 

@@ -47,7 +47,7 @@ import wgpu
 from emberfx.blocks.sort import TILE
 from emberfx.core.frame_graph import Pass
 from emberfx.core.layout import record_view, struct_dtype
-from emberfx.core.resources import BufferView
+from emberfx.core.resources import VIEW_ALIGNMENT, BufferView
 from emberfx.systems.emitter import culling
 from emberfx.systems.emitter import passes as emitter_passes
 from emberfx.systems.emitter.events import INBOX
@@ -425,7 +425,7 @@ def _place_records(system: EmitterSystem, batch: Batch) -> None:
     events, resources = system.events, system.resources
     name = f"{batch.name}/event_records"
     old = resources.take(name) if name in resources else None
-    align = 256 // EVENT_RECORD.itemsize   # records per VIEW_ALIGNMENT (emitter/event_types.wgsl)
+    align = VIEW_ALIGNMENT // EVENT_RECORD.itemsize   # records a region is a multiple of
     regions: dict[int, tuple[int, int]] = {}
     total = 0
     for k, pool in enumerate(batch.members):
@@ -444,17 +444,12 @@ def _place_records(system: EmitterSystem, batch: Batch) -> None:
             continue   # (its entity is gone, and its views with it)
         if k in regions:
             base, quota = regions[k]
-            own = pool.buffers.pop("event_records", None)
-            if own is not None and own.buffer is not arena.buffer and own.family != system.key:
-                resources.release(pool.entity.name, own.family)   # its own records
-            elif own is not None:
-                resources.take(own.name)   # a view into the arena replaced below
+            events.drop_records(pool)   # its own, or its view into the arena made before
             pool.buffers["event_records"] = resources.view(
                 name, "event_records", base * EVENT_RECORD.itemsize,
                 quota * EVENT_RECORD.itemsize, owner=pool.entity.name)
-        elif pool.buffers.get("event_records") is None or \
-                pool.buffers["event_records"].family == system.key:
-            events.own_records(pool)   # no longer a target: a record of its own again
+        else:
+            events.own_records(pool)   # (kept, or made again after it stopped receiving)
         events.records_moved(pool.entity.name)
     if old is not None:
         old.destroy()

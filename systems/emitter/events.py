@@ -174,10 +174,8 @@ class EventWiring:
         """The ordered spawn (emitter/spawn.wgsl) over ``sim`` (the pool's buffers, or its
         batch's arenas), reading the budgets from the counters and, where events spawn into an
         emitter, its births from its inbox and records (a batch's inbox and records arenas)."""
-        b = sim.buffers
+        b = sim.buffers   # (alone: the pool's own buffers)
         members = pool.batch.members if pool.batch is not None else [pool]
-        records = b["event_records"] if pool.batch is not None else \
-            pool.buffers["event_records"]
         per_group = SPAWN_BLOCKS_PER_GROUP if sim.blocks >= SPAWN_GROUPED_FROM else 1
         return self.system.build.compute(
             f"{sim.name}:emitter:spawn", Phase.SIMULATE, pool.shader(SPAWN),
@@ -185,7 +183,7 @@ class EventWiring:
             {"emitters": b["params"], "particles": b["particles"], "free_mask": b["free_mask"],
              "free_offset": b["block_free"], "alive_list": b["alive_list"],
              "block_owner": b["block_owner"], "budget": b["counters"],
-             "inboxes": b["event_links"], "event_records": records,
+             "inboxes": b["event_links"], "event_records": b["event_records"],
              **pool.program_bindings(SPAWN)},
             constants={"EVENT_TARGET": any(self.into.get(m.entity.name) for m in members),
                        "BLOCKS_PER_GROUP": per_group})
@@ -195,19 +193,24 @@ class EventWiring:
         return sum(link.quota for link in self.into.get(name, ()))
 
     def own_records(self, pool: _Pool) -> None:
-        """A pool placed alone: records of its own, unless it has them already (it may come
-        from a batch, where they were a view into the batch's records arena)."""
+        """Records of the pool's own (a pool alone, or a batched one no events reach), unless
+        it has them already; a view into a batch's records arena is replaced."""
         view = pool.buffers.get("event_records")
         if view is None or view.family != FAMILY:
             self._make_records(pool, self.records_quota(pool.entity.name))
 
-    def _make_records(self, pool: _Pool, count: int) -> None:
-        name = pool.entity.name
+    def drop_records(self, pool: _Pool) -> None:
+        """Forget the pool's records: its own buffer is destroyed; a view into its batch's
+        records arena only loses its name (the arena is the batch's)."""
         old = pool.buffers.pop("event_records", None)
-        if old is not None and old.family == FAMILY:   # (else a batch's view: its batch's)
-            self.system.resources.release(name, FAMILY)
+        if old is not None and old.family == FAMILY:
+            self.system.resources.release(pool.entity.name, FAMILY)
         elif old is not None:
             self.system.resources.take(old.name)
+
+    def _make_records(self, pool: _Pool, count: int) -> None:
+        name = pool.entity.name
+        self.drop_records(pool)
         pool.buffers["event_records"] = self.system.resources.buffer(
             name, "event_records", max(1, count) * RECORD.itemsize,
             STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC, family=FAMILY,

@@ -142,8 +142,8 @@ def may_step_in_one_pass(system: EmitterSystem, members: int, component) -> bool
 
 def steps_in_one_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> bool:
     """Whether ``sim`` takes the one-pass ordered step: as may_step_in_one_pass says, with no
-    births from events (their budget grows on the GPU after this pass would need it) and at
-    most RANKED_MAX_SLOTS slots."""
+    births from events (the one-pass step gives the host's births only; births from event
+    records come from emitter/spawn.wgsl) and at most RANKED_MAX_SLOTS slots."""
     members = pool.batch.members if pool.batch is not None else [pool]
     return ("tiles" in sim.buffers and may_step_in_one_pass(system, sim.members, pool.component)
             and not any(system.events.into.get(m.entity.name) for m in members)
@@ -299,8 +299,8 @@ def with_new_spawn(system: EmitterSystem, pool: _Pool, sim: Simulation, passes: 
                    updates: dict) -> list[Pass]:
     """``passes`` (``sim``'s, ``pool`` its first emitter) with a new spawn pass (the event
     links into an emitter of ``sim`` changed). A simulation stepped in one pass gets the
-    multi-pass step instead (``updates``, by variant, made again): events' births join its
-    budget on the GPU after its update, where only a spawn pass can give them."""
+    multi-pass step instead (``updates``, by variant, made again): only the spawn pass gives
+    births from event records."""
     if sim.one_pass:
         updates.clear()
         kept = [p for p in passes if p.phase not in (Phase.SIMULATE, Phase.PREPARE)]

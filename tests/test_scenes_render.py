@@ -31,7 +31,7 @@ def test_scene_renders_a_few_frames(gpu, path):
     assert static or not np.array_equal(image, before)  # the simulation moved it
     passes = engine.passes()
     present = passes.index("scene:frame:present")          # a ValueError if the frame is not shown
-    # after it only the READBACK phase: the copies to the staging ring, and what only they read
+    # after it only the READBACK phase: the gather for the staging ring, and what only it reads
     after = engine.frame_passes()[present + 1:]
     assert [p.name for p in engine.frame_passes()] == passes
     assert all(p.phase is Phase.READBACK for p in after)

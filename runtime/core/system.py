@@ -78,7 +78,9 @@ class SharedResources:
 
 @dataclass(frozen=True)
 class Readback:
-    """A region of a GPU buffer the engine copies back each step (1-2 frames late, no stall)."""
+    """A region of a GPU buffer the engine reads back each step (1-2 frames late, no stall): its
+    READBACK phase gathers every region into one buffer (engine/gather.py). ``offset`` and
+    ``size`` are multiples of 4, and the buffer has STORAGE usage."""
     entity: str
     system: str
     resource: str    # the frame-graph name of the buffer, e.g. "fountain/counters"

@@ -95,7 +95,7 @@ class Engine:
                                        resolve=scene.resolve, scene_path=scene.path,
                                        batching=bool(batching))
         self._store = World(self.gpu, self._shared)
-        self._telemetry = Telemetry(self.device)
+        self._telemetry = Telemetry(self.gpu, self.resources)
         self._renderer = Renderer(self.device, self._shared,
                                   linear_color(scene.settings.background),
                                   self._store, self._telemetry)

@@ -3,7 +3,8 @@ and a ring of staging buffers, results one or two steps old, never a stall), ``s
 per-pass profiler.
 
 Every system declares readback regions; they are laid out in one gather buffer that the
-READBACK phase copies into, and the ring maps a copy of it asynchronously. Buffers of the ring
+READBACK phase copies them into (gather.py: one compute dispatch for all of them), and the ring
+maps a copy of it asynchronously. Buffers of the ring
 must never be freed or reused while mapped or pending (WGPU_NOTES: a submit touching one
 aborts), so a new gather buffer waits for the old ring's maps.
 """
@@ -12,9 +13,10 @@ from __future__ import annotations
 
 import wgpu
 
-from emberfx.core.frame_graph import SIMULATION_PHASES, CopyBuffer, Pass, Phase
+from emberfx.core.frame_graph import SIMULATION_PHASES, Pass
 from emberfx.core.profiler import PassProfiler
 from emberfx.core.readback import GatherLayout, ReadbackRing
+from emberfx.engine.gather import gather_passes
 
 READBACK_MIN_BYTES = 256   # the smallest gather buffer: 5 emitters' counters
 
@@ -23,8 +25,10 @@ class Telemetry:
     """The readback layout, gather buffer and ring; the profiler while profiling is on; the CPU
     time of the last step."""
 
-    def __init__(self, device):
-        self.device = device
+    def __init__(self, gpu, resources):
+        self.gpu = gpu
+        self.device = gpu.device
+        self.resources = resources
         self.layout = GatherLayout()
         self.gather: wgpu.GPUBuffer | None = None
         self.ring: ReadbackRing | None = None
@@ -72,17 +76,14 @@ class Telemetry:
             capacity = max(READBACK_MIN_BYTES, 2 * layout.end)
             self.gather = self.device.create_buffer(
                 label="readback/gather", size=capacity,
-                usage=wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC)
+                usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
             self.ring = ReadbackRing(self.device, capacity)
 
     def readback_passes(self) -> list[Pass]:
         """The READBACK phase: each region copied to its place in the gather buffer."""
         if self._readback_passes is None:
-            self._readback_passes = [
-                Pass(f"{r.entity}:{r.system}:readback", Phase.READBACK,
-                     CopyBuffer(r.buffer, self.gather, r.size, r.offset, offset),
-                     reads=(r.resource,), writes=("readback/gather",))
-                for r, offset in self.layout]
+            self._readback_passes = gather_passes(self.gpu, self.resources, self.layout,
+                                                  self.gather) if self.gather is not None else []
         return self._readback_passes
 
     # a step's readback -------------------------------------------------------------------------

@@ -18,7 +18,8 @@ ranks by decoupled look-back, the alive list, draw args) and births. Every path 
 bytes. And for each emitter entity <e>:
   RENDER    <e>:emitter:depth, :sort:* (alpha) alive list sorted back to front for this camera
             <e>:emitter:draw           camera-facing billboards through the alive list
-  READBACK  <e>:emitter:readback       counters -> the engine's staging ring (read 1-2 steps later)
+  READBACK  the counters region (a batch's: one for all members) -> the engine's gather pass,
+            scene:frame:readback, then its staging ring (read 1-2 steps later)
 The host writes each emitter's counters with the step's budget and zero counts (no clear pass).
 
 Free slots are kept as a bit mask (one bit per slot, 8 words per 256-slot block) plus a count per
@@ -99,7 +100,7 @@ class _Pool:
     component: Emitter
     buffers: dict[str, BufferView]   # the registry's <entity>/<key> views, by key
     passes: list[Pass]
-    readback: Readback | None = None   # the counters region the engine copies back each step
+    readback: Readback | None = None   # the counters region the engine gathers back each step
     births: Births = field(default_factory=Births)
     looks_key: tuple | None = None   # the curves last baked into the looks buffer
     param_record: np.ndarray = field(default_factory=lambda: np.zeros((), PARAMS))

@@ -15,8 +15,8 @@ systems/life/kernels.py, the others in systems/life/display.py):
   RENDER    <e>:life:display      cells and trail -> the storage texture <e>/image
             <e>:life:draw         the texture filling the view or as a world quad
   READBACK  <e>:life:population   live cells (only on steps with a readback: nothing else
-                                  reads the count), then
-            <e>:life:readback     population -> the staging ring (read 1-2 steps later)
+                                  reads the count), then the engine's gather pass,
+            scene:frame:readback  population -> the staging ring (read 1-2 steps later)
 On demand (mouse painting, outside the frame graph):
             <e>:life:paint        set or clear cells in the current state (life/paint.wgsl)
 

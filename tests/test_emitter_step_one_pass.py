@@ -110,7 +110,7 @@ def test_one_pass_step_is_byte_identical_to_the_multi_pass_step(gpu, monkeypatch
     check_control_words(control, 20)
     assert sum(c["alive"] for _, _, c in one.values()) > 500   # the pools are busy
     simulation = [n for n in one_passes if ":emitter:" in n and not n.endswith(
-        (":draw", ":readback", ":depth")) and ":sort" not in n]
+        (":draw", ":depth")) and ":sort" not in n]
     # one update and one births pass per simulation, nothing else
     assert [n.rsplit(":", 1)[1] for n in simulation] == ["update", "births"] * (
         1 if batching else 5)
@@ -347,3 +347,25 @@ def test_step_settings_restore_and_refuse_unknown_names():
         with passes.step_settings(RANK_AFTER_NXT=True):
             pass
     assert not hasattr(passes, "RANK_AFTER_NXT")
+
+
+def test_a_pool_that_forces_act_on_takes_the_forces_row_of_tile_sizes(monkeypatch):
+    """tile_blocks reads TILE_BLOCKS_FROM's row for the pool's variant (forces or none), by the
+    pool's blocks; batches and event sources keep tiles of one block."""
+    from types import SimpleNamespace
+    from typing import Any
+
+    from emberfx.systems.emitter.component import Emitter
+
+    system: Any = None   # tile_blocks reads only the pool and its simulation
+
+    monkeypatch.setattr(passes, "TILE_BLOCKS_FROM", {False: ((100, 16), (0, 2)),
+                                                     True: ((100, 4), (0, 3))})
+    alone: Any = SimpleNamespace(component=Emitter(), variant=(0, 0, False))
+    pulled: Any = SimpleNamespace(component=Emitter(), variant=(1, 0, False))
+    for blocks, free, forced in ((4096, 16, 4), (100, 16, 4), (99, 2, 3)):
+        sim: Any = SimpleNamespace(members=1, blocks=blocks)
+        assert passes.tile_blocks(system, alone, sim) == free, blocks
+        assert passes.tile_blocks(system, pulled, sim) == forced, blocks
+    batch: Any = SimpleNamespace(members=2, blocks=4096)
+    assert passes.tile_blocks(system, pulled, batch) == 1

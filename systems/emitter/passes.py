@@ -71,9 +71,17 @@ MAX_TILE_BLOCKS = wgsl.int_constant(UPDATE_RANKED, "MAX_TILE_BLOCKS")
 # Blocks per tile of the one-pass step by the pool's blocks (the most blocks first); None: the
 # table below, a number: that many wherever tiles of several blocks may be (tests, bench).
 TILE_BLOCKS: int | None = None
-# (H200: 16 blocks beat 32 at 16M slots, 0.80 against 0.75 of the copy roofline without
-# forces, and 8 beat 16 at 1M and 4M; docs/benchmarks.md)
-TILE_BLOCKS_FROM = ((32768, 16), (1024, 8), (0, 4))
+# By whether forces act on the pool: their loop's registers leave fewer workgroups resident,
+# and smaller tiles keep more of them streaming. Measured on the H200 (docs/benchmarks.md, the
+# thirteenth session), as fractions of the copy roofline: 16 blocks beat 32 at 16M slots
+# (0.80 against 0.75 without forces); at 1M without forces 16 blocks gave 0.48-0.50 against
+# 0.44-0.45 with 8 or 4, at 512K 0.36 against 0.35, while 8 stayed best at 2M and 4M (0.56
+# and 0.66); with four attractors 4 blocks gave 0.44 at 1M against 0.42-0.43 with 8 and 0.39
+# with 16, 0.29 against 0.28-0.29 at 512K, and were as fast as 8 and 16 at 2M.
+TILE_BLOCKS_FROM = {
+    False: ((32768, 16), (8192, 8), (2048, 16), (1024, 8), (0, 4)),
+    True: ((32768, 16), (8192, 8), (0, 4)),
+}
 # True: a workgroup of the one-pass step ranks each tile after it stepped the next one (the
 # look-back then waits less), False: at once (emitter/update_ranked.wgsl). `emberfx bench
 # emitter` times the other setting in the same run. (H200: as fast or faster at every size.)
@@ -240,13 +248,15 @@ def simulation_passes(system: EmitterSystem, pool: _Pool, sim: Simulation,
 def tile_blocks(system: EmitterSystem, pool: _Pool, sim: Simulation) -> int:
     """Blocks per workgroup of the one-pass step: one for a batch (a tile never spans two
     emitters) and for an event source (its marks are kept per block); for an emitter alone,
-    more in bigger pools, so that fewer tiles take part in the look-back (TILE_BLOCKS_FROM,
-    measured on the H200)."""
+    more in bigger pools, so that fewer tiles take part in the look-back, and fewer where
+    forces act on it (TILE_BLOCKS_FROM, measured on the H200)."""
     if sim.members > 1 or kinds_sent(pool.component):
         return 1
     if TILE_BLOCKS is not None:
         return TILE_BLOCKS
-    return next(blocks for start, blocks in TILE_BLOCKS_FROM if sim.blocks >= start)
+    force_kinds, _, _ = pool.variant
+    return next(blocks for start, blocks in TILE_BLOCKS_FROM[force_kinds != 0]
+                if sim.blocks >= start)
 
 
 def births_in_update(pool: _Pool, sim: Simulation) -> bool:

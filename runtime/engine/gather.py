@@ -71,6 +71,8 @@ def gather_passes(gpu, resources, layout, gather: wgpu.GPUBuffer) -> list[Pass]:
     for region, at in layout:
         if region.size == 0:
             continue
+        # whole words, as Readback promises (a copy would have refused anything else too)
+        assert region.offset % WORD == 0 and region.size % WORD == 0, region.resource
         chunk = chunks[-1]
         source = chunk.source_for(region, alignment, limit) \
             if len(chunk.rows) < MAX_REGIONS else None

@@ -4,9 +4,9 @@ per-pass profiler.
 
 Every system declares readback regions; they are laid out in one gather buffer that the
 READBACK phase copies them into (gather.py: one compute dispatch for all of them), and the ring
-maps a copy of it asynchronously. Buffers of the ring
-must never be freed or reused while mapped or pending (WGPU_NOTES: a submit touching one
-aborts), so a new gather buffer waits for the old ring's maps.
+maps a copy of it asynchronously. Buffers of the ring must never be freed or reused while
+mapped or pending (WGPU_NOTES: a submit touching one aborts), so a new gather buffer waits for
+the old ring's maps.
 """
 
 from __future__ import annotations

@@ -1,17 +1,20 @@
-// frame/gather.wgsl  --  pass `readback:gather:<k>` (compute, READBACK phase, steps with a readback)
+// frame/gather.wgsl  --  pass `scene:frame:readback` (then `scene:frame:readback1`, ... where one
+// dispatch cannot hold every region; compute, READBACK phase, steps with a readback)
 //
 // Copies the systems' readback regions (a counters record, a population word) into their places
 // in the gather buffer, which the engine then copies into a ring slot to map
 // (runtime/engine/telemetry.py). A compute pass rather than one copy_buffer_to_buffer a region:
 // on the H200 a copy between compute passes cost the 1M-particle emitter step 5 us, against
-// 2 us for this dispatch, because the queue leaves compute for the copy and comes back.
+// 2 us for this dispatch (measured; the copy most likely pays for the queue's switch from
+// compute work to a transfer and back).
 // One dispatch serves up to MAX_REGIONS regions from up to the number of `source<n>` bindings
 // declared here (the host counts them); a region names its source by that number.
 // Dispatch: one workgroup per region (x = the regions of this pass).
 // Bindings (group 0): 0 gather (rw: the gather buffer, whole), 1 regions (uniform: Region per
 //                     workgroup), 2-8 source0..source6 (read: a window of a buffer holding
 //                     regions, from an offset the device allows; Region.source_word counts from
-//                     the window's start; slots with no buffer of their own repeat source0's)
+//                     the window's start; slots with no buffer of their own repeat the last
+//                     slot that has one)
 
 const MAX_REGIONS: u32 = 256u;
 const GROUP: u32 = 64u;

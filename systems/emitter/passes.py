@@ -71,13 +71,14 @@ MAX_TILE_BLOCKS = wgsl.int_constant(UPDATE_RANKED, "MAX_TILE_BLOCKS")
 # Blocks per tile of the one-pass step by the pool's blocks (the most blocks first); None: the
 # table below, a number: that many wherever tiles of several blocks may be (tests, bench).
 TILE_BLOCKS: int | None = None
-# By whether forces act on the pool: their loop's registers leave fewer workgroups resident,
-# and smaller tiles keep more of them streaming. Measured on the H200 (docs/benchmarks.md, the
-# thirteenth session), as fractions of the copy roofline: 16 blocks beat 32 at 16M slots
-# (0.80 against 0.75 without forces); at 1M without forces 16 blocks gave 0.48-0.50 against
-# 0.44-0.45 with 8 or 4, at 512K 0.36 against 0.35, while 8 stayed best at 2M and 4M (0.56
-# and 0.66); with four attractors 4 blocks gave 0.44 at 1M against 0.42-0.43 with 8 and 0.39
-# with 16, 0.29 against 0.28-0.29 at 512K, and were as fast as 8 and 16 at 2M.
+# By whether forces act on the pool (likely because the force loop's registers leave fewer
+# workgroups resident, and smaller tiles keep more of them streaming; not measured). Measured
+# on the H200 (docs/benchmarks.md, "tiles by forces"), as fractions of the copy roofline: 16
+# blocks beat 32 at 16M slots (0.80 against 0.75 without forces); at 1M without forces 16
+# blocks gave 0.48-0.50 against 0.44-0.45 with 8 or 4, at 512K 0.36 against 0.35, while 8
+# stayed best at 2M and 4M (0.56 and 0.66); with four attractors 4 blocks gave 0.44 at 1M
+# against 0.42-0.43 with 8 and 0.39 with 16, 0.29 against 0.28-0.29 at 512K, and were as fast
+# as 8 and 16 at 2M.
 TILE_BLOCKS_FROM = {
     False: ((32768, 16), (8192, 8), (2048, 16), (1024, 8), (0, 4)),
     True: ((32768, 16), (8192, 8), (0, 4)),

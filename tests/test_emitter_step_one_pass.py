@@ -137,10 +137,14 @@ def test_look_backs_through_several_rounds_give_the_same_births(gpu, monkeypatch
 
 @pytest.mark.parametrize("tile_blocks", [2, 3, MAX_TILE_BLOCKS])
 @pytest.mark.parametrize("inclusive", [True, False], ids=["inclusive", "aggregates"])
-def test_tiles_of_several_blocks_give_the_same_births(gpu, monkeypatch, tile_blocks, inclusive):
+@pytest.mark.parametrize("prefetch", [True, False], ids=["prefetch", "in-turn"])
+def test_tiles_of_several_blocks_give_the_same_births(gpu, monkeypatch, tile_blocks, inclusive,
+                                                      prefetch):
     """An emitter alone takes tiles of several blocks (79 blocks: a short last tile for 2, 3
-    and 16); a batch keeps tiles of one block."""
+    and 16), loading each block's particles ahead or in turn; a batch keeps tiles of one
+    block."""
     monkeypatch.setattr(passes, "TILE_BLOCKS", tile_blocks)
+    monkeypatch.setattr(passes, "PREFETCH_PARTICLES", prefetch)
     one, names, control = run(monkeypatch, BUDGETS, True, False, inclusive=inclusive)
     multi, _, _ = run(monkeypatch, BUDGETS, False, False)
     assert 79 % tile_blocks != 0
@@ -350,22 +354,26 @@ def test_step_settings_restore_and_refuse_unknown_names():
 
 
 def test_a_pool_that_forces_act_on_takes_the_forces_row_of_tile_sizes(monkeypatch):
-    """tile_blocks reads TILE_BLOCKS_FROM's row for the pool's variant (forces or none), by the
-    pool's blocks; batches and event sources keep tiles of one block."""
+    """tile_shape reads TILE_BLOCKS_FROM's row for the pool's variant (forces or none), by the
+    pool's blocks, for the tile's blocks and its prefetch; batches and event sources keep
+    tiles of one block; TILE_BLOCKS and PREFETCH_PARTICLES override the table."""
     from types import SimpleNamespace
     from typing import Any
 
     from emberfx.systems.emitter.component import Emitter
 
-    system: Any = None   # tile_blocks reads only the pool and its simulation
-
-    monkeypatch.setattr(passes, "TILE_BLOCKS_FROM", {False: ((100, 16), (0, 2)),
-                                                     True: ((100, 4), (0, 3))})
+    monkeypatch.setattr(passes, "TILE_BLOCKS_FROM", {False: ((100, 16, False), (0, 2, True)),
+                                                     True: ((100, 4, True), (0, 3, False))})
     alone: Any = SimpleNamespace(component=Emitter(), variant=(0, 0, False))
     pulled: Any = SimpleNamespace(component=Emitter(), variant=(1, 0, False))
-    for blocks, free, forced in ((4096, 16, 4), (100, 16, 4), (99, 2, 3)):
+    for blocks, free, forced in ((4096, (16, False), (4, True)), (100, (16, False), (4, True)),
+                                 (99, (2, True), (3, False))):
         sim: Any = SimpleNamespace(members=1, blocks=blocks)
-        assert passes.tile_blocks(system, alone, sim) == free, blocks
-        assert passes.tile_blocks(system, pulled, sim) == forced, blocks
+        assert passes.tile_shape(alone, sim) == free, blocks
+        assert passes.tile_shape(pulled, sim) == forced, blocks
     batch: Any = SimpleNamespace(members=2, blocks=4096)
-    assert passes.tile_blocks(system, pulled, batch) == 1
+    assert passes.tile_shape(pulled, batch) == (1, True)
+    monkeypatch.setattr(passes, "TILE_BLOCKS", 5)
+    monkeypatch.setattr(passes, "PREFETCH_PARTICLES", False)
+    assert passes.tile_shape(pulled, SimpleNamespace(members=1, blocks=4096)) == (5, False)
+    assert passes.tile_shape(pulled, batch) == (1, False)

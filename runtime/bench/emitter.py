@@ -30,7 +30,8 @@ def one_pass_choices(pool) -> dict[str, bool]:
     from emberfx.systems.emitter import passes
 
     return {"RANK_AFTER_NEXT": passes.RANK_AFTER_NEXT,
-            "BIRTHS_IN_UPDATE": pool.sim.births_here[pool.variant]}
+            "BIRTHS_IN_UPDATE": pool.sim.births_here[pool.variant],
+            "PREFETCH_PARTICLES": passes.tile_shape(pool, pool.sim)[1]}
 
 
 EMITTER_CASES = [(1 << 20, "ordered", 0), (1 << 20, "atomic", 0), (1 << 24, "ordered", 0),

@@ -42,7 +42,8 @@
 // TILE_BLOCKS)), folded into (x, y) past the per-dimension limit (the tile is the ticket, not
 // the workgroup's place); fewer workgroups each take more tiles.
 // Overrides: HAS_FORCES, HAS_COLLISIONS (emitter/integrate.wgsl), TILE_BLOCKS (1 to
-// MAX_TILE_BLOCKS), RANK_AFTER_NEXT, BIRTHS_HERE, MAX_ROUNDS, PUBLISH_INCLUSIVE.
+// MAX_TILE_BLOCKS), RANK_AFTER_NEXT, BIRTHS_HERE, MAX_ROUNDS, PUBLISH_INCLUSIVE,
+// PREFETCH_PARTICLES.
 // Bindings (group 0): 1 counters (rw: Counters per emitter), 3 alive_list (rw, the batch's:
 //                     values are the emitter's own slots), 4 alive_totals (rw: word 0 of each
 //                     emitter's record), 13 tiles (rw: CONTROL_WORDS control words, then one
@@ -88,6 +89,10 @@ override BIRTHS_HERE: bool = false;
 // false (tests): tiles past their emitter's first publish only aggregates, so that every
 // look-back walks back to the first tile, through as many rounds as it takes
 override PUBLISH_INCLUSIVE: bool = true;
+// true: each block's particle is loaded while the block before is stepped (two loads in
+// flight); false: when its turn comes. Neither wins everywhere on the H200; the host picks by
+// pool size and forces (systems/emitter/passes.py, TILE_BLOCKS_FROM).
+override PREFETCH_PARTICLES: bool = true;
 
 @group(0) @binding(3) var<storage, read_write> alive_list: array<u32>;
 @group(0) @binding(13) var<storage, read_write> tiles: array<atomic<u32>>;
@@ -189,14 +194,17 @@ fn step_tile(tile: u32, half: u32, lid: u32) {
     let in_batch = first_block < params.batch_blocks && local_first < params.block_count;
 
     let bit = 1u << (lid % 32u);
-    // each block's particle is loaded before the previous one is stored: two loads in flight
+    // with PREFETCH_PARTICLES each block's particle is loaded before the previous one is
+    // stored (two loads in flight); otherwise when its block's turn comes
     let last = min(params.batch_blocks * BLOCK, arrayLength(&particles)) - 1u;
-    var next = particles[min(first_block * BLOCK + lid, last)];
+    var next = Particle();
+    if (PREFETCH_PARTICLES) { next = particles[min(first_block * BLOCK + lid, last)]; }
     for (var j = 0u; j < TILE_BLOCKS; j++) {
         let i = (local_first + j) * BLOCK + lid;   // the emitter's slot
         let g = (first_block + j) * BLOCK + lid;   // the arena's
-        let p = next;
-        if (j + 1u < TILE_BLOCKS) { next = particles[min(g + BLOCK, last)]; }
+        var p = next;
+        if (!PREFETCH_PARTICLES) { p = particles[min(g, last)]; }
+        else if (j + 1u < TILE_BLOCKS) { next = particles[min(g + BLOCK, last)]; }
         if (in_batch && i < params.capacity && !integrate_slot(lid, i, g, p)) {
             atomicOr(&free_bits[half + j * BLOCK_WORDS + lid / 32u], bit);
         }

@@ -71,17 +71,18 @@ MAX_TILE_BLOCKS = wgsl.int_constant(UPDATE_RANKED, "MAX_TILE_BLOCKS")
 # Blocks per tile of the one-pass step by the pool's blocks (the most blocks first); None: the
 # table below, a number: that many wherever tiles of several blocks may be (tests, bench).
 TILE_BLOCKS: int | None = None
-# By whether forces act on the pool (likely because the force loop's registers leave fewer
-# workgroups resident, and smaller tiles keep more of them streaming; not measured). Measured
-# on the H200 (docs/benchmarks.md, "tiles by forces"), as fractions of the copy roofline: 16
-# blocks beat 32 at 16M slots (0.80 against 0.75 without forces); at 1M without forces 16
-# blocks gave 0.48-0.50 against 0.44-0.45 with 8 or 4, at 512K 0.36 against 0.35, while 8
-# stayed best at 2M and 4M (0.56 and 0.66); with four attractors 4 blocks gave 0.44 at 1M
-# against 0.42-0.43 with 8 and 0.39 with 16, 0.29 against 0.28-0.29 at 512K, and were as fast
-# as 8 and 16 at 2M.
+# Blocks per tile, and whether each block's particles are loaded while the block before is
+# stepped (PREFETCH_PARTICLES), by the pool's blocks (the most first) and by whether forces act
+# on it. One H200 sweep set both (docs/benchmarks.md, "tiles and prefetch"): tiles of 4, 8 and
+# 16 blocks with and without the prefetch at 256K to 16M slots, whole steps as fractions of
+# the copy roofline. Without forces, loading in turn won from 256K to 4M (1M: 0.546 against
+# 0.505 with the prefetch, 2M: 0.583 against 0.567) and the prefetch at 8M and 16M (16M: 0.847
+# against 0.832). With four attractors the prefetch won at 1M and below (1M, 4 blocks: 0.439
+# against 0.429; 16 blocks: 0.398) and loading in turn at 16M (0.828 against 0.813). Which
+# registers or loads make the difference was not measured.
 TILE_BLOCKS_FROM = {
-    False: ((32768, 16), (8192, 8), (2048, 16), (1024, 8), (0, 4)),
-    True: ((32768, 16), (8192, 8), (0, 4)),
+    False: ((32768, 16, True), (4096, 16, False), (2048, 8, False), (0, 4, False)),
+    True: ((32768, 16, False), (16384, 8, True), (8192, 16, False), (0, 4, True)),
 }
 # True: a workgroup of the one-pass step ranks each tile after it stepped the next one (the
 # look-back then waits less), False: at once (emitter/update_ranked.wgsl). `emberfx bench
@@ -96,6 +97,9 @@ RANK_AFTER_NEXT = True
 # weighs more than those registers (1M slots, four attractors: 0.39-0.40 against 0.37).
 BIRTHS_IN_UPDATE: bool | None = None
 BIRTHS_IN_UPDATE_UP_TO = 1 << 20
+# True: each block's particles are loaded while the block before is stepped; False: in turn
+# (emitter/update_ranked.wgsl: PREFETCH_PARTICLES); None: as TILE_BLOCKS_FROM says.
+PREFETCH_PARTICLES: bool | None = None
 # The most workgroups the one-pass step launches (each takes tiles until none is left); None:
 # one per tile. Tests set a few, so that every workgroup steps several tiles.
 WORKGROUPS_AT_MOST: int | None = None
@@ -246,18 +250,20 @@ def simulation_passes(system: EmitterSystem, pool: _Pool, sim: Simulation,
     return passes
 
 
-def tile_blocks(system: EmitterSystem, pool: _Pool, sim: Simulation) -> int:
-    """Blocks per workgroup of the one-pass step: one for a batch (a tile never spans two
-    emitters) and for an event source (its marks are kept per block); for an emitter alone,
-    more in bigger pools, so that fewer tiles take part in the look-back, and fewer where
-    forces act on it (TILE_BLOCKS_FROM, measured on the H200)."""
-    if sim.members > 1 or kinds_sent(pool.component):
-        return 1
-    if TILE_BLOCKS is not None:
-        return TILE_BLOCKS
+def tile_shape(pool: _Pool, sim: Simulation) -> tuple[int, bool]:
+    """Blocks per workgroup of the one-pass step, and whether a tile's particles are prefetched:
+    one block for a batch (a tile never spans two emitters) and for an event source (its
+    marks are kept per block); for an emitter alone, more in bigger pools, so that fewer tiles
+    take part in the look-back, and fewer where forces act on it (TILE_BLOCKS_FROM, measured
+    on the H200). TILE_BLOCKS and PREFETCH_PARTICLES, when set, override the table."""
     force_kinds, _, _ = pool.variant
-    return next(blocks for start, blocks in TILE_BLOCKS_FROM[force_kinds != 0]
-                if sim.blocks >= start)
+    blocks, prefetch = next((blocks, prefetch) for start, blocks, prefetch
+                            in TILE_BLOCKS_FROM[force_kinds != 0] if sim.blocks >= start)
+    if PREFETCH_PARTICLES is not None:
+        prefetch = PREFETCH_PARTICLES
+    if sim.members > 1 or kinds_sent(pool.component):
+        return 1, prefetch
+    return (blocks if TILE_BLOCKS is None else TILE_BLOCKS), prefetch
 
 
 def births_in_update(pool: _Pool, sim: Simulation) -> bool:
@@ -352,10 +358,11 @@ def ranked_update_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> P
     loops); elsewhere a wait may last far longer before it gives up."""
     b = sim.buffers
     bindings, constants = _integration(system, pool, sim, UPDATE_RANKED)
-    per_tile = tile_blocks(system, pool, sim)
+    per_tile, prefetch = tile_shape(pool, sim)
     births_here = sim.births_here[pool.variant] = births_in_update(pool, sim)
     constants.update(PUBLISH_INCLUSIVE=PUBLISH_INCLUSIVE, TILE_BLOCKS=per_tile,
-                     RANK_AFTER_NEXT=RANK_AFTER_NEXT, BIRTHS_HERE=births_here)
+                     RANK_AFTER_NEXT=RANK_AFTER_NEXT, BIRTHS_HERE=births_here,
+                     PREFETCH_PARTICLES=prefetch)
     if LOOK_BACK_ROUNDS is not None:
         constants["MAX_ROUNDS"] = LOOK_BACK_ROUNDS
     elif not system.gpu.is_software:

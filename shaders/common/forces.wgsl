@@ -86,6 +86,9 @@ fn turbulence_acceleration(f: Force, x: vec3f) -> vec3f {
 }
 
 fn force_acceleration(f: Force, x: vec3f, v: vec3f) -> vec3f {
+    // attractors alone: every record is one (the host compiles FORCE_KINDS from the records'
+    // kinds), so the kind is neither loaded nor tested
+    if (FORCE_KINDS == (1u << FORCE_ATTRACTOR)) { return attractor_acceleration(f, x); }
     switch f.kind {
         case FORCE_ATTRACTOR: {
             if (force_kind_present(FORCE_ATTRACTOR)) { return attractor_acceleration(f, x); }
@@ -104,14 +107,18 @@ fn force_acceleration(f: Force, x: vec3f, v: vec3f) -> vec3f {
     return vec3f(0.0);
 }
 
+// Whether a particle at x is inside the attractor's kill radius (0: none).
+fn attractor_kills(f: Force, x: vec3f) -> bool {
+    let r = f.a.xyz - x;
+    return f.b.z > 0.0 && dot(r, r) < f.b.z * f.b.z;
+}
+
 // Whether a particle at x dies: inside a kill zone or an attractor's kill radius.
 fn force_kills(f: Force, x: vec3f) -> bool {
+    if (FORCE_KINDS == (1u << FORCE_ATTRACTOR)) { return attractor_kills(f, x); }
     switch f.kind {
         case FORCE_ATTRACTOR: {
-            if (force_kind_present(FORCE_ATTRACTOR)) {
-                let r = f.a.xyz - x;
-                return f.b.z > 0.0 && dot(r, r) < f.b.z * f.b.z;
-            }
+            if (force_kind_present(FORCE_ATTRACTOR)) { return attractor_kills(f, x); }
         }
         case FORCE_KILL_SPHERE: {
             if (force_kind_present(FORCE_KILL_SPHERE)) {

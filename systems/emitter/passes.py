@@ -78,11 +78,14 @@ TILE_BLOCKS: int | None = None
 # the copy roofline. Without forces, loading in turn won from 256K to 4M (1M: 0.546 against
 # 0.505 with the prefetch, 2M: 0.583 against 0.567) and the prefetch at 8M and 16M (16M: 0.847
 # against 0.832). With four attractors the prefetch won at 1M and below (1M, 4 blocks: 0.439
-# against 0.429; 16 blocks: 0.398) and loading in turn at 16M (0.828 against 0.813). Which
-# registers or loads make the difference was not measured.
+# against 0.429; 16 blocks: 0.398) and loading in turn at 16M (0.828 against 0.813). Once the
+# attractors' loop stopped reading the force kind, 8 blocks loaded in turn took the lead at 1M
+# (0.464-0.465 against 0.451-0.452 for 4 with the prefetch; smaller pools were not swept again).
+# Which registers or loads make the difference was not measured.
 TILE_BLOCKS_FROM = {
     False: ((32768, 16, True), (4096, 16, False), (2048, 8, False), (0, 4, False)),
-    True: ((32768, 16, False), (16384, 8, True), (8192, 16, False), (0, 4, True)),
+    True: ((32768, 16, False), (16384, 8, True), (8192, 16, False), (4096, 8, False),
+           (0, 4, True)),
 }
 # True: a workgroup of the one-pass step ranks each tile after it stepped the next one (the
 # look-back then waits less), False: at once (emitter/update_ranked.wgsl). `emberfx bench

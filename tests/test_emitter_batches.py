@@ -113,6 +113,32 @@ def test_batched_run_is_byte_identical_to_each_emitter_alone(gpu):
     assert passes < passes_alone
 
 
+def test_members_that_different_forces_act_on_stay_identical(gpu):
+    """Each member of a batch reads its own force records (the update copies them per block
+    into workgroup memory): one feels a pull, one a push, one both, one neither."""
+    text = (HEADER
+            + emitter("a", 300, "additive", -1.5, 'affected_by = ["pull"]')
+            + emitter("b", 520, "additive", -0.5, 'affected_by = ["push"]')
+            + emitter("c", 257, "additive", 0.5)
+            + emitter("d", 256, "additive", 1.5, 'affected_by = []')
+            + """
+[[entity]]
+name = "pull"
+[entity.attractor]
+position = [0.0, 1.5, 0.0]
+strength = 4.0
+[[entity]]
+name = "push"
+[entity.attractor]
+position = [0.5, -1.0, 0.0]
+strength = -6.0
+softening = 0.3
+""")
+    batched, passes, passes_alone = same_as_alone(text)
+    assert passes < passes_alone   # they did share a batch
+    assert all(batched[name][2]["alive"] > 0 for name in "abcd")
+
+
 def test_one_simulation_pass_per_batch_and_views_into_one_arena(gpu):
     with Engine(loads_scene(MIXED, path="<batches>")) as engine:
         names = [p.name for p in engine.frame_passes()]

@@ -42,6 +42,10 @@ struct Force {
     kind: u32,
 };
 
+// Force records one emitter's update takes at most (its forces buffer holds this many; the host
+// reads it: systems/forces/forces.py).
+const MAX_FORCES: u32 = 64u;
+
 // The softened inverse-square pull: G r / (|r|^2 + eps^2)^(3/2), r = attractor - x, as one
 // inverse square root and products (the one-pass step of 16M particles under four attractors
 // ran an H200 at 0.80 of the copy roofline so, at 0.77 with a square root and three divisions).

@@ -61,6 +61,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
         @builtin(num_workgroups) groups: vec3u) {
     let block = folded_workgroup(wid, groups);   // in the batch
     let local_block = enter_block(block);
+    load_forces(lid);
     if (lid < BLOCK_WORDS) { atomicStore(&block_mask[lid], 0u); }
     clear_events(lid);
     workgroupBarrier();

@@ -191,6 +191,7 @@ fn step_tile(tile: u32, half: u32, lid: u32) {
     workgroupBarrier();
     let first_block = tile * TILE_BLOCKS;
     let local_first = enter_block(first_block);   // the tile's first block in its emitter
+    load_forces(lid);
     let in_batch = first_block < params.batch_blocks && local_first < params.block_count;
 
     let bit = 1u << (lid % 32u);

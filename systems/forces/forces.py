@@ -27,7 +27,7 @@ NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
 FORCE = struct_dtype("common/forces.wgsl", "Force")
 KINDS = wgsl.enum_constants("common/forces.wgsl", "FORCE")   # {"attractor": 0, "kill_box": 6, ...}
 FORCE_KEYS = ("attractor", "force_field", "kill_zone")
-MAX_FORCES = 64
+MAX_FORCES = wgsl.int_constant("common/forces.wgsl", "MAX_FORCES")
 """Force records one emitter's update takes: its forces buffer is sized for this many. The scene
 loader refuses more acting on one emitter (Emitter.REFERENCE_LIMITS)."""
 

@@ -48,19 +48,21 @@ blend = "{blend}"
 """
 
 
+PULL = """
+[[entity]]
+name = "pull"
+[entity.attractor]
+position = [0.0, 1.5, 0.0]
+strength = 4.0
+"""
+
 MIXED = (HEADER
          + emitter("a", 1, "additive", -2.0)
          + emitter("b", 255, "alpha", -1.0)
          + emitter("c", 257, "opaque", 0.0, 'affected_by = ["pull"]')
          + emitter("d", 700, "alpha", 1.0, 'shape = { kind = "sphere", radius = 0.3 }')
          + emitter("e", 1000, "additive", 2.0)
-         + """
-[[entity]]
-name = "pull"
-[entity.attractor]
-position = [0.0, 1.5, 0.0]
-strength = 4.0
-""")
+         + PULL)
 
 
 def snapshot(engine: Engine) -> dict:
@@ -121,12 +123,7 @@ def test_members_that_different_forces_act_on_stay_identical(gpu):
             + emitter("b", 520, "additive", -0.5, 'affected_by = ["push"]')
             + emitter("c", 257, "additive", 0.5)
             + emitter("d", 256, "additive", 1.5, 'affected_by = []')
-            + """
-[[entity]]
-name = "pull"
-[entity.attractor]
-position = [0.0, 1.5, 0.0]
-strength = 4.0
+            + PULL + """
 [[entity]]
 name = "push"
 [entity.attractor]

@@ -375,5 +375,6 @@ def test_a_pool_that_forces_act_on_takes_the_forces_row_of_tile_sizes(monkeypatc
     assert passes.tile_shape(pulled, batch) == (1, True)
     monkeypatch.setattr(passes, "TILE_BLOCKS", 5)
     monkeypatch.setattr(passes, "PREFETCH_PARTICLES", False)
-    assert passes.tile_shape(pulled, SimpleNamespace(members=1, blocks=4096)) == (5, False)
+    alone_sim: Any = SimpleNamespace(members=1, blocks=4096)
+    assert passes.tile_shape(pulled, alone_sim) == (5, False)
     assert passes.tile_shape(pulled, batch) == (1, False)

@@ -178,3 +178,38 @@ class _Huge:
     """A texture whose size no device allows: draw_to refuses it with a one-line error."""
     size = (1 << 20, 1 << 20, 1)
     format = "rgba8unorm"
+
+
+def test_the_draw_records_into_the_held_steps_last_compute_pass(gpu, scenes_dir):
+    """A held step that ends with compute work leaves that pass open and the draw's first
+    compute work records into it: the frame begins one compute pass fewer than the same step
+    and draw submitted apart (whose images and states match: the tests above), and leaving
+    the block ends the pass before the submission."""
+    from emberfx.bench.frame_calls import call_counts, record_calls
+
+    engine = Engine(load_scene(scenes_dir / "showcase.toml"), size=SIZE)
+    try:
+        engine.readback_every = 1000   # no readback: every step may be held
+        texture = output_texture(engine)
+        engine.step(2)
+
+        def held():
+            with engine.frame():
+                engine.step(1)
+                held_step = engine.resources.held
+                assert held_step is not None and held_step.compute is not None
+                engine.draw_to(texture)
+
+        def apart():
+            engine.step(1)
+            engine.draw_to(texture)
+
+        passes = {how: call_counts(record_calls(run))["begin_compute_pass"]
+                  for how, run in (("held", held), ("apart", apart))}
+        assert passes["apart"] >= 2 and passes["held"] == passes["apart"] - 1
+        with engine.frame():
+            engine.step(1)   # no draw: leaving the block ends the open pass and submits
+        assert engine.resources.held is None
+        texture.destroy()
+    finally:
+        engine.close()

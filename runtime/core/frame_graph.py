@@ -207,25 +207,34 @@ class FrameGraph:
         return [p.name for p in self.order]
 
     def encode(self, encoder, targets: dict[str, RenderTarget], phases=None,
-               clear_targets: tuple[str, ...] = (), profiler=None, bundles=None) -> None:
+               clear_targets: tuple[str, ...] = (), profiler=None, bundles=None,
+               compute=None, keep_compute: bool = False):
         """Record the passes (of ``phases``, default all) into ``encoder``. ``clear_targets`` are
         cleared when the RENDER phase starts even if nothing draws into them (the background).
         ``profiler`` (a PassProfiler) times each compute and render pass; whoever submits the
         encoder then calls ``profiler.submitted()``. ``bundles`` (a bundles.BundleCache) replays
         the consecutive draws into a target whose formats are known from one render bundle.
         Without a profiler or debug groups, the compute runs, clears and copies replay the calls
-        compiled for them once (frame_plan.py) instead of being worked out pass by pass."""
+        compiled for them once (frame_plan.py) instead of being worked out pass by pass.
+        ``compute``: a compute pass of ``encoder`` left open by the encode before (a held step,
+        submission.py); the first compute run records into it, and anything else ends it first.
+        ``keep_compute``: when the last work recorded is a compute run (and nothing profiles or
+        labels it), leave its pass open and return it, for the next encode; otherwise None."""
         encoding = _Encoding(encoder, targets, profiler, bundles)
         pending_clears = list(clear_targets)
         if profiler is None and not DEBUG_GROUPS:
             for kind, item in self._plan(phases):
                 if kind is _COMPUTE_RUN:
                     encoding._end_render()
-                    compute = encoder.begin_compute_pass(label="emberfx:compute")
+                    if compute is None:
+                        compute = encoder.begin_compute_pass(label="emberfx:compute")
                     for call in item:
                         call(compute)
+                    continue   # ended by the next work that is not compute, or kept
+                if compute is not None:
                     compute.end()
-                elif kind is _ENCODER_CALLS:
+                    compute = None
+                if kind is _ENCODER_CALLS:
                     encoding._end_render()
                     for call in item:
                         call(encoder)
@@ -233,14 +242,21 @@ class FrameGraph:
                     pending_clears = _open_pending_targets(encoding, pending_clears, item)
                     encoding.add(item)
         else:
+            if compute is not None:
+                compute.end()
+                compute = None
             for p in self._passes_of(phases):
                 pending_clears = _open_pending_targets(encoding, pending_clears, p)
                 encoding.add(p)
+        if compute is not None and (pending_clears or not keep_compute):
+            compute.end()
+            compute = None
         for name in pending_clears:
             encoding.begin_target(name)
         encoding.close()
         if profiler is not None:
             profiler.encoded(encoder)
+        return compute
 
     def _plan(self, phases) -> list[tuple]:
         """The passes of ``phases`` as (kind, item): a run of consecutive dispatches as the

@@ -230,10 +230,11 @@ class Resources:
         self.submit_held()
         self.held = held
 
-    def take_held(self):
-        """The held encoder, for the draw to record into and submit; None when none is held."""
+    def take_held(self) -> HeldSubmission | None:
+        """The held step (its encoder, and its compute pass if one is open), for the draw to
+        record into and submit; None when none is held."""
         held, self.held = self.held, None
-        return None if held is None else held.encoder
+        return held
 
     def submit_held(self) -> None:
         """Submit the held encoder now, if there is one."""

@@ -16,7 +16,10 @@ reorder work submits the held encoder first:
 - an edit applied between the step and the draw;
 - any Engine call other than ``draw_to`` (engine_guard.py): reads, edits, another step.
 
-The draw is the only thing that takes the encoder over (``Resources.take_held``).
+The draw is the only thing that takes the encoder over (``Resources.take_held``), with the
+step's last compute pass still open when the step ended with compute work: the draw's first
+compute work continues it, which saves the host one pass a frame. WebGPU orders the dispatches
+of one pass as it orders those of consecutive passes, so the results are the same.
 """
 
 from __future__ import annotations
@@ -24,17 +27,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import wgpu
+
 
 @dataclass(frozen=True)
 class HeldSubmission:
     """An encoder with a step's passes recorded in it, not yet finished; ``buffers``: the ids
-    of the GPU buffers those passes bind."""
-    queue: object
-    encoder: object
+    of the GPU buffers those passes bind. ``compute``: the step's last compute pass, left open
+    when the step ended with compute work, so that the draw's first compute work records into
+    it (beginning a pass costs the host about as much as recording several dispatches)."""
+    queue: wgpu.GPUQueue
+    encoder: wgpu.GPUCommandEncoder
     buffers: frozenset[int]
+    compute: wgpu.GPUComputePassEncoder | None = None
 
     def submit(self) -> None:
-        self.queue.submit([self.encoder.finish()])   # type: ignore[attr-defined]
+        if self.compute is not None:
+            self.compute.end()
+        self.queue.submit([self.encoder.finish()])
 
 
 def bound_buffers(names: Iterable[str], resources) -> frozenset[int]:

@@ -242,13 +242,16 @@ class Engine:
         slot = telemetry.acquire_slot() if due else None
         phases = SIMULATION_PHASES if slot is not None else SIMULATION_PHASES - {Phase.READBACK}
         graph = self._renderer.graph(OUTPUT_FORMAT)
-        graph.encode(encoder, {}, phases=phases, profiler=telemetry.profiler)
+        # the draw that follows records into this encoder (and its last compute pass) and
+        # submits both
+        held = self._frames_open > 0 and slot is None and telemetry.profiler is None
+        compute = graph.encode(encoder, {}, phases=phases, profiler=telemetry.profiler,
+                               keep_compute=held)
         if slot is not None:
             telemetry.copy_gather(encoder, slot)
-        if self._frames_open and slot is None and telemetry.profiler is None:
-            # the draw that follows records into this encoder and submits both
+        if held:
             self.resources.hold(HeldSubmission(self.device.queue, encoder,
-                                               self._bound_buffers(graph, phases)))
+                                               self._bound_buffers(graph, phases), compute))
         else:
             self.device.queue.submit([encoder.finish()])
             telemetry.submitted(slot, info.frame)

@@ -192,10 +192,15 @@ class Renderer:
         (see the module's doc); ``phases``: RENDER alone leaves the scene target as drawn."""
         self.write_frame_uniform(camera, clock, light)
         self._before_draw(phases)
-        # a step held for this draw (Engine.frame) has its passes in the encoder already
-        encoder = (self.shared.resources.take_held()
-                   or self.device.create_command_encoder(label="emberfx:draw"))
-        self.encode(encoder, texture, phases, transparent=transparent, prepared=True)
+        # a step held for this draw (Engine.frame) has its passes in the encoder already, and
+        # maybe its last compute pass open
+        held = self.shared.resources.take_held()
+        if held is None:
+            encoder, compute = self.device.create_command_encoder(label="emberfx:draw"), None
+        else:
+            encoder, compute = held.encoder, held.compute
+        self.encode(encoder, texture, phases, transparent=transparent, prepared=True,
+                    compute=compute)
         self.device.queue.submit([encoder.finish()])
         self.telemetry.submitted()
 
@@ -207,8 +212,9 @@ class Renderer:
                 system.before_draw()
 
     def encode(self, encoder, texture, phases=None, *, transparent: bool = False,
-               prepared: bool = False) -> None:
-        """Record the draw into ``encoder``; ``prepared``: the systems' before_draw ran."""
+               prepared: bool = False, compute=None) -> None:
+        """Record the draw into ``encoder``; ``prepared``: the systems' before_draw ran;
+        ``compute``: a compute pass of ``encoder`` left open by a held step (ended here)."""
         if not prepared:
             self._before_draw(phases)
         scene = self._transparent_target if transparent else self._scene_target
@@ -216,7 +222,7 @@ class Renderer:
         self.graph(texture.format, transparent).encode(encoder, targets, phases=phases,
                                           clear_targets=("scene",),
                                           profiler=self.telemetry.profiler,
-                                          bundles=self.bundles)
+                                          bundles=self.bundles, compute=compute)
         if phases is None or Phase.RENDER in phases:   # the depth target now holds this view
             # a new object only when the view changed: emitters repack their collision
             # header when it is another object (emitter/contacts.py)

@@ -23,135 +23,37 @@ from __future__ import annotations
 import operator
 import os
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import IntEnum
 from itertools import groupby
 from typing import TYPE_CHECKING
 
 from emberfx.core import frame_order, frame_plan
 from emberfx.core.bundles import draw_key
 from emberfx.core.errors import FrameGraphError
+from emberfx.core.passes import (
+    DRAWING_PHASES,
+    SIMULATION_PHASES,
+    ClearBuffer,
+    CopyBuffer,
+    CopyTexture,
+    Dispatch,
+    Draw,
+    Operation,
+    Pass,
+    Phase,
+    RenderQueue,
+    RenderTarget,
+)
 
 if TYPE_CHECKING:
     import wgpu
 
+# the pass descriptions (passes.py) are imported from here by systems and runtime alike
+__all__ = ["DRAWING_PHASES", "SIMULATION_PHASES", "ClearBuffer", "CopyBuffer", "CopyTexture",
+           "Dispatch", "Draw", "FrameGraph", "FrameGraphError", "Operation", "Pass", "Phase",
+           "RenderQueue", "RenderTarget"]
 
-class Phase(IntEnum):
-    CLEAR = 0
-    SIMULATE = 1
-    PREPARE = 2
-    RENDER = 3
-    POST = 4
-    READBACK = 5
-
-
-SIMULATION_PHASES = frozenset({Phase.CLEAR, Phase.SIMULATE, Phase.PREPARE, Phase.READBACK})
-DRAWING_PHASES = frozenset({Phase.RENDER, Phase.POST})
 DEBUG_GROUPS = os.environ.get("EMBERFX_DEBUG_GROUPS") == "1"   # name every pass in GPU captures
-
-
-@dataclass(frozen=True)
-class Dispatch:
-    """A compute dispatch: fixed workgroup counts (or a function giving them when the frame is
-    encoded; (0, 0, 0) skips the work), or counts read from an indirect-args buffer.
-
-    ``repeat`` (a count, or a function giving it when the frame is encoded) issues it that many
-    times in a row (substeps), each seeing the previous one's writes; a bind group given as a
-    function is then called with the repeat index k, so ping-pong state alternates. One pass for
-    all of them keeps Python's per-call cost (WGPU_NOTES) low."""
-    pipeline: wgpu.GPUComputePipeline
-    bind_groups: tuple = ()
-    groups: tuple[int, int, int] | Callable[[], tuple[int, int, int]] = (1, 1, 1)
-    indirect: tuple[wgpu.GPUBuffer, int] | None = None  # (buffer, byte offset)
-    repeat: int | Callable[[], int] = 1
-
-
-@dataclass(frozen=True)
-class Draw:
-    """A draw into a named render target ("scene" or "output"); indirect when ``indirect`` is set,
-    indexed when ``index`` = (index buffer, "uint32" | "uint16", index count) is (both: the
-    arguments are drawIndexedIndirect's five words, and the count comes from them). With
-    ``depth_read_only`` it runs in a render pass whose depth attachment is read-only, so it may
-    also bind the target's depth as a texture (soft particles); such draws share passes only
-    with each other."""
-    pipeline: wgpu.GPURenderPipeline
-    bind_groups: tuple = ()
-    target: str = "scene"
-    vertices: int = 3
-    instances: int = 1
-    indirect: tuple[wgpu.GPUBuffer, int] | None = None
-    index: tuple[wgpu.GPUBuffer, str, int] | None = None
-    depth_read_only: bool = False
-    # further drawIndirect calls after ``indirect``, same pipeline and bind groups (the emitters
-    # of a batch, each from its own first instance: systems/emitter/batches.py)
-    more_indirect: tuple[tuple[wgpu.GPUBuffer, int], ...] = ()
-
-
-@dataclass(frozen=True)
-class ClearBuffer:
-    buffer: wgpu.GPUBuffer
-    offset: int = 0
-    size: int | None = None
-
-
-@dataclass(frozen=True)
-class CopyBuffer:
-    source: wgpu.GPUBuffer
-    destination: wgpu.GPUBuffer
-    size: int
-    source_offset: int = 0
-    destination_offset: int = 0
-
-
-@dataclass(frozen=True)
-class CopyTexture:
-    """A whole-texture copy (same size and format); either side may be a function returning the
-    texture when the frame is encoded (render targets are recreated on resize)."""
-    source: wgpu.GPUTexture | Callable[[], wgpu.GPUTexture]
-    destination: wgpu.GPUTexture | Callable[[], wgpu.GPUTexture]
-
-
-Operation = Dispatch | Draw | ClearBuffer | CopyBuffer | CopyTexture
-
-
-class RenderQueue:
-    """Order hints of draws in the RENDER phase, like an engine's render queues: what fills the
-    view first, then opaque geometry (which writes depth, so transparent draws are hidden behind
-    it), then transparent particles (additive, then alpha-blended ones drawn back to front), and
-    last soft particles, which read the opaque depth in a pass of their own."""
-    BACKGROUND = -100
-    OPAQUE = -10
-    TRANSPARENT = 0
-    ALPHA = 100
-    SOFT = 200
-
-
-@dataclass(frozen=True)
-class Pass:
-    name: str                      # entity:system:pass
-    phase: Phase
-    op: Operation
-    reads: tuple[str, ...] = ()    # resource names, e.g. "fountain/particles"
-    writes: tuple[str, ...] = ()
-    order: int = 0                 # within a phase, lower first where dependencies allow (draws:
-                                   # a RenderQueue value)
-
-    @property
-    def kind(self) -> str:
-        return {Dispatch: "compute", Draw: "render", ClearBuffer: "clear",
-                CopyBuffer: "copy", CopyTexture: "copy"}[type(self.op)]
-
-
-@dataclass(frozen=True)
-class RenderTarget:
-    """Where draws of one target name go: colour view, optional depth view, clear colour; with
-    its formats given, its draws may be replayed from render bundles (runtime/core/bundles.py)."""
-    color_view: wgpu.GPUTextureView
-    clear_color: tuple[float, float, float, float] | None  # None: load what is there
-    depth_view: wgpu.GPUTextureView | None = None
-    color_format: str | None = None
-    depth_format: str | None = None
 
 
 @dataclass

@@ -2,7 +2,7 @@
 edges, stable by declaration order; every read has an earlier writer or an upload.
 
 The passes are read through their fields only (``name``, ``phase``, ``reads``, ``writes``,
-``order`` of frame_graph.Pass), so this module imports nothing of the graph.
+``order`` of passes.Pass), so this module imports nothing of the graph.
 """
 
 from __future__ import annotations

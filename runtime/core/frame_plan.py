@@ -13,7 +13,7 @@ sets its own. Buffer clears and copies compile the same way, into calls taking t
 encoder.
 
 The operations are read through their fields only (``Dispatch``, ``ClearBuffer`` and
-``CopyBuffer`` of frame_graph.py), so this module imports nothing of the graph.
+``CopyBuffer`` of passes.py), so this module imports nothing of the graph.
 """
 
 from __future__ import annotations

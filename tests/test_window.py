@@ -216,6 +216,25 @@ def test_drag_orbits_and_wheel_zooms_the_camera(window):
     assert engine.scene.camera.position == (0.0, 0.0, 8.0)   # the file's camera is untouched
 
 
+def test_a_drag_whose_move_comes_after_its_release_orbits_as_far(window):
+    """jupyter_rfb holds a move up to 20 ms and sends the release at once: a quick drag reaches
+    the kernel as down, up, move. It orbits the camera as far as the same drag in order, and the
+    late move (a hover by then) turns it no further."""
+    engine = window.engine
+    start = engine.camera.with_reference(engine.scene.settings.size)   # a copy
+    window.on_pointer(pointer("pointer_down", 80, 48, button=1, buttons=(1,)))
+    window.on_pointer(pointer("pointer_move", 120, 40, buttons=(1,)))
+    window.on_pointer(pointer("pointer_up", 120, 40, button=1))
+    in_order = engine.camera.position
+    assert np.linalg.norm(np.subtract(in_order, start.position)) > 0.1
+    engine.camera = start.with_reference(engine.scene.settings.size)
+    assert engine.camera.position == start.position
+    window.on_pointer(pointer("pointer_down", 80, 48, button=1, buttons=(1,)))
+    window.on_pointer(pointer("pointer_up", 120, 40, button=1))
+    window.on_pointer(pointer("pointer_move", 120, 40, buttons=(1,)))
+    assert engine.camera.position == in_order
+
+
 def test_a_valid_and_an_invalid_edit_while_running(window, tmp_path, capsys):
     engine = window.engine
     path = tmp_path / "scene.toml"

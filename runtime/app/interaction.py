@@ -58,7 +58,13 @@ class Pointer:
             assert self.stroke is not None   # a tool gesture holds its stroke
             self.stroke.drag(x, y, viewport)
 
-    def up(self) -> None:
+    def up(self, x: float | None = None, y: float | None = None, viewport=None) -> None:
+        """End the drag; given the release position, the drag first moves there. A drag's last
+        moves may come after its release: jupyter_rfb holds a move up to 20 ms (it sends the
+        newest of a burst) but sends the release at once, so a quick flick would otherwise end
+        before it moved."""
+        if self.gesture is not None and x is not None and y is not None and (x, y) != self.last:
+            self.move(x, y, viewport)
         self.gesture, self.stroke = None, None
 
     def wheel(self, dy: float, x: float, y: float, viewport) -> None:

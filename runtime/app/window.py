@@ -259,7 +259,7 @@ class _Runner:
         elif kind == "pointer_move":
             self.pointer.move(x, y, self.viewport())
         elif kind == "pointer_up":
-            self.pointer.up()
+            self.pointer.up(x, y, self.viewport())
         elif kind == "wheel":
             self.pointer.wheel(event.get("dy", 0.0), x, y, self.viewport())
 

@@ -82,10 +82,9 @@ def test_one_submission_a_frame_gives_the_same_frames(gpu, scenes_dir):
     assert held[0] == apart[0]                           # every frame's image, byte for byte
     for name in held[1]:
         _same_state(held[1][name], apart[1][name])
-    # readback steps (frames 0, 4, 8 of the step count) still submit on their own
-    readbacks = sum(1 for step in range(frames) if step % 4 == 0)
+    # one submission a frame, the readback steps' (0, 4, 8) too
     assert apart[2] == 2 * frames
-    assert held[2] == frames + readbacks
+    assert held[2] == frames
     assert held[3]["entities"]["fountain"] == apart[3]["entities"]["fountain"]
 
 
@@ -207,6 +206,17 @@ def test_the_draw_records_into_the_held_steps_last_compute_pass(gpu, scenes_dir)
         passes = {how: call_counts(record_calls(run))["begin_compute_pass"]
                   for how, run in (("held", held), ("apart", apart))}
         assert passes["apart"] >= 2 and passes["held"] == passes["apart"] - 1
+        # a step with a readback is held too: its copy into the ring is recorded after the
+        # draw's passes (so the draw still continues its compute pass), in one submission
+        engine.readback_every = 1
+        calls = {how: record_calls(run) for how, run in (("held", held), ("apart", apart))}
+        counts = {how: call_counts(made) for how, made in calls.items()}
+        assert counts["held"]["begin_compute_pass"] == counts["apart"]["begin_compute_pass"] - 1
+        assert (counts["held"]["submit"], counts["apart"]["submit"]) == (1, 2)
+        names = [call.method.__name__ for call in calls["held"]]
+        last_render = max(i for i, name in enumerate(names) if name == "begin_render_pass")
+        assert names.index("copy_buffer_to_buffer") > last_render
+        assert engine.stats()["readback_frame"] is not None
         with engine.frame():
             engine.step(1)   # no draw: leaving the block ends the open pass and submits
         assert engine.resources.held is None

@@ -23,6 +23,7 @@ final), it is used from the thread that created it, and esper is switched to its
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 from collections.abc import Iterator
@@ -243,16 +244,22 @@ class Engine:
         phases = SIMULATION_PHASES if slot is not None else SIMULATION_PHASES - {Phase.READBACK}
         graph = self._renderer.graph(OUTPUT_FORMAT)
         # the draw that follows records into this encoder (and its last compute pass) and
-        # submits both
-        held = self._frames_open > 0 and slot is None and telemetry.profiler is None
+        # submits both; the readback's copy goes last, after the draw's passes, and its map
+        # after the submit
+        held = self._frames_open > 0 and telemetry.profiler is None
         compute = graph.encode(encoder, {}, phases=phases, profiler=telemetry.profiler,
                                keep_compute=held)
-        if slot is not None:
-            telemetry.copy_gather(encoder, slot)
         if held:
+            copy = after = None
+            if slot is not None:
+                copy = functools.partial(telemetry.copy_gather, slot=slot)
+                after = functools.partial(telemetry.submitted, slot, info.frame)
             self.resources.hold(HeldSubmission(self.device.queue, encoder,
-                                               self._bound_buffers(graph, phases), compute))
+                                               self._bound_buffers(graph, phases), compute,
+                                               last=copy, after_submit=after))
         else:
+            if slot is not None:
+                telemetry.copy_gather(encoder, slot)
             self.device.queue.submit([encoder.finish()])
             telemetry.submitted(slot, info.frame)
         self.clock.tick()

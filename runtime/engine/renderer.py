@@ -201,7 +201,11 @@ class Renderer:
             encoder, compute = held.encoder, held.compute
         self.encode(encoder, texture, phases, transparent=transparent, prepared=True,
                     compute=compute)
+        if held is not None:
+            held.record_last()
         self.device.queue.submit([encoder.finish()])
+        if held is not None:
+            held.submitted()
         self.telemetry.submitted()
 
     def _before_draw(self, phases) -> None:

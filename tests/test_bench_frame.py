@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
-from emberfx.bench.frame import frame_rows, measure_frames
+from emberfx.bench.frame import frame_rows, measure_frames, measure_rounds
+from emberfx.bench.host import full_speed_rounds, python_reference_ms
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import load_scene
 
@@ -38,10 +40,11 @@ def test_rows_are_consistent_and_print_in_aligned_columns(gpu, scenes_dir, capsy
     engine = Engine(load_scene(scenes_dir / "showcase.toml"), size=(64, 36))
     try:
         measured = measure_frames(engine, pipelined=False, frames=3, warmup=1)
+        rounds = measure_rounds(engine, pipelined=False, rounds=3, frames=3, warmup=1)
     finally:
         engine.close()
-    calls = {"python": measured["python"] / 2, "calls": 142, "counts": {"submit": 2}}
-    rows = frame_rows(measured, measured, measured, measured, "GPU idle", "pipelined",
+    calls = {"python": rounds["python"] / 2, "calls": 142, "counts": {"submit": 2}}
+    rows = frame_rows(rounds, measured, measured, measured, "GPU idle", "pipelined",
                       passes=123, size="1280x720", calls=calls)
     assert rows[-1]["of_the_frame"] == pytest.approx(0.5, rel=1e-12)
     total = rows[0]
@@ -49,6 +52,11 @@ def test_rows_are_consistent_and_print_in_aligned_columns(gpu, scenes_dir, capsy
     assert len(parts) == 2
     assert all(r["value"] <= total["value"] and r["unit"] == total["unit"] for r in parts)
     assert sum(r["value"] for r in parts) == pytest.approx(total["value"], rel=1e-12)
+    full_speed = next(r for r in rows if "fastest host speed" in r["name"])
+    fast = rounds["full_speed_rounds"]
+    assert f"({len(fast)} of 3)" in full_speed["name"]
+    assert full_speed["value"] == pytest.approx(
+        float(np.median([rounds["rounds"][k]["python"] for k in fast])), rel=1e-12)
     # printed by the bench's own table: every value ends in the same column
     monkeypatch.setitem(bench.BENCHMARKS, "frame", lambda: rows)
     assert bench.main(["frame"]) == 0
@@ -140,3 +148,43 @@ def test_measure_calls_alone_counts_the_frame_and_restores_the_readback(gpu, sce
         assert "map_async" not in result["counts"]
     finally:
         engine.close()
+
+
+def test_full_speed_rounds_are_those_within_the_tolerance_of_the_fastest():
+    assert full_speed_rounds([]) == []
+    assert full_speed_rounds([2.0]) == [0]
+    assert full_speed_rounds([1.0, 1.1, 1.1000001, 2.0, 0.95]) == [0, 4]
+    assert full_speed_rounds([1.0, 1.1, 1.2, 2.0]) == [0, 1]            # 1.1 is within 10%
+    assert full_speed_rounds([3.0, 1.5, 1.6], tolerance=2.0) == [0, 1, 2]
+    assert full_speed_rounds([5.0, 5.0, 5.0]) == [0, 1, 2]
+
+
+def test_the_host_reference_is_a_fixed_amount_of_work():
+    from emberfx.bench import host
+
+    assert host._reference_work() == host._reference_work() == sum(
+        2 + (i & 63).bit_length() for i in range(5000))
+    assert 0 < python_reference_ms(repeats=1) < 1000
+
+
+def test_measure_rounds_times_each_round_between_references(gpu, scenes_dir, monkeypatch):
+    """The rounds' medians, the full-speed rounds by the references the rounds were timed
+    between (the slower of each round's two), and parts that add up."""
+    from emberfx.bench import frame
+
+    timings = iter([1.0, 1.2,   2.0, 2.1,   1.05, 1.0])   # before, after: round 0, 1, 2
+    monkeypatch.setattr(frame, "python_reference_ms", lambda: next(timings))
+    engine = Engine(load_scene(scenes_dir / "showcase.toml"), size=(64, 36))
+    try:
+        result = measure_rounds(engine, pipelined=False, rounds=3, frames=2, warmup=1)
+        assert engine.clock.steps == 9
+    finally:
+        engine.close()
+    assert result["references"] == [1.2, 2.1, 1.05]
+    assert result["full_speed_rounds"] == [2]                       # 1.2 > 1.05 * 1.1
+    assert result["python"] == pytest.approx(
+        float(np.median([r["python"] for r in result["rounds"]])), rel=1e-12)
+    assert result["full_speed"]["python"] == result["rounds"][2]["python"]
+    for figures in (result, result["full_speed"]):
+        assert figures["python_step"] + figures["python_draw"] == pytest.approx(
+            figures["python"], rel=1e-12)

@@ -8,9 +8,10 @@ One module per family (emitter, life, particle_life, cloth, fractal, post, frame
 modifiers, many) builds its scenes and times them through the Engine's public surface (sweep times
 whole sweeps: in one process, on the local pool, on Ray); capacity.py is arithmetic (how much
 world one GPU holds, docs/scaling.md); scaling.py sweeps sizes and plots.py draws them for
-``bench --plot DIR``; harness.py holds the timing (warm-up,
-best of REPEATS, timestamp queries) and the copy-bandwidth rooflines. lifelib.py and taichi.py
-run the optional third-party baselines when those packages are installed.
+``bench --plot DIR``; harness.py holds the timing (warm-up, best of REPEATS, timestamp queries)
+and the copy-bandwidth rooflines; host.py times a fixed Python workload, so that a CPU figure can
+be told from the speed of the host it ran on. lifelib.py and taichi.py run the optional
+third-party baselines when those packages are installed.
 """
 
 from __future__ import annotations

@@ -87,7 +87,9 @@ class Engine:
         self.size = self._checked_size(size if size is not None else scene.settings.size)
         self.readback_every = 1   # steps between counter readbacks (the window reads fewer)
         self._frames_open = 0     # depth of frame() blocks: a step may hold its encoder
-        self._held_buffers: tuple = (None, frozenset())   # (names, their buffers' ids)
+        # phases -> (the names of their resources, those buffers' ids): a step with a readback
+        # and one without have different phases, and the window alternates them
+        self._held_buffers: dict[frozenset, tuple[frozenset, frozenset[int]]] = {}
         self.resources = Resources(self.gpu)   # every GPU buffer and texture, by name
         frame_uniform = frame_uniform_buffer(self.device)
         self.resources.adopt("frame", frame_uniform)
@@ -269,9 +271,10 @@ class Engine:
         """The buffers the step's passes bind, worked out again only for other passes (new
         buffers come with new passes: their bind groups change)."""
         names = graph.resource_names(phases)
-        if self._held_buffers[0] is not names:
-            self._held_buffers = (names, bound_buffers(names, self.resources))
-        return self._held_buffers[1]
+        known = self._held_buffers.get(phases)
+        if known is None or known[0] is not names:
+            known = self._held_buffers[phases] = (names, bound_buffers(names, self.resources))
+        return known[1]
 
     def _sync_components(self) -> list:
         """Apply the edits made through entity() since the last call (live_edits.sync)."""

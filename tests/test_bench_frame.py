@@ -160,9 +160,9 @@ def test_full_speed_rounds_are_those_within_the_tolerance_of_the_fastest():
 
 
 def test_the_host_reference_is_a_fixed_amount_of_work():
-    from emberfx.bench import host
+    from emberfx.bench.host import reference_work
 
-    assert host._reference_work() == host._reference_work() == sum(
+    assert reference_work() == reference_work() == sum(
         2 + (i & 63).bit_length() for i in range(5000))
     assert 0 < python_reference_ms(repeats=1) < 1000
 
@@ -188,3 +188,13 @@ def test_measure_rounds_times_each_round_between_references(gpu, scenes_dir, mon
     for figures in (result, result["full_speed"]):
         assert figures["python_step"] + figures["python_draw"] == pytest.approx(
             figures["python"], rel=1e-12)
+
+
+def test_measure_rounds_needs_a_round(gpu, scenes_dir):
+    engine = Engine(load_scene(scenes_dir / "showcase.toml"), size=(64, 36))
+    try:
+        with pytest.raises(ValueError, match="at least one round, found 0"):
+            measure_rounds(engine, pipelined=False, rounds=0)
+        assert engine.clock.steps == 0
+    finally:
+        engine.close()

@@ -115,6 +115,8 @@ def measure_rounds(engine, pipelined: bool, rounds: int = ROUNDS, frames: int = 
     the slower of each round's two references (``references``, ms), and the medians of the
     rounds at the run's fastest host speed (``full_speed``; their indices in
     ``full_speed_rounds``)."""
+    if rounds < 1:
+        raise ValueError(f"measure_rounds: expected at least one round, found {rounds}")
     measured, references = [], []
     for _ in range(rounds):
         before = python_reference_ms()

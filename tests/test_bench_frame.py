@@ -102,7 +102,13 @@ def test_a_replayed_draw_draws_the_recorded_frame_again(gpu):
     after the draw's recorded calls are replayed; the recording leaves wgpu-py as it was."""
     import wgpu
 
-    from emberfx.bench.frame_calls import RECORDED, call_counts, record_calls, replay
+    from emberfx.bench.frame_calls import (
+        RECORDED,
+        call_counts,
+        record_calls,
+        replay,
+        replay_by_kind,
+    )
     from emberfx.bench.harness import output_texture
     from emberfx.core.readback import read_texture
     from emberfx.model.scene import loads_scene
@@ -128,6 +134,16 @@ def test_a_replayed_draw_draws_the_recorded_frame_again(gpu):
         seconds = replay(calls)
         assert seconds > 0
         assert read_texture(engine.device, texture, 4) == drawn
+        # timed call by call, the replay draws the same again and times each kind it made
+        encoder = engine.device.create_command_encoder()
+        encoder.begin_render_pass(color_attachments=[{
+            "view": texture.create_view(), "load_op": wgpu.LoadOp.clear,
+            "store_op": wgpu.StoreOp.store, "clear_value": (1.0, 0.0, 1.0, 1.0)}]).end()
+        engine.device.queue.submit([encoder.finish()])
+        assert read_texture(engine.device, texture, 4) == cleared
+        by_kind = replay_by_kind(calls)
+        assert set(by_kind) == set(counts) and all(s > 0 for s in by_kind.values())
+        assert read_texture(engine.device, texture, 4) == drawn
         texture.destroy()
 
 
@@ -146,6 +162,11 @@ def test_measure_calls_alone_counts_the_frame_and_restores_the_readback(gpu, sce
         assert counts["submit"] == counts["finish"] == counts["create_command_encoder"] == 1
         assert counts["dispatch_workgroups"] > 10 and counts["begin_render_pass"] >= 2
         assert "map_async" not in result["counts"]
+        # every kind of call the frame makes is timed, and only those
+        assert set(result["by_kind_ms"]) == set(counts)
+        assert all(ms > 0 for ms in result["by_kind_ms"].values())
+        assert list(result["by_kind_ms"].values()) == sorted(result["by_kind_ms"].values(),
+                                                             reverse=True)
     finally:
         engine.close()
 

@@ -33,7 +33,7 @@ from importlib import resources
 import numpy as np
 
 from emberfx.app.window import WINDOW_READBACK_EVERY
-from emberfx.bench.frame_calls import call_counts, record_calls, replay
+from emberfx.bench.frame_calls import call_counts, record_calls, replay, replay_by_kind
 from emberfx.bench.harness import output_texture, sync
 from emberfx.bench.host import full_speed_rounds, python_reference_ms
 
@@ -145,8 +145,9 @@ def _one_frame(engine, texture) -> None:
 def measure_calls_alone(engine, pipelined: bool, frames: int = MEASURED_FRAMES,
                         warmup: int = WARMUP_FRAMES) -> dict:
     """The wgpu calls of one frame (a step without readback, and a draw) recorded and replayed
-    alone: median milliseconds a replay (submits left out, as in measure_frames), and the
-    calls a frame makes."""
+    alone: median milliseconds a replay (submits left out, as in measure_frames), the calls a
+    frame makes, and (``by_kind_ms``) the median milliseconds of each kind of call a frame,
+    from as many more replays with every call timed."""
     texture = output_texture(engine)
     every = engine.readback_every
     engine.readback_every = 1 << 30   # a replayed readback would copy into a mapped buffer
@@ -156,17 +157,22 @@ def measure_calls_alone(engine, pipelined: bool, frames: int = MEASURED_FRAMES,
     finally:
         engine.readback_every = every
     wait = (lambda: None) if pipelined else (lambda: sync(engine.device))
-    seconds = []
+    seconds, by_kind = [], []
     for index in range(warmup + frames):
         wait()
         took = replay(calls)
         if index >= warmup:
             seconds.append(took)
+    for _ in range(frames):   # then each call timed, for the split by kind
+        wait()
+        by_kind.append(replay_by_kind(calls))
     sync(engine.device)
     texture.destroy()
     counts = call_counts(calls)
+    kind_ms = {name: float(np.median([k[name] for k in by_kind]) * 1e3) for name in counts}
     return {"python": float(np.median(seconds) * 1e3), "calls": len(calls),
-            "counts": dict(counts.most_common())}
+            "counts": dict(counts.most_common()),
+            "by_kind_ms": dict(sorted(kind_ms.items(), key=lambda item: -item[1]))}
 
 
 def frame_rows(showcase: dict, second: dict, every_step: dict, empty: dict, mode: str,
@@ -202,7 +208,9 @@ def frame_rows(showcase: dict, second: dict, every_step: dict, empty: dict, mode
     ] + ([] if calls is None else [
         {"name": f"showcase frame's wgpu calls alone ({calls['calls']}, replayed)",
          "value": calls["python"], "unit": no_submit,
-         "of_the_frame": calls["python"] / showcase["python"], "calls": calls["counts"]}])
+         "of_the_frame": calls["python"] / showcase["python"], "calls": calls["counts"],
+         # each kind's median ms a frame, every call timed (submit included)
+         "by_kind_ms": {k: round(v, 4) for k, v in calls.get("by_kind_ms", {}).items()}}])
 
 
 def bench_frame() -> list[dict]:

@@ -396,18 +396,9 @@ class _Encoding:
         if target is None:
             raise FrameGraphError(f"draw into unknown render target '{name}'")
         clear = target.clear_color is not None and name not in self.cleared
-        color = {"view": target.color_view, "load_op": "clear" if clear else "load",
-                 "store_op": "store"}
-        if clear:
-            color["clear_value"] = target.clear_color
-        depth = None
-        if target.depth_view is not None and depth_read_only:
-            depth = {"view": target.depth_view, "depth_read_only": True}
-        elif target.depth_view is not None:
-            depth = {"view": target.depth_view, "depth_load_op": "clear" if clear else "load",
-                     "depth_store_op": "store", "depth_clear_value": 1.0}
+        colors, depth = target.attachments(clear, depth_read_only)
         self.render = self.encoder.begin_render_pass(
-            label=label or f"emberfx:{name}", color_attachments=[color],
+            label=label or f"emberfx:{name}", color_attachments=colors,
             depth_stencil_attachment=depth, timestamp_writes=timestamp_writes)
         self.bound = {}
         self.render_target = name

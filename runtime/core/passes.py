@@ -8,7 +8,7 @@ draws go into. Systems build these descriptions; frame_graph.py orders, checks a
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
@@ -130,3 +130,25 @@ class RenderTarget:
     depth_view: wgpu.GPUTextureView | None = None
     color_format: str | None = None
     depth_format: str | None = None
+    _attachments: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    def attachments(self, clear: bool, depth_read_only: bool) -> tuple[list[dict], dict | None]:
+        """A render pass's colour attachments and depth attachment into this target: cleared
+        (``clear``) or loaded, the depth written or read-only. Each of the four is made once
+        and handed out again: a frame begins several render passes, and wgpu-py reads these
+        dicts without keeping or changing them."""
+        key = (clear, depth_read_only)
+        found = self._attachments.get(key)
+        if found is None:
+            color = {"view": self.color_view, "load_op": "clear" if clear else "load",
+                     "store_op": "store"}
+            if clear:
+                color["clear_value"] = self.clear_color
+            depth = None
+            if self.depth_view is not None and depth_read_only:
+                depth = {"view": self.depth_view, "depth_read_only": True}
+            elif self.depth_view is not None:
+                depth = {"view": self.depth_view, "depth_load_op": "clear" if clear else "load",
+                         "depth_store_op": "store", "depth_clear_value": 1.0}
+            found = self._attachments[key] = ([color], depth)
+        return found

@@ -216,7 +216,7 @@ class Engine:
     def _counted_events(self) -> list[tuple[str, dict]]:
         """Events the systems counted on the GPU since the last call (an emitter's
         "death:<name>"), from the newest readback: one or two steps late, never a stall."""
-        frame, per_entity = self._telemetry.latest()
+        frame, per_entity = self._telemetry.latest(heard=self._events_frame)
         if frame is None or frame == self._events_frame:
             return []
         self._events_frame = frame

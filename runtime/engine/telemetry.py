@@ -103,13 +103,17 @@ class Telemetry:
             self.profiler.submitted()
 
     # reports -----------------------------------------------------------------------------------
-    def latest(self) -> tuple[int | None, dict[str, bytes]]:
-        """The newest completed readback: its frame and each entity's gathered bytes."""
+    def latest(self, heard: int | None = None) -> tuple[int | None, dict[str, bytes]]:
+        """The newest completed readback: its frame and each entity's gathered bytes. When that
+        frame is ``heard`` (the caller has its bytes already), the bytes are left out: the
+        events check asks every step, and a new readback arrives every few."""
         latest = self.ring.poll() if self.ring is not None else None
         per_entity: dict[str, bytes] = {}
         if latest is None:
             return None, per_entity
         frame, data = latest
+        if frame == heard:
+            return frame, per_entity
         for r, offset in self.layout:
             per_entity[r.entity] = data[offset:offset + r.size]
         return frame, per_entity

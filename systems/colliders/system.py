@@ -26,7 +26,7 @@ from emberfx.core import wgsl
 from emberfx.core.bindings import RENDER, pipeline_layout
 from emberfx.core.frame_graph import Pass, RenderQueue
 from emberfx.core.layout import struct_dtype
-from emberfx.core.system import EntityRef, Priority, System, snapshot
+from emberfx.core.system import EntityRef, Priority, System
 from emberfx.model.colors import linear_color
 from emberfx.model.registry import set_system
 from emberfx.systems.colliders.component import Collider
@@ -70,7 +70,7 @@ class _Shown:
     edge_count: int
     passes: list
     built_with: tuple | None = None   # (drawn, wireframe) the passes were built for
-    look_key: tuple | None = None     # the component's values the look uniform holds
+    look_current: bool = False        # the look uniform holds the component's values
 
 
 class ColliderSystem(System):
@@ -105,6 +105,11 @@ class ColliderSystem(System):
 
     def remove(self, entity: EntityRef) -> None:
         self.shown.pop(entity.name, None)   # the registry releases the buffers
+
+    def edited(self, entity: EntityRef, component: Collider) -> None:
+        shown = self.shown.get(entity.name)
+        if shown is not None:
+            shown.look_current = False
 
     def passes(self) -> list[Pass]:
         found = []
@@ -148,10 +153,10 @@ class ColliderSystem(System):
             self._write_look(shown)
 
     def _write_look(self, shown: _Shown) -> None:
-        """Rewrite the look uniform when a field it depends on changed (most steps: none did)."""
-        key = snapshot(shown.component)
-        if key != shown.look_key:
-            shown.look_key = key
+        """Rewrite the look uniform after the component changed: every change reaches the
+        system through ``edited`` before the next frame (most frames: none)."""
+        if not shown.look_current:
+            shown.look_current = True
             self.resources.write(shown.buffers["look"], look_record(shown.component).tobytes())
 
 

@@ -117,12 +117,15 @@ def test_one_pass_step_is_byte_identical_to_the_multi_pass_step(gpu, monkeypatch
     assert any(n.endswith(":emitter:spawn") for n in multi_passes)
 
 
+@pytest.mark.parametrize("first_lanes", [1, 32, LANES])
 @pytest.mark.parametrize("batching", [True, False], ids=["batched", "alone"])
-def test_look_backs_through_several_rounds_give_the_same_births(gpu, monkeypatch, batching):
+def test_look_backs_through_several_rounds_give_the_same_births(gpu, monkeypatch, batching,
+                                                                first_lanes):
     """With no inclusive prefixes but the first tile's, tile t sums t aggregates, in
-    ceil(t / LANES) rounds or more; births capped by the free slots and a budget below them
-    come out as from the multi-pass step."""
+    ceil(t / LANES) rounds or more (the first reading ``first_lanes`` tiles); births capped by
+    the free slots and a budget below them come out as from the multi-pass step."""
     monkeypatch.setattr(passes, "TILE_BLOCKS", 1)
+    monkeypatch.setattr(passes, "LOOK_FIRST_LANES", first_lanes)
     one, _, control = run(monkeypatch, ROUNDS, True, batching, inclusive=False, steps=40)
     multi, _, _ = run(monkeypatch, ROUNDS, False, batching, steps=40)
     assert math.ceil(70000 / 256) > LANES
@@ -378,3 +381,10 @@ def test_a_pool_that_forces_act_on_takes_the_forces_row_of_tile_sizes(monkeypatc
     alone_sim: Any = SimpleNamespace(members=1, blocks=4096)
     assert passes.tile_shape(pulled, alone_sim) == (5, False)
     assert passes.tile_shape(pulled, batch) == (1, False)
+
+
+@pytest.mark.parametrize("lanes", [0, LANES + 1])
+def test_a_first_look_back_round_outside_one_to_a_block_is_refused(gpu, monkeypatch, lanes):
+    monkeypatch.setattr(passes, "LOOK_FIRST_LANES", lanes)
+    with pytest.raises(ValueError, match=f"LOOK_FIRST_LANES: expected 1 to {LANES}, found {lanes}"):
+        run(monkeypatch, MIXED, True, steps=1)

@@ -81,11 +81,14 @@ TILE_BLOCKS: int | None = None
 # against 0.429; 16 blocks: 0.398) and loading in turn at 16M (0.828 against 0.813). Once the
 # attractors' loop stopped reading the force kind, 8 blocks loaded in turn took the lead at 1M
 # (0.464-0.465 against 0.451-0.452 for 4 with the prefetch; smaller pools were not swept again).
+# Between 1M and 2M slots with forces, tiles of 8 gave way to 10 at 1.5M (0.485-0.495 against
+# 0.452-0.470, two calls) and to 16 at 1.75M (0.443 against 0.423, one call); 8 stays the best
+# at 1M (0.50 against 0.45-0.48 for 6, 7, 10 and 12: one wave of 512 workgroups).
 # Which registers or loads make the difference was not measured.
 TILE_BLOCKS_FROM = {
     False: ((32768, 16, True), (4096, 16, False), (2048, 8, False), (0, 4, False)),
-    True: ((32768, 16, False), (16384, 8, True), (8192, 16, False), (4096, 8, False),
-           (0, 4, True)),
+    True: ((32768, 16, False), (16384, 8, True), (7168, 16, False), (6144, 10, False),
+           (4096, 8, False), (0, 4, True)),
 }
 # True: a workgroup of the one-pass step ranks each tile after it stepped the next one (the
 # look-back then waits less), False: at once (emitter/update_ranked.wgsl). `emberfx bench
@@ -106,6 +109,9 @@ PREFETCH_PARTICLES: bool | None = None
 # The most workgroups the one-pass step launches (each takes tiles until none is left); None:
 # one per tile. Tests set a few, so that every workgroup steps several tiles.
 WORKGROUPS_AT_MOST: int | None = None
+# Tiles the one-pass step's look-back reads in its first round (emitter/update_ranked.wgsl:
+# LOOK_FIRST_LANES, 1 to BLOCK); None: the shader's default.
+LOOK_FIRST_LANES: int | None = None
 
 
 @contextlib.contextmanager
@@ -366,6 +372,10 @@ def ranked_update_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> P
     constants.update(PUBLISH_INCLUSIVE=PUBLISH_INCLUSIVE, TILE_BLOCKS=per_tile,
                      RANK_AFTER_NEXT=RANK_AFTER_NEXT, BIRTHS_HERE=births_here,
                      PREFETCH_PARTICLES=prefetch)
+    if LOOK_FIRST_LANES is not None:
+        if not 1 <= LOOK_FIRST_LANES <= BLOCK:   # 0 would never read a tile: a wait to the cap
+            raise ValueError(f"LOOK_FIRST_LANES: expected 1 to {BLOCK}, found {LOOK_FIRST_LANES}")
+        constants["LOOK_FIRST_LANES"] = LOOK_FIRST_LANES
     if LOOK_BACK_ROUNDS is not None:
         constants["MAX_ROUNDS"] = LOOK_BACK_ROUNDS
     elif not system.gpu.is_software:

@@ -33,6 +33,24 @@ def test_measure_frames_steps_draws_and_restores_submit(gpu, scenes_dir, pipelin
         engine.close()
 
 
+def test_frames_with_no_readback_read_nothing_back(gpu, scenes_dir):
+    """The "no readback" row's frames: the newest readback stays the last one made before."""
+    from emberfx.bench.frame import NO_READBACK
+    from emberfx.bench.harness import sync
+
+    engine = Engine(load_scene(scenes_dir / "showcase.toml"), size=(64, 36))
+    try:
+        engine.step(2)                      # readback every step: steps 0 and 1
+        sync(engine.device)
+        assert engine.stats()["readback_frame"] == 1
+        engine.readback_every = NO_READBACK
+        measure_frames(engine, pipelined=False, frames=3, warmup=1)
+        assert engine.clock.steps == 6
+        assert engine.stats()["readback_frame"] == 1
+    finally:
+        engine.close()
+
+
 def test_rows_are_consistent_and_print_in_aligned_columns(gpu, scenes_dir, capsys,
                                                           monkeypatch):
     from emberfx import bench
@@ -44,9 +62,14 @@ def test_rows_are_consistent_and_print_in_aligned_columns(gpu, scenes_dir, capsy
     finally:
         engine.close()
     calls = {"python": rounds["python"] / 2, "calls": 142, "counts": {"submit": 2}}
+    no_readback = {**measured, "python": measured["python"] / 4}
     rows = frame_rows(rounds, measured, measured, measured, "GPU idle", "pipelined",
-                      passes=123, size="1280x720", calls=calls)
+                      passes=123, size="1280x720", calls=calls, no_readback=no_readback)
     assert rows[-1]["of_the_frame"] == pytest.approx(0.5, rel=1e-12)
+    # the readback's cost a step: the readback-every-step frame less the frame without any
+    without = next(r for r in rows if r["name"].endswith("no readback"))
+    assert without["value"] == no_readback["python"]
+    assert without["readback_ms"] == pytest.approx(0.75 * measured["python"], rel=1e-12)
     total = rows[0]
     parts = [r for r in rows if r["name"].startswith("  of which")]
     assert len(parts) == 2

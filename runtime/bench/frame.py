@@ -14,9 +14,11 @@ time is left out in two ways, both reported:
   adapter the "GPU" is the same CPU cores, and Python timed while its rasteriser threads run comes
   out slower, so this is the headline there.
 
-Two baselines: the same loop on a scene with no entities (the engine's fixed cost per frame),
-and the wgpu calls of one showcase frame replayed with nothing around them (frame_calls.py: what
-the frame would cost if the engine's own Python took no time, with these passes, on this host).
+A row takes one cost out: the same frames with no counters read back at all, which says what a
+step's readback costs (its map wakes wgpu-py's poll thread). Two baselines: the same loop on a
+scene with no entities (the engine's fixed cost per frame), and the wgpu calls of one showcase
+frame replayed with nothing around them (frame_calls.py: what the frame would cost if the
+engine's own Python took no time, with these passes, on this host).
 
 The headline is measured in ROUNDS rounds, each between two timings of a fixed Python workload
 (host.py). A shared host runs a vCPU at different speeds from one minute to the next; the rounds
@@ -42,6 +44,7 @@ WARMUP_FRAMES = 20
 MEASURED_FRAMES = 60
 ROUNDS = 5        # rounds of the headline, each timed between two host references
 SOFTWARE_ROUNDS = 3
+NO_READBACK = 1 << 30   # steps between readbacks that no measured loop reaches
 
 
 class _SubmitTimer:
@@ -150,7 +153,7 @@ def measure_calls_alone(engine, pipelined: bool, frames: int = MEASURED_FRAMES,
     from as many more replays with every call timed."""
     texture = output_texture(engine)
     every = engine.readback_every
-    engine.readback_every = 1 << 30   # a replayed readback would copy into a mapped buffer
+    engine.readback_every = NO_READBACK   # a replayed readback would copy into a mapped buffer
     try:
         engine.step(1)
         calls = record_calls(lambda: _one_frame(engine, texture))
@@ -176,9 +179,12 @@ def measure_calls_alone(engine, pipelined: bool, frames: int = MEASURED_FRAMES,
 
 
 def frame_rows(showcase: dict, second: dict, every_step: dict, empty: dict, mode: str,
-               other: str, passes: int, size: str, calls: dict | None = None) -> list[dict]:
+               other: str, passes: int, size: str, calls: dict | None = None,
+               no_readback: dict | None = None) -> list[dict]:
     """The bench's rows. Indented rows break the row above them down ("of which") or measure
-    the same frames another way; names fit the bench table's name column."""
+    the same frames another way; names fit the bench table's name column. ``no_readback``:
+    the same frames with no counters read back at all; its row carries what one readback
+    costs a step (the readback every step's frame less it)."""
     no_submit = "ms (no submit)"
     return [
         {"name": f"showcase frame, CPU, {mode} ({passes} passes, {size})",
@@ -203,6 +209,11 @@ def frame_rows(showcase: dict, second: dict, every_step: dict, empty: dict, mode
         {"name": f"showcase frame, CPU, {other}", "value": second["python"], "unit": no_submit},
         {"name": f"showcase frame, CPU, {mode}, readback every step",
          "value": every_step["python"], "unit": no_submit},
+    ] + ([] if no_readback is None else [
+        {"name": f"showcase frame, CPU, {mode}, no readback", "value": no_readback["python"],
+         "unit": no_submit,
+         # a step's copy into the ring, map_async (which wakes wgpu-py's poll thread) and read
+         "readback_ms": every_step["python"] - no_readback["python"]}]) + [
         {"name": f"empty scene frame, CPU, {mode} (baseline)", "value": empty["python"],
          "unit": no_submit, "showcase_over_empty": showcase["python"] / empty["python"]},
     ] + ([] if calls is None else [
@@ -225,6 +236,8 @@ def bench_frame() -> list[dict]:
             mode, other = ("GPU idle", "pipelined") if software else ("pipelined", "GPU idle")
             passes = len(engine.passes())
             every_step = measure_frames(engine, pipelined=not software)
+            engine.readback_every = NO_READBACK
+            no_readback = measure_frames(engine, pipelined=not software)
             engine.readback_every = WINDOW_READBACK_EVERY
             # a software adapter's frame takes ~30 ms of GPU work: fewer rounds keep the bench short
             showcase = measure_rounds(engine, pipelined=not software,
@@ -234,4 +247,5 @@ def bench_frame() -> list[dict]:
     with Engine(Scene(SceneSettings(name="empty"))) as empty_engine:
         empty = measure_frames(empty_engine, pipelined=not software)
     size = "x".join(map(str, scene.settings.size))
-    return frame_rows(showcase, second, every_step, empty, mode, other, passes, size, calls)
+    return frame_rows(showcase, second, every_step, empty, mode, other, passes, size, calls,
+                      no_readback)

@@ -17,6 +17,7 @@ third-party baselines when those packages are installed.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 
 from emberfx.bench.capacity import bench_capacity
@@ -41,28 +42,73 @@ BENCHMARKS = {"emitter": bench_emitter, "life": bench_life, "particle_life": ben
 NAMES = list(BENCHMARKS)
 
 
-def main(names: list[str], as_json: bool = False, options: dict | None = None) -> int:
+def main(names: list[str], as_json: bool = False, options: dict | None = None,
+         isolated: bool | None = None) -> int:
     """Run ``names`` (all when empty) and print a table, or the rows as JSON on stdout.
-    ``options``: keyword arguments by benchmark name (``{"sweep": {"workers": 2}}``)."""
-    from emberfx.core.gpu import get_context
+    ``options``: keyword arguments by benchmark name (``{"sweep": {"workers": 2}}``).
+    ``isolated``: each benchmark in a process of its own (``child_command``); None: when more
+    than one runs. wgpu-native's per-submission work grows with the most resources the process
+    ever held at once and never shrinks again (docs/benchmarks.md, "what a run leaves behind"),
+    so in one process a benchmark would pay for the resources of those before it."""
+    names = list(names) or NAMES
+    if isolated is None:
+        isolated = len(names) > 1
+    results: dict = {"adapter": None, "benchmarks": {}}
+    failed = []
+    for name in names:
+        if isolated:
+            child = run_isolated(name, (options or {}).get(name, {}))
+            if child is None:
+                failed.append(name)
+                continue
+            results["adapter"] = child["adapter"]
+            results["benchmarks"][name] = child["benchmarks"][name]
+            continue
+        from emberfx.core.gpu import get_context
 
-    ctx = get_context()
-    results: dict = {"adapter": ctx.label, "benchmarks": {}}
-    for name in names or NAMES:
+        ctx = get_context()
+        results["adapter"] = ctx.label
         print(f"[bench] {name} on {ctx.label} ...", file=sys.stderr)
         results["benchmarks"][name] = BENCHMARKS[name](**(options or {}).get(name, {}))
     if as_json:
         print(json.dumps(results, indent=2))
-        return 0
-    print(f"adapter: {ctx.label}")
-    for name, rows in results["benchmarks"].items():
-        print(f"\n{name}")
-        for row in rows:
-            value = "-" if row["value"] is None else f"{row['value']:.3f}"
-            extra = "  ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
-                              for k, v in row.items() if k not in ("name", "value", "unit"))
-            print(f"  {row['name']:<58} {value:>10} {row['unit']:<19} {extra}")
+    else:
+        print(f"adapter: {results['adapter']}")
+        for name, rows in results["benchmarks"].items():
+            print(f"\n{name}")
+            for row in rows:
+                value = "-" if row["value"] is None else f"{row['value']:.3f}"
+                extra = "  ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
+                                  for k, v in row.items() if k not in ("name", "value", "unit"))
+                print(f"  {row['name']:<58} {value:>10} {row['unit']:<19} {extra}")
+    if failed:
+        print(f"emberfx: bench: {', '.join(failed)} failed (its output is above)", file=sys.stderr)
+        return 1
     return 0
+
+
+def child_command(name: str, options: dict) -> list[str]:
+    """``emberfx bench NAME --json`` in this Python, with NAME's options as its flags."""
+    command = [sys.executable, "-m", "emberfx", "bench", name, "--json"]
+    for key, value in options.items():
+        if value is not None:
+            command += [f"--{key}", str(value)] if value != "" else [f"--{key}"]
+    return command
+
+
+def run_isolated(name: str, options: dict) -> dict | None:
+    """One benchmark in a child process (its progress and errors go to this stderr): its
+    parsed JSON, or None when it failed."""
+    done = subprocess.run(child_command(name, options), stdout=subprocess.PIPE, text=True,
+                          check=False)
+    if done.returncode != 0:
+        return None
+    try:
+        return json.loads(done.stdout)
+    except json.JSONDecodeError:
+        print(f"emberfx: bench {name}: expected JSON from its process, found "
+              f"{done.stdout[:80]!r}", file=sys.stderr)
+        return None
 
 
 def plot_main(names: list[str], folder, as_json: bool = False, source=None) -> int:

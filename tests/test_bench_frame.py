@@ -63,13 +63,17 @@ def test_rows_are_consistent_and_print_in_aligned_columns(gpu, scenes_dir, capsy
         engine.close()
     calls = {"python": rounds["python"] / 2, "calls": 142, "counts": {"submit": 2}}
     no_readback = {**measured, "python": measured["python"] / 4}
+    wrapped = {"python": 3.0, "native": 2.0}
     rows = frame_rows(rounds, measured, measured, measured, "GPU idle", "pipelined",
-                      passes=123, size="1280x720", calls=calls, no_readback=no_readback)
+                      passes=123, size="1280x720", calls=calls, no_readback=no_readback,
+                      wrapped=wrapped)
     assert rows[-1]["of_the_frame"] == pytest.approx(0.5, rel=1e-12)
     # the readback's cost a step: the readback-every-step frame less the frame without any
     without = next(r for r in rows if r["name"].endswith("no readback"))
     assert without["value"] == no_readback["python"]
     assert without["readback_ms"] == pytest.approx(0.75 * measured["python"], rel=1e-12)
+    baseline = next(r for r in rows if r["name"].endswith("wgpu-py calls (baseline)"))
+    assert (baseline["value"], baseline["with_c_calls_ms"], baseline["speedup"]) == (3.0, 2.0, 1.5)
     total = rows[0]
     parts = [r for r in rows if r["name"].startswith("  of which")]
     assert len(parts) == 2

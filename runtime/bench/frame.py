@@ -38,6 +38,7 @@ from emberfx.app.window import WINDOW_READBACK_EVERY
 from emberfx.bench.frame_calls import call_counts, record_calls, replay, replay_by_kind
 from emberfx.bench.harness import output_texture, sync
 from emberfx.bench.host import full_speed_rounds, python_reference_ms
+from emberfx.core import native_calls
 
 TARGET_MS = 1.5   # CPU per showcase frame, pipelined, submit calls excluded
 WARMUP_FRAMES = 20
@@ -139,6 +140,25 @@ def measure_rounds(engine, pipelined: bool, rounds: int = ROUNDS, frames: int = 
             "full_speed": medians([measured[k] for k in fast]), "full_speed_rounds": fast}
 
 
+def measure_wrapped(engine, pipelined: bool, pairs: int = 3) -> dict:
+    """The frame with the compute runs' commands through wgpu-py's methods (``python``), as
+    before they went through the C functions (core/native_calls.py), against the frame with
+    them (``native``): medians of ``pairs`` measure_frames each, alternating, so that both see
+    the same host speeds. {} where the C functions are not used."""
+    if not native_calls.enabled:
+        return {}
+    wrapped, native = [], []
+    try:
+        for _ in range(pairs):
+            native_calls.enabled = False
+            wrapped.append(measure_frames(engine, pipelined)["python"])
+            native_calls.enabled = True
+            native.append(measure_frames(engine, pipelined)["python"])
+    finally:
+        native_calls.enabled = True
+    return {"python": float(np.median(wrapped)), "native": float(np.median(native))}
+
+
 def _one_frame(engine, texture) -> None:
     with engine.frame():
         engine.step(1)
@@ -180,11 +200,13 @@ def measure_calls_alone(engine, pipelined: bool, frames: int = MEASURED_FRAMES,
 
 def frame_rows(showcase: dict, second: dict, every_step: dict, empty: dict, mode: str,
                other: str, passes: int, size: str, calls: dict | None = None,
-               no_readback: dict | None = None) -> list[dict]:
+               no_readback: dict | None = None, wrapped: dict | None = None) -> list[dict]:
     """The bench's rows. Indented rows break the row above them down ("of which") or measure
     the same frames another way; names fit the bench table's name column. ``no_readback``:
     the same frames with no counters read back at all; its row carries what one readback
-    costs a step (the readback every step's frame less it)."""
+    costs a step (the readback every step's frame less it). ``wrapped``: the same frames with
+    the compute runs' commands through wgpu-py's methods (core/native_calls.py off), the
+    baseline of the C calls."""
     no_submit = "ms (no submit)"
     return [
         {"name": f"showcase frame, CPU, {mode} ({passes} passes, {size})",
@@ -214,6 +236,12 @@ def frame_rows(showcase: dict, second: dict, every_step: dict, empty: dict, mode
          "unit": no_submit,
          # a step's copy into the ring, map_async (which wakes wgpu-py's poll thread) and read
          "readback_ms": every_step["python"] - no_readback["python"]}]) + [
+    ] + ([] if not wrapped else [
+        {"name": f"showcase frame, CPU, {mode}, wgpu-py calls (baseline)",
+         "value": wrapped["python"], "unit": no_submit,
+         # against the frame measured in turn with it (the C calls), not the headline's rounds
+         "with_c_calls_ms": wrapped["native"],
+         "speedup": wrapped["python"] / max(wrapped["native"], 1e-12)}]) + [
         {"name": f"empty scene frame, CPU, {mode} (baseline)", "value": empty["python"],
          "unit": no_submit, "showcase_over_empty": showcase["python"] / empty["python"]},
     ] + ([] if calls is None else [
@@ -243,9 +271,10 @@ def bench_frame() -> list[dict]:
             showcase = measure_rounds(engine, pipelined=not software,
                                       rounds=SOFTWARE_ROUNDS if software else ROUNDS)
             second = measure_frames(engine, pipelined=software)
+            wrapped = measure_wrapped(engine, pipelined=not software)
             calls = measure_calls_alone(engine, pipelined=not software)
     with Engine(Scene(SceneSettings(name="empty"))) as empty_engine:
         empty = measure_frames(empty_engine, pipelined=not software)
     size = "x".join(map(str, scene.settings.size))
     return frame_rows(showcase, second, every_step, empty, mode, other, passes, size, calls,
-                      no_readback)
+                      no_readback, wrapped)

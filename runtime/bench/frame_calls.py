@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import wgpu.backends.wgpu_native as backend
 
+from emberfx.core import native_calls
+
 # what a frame calls, by class: the calls that record, upload and submit (mapping is left out:
 # a recorded frame never reads back)
 RECORDED = {
@@ -43,6 +45,7 @@ RECORDED = {
     backend.GPUQueue: ("submit", "write_buffer", "write_texture"),
 }
 SUBMIT = backend.GPUQueue.submit
+BEGIN_RENDER_PASS = backend.GPUCommandEncoder.begin_render_pass
 
 
 @dataclass(frozen=True)
@@ -75,11 +78,14 @@ def record_calls(fn: Callable[[], object]) -> list[Call]:
             return result
         return call
 
+    native = native_calls.enabled
     try:
         for (cls, name), method in originals.items():
             setattr(cls, name, recording(method))
+        native_calls.enabled = False   # the compute runs' commands through the methods above
         fn()
     finally:
+        native_calls.enabled = native
         for (cls, name), method in originals.items():
             setattr(cls, name, method)
     return calls
@@ -91,10 +97,34 @@ def _mapped(value, made: dict):
     return made.get(id(value), value)
 
 
+def _native_render_passes(calls: list[Call]) -> dict[int, native_calls.RenderDescriptor]:
+    """id of each recorded begin_render_pass call that the engine makes through the C functions
+    -> its descriptor (native_calls.py), made before a replay is timed, as the engine makes it
+    once per render target."""
+    found: dict[int, native_calls.RenderDescriptor] = {}
+    for call in calls:
+        if call.method is BEGIN_RENDER_PASS:
+            descriptor = native_calls.descriptor_for(call.kwargs)
+            if descriptor is not None:
+                found[id(call)] = descriptor
+    return found
+
+
+def _made(call: Call, target, args, native: dict, passes: dict):
+    """The replay of one call: through the C functions where the engine makes it that way."""
+    descriptor = passes.get(id(call))
+    if descriptor is not None:
+        return native_calls.NativeRenderPass(target, descriptor)
+    return native.get(call.method, call.method)(target, *args, **call.kwargs)
+
+
 def replay(calls: list[Call]) -> float:
     """Make ``calls`` again (objects made during the recording are made anew); seconds taken,
-    ``queue.submit`` left out as the bench leaves it out of the engine's frame."""
+    ``queue.submit`` left out as the bench leaves it out of the engine's frame. The passes'
+    commands that the engine makes through the C functions are replayed that way
+    (native_calls.py)."""
     made: dict[int, object] = {}   # id of a recorded result -> the replay's
+    native, passes = native_calls.method_forms(), _native_render_passes(calls)
     submits = 0.0
     start = time.perf_counter()
     for call in calls:
@@ -104,7 +134,7 @@ def replay(calls: list[Call]) -> float:
             call.method(target, *args, **call.kwargs)
             submits += time.perf_counter() - t0
             continue
-        result = call.method(target, *args, **call.kwargs)
+        result = _made(call, target, args, native, passes)
         if call.result is not None:
             made[id(call.result)] = result
     return time.perf_counter() - start - submits
@@ -113,15 +143,15 @@ def replay(calls: list[Call]) -> float:
 def replay_by_kind(calls: list[Call]) -> dict[str, float]:
     """``replay``, timing each call: seconds by method name (``finish``: 0.0003, ...), the
     submit included. Which calls a frame's floor is made of: some cost far more than others
-    (wgpu-native does its recording work in ``finish``; wgpu-py builds a render pass's
-    descriptor in Python). Timing every call adds a little to each, so the sum runs slightly
-    over ``replay``'s figure."""
+    (wgpu-native does its recording work in ``finish``). Timing every call adds a little to
+    each, so the sum runs slightly over ``replay``'s figure."""
     made: dict[int, object] = {}
     seconds: dict[str, float] = {}
+    native, passes = native_calls.method_forms(), _native_render_passes(calls)
     for call in calls:
         target, args = made.get(id(call.target), call.target), _mapped(call.args, made)
         t0 = time.perf_counter()
-        result = call.method(target, *args, **call.kwargs)
+        result = _made(call, target, args, native, passes)
         took = time.perf_counter() - t0
         name = call.method.__name__
         seconds[name] = seconds.get(name, 0.0) + took

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import TYPE_CHECKING
 
-from emberfx.core import frame_order, frame_plan
+from emberfx.core import frame_order, frame_plan, native_calls
 from emberfx.core.bundles import draw_key
 from emberfx.core.errors import FrameGraphError
 from emberfx.core.passes import (
@@ -130,8 +130,7 @@ class FrameGraph:
                     encoding._end_render()
                     if compute is None:
                         compute = encoder.begin_compute_pass(label="emberfx:compute")
-                    for call in item:
-                        call(compute)
+                    item(compute)   # a frame_plan.ComputeRun
                     continue   # ended by the next work that is not compute, or kept
                 if compute is not None:
                     compute.end()
@@ -396,10 +395,19 @@ class _Encoding:
         if target is None:
             raise FrameGraphError(f"draw into unknown render target '{name}'")
         clear = target.clear_color is not None and name not in self.cleared
-        colors, depth = target.attachments(clear, depth_read_only)
-        self.render = self.encoder.begin_render_pass(
-            label=label or f"emberfx:{name}", color_attachments=colors,
-            depth_stencil_attachment=depth, timestamp_writes=timestamp_writes)
+        label = label or f"emberfx:{name}"
+        # a pass that only replays bundles goes through the C functions (native_calls.py)
+        descriptor = None
+        if (self.bundles is not None and target.color_format is not None and not self.labels
+                and timestamp_writes is None and native_calls.native_encoder(self.encoder)):
+            descriptor = target.native_descriptor(clear, depth_read_only, label)
+        if descriptor is not None:
+            self.render = native_calls.NativeRenderPass(self.encoder, descriptor)
+        else:
+            colors, depth = target.attachments(clear, depth_read_only)
+            self.render = self.encoder.begin_render_pass(
+                label=label, color_attachments=colors, depth_stencil_attachment=depth,
+                timestamp_writes=timestamp_writes)
         self.bound = {}
         self.render_target = name
         self.render_read_only = depth_read_only

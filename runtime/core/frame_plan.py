@@ -3,14 +3,14 @@
 A frame's passes are the same objects frame after frame. Deciding for each pass, each frame,
 which pipeline and bind groups still need setting, whether its workgroup counts are fixed, and
 building the argument tuples cost more Python time than the wgpu calls themselves (about 1 us
-each through wgpu-py on a small CPU). So a run of consecutive compute passes is compiled once into
-a list of calls, each taking the open GPUComputePassEncoder: ``operator.methodcaller`` where the
-arguments are fixed, a small function where something is picked when the frame is encoded (a
-bind group given as a function for ping-pong state, counts given as a function, repeats). The
-pipeline and bind groups already in effect are left out, as frame_graph's ``_Encoding`` does
-while it records; a group picked at encode time counts as unknown afterwards, so the next pass
-sets its own. Buffer clears and copies compile the same way, into calls taking the command
-encoder.
+each through wgpu-py on a small CPU). So a run of consecutive compute passes
+is compiled once into a ComputeRun: its commands in order, with fixed arguments where they are
+fixed and a small function where something is picked when the frame is encoded (a bind group
+given as a function for ping-pong state, counts given as a function, repeats). A real
+wgpu-native pass receives them through the C functions (native_calls.py). The pipeline and bind
+groups already in effect are left out, as frame_graph's ``_Encoding`` does while it records; a
+group picked at encode time counts as unknown afterwards, so the next pass sets its own. Buffer
+clears and copies compile into calls taking the command encoder.
 
 The operations are read through their fields only (``Dispatch``, ``ClearBuffer`` and
 ``CopyBuffer`` of passes.py), so this module imports nothing of the graph.
@@ -24,13 +24,15 @@ from functools import partial
 from operator import methodcaller
 from typing import Any
 
+from emberfx.core import native_calls
+
 _UNKNOWN = object()   # a bind group picked when the frame is encoded
 _UNSET = object()     # no pipeline set yet in this compute pass
 
 
-def compute_calls(ops: Sequence) -> list[Callable]:
+def compute_calls(ops: Sequence) -> ComputeRun:
     """The calls that record ``ops`` (Dispatch operations, in order) into one compute pass."""
-    calls: list[Callable] = []
+    steps: list[tuple] = []   # ("fixed", kind, args) or ("picked", function, args)
     pipeline: object = _UNSET
     bound: dict[int, object] = {}
     for op in ops:
@@ -38,7 +40,7 @@ def compute_calls(ops: Sequence) -> list[Callable]:
         if op.indirect is None and not callable(counts) and not all(counts):
             continue   # fixed counts with a zero: the pass records nothing
         if op.pipeline is not pipeline:
-            calls.append(methodcaller("set_pipeline", op.pipeline))
+            steps.append(("fixed", "set_pipeline", (op.pipeline,)))
             pipeline = op.pipeline
             bound = {}   # bind groups of auto layouts belong to one pipeline
         picked = []
@@ -46,16 +48,57 @@ def compute_calls(ops: Sequence) -> list[Callable]:
             if callable(group):
                 picked.append((index, group))
             elif bound.get(index) is not group:
-                calls.append(methodcaller("set_bind_group", index, group))
+                steps.append(("fixed", "set_bind_group", (index, group)))
                 bound[index] = group
         if callable(op.repeat) or op.repeat != 1:
-            calls.append(partial(_repeated, tuple(picked), op.repeat, counts, op.indirect))
+            steps.append(("picked", _repeated, (tuple(picked), op.repeat, counts, op.indirect)))
         else:
-            calls.extend(partial(_set_picked_group, index, pick) for index, pick in picked)
-            calls.append(_dispatch_call(counts, op.indirect))
+            steps.extend(("picked", _set_picked_group, (index, pick)) for index, pick in picked)
+            if op.indirect is not None:
+                steps.append(("fixed", "dispatch_indirect", tuple(op.indirect)))
+            elif callable(counts):
+                steps.append(("picked", _dispatch_counted, (counts,)))
+            else:
+                steps.append(("fixed", "dispatch", _three(counts)))
         for index, _ in picked:
             bound[index] = _UNKNOWN
-    return calls
+    return ComputeRun(steps)
+
+
+class ComputeRun:
+    """A compute run's commands, compiled once and replayed into each frame's compute pass:
+    ``run(compute)``. Into a wgpu-native pass they go through the C functions
+    (native_calls.py), with the fixed ones' handles looked up once; into anything else (native
+    calls switched off, a test's recorder) through the pass's methods."""
+
+    def __init__(self, steps: list[tuple]):
+        self.steps = steps
+        # a replay's (function, arguments) pairs, each called as function(target, *arguments)
+        self._wrapped = [self._compiled(step, native_calls.Wrapped) for step in steps]
+        self._native: list[tuple[Callable, tuple]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    @staticmethod
+    def _compiled(step: tuple, api) -> tuple[Callable, tuple]:
+        form, what, args = step
+        if form == "fixed":
+            if api is native_calls.Native:
+                return native_calls.resolved(what, args)
+            return getattr(api, what), args
+        return partial(what, api), args
+
+    def __call__(self, compute) -> None:
+        handle = native_calls.native_target(compute)
+        if handle is None:
+            target, steps = compute, self._wrapped
+        else:
+            if self._native is None:   # the objects stay alive: self.steps holds them
+                self._native = [self._compiled(s, native_calls.Native) for s in self.steps]
+            target, steps = handle, self._native
+        for function, args in steps:
+            function(target, *args)
 
 
 def grouped_by_pipeline(run: list, touched: Callable[[Any], tuple[frozenset, frozenset]]
@@ -119,25 +162,24 @@ def encoder_call(op) -> Callable:
                         op.destination_offset, op.size)
 
 
-def _dispatch_call(counts, indirect) -> Callable:
-    if indirect is not None:
-        return methodcaller("dispatch_workgroups_indirect", *indirect)
-    if callable(counts):
-        return partial(_dispatch_counted, counts)
-    return methodcaller("dispatch_workgroups", *counts)
+def _three(counts) -> tuple[int, int, int]:
+    """Workgroup counts as three Python ints (a system may compute them with numpy; one given
+    fewer than three means 1 for the rest, as dispatch_workgroups takes them)."""
+    x, y, z = (*counts, 1, 1)[:3]
+    return int(x), int(y), int(z)
 
 
-def _set_picked_group(index: int, pick: Callable, compute) -> None:
-    compute.set_bind_group(index, pick())
+def _set_picked_group(api, target, index: int, pick: Callable) -> None:
+    api.set_bind_group(target, index, pick())
 
 
-def _dispatch_counted(counts: Callable, compute) -> None:
+def _dispatch_counted(api, target, counts: Callable) -> None:
     groups = counts()
     if all(groups):
-        compute.dispatch_workgroups(*groups)
+        api.dispatch(target, *_three(groups))
 
 
-def _repeated(picked: tuple, repeat, counts, indirect, compute) -> None:
+def _repeated(api, target, picked: tuple, repeat, counts, indirect) -> None:
     """A dispatch issued ``repeat`` times in a row; a group given as a function is called with
     the repeat index and set only when it differs from the previous repeat's."""
     current: dict[int, object] = {}
@@ -145,11 +187,11 @@ def _repeated(picked: tuple, repeat, counts, indirect, compute) -> None:
         for index, pick in picked:
             group = pick(k)
             if current.get(index) is not group:
-                compute.set_bind_group(index, group)
+                api.set_bind_group(target, index, group)
                 current[index] = group
         if indirect is not None:
-            compute.dispatch_workgroups_indirect(*indirect)
+            api.dispatch_indirect(target, *indirect)
         else:
             groups = counts() if callable(counts) else counts
             if all(groups):
-                compute.dispatch_workgroups(*groups)
+                api.dispatch(target, *_three(groups))

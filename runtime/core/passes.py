@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
+from emberfx.core import native_calls
+
 if TYPE_CHECKING:
     import wgpu
 
@@ -131,6 +133,7 @@ class RenderTarget:
     color_format: str | None = None
     depth_format: str | None = None
     _attachments: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+    _descriptors: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def attachments(self, clear: bool, depth_read_only: bool) -> tuple[list[dict], dict | None]:
         """A render pass's colour attachments and depth attachment into this target: cleared
@@ -152,3 +155,15 @@ class RenderTarget:
                          "depth_store_op": "store", "depth_clear_value": 1.0}
             found = self._attachments[key] = ([color], depth)
         return found
+
+    def native_descriptor(self, clear: bool, depth_read_only: bool,
+                          label: str) -> native_calls.RenderDescriptor | None:
+        """The same render pass as ``attachments`` gives, as a C descriptor made once (for
+        native_calls.NativeRenderPass); None where it cannot describe it."""
+        key = (clear, depth_read_only, label)
+        found = self._descriptors.get(key)
+        if found is None:
+            found = self._descriptors[key] = native_calls.RenderDescriptor(
+                label, self.color_view, self.clear_color if clear else None, self.depth_view,
+                depth_read_only)
+        return found if found.usable else None

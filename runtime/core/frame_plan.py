@@ -3,14 +3,14 @@
 A frame's passes are the same objects frame after frame. Deciding for each pass, each frame,
 which pipeline and bind groups still need setting, whether its workgroup counts are fixed, and
 building the argument tuples cost more Python time than the wgpu calls themselves (about 1 us
-each through wgpu-py on a small CPU). So a run of consecutive compute passes
-is compiled once into a ComputeRun: its commands in order, with fixed arguments where they are
-fixed and a small function where something is picked when the frame is encoded (a bind group
-given as a function for ping-pong state, counts given as a function, repeats). A real
-wgpu-native pass receives them through the C functions (native_calls.py). The pipeline and bind
-groups already in effect are left out, as frame_graph's ``_Encoding`` does while it records; a
-group picked at encode time counts as unknown afterwards, so the next pass sets its own. Buffer
-clears and copies compile into calls taking the command encoder.
+each through wgpu-py on a small CPU). So a run of consecutive compute passes is compiled once
+into a ComputeRun: its commands in order, with fixed arguments where they are fixed and a small
+function where something is picked when the frame is encoded (a bind group given as a function
+for ping-pong state, counts given as a function, repeats). A real wgpu-native pass receives
+them through the C functions (native_calls.py). The pipeline and bind groups already in effect
+are left out, as frame_graph's ``_Encoding`` does while it records; a group picked at encode
+time counts as unknown afterwards, so the next pass sets its own. Buffer clears and copies
+compile into calls taking the command encoder.
 
 The operations are read through their fields only (``Dispatch``, ``ClearBuffer`` and
 ``CopyBuffer`` of passes.py), so this module imports nothing of the graph.
@@ -76,9 +76,6 @@ class ComputeRun:
         # a replay's (function, arguments) pairs, each called as function(target, *arguments)
         self._wrapped = [self._compiled(step, native_calls.Wrapped) for step in steps]
         self._native: list[tuple[Callable, tuple]] | None = None
-
-    def __len__(self) -> int:
-        return len(self.steps)
 
     @staticmethod
     def _compiled(step: tuple, api) -> tuple[Callable, tuple]:

@@ -1,6 +1,7 @@
 """The READBACK phase's passes: every readback region copied to its place in the gather buffer
 by frame/gather.wgsl, one dispatch for up to MAX_REGIONS regions held in up to as many buffers
-as the shader declares ``source<n>`` bindings (one pass in every bundled scene).
+as the shader declares ``source<n>`` bindings (one pass in every bundled scene of two regions or
+more). A layout of one region has none: the ring slot copies it (telemetry.py).
 
 A region's buffer is bound from the largest offset below the region that the device allows
 (min-storage-buffer-offset-alignment); regions of one buffer share a binding while the span

@@ -114,7 +114,8 @@ class Renderer:
         if graph is None:
             systems = self.world.system_objects()
             passes = [p for s in systems for p in s.passes()]
-            passes += self.telemetry.readback_passes()
+            drawn = frozenset(w for p in passes if p.phase in DRAWING_PHASES for w in p.writes)
+            passes += self.telemetry.readback_passes(drawn)
             image = next((i for s in reversed(systems) if (i := s.presented_image()) is not None),
                          "scene/color")
             passes.append(self._present_pass(output_format, transparent, image))

@@ -4,12 +4,15 @@ per-pass profiler.
 
 Every system declares readback regions; they are laid out in one gather buffer that the
 READBACK phase copies them into (gather.py: one compute dispatch for all of them), and the ring
-maps a copy of it asynchronously. Buffers of the ring must never be freed or reused while
-mapped or pending (WGPU_NOTES: a submit touching one aborts), so a new gather buffer waits for
-the old ring's maps.
+maps a copy of it asynchronously. A layout of one region needs no gathering: the ring slot copies
+that region from its own buffer, at the same offset, and the READBACK phase has no pass.
+Buffers of the ring must never be freed or reused while mapped or pending (WGPU_NOTES: a submit
+touching one aborts), so a new gather buffer waits for the old ring's maps.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import wgpu
 
@@ -17,6 +20,9 @@ from emberfx.core.frame_graph import SIMULATION_PHASES, Pass
 from emberfx.core.profiler import PassProfiler
 from emberfx.core.readback import GatherLayout, ReadbackRing
 from emberfx.engine.gather import gather_passes
+
+if TYPE_CHECKING:
+    from emberfx.core.system import Readback
 
 READBACK_MIN_BYTES = 256   # the smallest gather buffer: 5 emitters' counters
 
@@ -36,6 +42,8 @@ class Telemetry:
         self.step_seconds = 0.0
         # the same Pass objects while the layout stays: the frame graph then reuses its work
         self._readback_passes: list[Pass] | None = None
+        # with them: the region the ring slot copies itself (one region, no gather pass)
+        self._direct: tuple[Readback, int] | None = None
 
     # the gather layout -------------------------------------------------------------------------
     def lay_out(self, systems) -> None:
@@ -79,12 +87,30 @@ class Telemetry:
                 usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
             self.ring = ReadbackRing(self.device, capacity)
 
-    def readback_passes(self) -> list[Pass]:
-        """The READBACK phase: each region copied to its place in the gather buffer."""
+    def readback_passes(self, drawn: frozenset[str] = frozenset()) -> list[Pass]:
+        """The READBACK phase: each region copied to its place in the gather buffer; no pass
+        when the ring slot copies the layout's one region itself. ``drawn``: the resources the
+        drawing passes write (the slot's copy follows them, so a region among them is
+        gathered)."""
         if self._readback_passes is None:
-            self._readback_passes = gather_passes(self.gpu, self.resources, self.layout,
-                                                  self.gather) if self.gather is not None else []
+            self._direct = self._direct_region(drawn)
+            if self.gather is None or self._direct is not None:
+                self._readback_passes = []
+            else:
+                self._readback_passes = gather_passes(self.gpu, self.resources, self.layout,
+                                                      self.gather)
         return self._readback_passes
+
+    def _direct_region(self, drawn: frozenset[str]) -> tuple[Readback, int] | None:
+        """The layout's region and its offset when it is the only one: gathering it would copy
+        it twice, once into the gather buffer and once into the slot. Its buffer must allow
+        copying, and no drawing pass may write it (the slot's copy comes after them)."""
+        regions = [(region, at) for region, at in self.layout if region.size]
+        if len(regions) != 1:
+            return None
+        region, at = regions[0]
+        copyable = region.buffer.usage & wgpu.BufferUsage.COPY_SRC
+        return (region, at) if copyable and region.resource not in drawn else None
 
     # a step's readback -------------------------------------------------------------------------
     def acquire_slot(self):
@@ -92,8 +118,16 @@ class Telemetry:
         return self.ring.acquire() if self.ring is not None else None
 
     def copy_gather(self, encoder, slot) -> None:
+        """The step's readback into ``slot``: the gather buffer, or the one region that was
+        not gathered (at its place in the layout: ``latest`` reads the slot the same way)."""
         assert self.ring is not None and self.gather is not None
-        encoder.copy_buffer_to_buffer(self.gather, 0, slot.buffer, 0, self.ring.size)
+        assert self._readback_passes is not None   # the READBACK phase was laid out
+        if self._direct is not None:
+            region, at = self._direct
+            encoder.copy_buffer_to_buffer(region.buffer, region.offset, slot.buffer, at,
+                                          region.size)
+        else:
+            encoder.copy_buffer_to_buffer(self.gather, 0, slot.buffer, 0, self.ring.size)
 
     def submitted(self, slot=None, frame: int = 0) -> None:
         """After a submit: the slot's map starts; the profiler collects its timings."""

@@ -1,5 +1,6 @@
 // frame/gather.wgsl  --  pass `scene:frame:readback` (then `scene:frame:readback1`, ... where one
-// dispatch cannot hold every region; compute, READBACK phase, steps with a readback)
+// dispatch cannot hold every region; compute, READBACK phase, steps with a readback, layouts of
+// two regions or more: the ring slot copies a lone region itself, runtime/engine/telemetry.py)
 //
 // Copies the systems' readback regions (a counters record, a population word) into their places
 // in the gather buffer, which the engine then copies into a ring slot to map

@@ -19,7 +19,8 @@ bytes. And for each emitter entity <e>:
   RENDER    <e>:emitter:depth, :sort:* (alpha) alive list sorted back to front for this camera
             <e>:emitter:draw           camera-facing billboards through the alive list
   READBACK  the counters region (a batch's: one for all members) -> the engine's gather pass,
-            scene:frame:readback, then its staging ring (read 1-2 steps later)
+            scene:frame:readback, then its staging ring (read 1-2 steps later); the only
+            region of a scene goes to the ring directly
 The host writes each emitter's counters with the step's budget and zero counts (no clear pass).
 
 Free slots are kept as a bit mask (one bit per slot, 8 words per 256-slot block) plus a count per

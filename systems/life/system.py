@@ -16,7 +16,8 @@ systems/life/kernels.py, the others in systems/life/display.py):
             <e>:life:draw         the texture filling the view or as a world quad
   READBACK  <e>:life:population   live cells (only on steps with a readback: nothing else
                                   reads the count), then the engine's gather pass,
-            scene:frame:readback  population -> the staging ring (read 1-2 steps later)
+            scene:frame:readback  population -> the staging ring (read 1-2 steps later; the
+                                  only region of a scene goes to the ring directly)
 On demand (mouse painting, outside the frame graph):
             <e>:life:paint        set or clear cells in the current state (life/paint.wgsl)
 

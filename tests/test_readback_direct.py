@@ -37,9 +37,11 @@ def _buffer(gpu, rng, words: int, usage: int):
     return gpu.device.create_buffer_with_data(data=data.tobytes(), usage=usage), data
 
 
-def _read_back(gpu, regions: list[Readback], drawn: frozenset[str] = frozenset()):
+def _read_back(gpu, regions: list[Readback], drawn: frozenset[str] = frozenset(),
+               spawned_before_copy: Readback | None = None):
     """One step's readback of ``regions`` through a Telemetry: its READBACK passes and each
-    entity's bytes as ``Engine.stats`` would see them."""
+    entity's bytes as ``Engine.stats`` would see them. ``spawned_before_copy``: a region whose
+    entity comes after the step was encoded and before its copy is recorded (a held step)."""
     telemetry = Telemetry(gpu, Resources(gpu))
     telemetry.lay_out([_Declares(regions)])
     passes = telemetry.readback_passes(drawn)
@@ -47,7 +49,11 @@ def _read_back(gpu, regions: list[Readback], drawn: frozenset[str] = frozenset()
     encoder = gpu.device.create_command_encoder()
     if passes:
         FrameGraph(passes, uploaded={r for p in passes for r in p.reads}).encode(encoder, {})
-    telemetry.copy_gather(encoder, slot)
+    copy = telemetry.readback_copy(slot)
+    if spawned_before_copy is not None:
+        telemetry.entity_changed(spawned=(spawned_before_copy.entity, [[spawned_before_copy]]))
+        assert telemetry.readback_passes(drawn)   # two regions now: the next step gathers
+    copy(encoder)
     gpu.device.queue.submit([encoder.finish()])
     telemetry.submitted(slot, 0)
     deadline = time.monotonic() + 20
@@ -82,6 +88,22 @@ def test_one_region_is_copied_by_the_slot_unless_it_must_be_gathered(gpu, usage,
     np.testing.assert_array_equal(np.frombuffer(per_entity["a"], np.uint32),
                                   _words(data, region))
     assert per_entity["b"] == b""
+    buffer.destroy()
+
+
+def test_a_held_steps_copy_keeps_the_layout_it_was_encoded_with(gpu):
+    """The step of a frame() block is recorded before the draw and submitted after it; an
+    entity spawned in between makes the layout two regions, but the step encoded no gather,
+    so its copy must still take the lone region from its own buffer."""
+    rng = np.random.default_rng(5)
+    buffer, data = _buffer(gpu, rng, 128, COPYABLE)
+    region = Readback("a", "test", "a/counters", buffer, 64, 256)
+    later = Readback("b", "test", "b/counters", buffer, 0, 4)
+    passes, per_entity = _read_back(gpu, [region], spawned_before_copy=later)
+    assert passes == []
+    np.testing.assert_array_equal(np.frombuffer(per_entity["a"], np.uint32),
+                                  _words(data, region))
+    assert per_entity["b"] == bytes(4)   # not read back yet: zeros, never another's bytes
     buffer.destroy()
 
 

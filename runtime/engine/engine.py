@@ -251,17 +251,17 @@ class Engine:
         held = self._frames_open > 0 and telemetry.profiler is None
         compute = graph.encode(encoder, {}, phases=phases, profiler=telemetry.profiler,
                                keep_compute=held)
+        copy = telemetry.readback_copy(slot) if slot is not None else None
         if held:
-            copy = after = None
+            after = None
             if slot is not None:
-                copy = functools.partial(telemetry.copy_gather, slot=slot)
                 after = functools.partial(telemetry.submitted, slot, info.frame)
             self.resources.hold(HeldSubmission(self.device.queue, encoder,
                                                self._bound_buffers(graph, phases), compute,
                                                last=copy, after_submit=after))
         else:
-            if slot is not None:
-                telemetry.copy_gather(encoder, slot)
+            if copy is not None:
+                copy(encoder)
             self.device.queue.submit([encoder.finish()])
             telemetry.submitted(slot, info.frame)
         self.clock.tick()

@@ -12,6 +12,8 @@ touching one aborts), so a new gather buffer waits for the old ring's maps.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import wgpu
@@ -117,17 +119,19 @@ class Telemetry:
         """A free ring slot for this step's counters, or None (no readbacks, or all busy)."""
         return self.ring.acquire() if self.ring is not None else None
 
-    def copy_gather(self, encoder, slot) -> None:
-        """The step's readback into ``slot``: the gather buffer, or the one region that was
-        not gathered (at its place in the layout: ``latest`` reads the slot the same way)."""
+    def readback_copy(self, slot) -> Callable[[wgpu.GPUCommandEncoder], None]:
+        """The step's readback into ``slot``, to record last in the step's encoder: the gather
+        buffer, or the one region that was not gathered (at its place in the layout: ``latest``
+        reads the slot the same way). Fixed now, as the READBACK phase was just encoded: a held
+        step records it later, and the layout may change in between."""
         assert self.ring is not None and self.gather is not None
         assert self._readback_passes is not None   # the READBACK phase was laid out
         if self._direct is not None:
             region, at = self._direct
-            encoder.copy_buffer_to_buffer(region.buffer, region.offset, slot.buffer, at,
-                                          region.size)
-        else:
-            encoder.copy_buffer_to_buffer(self.gather, 0, slot.buffer, 0, self.ring.size)
+            return functools.partial(_copy, source=region.buffer, offset=region.offset,
+                                     slot=slot.buffer, at=at, size=region.size)
+        return functools.partial(_copy, source=self.gather, offset=0, slot=slot.buffer, at=0,
+                                 size=self.ring.size)
 
     def submitted(self, slot=None, frame: int = 0) -> None:
         """After a submit: the slot's map starts; the profiler collects its timings."""
@@ -195,3 +199,7 @@ class Telemetry:
         for resource in (self.gather, self.ring):
             if resource is not None:
                 resource.destroy()   # the ring drains its maps first
+
+
+def _copy(encoder, *, source, offset: int, slot, at: int, size: int) -> None:
+    encoder.copy_buffer_to_buffer(source, offset, slot, at, size)

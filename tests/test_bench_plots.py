@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from emberfx.bench import plots, scaling
+from emberfx.systems.life.kernels import SWEEP_GENS
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # The plots need matplotlib, the [plot] extra: without it these skip here, and .ci/run installs
@@ -125,6 +126,7 @@ def test_sweep_points_notes_and_rooflines(gpu):
     assert life[0]["value"] > 0 and "note" not in life[0]
     assert life[1]["value"] is None and "bytes" in life[1]["note"]
     assert sweep["life"]["roofline"]["value"] > 0
+    assert f"the default kernel steps {SWEEP_GENS} a pass" in sweep["life"]["roofline"]["label"]
     assert sweep["particle_life"]["roofline"] is None
     pl_series = sweep["particle_life"]["series"]
     assert set(pl_series) == {"exact (default)", "precision = half (opt-in)"}

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Literal
 
 from emberfx.bench.harness import copy_row, timed_passes
 from emberfx.core.errors import EmberError
+from emberfx.systems.life.kernels import SWEEP_GENS
 
 if TYPE_CHECKING:
     from emberfx.engine.engine import Engine
@@ -36,6 +37,9 @@ BUDGET_SECONDS = {"software": 45.0, "gpu": 150.0}   # per family
 # Bytes a unit of work must move at least, for the copy roofline: an emitter particle-step and
 # a cloth vertex-substep read and write 32 B each; a Life generation reads and writes 1 bit/cell.
 BYTES_PER_ITEM = {"emitter": 64.0, "life": 0.25, "cloth": 64.0}
+# What the roofline bounds where a family's default kernel is not bound by it: the Life sweep
+# kernel steps SWEEP_GENS generations per pass over the cells, so it may run above it.
+ROOFLINE_OF = {"life": f"\nof one generation a pass; the default kernel steps {SWEEP_GENS} a pass"}
 
 SIZES = {
     "emitter": [(1 << k, f"{(1 << k) >> 10}k" if k < 20 else f"{(1 << k) >> 20}M")
@@ -88,7 +92,8 @@ def run_sweeps(families=FAMILIES, budget_seconds: float | None = None,
         if family in BYTES_PER_ITEM and bandwidth > 0:
             roofline = {"value": bandwidth / BYTES_PER_ITEM[family] / SCALE[family],
                         "label": f"compute-copy roofline ({bandwidth / 1e9:.3g} GB/s at "
-                                 f"{BYTES_PER_ITEM[family]:g} B per item)"}
+                                 f"{BYTES_PER_ITEM[family]:g} B per item)"
+                                 f"{ROOFLINE_OF.get(family, '')}"}
         extra: dict = {}
         if family == "many":
             series, extra["rows"] = many_series(family_sizes, many_budget)

@@ -10,6 +10,15 @@ Measured on lavapipe: a rerun differs by 0; the fountain with blue instead of or
 differs by 2.2 levels mean and 2.6% of pixels; the showcase without its smallest drawn entity
 (the particle-life swarm, ~1% of the picture) by 0.8 levels and 0.9% of pixels.
 
+Per adapter: the references are rendered on lavapipe (the reference adapter, where a rerun differs
+by 0), so there the limits above hold. A hardware GPU filters textures in fixed point, contracts
+multiply-adds and rounds transcendental functions differently; on the lent NVIDIA H100 the
+examples came within 2.3 levels mean and 1.9% of pixels off by > 40 (life_rules 2.10 / 1.6%,
+mandelbrot 2.27 / 1.9%, sdf 1.25 / 1.2%, showcase 1.51 / 0.6%). Other adapters therefore get
+HARDWARE_MEAN_TOLERANCE = 3.0 levels and HARDWARE_CHANGED_FRACTION = 3%. The regression tests at
+the end compare a changed scene with the same adapter's render of the unchanged one (bit-identical
+on one adapter), under the reference adapter's limits, so they keep their strength everywhere.
+
 Regenerate after an intended visual change, then LOOK at every PNG before committing it:
 
     EMBERFX_UPDATE_GOLDEN=1 pytest tests/test_golden.py
@@ -43,6 +52,8 @@ STEPS_FOR = {"smoke": 180,      # the plume needs ~3 simulated seconds to rise i
 MEAN_TOLERANCE = 1.5     # levels of 255, mean over all pixels and RGB channels
 CHANGED_LEVELS = 40      # a pixel "differs" when a channel moves by more than this ...
 CHANGED_FRACTION = 0.005 # ... and at most this share of the pixels may (72 of 160 x 90)
+HARDWARE_MEAN_TOLERANCE = 3.0      # the same limits on an adapter other than lavapipe
+HARDWARE_CHANGED_FRACTION = 0.03
 UPDATE = os.environ.get("EMBERFX_UPDATE_GOLDEN") == "1"
 
 
@@ -71,8 +82,24 @@ def difference(image: np.ndarray, golden: np.ndarray) -> tuple[float, float]:
 
 
 def matches(image: np.ndarray, golden: np.ndarray) -> bool:
+    """Within the reference adapter's limits (a changed scene against an unchanged one)."""
     mean, changed = difference(image, golden)
     return mean <= MEAN_TOLERANCE and changed <= CHANGED_FRACTION
+
+
+def limits(gpu) -> tuple[float, float]:
+    """(mean, changed fraction) limits against the lavapipe references on this adapter."""
+    if gpu.is_software:
+        return MEAN_TOLERANCE, CHANGED_FRACTION
+    return HARDWARE_MEAN_TOLERANCE, HARDWARE_CHANGED_FRACTION
+
+
+def unchanged(gpu, name: str, steps: int = STEPS) -> np.ndarray:
+    """What a changed scene is compared with: the golden on the reference adapter, else this
+    adapter's render of the unchanged scene."""
+    if gpu.is_software:
+        return read_png(GOLDEN / f"{name}.png")
+    return render(load_scene(ROOT / "scenes" / f"{name}.toml"), steps)
 
 
 @pytest.mark.parametrize("path", SCENES, ids=[p.stem for p in SCENES])
@@ -88,9 +115,10 @@ def test_scene_matches_its_golden_image(gpu, path):
     assert reference.exists(), (f"no golden {reference.name}: "
                                 f"run EMBERFX_UPDATE_GOLDEN=1 pytest {__file__}")
     mean, changed = difference(image, read_png(reference))
-    assert mean <= MEAN_TOLERANCE and changed <= CHANGED_FRACTION, (
-        f"{path.name}: mean difference {mean:.2f} levels (limit {MEAN_TOLERANCE}), "
-        f"{changed:.2%} of pixels off by > {CHANGED_LEVELS} (limit {CHANGED_FRACTION:.0%})")
+    mean_limit, changed_limit = limits(gpu)
+    assert mean <= mean_limit and changed <= changed_limit, (
+        f"{path.name} on {gpu.label}: mean difference {mean:.2f} levels (limit {mean_limit}), "
+        f"{changed:.2%} of pixels off by > {CHANGED_LEVELS} (limit {changed_limit:.1%})")
 
 
 def test_every_golden_belongs_to_a_scene():
@@ -109,13 +137,13 @@ def test_a_changed_particle_colour_fails_the_comparison(gpu):
     emitter = dataclasses.replace(spec.components["emitter"], color=("#40a0ff", "#2040ff"))
     changed = dataclasses.replace(scene, entities=[dataclasses.replace(
         spec, components={**spec.components, "emitter": emitter})] + scene.entities[1:])
-    assert not matches(render(changed), read_png(GOLDEN / "fountain.png"))
+    assert not matches(render(changed), unchanged(gpu, "fountain"))
 
 
 @pytest.mark.skipif(UPDATE, reason="goldens are being rewritten")
 def test_a_missing_entity_fails_the_comparison(gpu):
     scene = load_scene(ROOT / "scenes" / "showcase.toml")
-    golden = read_png(GOLDEN / "showcase.png")
+    golden = unchanged(gpu, "showcase", STEPS_FOR["showcase"])
     drawn = {"emitter", "cloth", "life", "particle_life"}   # the others only push these around
     # sub-emitters' targets go with their source (removing one alone breaks the reference)
     targets = {link.emitter for spec in scene.entities if "emitter" in spec.components
@@ -135,4 +163,4 @@ def test_a_missing_entity_fails_the_comparison(gpu):
 def test_a_later_frame_of_the_same_scene_fails_the_comparison(gpu):
     """The simulation must have advanced to the golden's step: ten steps more is a different
     picture (checked on the fountain, whose particles move about 2 px per step at this size)."""
-    assert not matches(render(fountain(), STEPS + 10), read_png(GOLDEN / "fountain.png"))
+    assert not matches(render(fountain(), STEPS + 10), unchanged(gpu, "fountain"))

@@ -235,7 +235,8 @@ def test_devices_and_fifos_are_refused_without_reading_them(tmp_path):
      ":1:20: expected 'Gen=G'"),
     ("wide.cells", "O" * 550_000 + "\n" * 550_000 + "O\n",        # 1.1 MB, 282 GB as a grid
      ": expected a pattern of at most 1073741824 cells, found 550000 columns x 550001 rows"),
-])
+], ids=["huge-size", "huge-run", "huge-generation", "wide-cells"])   # the ids go into the
+# environment of the CLI's process (PYTEST_CURRENT_TEST), where a 1 MB pattern is too long
 def test_huge_numbers_exit_1_with_one_line(tmp_path, name, text, needle):
     path = _bad(tmp_path, name, text)
     proc = run_life(path, "--gens", "3")

@@ -4,6 +4,7 @@ that turns them off."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from typing import Any
@@ -236,9 +237,16 @@ def test_a_compiled_run_replays_into_a_recorder_through_its_methods():
     assert all(type(a) is int for c in calls if c[0] == "dispatch" for a in c[1:])
 
 
+def inherited(*names: str) -> dict[str, str]:
+    """The named variables of this process's environment that are set (an install that puts
+    emberfx on PYTHONPATH, as on a machine prepared from wheels, needs it in the child too)."""
+    return {name: os.environ[name] for name in names if name in os.environ}
+
+
 def test_the_switch_turns_native_calls_off():
     code = "from emberfx.core import native_calls; print(native_calls.enabled)"
     for value, expected in (("1", "False"), ("0", str(native_calls.AVAILABLE))):
         found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                               env={"EMBERFX_WGPU_WRAPPERS": value, "PATH": ""}, check=True)
+                               env={"EMBERFX_WGPU_WRAPPERS": value, "PATH": "",
+                                    **inherited("PYTHONPATH")}, check=True)
         assert found.stdout.strip() == expected

@@ -287,11 +287,11 @@ def test_a_new_write_removes_temp_files_of_gone_processes_only(tmp_path):
 # ---------------------------------------------------------------------------- ffmpeg failures
 
 FAKE_FFMPEG = '''#!{python}
-"""A stand-in for the ffmpeg binary; reading a file back (-stats) uses the real one."""
+"""A stand-in for the ffmpeg binary; reading a file back (-f framecrc) uses the real one."""
 import subprocess, sys
 real, mode, sample = {real!r}, {mode!r}, {sample!r}
 args = sys.argv[1:]
-if "-stats" in args:
+if "framecrc" in args:
     sys.exit(subprocess.call([real] + args))
 if mode == "fails":              # a full disk: ffmpeg stops reading, complains, exits 1
     sys.stdin.buffer.read(1000)

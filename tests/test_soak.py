@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from emberfx.blocks.textures import BUILTINS
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import load_scene, loads_scene
 
@@ -265,8 +266,10 @@ def test_close_destroys_every_buffer_and_texture_the_engine_created(created_reso
     engine.close()
     gc.collect()
     assert len(created) > 20                                   # the scene's resources were seen
+    # the built-in sprite textures belong to the device, not the engine: made once per device by
+    # whichever engine first draws them (blocks/textures.py caches them), so they outlive it
     held = [label for ref, label in created
-            if ref() is not None and id(ref()) not in destroyed]
+            if ref() is not None and id(ref()) not in destroyed and label not in BUILTINS]
     assert held == []
 
 
@@ -290,8 +293,12 @@ def test_engines_opened_and_closed_in_turn_do_not_accumulate(gpu):
         gc.collect()
         after_close.append(rss_mb())
     # the engine must be large enough that one left behind per round would exceed FLAT_MB (it
-    # adds 70-90 MB; less when earlier tests left freed blocks for the allocator to reuse)
-    assert held[0] - before > FLAT_MB
+    # adds 70-90 MB; less when earlier tests left freed blocks for the allocator to reuse). Only
+    # a CPU adapter keeps its buffers in host memory: on a discrete GPU they are device memory,
+    # which RSS does not see, so there this test checks the host side alone, and
+    # test_close_destroys_every_buffer_and_texture_the_engine_created the device side.
+    if gpu.is_software:
+        assert held[0] - before > FLAT_MB
     # An engine left behind per round grows RSS by that much every round. The allocators may
     # still take one more arena in a later round (seen: +36 MB once at round 5, flat after), so
     # the bound is on the growth per round from the third on, at most half of FLAT_MB.

@@ -87,7 +87,15 @@ def test_vector_field_force_matches_numpy_trilinear(gpu, tmp_path, tile):
         engine.step()   # v = a h with a = strength x field(x0)
         v1 = engine.state("dust")["velocity"].astype(np.float64)
     expected = 2.0 * expected_field(samples, x0, tile) * DT
-    # float32 rounding of eight weighted terms of up to ~0.1 each: 1e-5 of the largest value
+    # The tolerance follows from what WGSL allows an adapter. The GPU finds the cell coordinate
+    # u = (R^T (x - c) / size + 0.5) grid - 0.5 with dot products (|x - c| <= ~2, possibly
+    # contracted to fused multiply-adds: ~2 ULP, 2.4e-7) and a division (2.5 ULP), so u
+    # (<= ~10 cells) is off by <= ~3e-6 cells. That moves a trilinear sample by 3e-6 x the
+    # largest step between neighbouring samples (~6 for these normal samples): 2e-5 of a field
+    # unit, or 6e-7 after the factor strength x DT = 0.033; the seven mixes add ~8 ULP of the
+    # largest term (~1e-8). atol = 1e-5 of the largest expected vector (~0.1) = 1e-6 bounds that
+    # on every adapter (lavapipe and an H100 both came within 4e-8), while a wrong cell or weight
+    # is off by ~1e-2.
     np.testing.assert_allclose(v1, expected, atol=1e-5 * np.abs(expected).max(), rtol=1e-5)
     outside = np.all(expected == 0.0, axis=1)
     assert tile or 100 < outside.sum() < len(x0) - 100   # both sides of the box were sampled

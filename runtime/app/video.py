@@ -137,14 +137,18 @@ class FfmpegPipe:
 
 def count_frames(path: Path) -> tuple[int | None, str]:
     """The number of video frames in ``path`` as ffmpeg reads the container (no decoding), or
-    None with ffmpeg's complaint when the file does not open or read to its end."""
-    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-v", "error", "-stats", "-i", str(path),
-           "-map", "0:v:0", "-c", "copy", "-f", "null", "-"]
-    result = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    None with ffmpeg's complaint when the file does not open or read to its end.
+
+    The framecrc muxer writes one line per packet of the copied stream, the same in every ffmpeg
+    release (the ``-stats`` line of ffmpeg 7.0 names no frame count for a copied stream)."""
+    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-v", "error", "-i", str(path),
+           "-map", "0:v:0", "-c", "copy", "-f", "framecrc", "-"]
+    result = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
-    text = result.stderr.decode(errors="replace").replace("\r", "\n")
-    counts = re.findall(r"frame=\s*(\d+)", text)
-    errors = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("frame=")]
-    if result.returncode != 0 or not counts or errors:
+    errors = [ln for ln in result.stderr.decode(errors="replace").replace("\r", "\n").splitlines()
+              if ln.strip()]
+    if result.returncode != 0 or errors:
         return None, _summary(errors, hide=path) or f"ffmpeg exit status {result.returncode}"
-    return int(counts[-1]), ""
+    packets = [ln for ln in result.stdout.decode(errors="replace").splitlines()
+               if ln.strip() and not ln.startswith("#")]
+    return len(packets), ""

@@ -41,10 +41,14 @@ fn volume_contains(ref_: VolumeRef, local: vec3f) -> bool {
 }
 
 // Index of a sample cell along one axis: wrapped when tiled, else clamped to the edge samples.
+// The wrap takes remainders of non-negative operands only: an NVIDIA H100 through Vulkan gave
+// `i % n` of a negative i32 as if both were unsigned (right only where n is a power of two).
 fn volume_cell(i: i32, n: u32, tiled: bool) -> u32 {
-    let count = i32(n);
-    if (tiled) { return u32(((i % count) + count) % count); }
-    return u32(clamp(i, 0, count - 1));
+    if (tiled) {
+        if (i >= 0) { return u32(i) % n; }
+        return n - 1u - u32(-(i + 1)) % n;
+    }
+    return u32(clamp(i, 0, i32(n) - 1));
 }
 
 // The cell indices below and above a local point along each axis, and the fraction between.

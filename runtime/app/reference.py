@@ -177,7 +177,7 @@ class _Table:
 def _tables() -> list[_Table]:
     top = [("scene", "[scene]", SceneSettings), ("camera", "[camera]", Camera),
            ("light", "[light]", Light)]
-    top += [(key, f"[entity.{key}]", ct.cls) for key, ct in component_types().items()]
+    top += [(key, f"[entity.{key}]", ct.cls) for key, ct in sorted(component_types().items())]
     tables: list[_Table] = []
     seen: set[type] = set()
     for key, title, cls in top:

@@ -109,3 +109,63 @@ def test_cli_page_lists_every_command_and_argument():
             assert f"| `{shown}" in section, (name, shown)
             if action.help:
                 assert " ".join(action.help.split())[:30] in section, (name, shown)
+
+
+# ------------------------------------------------------------------ the performance page, the gallery
+
+def test_performance_page_regions_are_current():
+    from emberfx.app.performance_page import REGION, regenerate
+
+    committed = (DOCS / "performance.md").read_text(encoding="utf-8")
+    sources = [m["source"] for m in REGION.finditer(committed)]
+    assert {"plots/h200/sweep.json", "plots/lavapipe/sweep.json", "bench/lavapipe.json"} \
+        <= set(sources)
+    assert regenerate(committed, DOCS) == committed, (
+        "docs/performance.md is stale: run `python -m emberfx.app.performance_page docs/`")
+
+
+def test_performance_tables_show_each_figure_beside_its_same_run_baseline():
+    import json
+
+    from emberfx.app.performance_page import render_results
+
+    results = {"adapter": "Test GPU (Vulkan)", "benchmarks": {"emitter": [
+        {"name": "compute vec4 copy (256 MiB)", "value": 4060.0, "unit": "GB/s"},
+        {"name": "emitter step (1M)", "value": 38.41, "unit": "G particle-steps/s",
+         "ms_per_step": 0.0273},
+        {"name": "  three-pass step (1M)", "value": 25.1, "unit": "G particle-steps/s",
+         "speedup_of_the_step": 1.53}]},
+        "sweep": {"emitter": {"title": "emitter whole step", "x_label": "particles",
+                              "unit": "G particle-steps/s",
+                              "roofline": {"value": 62.5, "label": "compute-copy roofline"},
+                              "series": {"measured": [
+                                  {"size": 1, "label": "1M", "value": 36.5},
+                                  {"size": 2, "label": "64M", "value": None,
+                                   "note": "too big"}]}}}}
+    text = render_results(json.loads(json.dumps(results)), {"emitter": "p/emitter.png"})
+    assert "**Test GPU (Vulkan)**" in text
+    assert "| emitter step (1M) | 38.41 | G particle-steps/s | ms per step 0.02730 |" in text
+    assert "speedup of the step 1.530" in text
+    assert "| 1M | 36.50 | 0.58 |" in text            # 36.5 / 62.5 of the roofline
+    assert "| 64M | - [1] | - |" in text and "[1] 64M, measured: too big" in text
+    assert "![emitter whole step](p/emitter.png)" in text
+
+
+def test_gallery_page_is_current_and_every_picture_exists():
+    from PIL import Image
+
+    from emberfx.app.gallery import gallery_page, gallery_size
+    from emberfx.model.scene import bundled_scenes, load_scene
+
+    committed = (DOCS / "gallery.md").read_text(encoding="utf-8")
+    assert committed == gallery_page(), (
+        "docs/gallery.md is stale: run `python -m emberfx.app.gallery docs/` (add --page-only "
+        "when no picture changed)")
+    scenes = bundled_scenes()
+    assert len(scenes) >= 18
+    for name, path in scenes.items():
+        picture = DOCS / "gallery" / f"{name}.png"
+        assert f"(gallery/{name}.png)" in committed
+        assert picture.is_file(), f"docs/gallery/{name}.png is missing"
+        with Image.open(picture) as image:
+            assert image.size == gallery_size(load_scene(path)), name

@@ -48,16 +48,20 @@ PAGE = Path("reference") / "scene.md"
 
 _BOUNDS = {"ge": "≥", "gt": ">", "le": "≤", "lt": "<"}
 _NAMES = {str: "string", int: "integer", float: "float", bool: "boolean", type(None): "unset"}
-_UNITS = [   # (pattern in the docstring, unit), the first that matches wins
-    (r"^seconds\b|^[^.]*\bin seconds\b|, seconds\b|^seconds per\b", "s"),
+_UNITS = [   # (pattern in the docstring, unit)
+    (r"^seconds\b|\bin seconds\b|, seconds\b|^seconds per\b|: seconds\b", "s"),
     (r"\bm/s\^2\b", "m/s²"),
-    (r"\bm/s\b", "m/s"),
-    (r"\b1/s\b", "1/s"),
+    (r"\bm/s\b(?!\^)", "m/s"),
+    (r"\b1/s\b(?!\^)", "1/s"),
+    (r"\b1/s\^2\b", "1/s²"),
     (r"\bdegrees per second\b", "°/s"),
-    (r"\bdegrees\b", "°"),
-    (r"^world units\b|: world units\b|, world units\b|^[^.]*\bin world units\b", "world units"),
-    (r"^pixels\b|\bin pixels\b|\bhalf-resolution pixels\b", "pixels"),
+    (r"\bdegrees\b(?! per second)", "°"),
+    (r"^world units\b|: world units\b|, world units\b|\bin world units\b", "world units"),
+    (r"^pixels\b|\bin pixels\b|\bhalf-resolution pixels\b|\bor pixels\b", "pixels"),
     (r"^cells\b", "cells"),
+    (r"^kg\b", "kg"),
+    (r"^N/m\b", "N/m"),
+    (r"\bN s/m\b", "N s/m"),
 ]
 _MISSING_DEFAULT = "required"
 
@@ -145,15 +149,16 @@ def _number(value) -> str:
 
 
 def unit_of(name: str, doc: str) -> str:
-    """The unit a field is written in, where its name or docstring says it plainly ('' where
-    not: the description then says what the number is)."""
+    """The unit a field is written in, where its name or docstring says it plainly and says
+    only one ('' where not: the description then says what the number is). Parentheticals are
+    left out: they speak of other fields ("its speed is `strength`, m/s")."""
     if name.endswith("_deg"):
         return "°/s" if "per second" in doc else "°"
     first = doc.split("\n\n")[0].replace("\n", " ")
-    for pattern, unit in _UNITS:
-        if re.search(pattern, first):
-            return unit
-    return ""
+    while re.search(r"\([^()]*\)", first):
+        first = re.sub(r"\([^()]*\)", "", first)
+    found = {unit for pattern, unit in _UNITS if re.search(pattern, first)}
+    return found.pop() if len(found) == 1 else ""
 
 
 def nested_classes(hint: Any) -> list[type]:
@@ -259,8 +264,9 @@ def _table_text(table: _Table, links: dict[type, str]) -> list[str]:
     for name, default in fields_with_defaults(cls):
         doc = docs.get(name, "")
         default_text = _MISSING_DEFAULT if _is_missing(default) else _default_text(default)
-        row = [f"`{name}`", _cell(type_text(hints.get(name), links)), _cell(default_text),
-               unit_of(name, doc)]
+        kind = type_text(hints.get(name), links)
+        unit = unit_of(name, doc) if re.search(r"\b(float|integer)\b", kind) else ""
+        row = [f"`{name}`", _cell(kind), _cell(default_text), unit]
         if with_change:
             change = changes.get(name)
             row.append(change.name.lower() if change is not None else "")

@@ -101,7 +101,7 @@ def test_cli_page_lists_every_command_and_argument():
     for name, sub in subs.items():
         section = page[page.index(f"## `{name}` {{#{name}}}"):]
         section = section[:section.find("\n## ", 1)] if "\n## " in section[1:] else section
-        assert sub.description in section
+        assert (sub.description or "") in section
         for action in sub._actions:
             if action.dest == "help":
                 continue
@@ -111,7 +111,7 @@ def test_cli_page_lists_every_command_and_argument():
                 assert " ".join(action.help.split())[:30] in section, (name, shown)
 
 
-# ------------------------------------------------------------------ the performance page, the gallery
+# ---------------------------------------------------------- the performance page, the gallery
 
 def test_performance_page_regions_are_current():
     from emberfx.app.performance_page import REGION, regenerate

@@ -93,6 +93,7 @@ def render_picture(path: Path, target: Path) -> tuple[int, int]:
     os.close(fd)
     try:
         Image.fromarray(image, "RGBA").save(tmp, format="PNG", optimize=True)
+        os.chmod(tmp, 0o644)   # mkstemp's file is private; a picture is not
         os.replace(tmp, target)
     finally:
         Path(tmp).unlink(missing_ok=True)

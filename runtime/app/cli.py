@@ -81,8 +81,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
     s = add("render", "render SCENE headless to a PNG (last frame), GIF or MP4")
     s.add_argument("scene", metavar="SCENE")
-    s.add_argument("--frames", type=positive_int, required=True, metavar="N",
-                   help="simulation steps to render, one per output frame")
+    s.add_argument("--frames", type=positive_int, metavar="N",
+                   help="simulation steps to render, one per output frame (default: up to the "
+                        "scene's [scene] preview time)")
     s.add_argument("--out", type=Path, required=True, metavar="FILE",
                    help="output file: .png, .gif or .mp4; .mov (PNG frames, keeps alpha); .exr "
                         "(the last frame, linear HDR before tonemapping; [exr] extra)")
@@ -194,7 +195,9 @@ def cmd_render(args) -> int:
 
     check_output_suffix(args.out, "--out", (".png", ".gif", ".mp4", ".mov", ".exr"))
     compositing.check_arguments(args)
-    return _render(_load(args.scene), args.frames, args.out, args.size,
+    scene = _load(args.scene)
+    frames = args.frames or scene.settings.preview_steps()
+    return _render(scene, frames, args.out, args.size,
                    scripts=script_policy_from_args(args), transparent=args.transparent,
                    depth=args.depth)
 

@@ -48,7 +48,7 @@ def main(names: list[str], as_json: bool = False, options: dict | None = None,
     ``options``: keyword arguments by benchmark name (``{"sweep": {"workers": 2}}``).
     ``isolated``: each benchmark in a process of its own (``child_command``); None: when more
     than one runs. wgpu-native's per-submission work grows with the most resources the process
-    ever held at once and never shrinks again (docs/benchmarks.md, "what a run leaves behind"),
+    ever held at once and never shrinks again (docs/reliability.md, section 5),
     so in one process a benchmark would pay for the resources of those before it."""
     names = list(names) or NAMES
     if isolated is None:

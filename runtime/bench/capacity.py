@@ -23,7 +23,7 @@ H200 = {"memory": 139 * GIB, "max-buffer-size": 4 * GIB,
 # Both directions together, per GPU, from NVIDIA's H200 page (nvidia.com/en-us/data-center/h200):
 # "NVIDIA NVLink: 900GB/s, PCIe Gen5: 128GB/s". One direction is half.
 INTERCONNECTS = {"NVLink 4 (H200 SXM)": 900e9, "PCIe Gen5 x16": 128e9}
-# Measured on one H200 (docs/benchmarks.md): Life 65536x32768 21.4 Tcell/s; particle life 1M,
+# Measured on one H200 (docs/performance.md): Life 65536x32768 21.4 Tcell/s; particle life 1M,
 # 2D, ~20 per cell: 2432 steps/s (grid_kernel = "gathered", precision = "exact").
 LIFE_RATE = 21.4e12                     # cell updates per second
 PARTICLE_LIFE_RATE = 2432 * (1 << 20)   # particle-steps per second

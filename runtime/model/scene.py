@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 __all__ = ["SceneSettings", "EntitySpec", "Scene", "load_scene", "loads_scene", "describe"]
 
 Pixels = Annotated[int, msgspec.Meta(ge=1, le=16384)]
+MAX_PREVIEW = 3600.0
+"""seconds: the latest moment `[scene] preview` may name"""
 
 
 @dataclass(slots=True)
@@ -74,9 +76,19 @@ class SceneSettings:
     """clear colour, '#rrggbb' or '#rrggbbaa'"""
     script: str | None = None
     """a Python file with scene-wide hooks (on_start, on_update, ...), relative to the scene"""
+    preview: Annotated[float, msgspec.Meta(
+        ge=0.0, le=MAX_PREVIEW,
+        description="the preview is a moment of a short clip: at most an hour")] = 2.0
+    """seconds: the moment the scene's picture shows, rendered by `emberfx render` without
+    --frames and by the gallery (preview / fixed_dt steps, at least one)"""
 
     def __post_init__(self):
         check_colors(self, "background")
+
+    def preview_steps(self) -> int:
+        """Fixed steps from the start to the preview moment (at least one: a picture is drawn
+        after a step)."""
+        return max(1, round(self.preview / self.fixed_dt))
 
 
 @dataclass(slots=True)

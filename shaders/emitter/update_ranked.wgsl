@@ -82,7 +82,7 @@ override TILE_BLOCKS: u32 = 1u;
 override MAX_ROUNDS: u32 = 30000u;
 // true: a workgroup ranks a tile only after it stepped its next tile, so that by then the tiles
 // before have most likely published their counts and the look-back waits less (the wait for the
-// slowest tile before it was 40% of the update at 16M slots on an H200: docs/benchmarks.md)
+// slowest tile before it was 40% of the update at 16M slots on an H200)
 override RANK_AFTER_NEXT: bool = false;
 // true: the born slots get their particles here, and no births pass follows (its launch is
 // saved; the birth code's registers may cost the whole update occupancy)

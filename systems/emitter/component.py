@@ -286,7 +286,8 @@ class Emitter(Tracked):
     (align = "velocity") or `axis`, else turned about a random axis by `rotation_deg` and
     `angular_velocity_deg` (systems/meshes)"""
     allocation: Literal["ordered", "atomic", "ticket"] = rebuild("ordered")
-    """how dead slots share a step's emission budget (reload); see docs in the README"""
+    """how dead slots share a step's emission budget (reload); see "The emitter" in
+    docs/architecture.md"""
     substeps: Annotated[int, msgspec.Meta(ge=1, le=64)] = live(1)
     """integration substeps per fixed step (h = fixed_dt / substeps)"""
     collision: CollisionMaterial | None = passes(None)

@@ -3,7 +3,7 @@ pixel centre of the target, with the same image.
 
 Where few units run the graphics pipeline (the H200 has two graphics-capable TPCs), a sprite's
 cost is launching its vertices, whether or not it covers a pixel: 1M unindexed sprites of a pixel
-or less cost ~4.5 ms there however cheap their vertex shader is (docs/benchmarks.md).
+or less cost ~4.5 ms there however cheap their vertex shader is.
 Per render, a batch whose alive list has at least CULL_FROM entries runs three steps in the
 RENDER phase, before its back-to-front sort:
 

@@ -57,7 +57,7 @@ FUSED_RANKS = True
 # the adapter keeps resident workgroups running (GpuContext.keeps_resident_workgroups_running),
 # for emitters alone that send and receive no events, in tiles of several blocks (batches and
 # event sources would take tiles of one block, which measured slower on the H200 than their
-# three passes: docs/benchmarks.md). True: every ordered simulation not receiving events, tiles
+# three passes). True: every ordered simulation not receiving events, tiles
 # of one block included (tests on lavapipe); False: never.
 ONE_PASS: bool | None = None
 # False only in tests: the one-pass step's tiles then publish no inclusive prefixes, so every
@@ -73,7 +73,7 @@ MAX_TILE_BLOCKS = wgsl.int_constant(UPDATE_RANKED, "MAX_TILE_BLOCKS")
 TILE_BLOCKS: int | None = None
 # Blocks per tile, and whether each block's particles are loaded while the block before is
 # stepped (PREFETCH_PARTICLES), by the pool's blocks (the most first) and by whether forces act
-# on it. One H200 sweep set both (docs/benchmarks.md, "tiles and prefetch"): tiles of 4, 8 and
+# on it. One H200 sweep set both: tiles of 4, 8 and
 # 16 blocks with and without the prefetch at 256K to 16M slots, whole steps as fractions of
 # the copy roofline. Without forces, loading in turn won from 256K to 4M (1M: 0.546 against
 # 0.505 with the prefetch, 2M: 0.583 against 0.567) and the prefetch at 8M and 16M (16M: 0.847

@@ -1,0 +1,135 @@
+"""The gallery page (docs/gallery.md): every example scene with its picture.
+
+Each bundled scene is rendered headless at its ``[scene] preview`` time (the moment `emberfx
+render` shows without --frames) into docs/gallery/<scene>.png, GALLERY_WIDTH pixels wide at the
+scene's aspect, and the page lists them with the description the scene file opens with.
+
+    python -m emberfx.app.gallery docs/              # render every scene, write the page
+    python -m emberfx.app.gallery docs/ --page-only  # the page alone (no GPU)
+    python -m emberfx.app.gallery docs/ fountain     # render only the scenes named
+
+The page depends only on the scene files, so tests/test_docs_reference.py checks that the
+committed page is current and that each picture exists at the size the page implies; the
+pictures themselves come from the GPU and are checked by eye.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from emberfx.core.errors import EmberError
+from emberfx.model.scene import Scene, bundled_scenes, load_scene
+
+__all__ = ["GALLERY_WIDTH", "gallery_page", "gallery_size", "render_picture", "write_gallery"]
+
+PAGE = Path("gallery.md")
+"""the page, relative to the docs folder"""
+PICTURES = Path("gallery")
+"""the pictures' folder, relative to the docs folder"""
+GALLERY_WIDTH = 480
+"""pixels: every picture is this wide, its height following the scene's [scene] size"""
+
+
+def gallery_size(scene: Scene) -> tuple[int, int]:
+    """The picture's (width, height): GALLERY_WIDTH wide at the scene's aspect, height even."""
+    width, height = scene.settings.size
+    return GALLERY_WIDTH, max(2, round(GALLERY_WIDTH * height / width / 2) * 2)
+
+
+def description(path: Path) -> str:
+    """The comment a scene file opens with, as one paragraph (references to how a scene was
+    first made, '(seed 003)', left out)."""
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line.lstrip("#").strip())
+    text = " ".join(lines)
+    text = re.sub(r"\s*\([^()]*\bseed 0\d\d\b[^()]*\)", "", text)
+    return text.replace("<", "&lt;")
+
+
+def gallery_page() -> str:
+    """The page, as Markdown (no GPU: it reads the scene files only)."""
+    lines = ["# Gallery", "",
+             "Every example scene bundled with emberfx, at its preview time (`[scene] preview`), "
+             f"rendered headless {GALLERY_WIDTH} pixels wide. Each is one command away:",
+             "", "```sh", "emberfx run NAME                    # in a window",
+             "emberfx render NAME --out NAME.png  # the picture at the preview time", "```", "",
+             "This page and its pictures are written by `python -m emberfx.app.gallery docs/`.",
+             ""]
+    for name, path in sorted(bundled_scenes().items()):
+        scene = load_scene(path)
+        width, height = gallery_size(scene)
+        settings = scene.settings
+        lines += [f"## {settings.name}", "",
+                  f"![{settings.name}]({PICTURES.as_posix()}/{name}.png)"
+                  f"{{ width=\"{width}\" height=\"{height}\" loading=lazy }}", "",
+                  description(path), "",
+                  f"`scenes/{name}.toml`, at {settings.preview:g} s "
+                  f"({settings.preview_steps()} steps): `emberfx render {name} --out "
+                  f"{name}.png`", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def render_picture(path: Path, target: Path) -> tuple[int, int]:
+    """Render the scene at ``path`` at its preview time into ``target`` (PNG, written whole or
+    not at all); returns the picture's size."""
+    from PIL import Image
+
+    from emberfx.engine.engine import Engine
+
+    scene = load_scene(path)
+    size = gallery_size(scene)
+    with Engine(scene, size=size) as engine:
+        engine.step(scene.settings.preview_steps())
+        image = engine.render()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        Image.fromarray(image, "RGBA").save(tmp, format="PNG", optimize=True)
+        os.chmod(tmp, 0o644)   # mkstemp's file is private; a picture is not
+        os.replace(tmp, target)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return size
+
+
+def write_gallery(docs: Path, names: list[str] | None = None, pictures: bool = True) -> Path:
+    """Render the pictures of ``names`` (every bundled scene when None) under ``docs`` unless
+    ``pictures`` is False, and write the page; returns the page's path."""
+    scenes = bundled_scenes()
+    unknown = sorted(set(names or []) - set(scenes))
+    if unknown:
+        raise EmberError(f"gallery: no bundled scene {', '.join(map(repr, unknown))}; "
+                         f"scenes: {', '.join(sorted(scenes))}")
+    if pictures:
+        for name in sorted(names or scenes):
+            target = Path(docs) / PICTURES / f"{name}.png"
+            width, height = render_picture(scenes[name], target)
+            print(f"wrote {target} ({width}x{height})", flush=True)
+    page = Path(docs) / PAGE
+    page.write_text(gallery_page(), encoding="utf-8", newline="\n")
+    return page
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    page_only = "--page-only" in argv
+    args = [a for a in argv if a != "--page-only"]
+    docs = Path(args[0]) if args else Path("docs")
+    try:
+        print(f"wrote {write_gallery(docs, args[1:] or None, pictures=not page_only)}")
+    except EmberError as exc:
+        print(f"emberfx: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

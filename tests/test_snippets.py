@@ -156,12 +156,15 @@ def emberfx_commands(text: str) -> list[list[str]]:
         lexer.commenters = "#"
         lexer.whitespace_split = True
         current: list[str] = []
+        redirected = False   # after > or <, the words are file names, not arguments
         for token in [*lexer, "&&"]:
             if token in ("&&", "||", "|", ";", "&"):
                 if current[:1] == ["emberfx"]:
                     commands.append(current[1:])
-                current = []
-            else:
+                current, redirected = [], False
+            elif token in (">", ">>", "<", "2>", ">&"):
+                redirected = True
+            elif not redirected:
                 current.append(token)
     return commands
 
@@ -188,9 +191,10 @@ def test_emberfx_commands_parse(block: Block):
 def test_emberfx_commands_are_found():
     # the parser test above sees every command: a command split over lines, after a prompt
     # or inside a chain of && is found and nothing else is
-    text = "$ emberfx render a.toml \\\n  --frames 3 --out x.png  # c\npip x && emberfx info | head\n"
+    text = ("$ emberfx render a.toml \\\n  --frames 3 --out x.png  # c\n"
+            "pip x && emberfx info | head\nemberfx bench --json > b.json\n")
     assert emberfx_commands(text) == [["render", "a.toml", "--frames", "3", "--out", "x.png"],
-                                      ["info"]]
+                                      ["info"], ["bench", "--json"]]
 
 
 # ----------------------------------------------------------------------------- excerpts, langs

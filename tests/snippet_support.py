@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "scenes"
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
 
-FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)\s*(?P<attrs>.*)$")
+FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)"
+                   r"\s*(?P<attrs>.*)$")
 ATTR = re.compile(r'(\w+)\s*=\s*"([^"]*)"')
 MARKER = re.compile(r"^\s*<!--\s*(?P<name>[\w-]+)\s*(?::\s*(?P<value>.*?))?\s*-->\s*$")
 
@@ -115,6 +116,16 @@ def files_named_by(scene: Block) -> list[Block]:
     """The titled blocks of the scene's page that the scene names (they go beside it)."""
     return [b for b in blocks(scene.page) if b.title is not None
             and re.search(rf"""["']{re.escape(b.title)}["']""", scene.text)]
+
+
+def write_named_files(scene: Block, folder: Path) -> list[Block]:
+    """Write the titled blocks the scene names into ``folder`` at their titles' paths."""
+    written = files_named_by(scene)
+    for file in written:
+        path = folder / file.attrs["title"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(file.text, encoding="utf-8")
+    return written
 
 
 def scene_folder(folder: Path) -> Path:

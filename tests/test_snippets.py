@@ -38,10 +38,10 @@ from snippet_support import (
     all_blocks,
     clone_folder,
     file_blocks,
-    files_named_by,
     python_programs,
     scene_folder,
     scene_for,
+    write_named_files,
 )
 
 TIMEOUT_S = 600          # one snippet on lavapipe, a 2-core CPU shared with other work
@@ -103,10 +103,7 @@ def test_file_block_runs_in_the_scene_that_names_it(block: Block, tmp_path, gpu)
     assert scene is not None, (f"{block.id}: no whole-scene ```toml block on "
                                f"{block.page.name} names {block.title!r}")
     folder = scene_folder(tmp_path / "scene")
-    for file in files_named_by(scene):
-        path = folder / file.title
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(file.text, encoding="utf-8")
+    for file in write_named_files(scene, folder):
         if file.lang in ("python", "py"):
             compile(file.text, f"{file.id} ({file.title})", "exec")
     (folder / "snippet.toml").write_text(scene.text, encoding="utf-8")
@@ -132,9 +129,7 @@ def test_toml_block_parses_and_a_whole_scene_validates(block: Block, tmp_path):
     from emberfx.core.errors import EmberError
 
     folder = scene_folder(tmp_path)
-    for file in files_named_by(block):
-        (folder / file.title).parent.mkdir(parents=True, exist_ok=True)
-        (folder / file.title).write_text(file.text, encoding="utf-8")
+    write_named_files(block, folder)
     path = folder / "snippet.toml"
     path.write_text(block.text, encoding="utf-8")
     try:
@@ -234,3 +229,10 @@ def test_the_pages_have_runnable_blocks():
     assert (ROOT / "README.md") in PAGES and len(PAGES) > 1
     assert any(b.page.name == "README.md" for b in python_programs())
     assert any(b.is_scene for b in TOML_BLOCKS)
+
+
+def test_readme_is_a_quickstart():
+    # the manual lives in docs/; the README stays a page a newcomer reads to the end
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 250, f"README.md has {len(lines)} lines (a quickstart has at most 250)"
+    assert sum("<!-- test-command -->" in line for line in lines) == 1   # .ci/run reads it

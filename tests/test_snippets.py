@@ -46,7 +46,8 @@ from snippet_support import (
 
 TIMEOUT_S = 600          # one snippet on lavapipe, a 2-core CPU shared with other work
 STEPS = 4                # steps a titled file's scene runs
-KNOWN_LANGS = {"python", "py", "toml", "wgsl", "sh", "bash", "console", "text", ""}
+# checked as above, or shown only (console output, text, data listings)
+KNOWN_LANGS = {"python", "py", "toml", "wgsl", "sh", "bash", "console", "text", "json", "yaml", ""}
 
 STEP_SCENE = f"""
 import sys

@@ -1,5 +1,6 @@
-"""The example notebook, docs/emberfx.ipynb, executed headless (nbclient + ipykernel), and the
-notebook API in process: Engine._repr_png_, Engine.video, emberfx.show's errors, and that
+"""The example notebook, docs/emberfx.ipynb, executed headless (nbclient + ipykernel), the
+``<!-- notebook -->`` blocks of README.md and docs/ run as notebooks (tests/snippet_support.py),
+and the notebook API in process: Engine._repr_png_, Engine.video, emberfx.show's errors, and that
 ``import emberfx`` loads none of the notebook packages.
 
 The executed notebook's outputs are checked against oracles that do not come from emberfx: the
@@ -30,6 +31,7 @@ from notebook_support import (
     outputs,
     require,
 )
+from snippet_support import Block, clone_folder, notebook_pages
 
 FOUNTAIN = ROOT / "scenes" / "fountain.toml"
 
@@ -143,6 +145,39 @@ def test_canvas_is_a_widget_with_a_snapshot_of_the_scene(executed):
     assert_blue_fountain(snapshot, expected_size(executed))
     # the live-edit cell reads the view's state: running, not paused
     assert data_of(executed, "live-edit", "text/plain") == ["False"]
+
+
+# ------------------------------------------------------------------------- notebook blocks
+
+NOTEBOOK_PAGES = notebook_pages()
+
+
+@pytest.mark.parametrize("cells", list(NOTEBOOK_PAGES.values()),
+                         ids=[blocks[0].id.split(":")[0] for blocks in NOTEBOOK_PAGES.values()])
+def test_notebook_blocks_of_a_page_run_as_one_notebook(cells: list[Block], gpu, tmp_path):
+    """A page's notebook blocks, in order, are the cells of one notebook, run in a fresh kernel
+    in a folder that looks like a clone (scenes/ beside it); no cell may fail or print an error."""
+    require("nbclient", "nbformat", "ipykernel", "jupyter_rfb", "IPython")
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(block.text) for block in cells]
+    folder = clone_folder(tmp_path)
+    try:
+        NotebookClient(notebook, timeout=600, kernel_name="python3",
+                       resources={"metadata": {"path": str(folder)}}).execute()
+    except CellExecutionError as exc:
+        failed = next((b for b, c in zip(cells, notebook.cells, strict=True)
+                       if any(o["output_type"] == "error" for o in c.get("outputs", []))), None)
+        pytest.fail(f"{failed.id if failed else cells[0].id}: the cell fails: {exc}")
+    for block, cell in zip(cells, notebook.cells, strict=True):
+        for output in cell.get("outputs", []):
+            assert output.get("name") != "stderr" or "Traceback" not in output.get("text", ""), \
+                f"{block.id}: {output.get('text')}"
+        assert cell.get("outputs") or not block.text.strip().splitlines()[-1].isidentifier(), \
+            f"{block.id}: the cell's last line shows nothing"
 
 
 # ---------------------------------------------------------------------------------- in process

@@ -45,6 +45,7 @@ def srgb_to_linear(c: float) -> float:
 
 
 def linear_color(text: str) -> tuple[float, float, float, float]:
-    """A colour (see parse_color) -> linear-light (r, g, b) and straight alpha, for blending on the GPU."""
+    """A colour (see parse_color) -> linear-light (r, g, b) and straight alpha, for blending
+    on the GPU."""
     r, g, b, a = parse_color(text)
     return (srgb_to_linear(r), srgb_to_linear(g), srgb_to_linear(b), a)

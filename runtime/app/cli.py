@@ -26,7 +26,7 @@ from emberfx.app.arguments import (
     positive_int,
     script_policy_from_args,
 )
-from emberfx.app.headless import HEADLESS_FRAMES
+from emberfx.app.headless import HEADLESS_FRAMES, output_size
 from emberfx.core.errors import EmberError, UsageError
 from emberfx.model import registry
 
@@ -153,6 +153,8 @@ def _render(scene, frames: int, out: Path, size=None, engine=None, scripts=True,
             transparent: bool = False, depth: Path | None = None) -> int:
     from emberfx.app.output import render_to_file
 
+    if engine is None:
+        size = output_size(out, tuple(size or scene.settings.size))
     engine = engine or _engine(scene, size, scripts, announce=True)
     try:
         render_to_file(engine, frames, out, progress=True, transparent=transparent, depth=depth)

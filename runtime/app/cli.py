@@ -32,6 +32,7 @@ from emberfx.model import registry
 
 PROG = "emberfx"
 DEFAULT_RUN_FRAMES = HEADLESS_FRAMES  # headless fallback of `run` when --frames is not given
+SCENE_HELP = "scene .toml file, or a bundled scene's name (fountain, galaxy, ...)"
 PASSES_SIZE = (64, 36)  # `passes` only needs the pass list, not a full-size target
 
 # Limits `info` prints, in this order.
@@ -73,14 +74,14 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         return subs[name]
 
     s = add("run", "open SCENE in a window (headless render when there is no display)")
-    s.add_argument("scene", metavar="SCENE", help="scene .toml file (or a bundled scene name)")
+    s.add_argument("scene", metavar="SCENE", help=SCENE_HELP)
     s.add_argument("--frames", type=positive_int, metavar="N",
                    help=f"exit after N frames (headless default: {DEFAULT_RUN_FRAMES})")
     s.add_argument("--screenshot", type=Path, metavar="FILE", help="write the last frame as PNG")
     add_script_flags(s)
 
     s = add("render", "render SCENE headless to a PNG (last frame), GIF or MP4")
-    s.add_argument("scene", metavar="SCENE")
+    s.add_argument("scene", metavar="SCENE", help=SCENE_HELP)
     s.add_argument("--frames", type=positive_int, required=True, metavar="N",
                    help="simulation steps to render, one per output frame")
     s.add_argument("--out", type=Path, required=True, metavar="FILE",
@@ -93,12 +94,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
     s = add("validate", "check SCENE without a GPU and describe it, listing its scripts "
                         "(never run)")
-    s.add_argument("scene", metavar="SCENE",
-                   help="scene .toml file, or a bundled scene's name (fountain, galaxy, ...)")
+    s.add_argument("scene", metavar="SCENE", help=SCENE_HELP)
     add_script_flags(s, run_flags=False)
 
     s = add("passes", "print SCENE's GPU passes in execution order (scripts are not run)")
-    s.add_argument("scene", metavar="SCENE")
+    s.add_argument("scene", metavar="SCENE", help=SCENE_HELP)
 
     add("info", "show the GPU adapter, backend and limits")
 
@@ -113,7 +113,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         command.add_arguments(add(command.name, command.help_text))
 
     s = add("bench", "run benchmarks (all when no NAME is given)")
-    s.add_argument("names", nargs="*", metavar="NAME")
+    s.add_argument("names", nargs="*", metavar="NAME",
+                   help="benchmarks to run, all when none is given (with --plot: the ones to "
+                        "sweep); an unknown name lists the known ones")
     s.add_argument("--json", action="store_true", help="print results as JSON")
     s.add_argument("--workers", type=int, metavar="K", help="sweep: the local pool's workers")
     s.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",

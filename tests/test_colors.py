@@ -77,7 +77,9 @@ def test_scene_colours_take_the_short_forms(tmp_path):
     for name in ("jet", "stops"):
         emitters = [spec.components["emitter"] for scene in (short, long)
                     for spec in scene.entities if spec.name == name]
-        stops = [[(t, parse_color(c)) for t, c in e.color_stops()] for e in emitters]
+        assert all(isinstance(e, Emitter) for e in emitters) and len(emitters) == 2
+        stops = [[(t, parse_color(c)) for t, c in e.color_stops()] for e in emitters
+                 if isinstance(e, Emitter)]
         assert stops[0] == stops[1]
 
 

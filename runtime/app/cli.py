@@ -238,13 +238,32 @@ def cmd_passes(args) -> int:
     engine = _engine(_load(args.scene), PASSES_SIZE,
                      ScriptPolicy(run=False, off_reason="passes never runs scripts"))
     try:
-        names = engine.passes()
+        table = engine.pass_table()
     finally:
         engine.close()
-    width = len(str(len(names)))
-    for i, name in enumerate(names, 1):
-        print(f"{i:>{width}}  {name}")
+    print(format_pass_table(table))
     return 0
+
+
+def format_pass_table(table) -> str:
+    """``passes``'s output: order, phase, name and what each pass does; then the phases' work
+    that is no pass of its own (a host write, work folded into a pass, a copy after them)."""
+    rows = [("#", "phase", "pass", "what it does")]
+    rows += [(str(i), p.phase.name, p.name, p.does) for i, p in enumerate(table.passes, 1)]
+    widths = [max(len(row[k]) for row in rows) for k in range(3)]
+    lines = [f"{a:>{widths[0]}}  {b:<{widths[1]}}  {c:<{widths[2]}}  {d}".rstrip()
+             for a, b, c, d in rows]
+    order = {p.name: i for i, p in enumerate(table.passes, 1)}
+    if table.folded:
+        lines += ["", "work without a pass of its own:"]
+    for folded, name in table.folded:
+        where = {"host write": f"written with queue.write_buffer before the step, for pass "
+                               f"{order.get(name)} {name}",
+                 "folded": f"done by pass {order.get(name)} {name}",
+                 "copy": "a copy the engine records after the passes"}[folded.how.value]
+        lines.append(f"  {folded.phase.name:<8}  {folded.how.value:<10}  {folded.what} "
+                     f"({where})")
+    return "\n".join(lines)
 
 
 def _limit(limits: dict, name: str):

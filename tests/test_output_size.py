@@ -35,7 +35,7 @@ def read_mp4(path: Path) -> np.ndarray:
 
 
 def notes(stderr: str) -> list[str]:
-    return [ln for ln in stderr.splitlines() if "rounded up" in ln]
+    return [ln for ln in stderr.splitlines() if " to " in ln and "H.264 video" in ln]
 
 
 def test_an_odd_mp4_size_is_rounded_up_to_even_and_said(tmp_path, gpu):
@@ -68,3 +68,17 @@ def test_an_odd_scene_size_is_rounded_up_for_mp4_too(tmp_path, gpu):
     done = render(tmp_path, scene, "scene.mp4")
     assert len(notes(done.stderr)) == 1 and "64x35 rounded up to 64x36" in done.stderr
     assert read_mp4(tmp_path / "scene.mp4").shape[:3] == (2, 36, 64)
+
+
+def test_an_engine_built_at_an_odd_size_is_padded_and_said(tmp_path, gpu, capsys):
+    """`run` on an adapter that cannot present has its Engine already: the MP4 is padded."""
+    from emberfx.app.headless import render_headless
+    from emberfx.engine.engine import Engine
+    from emberfx.model.scene import load_scene
+
+    engine = Engine(load_scene(FOUNTAIN), size=(33, 21), scripts=False)
+    render_headless(engine.scene, 2, tmp_path / "built.mp4", engine=engine)
+    said = notes(capsys.readouterr().err)
+    assert said == ["emberfx: built.mp4: 33x21 padded with black to 34x22 (H.264 video needs an "
+                    "even width and height; .png, .gif and .mov keep the exact size)"]
+    assert read_mp4(tmp_path / "built.mp4").shape[:3] == (2, 22, 34)

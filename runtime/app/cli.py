@@ -157,6 +157,8 @@ def _render(scene, frames: int, out: Path, size=None, engine=None, scripts=True,
 
     if engine is None:
         size = output_size(out, tuple(size or scene.settings.size))
+    else:   # `run` on an adapter that cannot present: the Engine is made
+        output_size(out, tuple(engine.size), built=True)
     engine = engine or _engine(scene, size, scripts, announce=True)
     try:
         render_to_file(engine, frames, out, progress=True, transparent=transparent, depth=depth)

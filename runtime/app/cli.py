@@ -250,6 +250,8 @@ def cmd_passes(args) -> int:
 def format_pass_table(table) -> str:
     """``passes``'s output: order, phase, name and what each pass does; then the phases' work
     that is no pass of its own (a host write, work folded into a pass, a copy after them)."""
+    from emberfx.core.frame_graph import Folding
+
     rows = [("#", "phase", "pass", "what it does")]
     rows += [(str(i), p.phase.name, p.name, p.does) for i, p in enumerate(table.passes, 1)]
     widths = [max(len(row[k]) for row in rows) for k in range(3)]
@@ -259,10 +261,10 @@ def format_pass_table(table) -> str:
     if table.folded:
         lines += ["", "work without a pass of its own:"]
     for folded, name in table.folded:
-        where = {"host write": f"written with queue.write_buffer before the step, for pass "
-                               f"{order.get(name)} {name}",
-                 "folded": f"done by pass {order.get(name)} {name}",
-                 "copy": "a copy the engine records after the passes"}[folded.how.value]
+        where = {Folding.HOST_WRITE: f"written with queue.write_buffer before the step, for "
+                                     f"pass {order.get(name)} {name}",
+                 Folding.IN_PASS: f"done by pass {order.get(name)} {name}",
+                 Folding.AFTER_PASSES: "a copy the engine records after the passes"}[folded.how]
         lines.append(f"  {folded.phase.name:<8}  {folded.how.value:<10}  {folded.what} "
                      f"({where})")
     return "\n".join(lines)

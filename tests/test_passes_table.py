@@ -138,3 +138,29 @@ def test_every_pass_of_every_bundled_scene_says_what_it_does(gpu, scene):
     assert [p.name for p in table.passes if not p.does.strip()] == []
     for folded, carrier in table.folded:
         assert folded.what.strip() and (carrier is None or carrier in names)
+
+
+# scene, the table a line goes under, the line: the families' other pass variants
+VARIANTS = {
+    "particle life baseline": ("particle_life", "[entity.particle_life]",
+                               'grid_kernel = "baseline"'),
+    "particle life per particle": ("particle_life", "[entity.particle_life]",
+                                   'grid_kernel = "per_particle"'),
+    "particle life cell tiled": ("particle_life", "[entity.particle_life]",
+                                 'grid_kernel = "cell_tiled"'),
+    "life in place": ("life", 'memory = "pingpong"', 'memory = "inplace"'),
+    "life word kernel": ("life", "[entity.life]", 'kernel = "word"'),
+    "life quad kernel": ("life", "[entity.life]", 'kernel = "quad"'),
+    "cloth wireframe": ("flag", "[entity.cloth]", "wireframe = true"),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_every_pass_variant_of_the_families_says_what_it_does(gpu, variant):
+    scene, anchor, line = VARIANTS[variant]
+    text = (SCENES / f"{scene}.toml").read_text(encoding="utf-8")
+    assert anchor in text
+    edited = text.replace(anchor, line if anchor.startswith("memory") else f"{anchor}\n{line}")
+    with engine_of(loads_scene(edited, path=SCENES / f"{scene}.toml")) as engine:
+        table = engine.pass_table()
+    assert [p.name for p in table.passes if not p.does.strip()] == []

@@ -186,7 +186,16 @@ class FakeEngine:
         return img
 
     def passes(self):
-        return [f"fountain:emitter:{p}" for p in ("clear", "update", "compact", "draw")]
+        return [p.name for p in self.pass_table().passes]
+
+    def pass_table(self):
+        from emberfx.core.frame_graph import Folded, Folding, Phase
+
+        phases = (Phase.CLEAR, Phase.SIMULATE, Phase.SIMULATE, Phase.RENDER)
+        passes = tuple(SimpleNamespace(name=f"fountain:emitter:{p}", phase=phase, does=f"{p}s")
+                       for p, phase in zip(("clear", "update", "compact", "draw"), phases))
+        prepared = Folded(Phase.PREPARE, Folding.IN_PASS, "the draw arguments")
+        return SimpleNamespace(passes=passes, folded=((prepared, "fountain:emitter:compact"),))
 
     def close(self):
         self.closed = True
@@ -246,7 +255,15 @@ def test_validate_and_passes_wiring(capsys, fake_stack):
     assert code == 0 and out.splitlines() == ["scene Fountain", "  entity fountain", "ok"]
     code, out, _ = run_cli(capsys, "passes", FOUNTAIN)
     assert code == 0
-    assert out.splitlines()[0] == "1  fountain:emitter:clear" and len(out.splitlines()) == 4
+    assert out.splitlines() == [
+        "#  phase     pass                      what it does",
+        "1  CLEAR     fountain:emitter:clear    clears",
+        "2  SIMULATE  fountain:emitter:update   updates",
+        "3  SIMULATE  fountain:emitter:compact  compacts",
+        "4  RENDER    fountain:emitter:draw     draws",
+        "",
+        "work without a pass of its own:",
+        "  PREPARE   folded      the draw arguments (done by pass 3 fountain:emitter:compact)"]
 
 
 def test_run_headless_wiring(capsys, tmp_path, monkeypatch, fake_stack):
@@ -304,7 +321,7 @@ def test_render_writes_file(capsys, tmp_path, gpu, ext):
 def test_passes_lists_emitter_passes(capsys, gpu):
     code, out, err = run_cli(capsys, "passes", FOUNTAIN)
     assert code == 0, err
-    lines = out.strip().splitlines()
+    lines = out.strip().split("\n\n")[0].splitlines()[1:]   # the passes, below the header
     assert lines and lines[0].split()[0] == "1"
     assert any("fountain:emitter:" in ln for ln in lines)
     numbers = [int(ln.split()[0]) for ln in lines]

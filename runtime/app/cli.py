@@ -26,12 +26,13 @@ from emberfx.app.arguments import (
     positive_int,
     script_policy_from_args,
 )
-from emberfx.app.headless import HEADLESS_FRAMES
+from emberfx.app.headless import HEADLESS_FRAMES, output_size
 from emberfx.core.errors import EmberError, UsageError
 from emberfx.model import registry
 
 PROG = "emberfx"
 DEFAULT_RUN_FRAMES = HEADLESS_FRAMES  # headless fallback of `run` when --frames is not given
+SCENE_HELP = "scene .toml file, or a bundled scene's name (fountain, galaxy, ...)"
 PASSES_SIZE = (64, 36)  # `passes` only needs the pass list, not a full-size target
 
 # Limits `info` prints, in this order.
@@ -73,14 +74,14 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         return subs[name]
 
     s = add("run", "open SCENE in a window (headless render when there is no display)")
-    s.add_argument("scene", metavar="SCENE", help="scene .toml file (or a bundled scene name)")
+    s.add_argument("scene", metavar="SCENE", help=SCENE_HELP)
     s.add_argument("--frames", type=positive_int, metavar="N",
                    help=f"exit after N frames (headless default: {DEFAULT_RUN_FRAMES})")
     s.add_argument("--screenshot", type=Path, metavar="FILE", help="write the last frame as PNG")
     add_script_flags(s)
 
     s = add("render", "render SCENE headless to a PNG (last frame), GIF or MP4")
-    s.add_argument("scene", metavar="SCENE")
+    s.add_argument("scene", metavar="SCENE", help=SCENE_HELP)
     s.add_argument("--frames", type=positive_int, metavar="N",
                    help="simulation steps to render, one per output frame (default: up to the "
                         "scene's [scene] preview time)")
@@ -94,12 +95,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
     s = add("validate", "check SCENE without a GPU and describe it, listing its scripts "
                         "(never run)")
-    s.add_argument("scene", metavar="SCENE",
-                   help="scene .toml file, or a bundled scene's name (fountain, galaxy, ...)")
+    s.add_argument("scene", metavar="SCENE", help=SCENE_HELP)
     add_script_flags(s, run_flags=False)
 
     s = add("passes", "print SCENE's GPU passes in execution order (scripts are not run)")
-    s.add_argument("scene", metavar="SCENE")
+    s.add_argument("scene", metavar="SCENE", help=SCENE_HELP)
 
     add("info", "show the GPU adapter, backend and limits")
 
@@ -114,7 +114,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         command.add_arguments(add(command.name, command.help_text))
 
     s = add("bench", "run benchmarks (all when no NAME is given)")
-    s.add_argument("names", nargs="*", metavar="NAME")
+    s.add_argument("names", nargs="*", metavar="NAME",
+                   help="benchmarks to run, all when none is given (with --plot: the ones to "
+                        "sweep); an unknown name lists the known ones")
     s.add_argument("--json", action="store_true", help="print results as JSON")
     s.add_argument("--workers", type=int, metavar="K", help="sweep: the local pool's workers")
     s.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
@@ -154,6 +156,10 @@ def _render(scene, frames: int, out: Path, size=None, engine=None, scripts=True,
             transparent: bool = False, depth: Path | None = None) -> int:
     from emberfx.app.output import render_to_file
 
+    if engine is None:
+        size = output_size(out, tuple(size or scene.settings.size))
+    else:   # `run` on an adapter that cannot present: the Engine is made
+        output_size(out, tuple(engine.size), built=True)
     engine = engine or _engine(scene, size, scripts, announce=True)
     try:
         render_to_file(engine, frames, out, progress=True, transparent=transparent, depth=depth)
@@ -237,13 +243,34 @@ def cmd_passes(args) -> int:
     engine = _engine(_load(args.scene), PASSES_SIZE,
                      ScriptPolicy(run=False, off_reason="passes never runs scripts"))
     try:
-        names = engine.passes()
+        table = engine.pass_table()
     finally:
         engine.close()
-    width = len(str(len(names)))
-    for i, name in enumerate(names, 1):
-        print(f"{i:>{width}}  {name}")
+    print(format_pass_table(table))
     return 0
+
+
+def format_pass_table(table) -> str:
+    """``passes``'s output: order, phase, name and what each pass does; then the phases' work
+    that is no pass of its own (a host write, work folded into a pass, a copy after them)."""
+    from emberfx.core.frame_graph import Folding
+
+    rows = [("#", "phase", "pass", "what it does")]
+    rows += [(str(i), p.phase.name, p.name, p.does) for i, p in enumerate(table.passes, 1)]
+    widths = [max(len(row[k]) for row in rows) for k in range(3)]
+    lines = [f"{a:>{widths[0]}}  {b:<{widths[1]}}  {c:<{widths[2]}}  {d}".rstrip()
+             for a, b, c, d in rows]
+    order = {p.name: i for i, p in enumerate(table.passes, 1)}
+    if table.folded:
+        lines += ["", "work without a pass of its own:"]
+    for folded, name in table.folded:
+        where = {Folding.HOST_WRITE: f"written with queue.write_buffer before the step, for "
+                                     f"pass {order.get(name)} {name}",
+                 Folding.IN_PASS: f"done by pass {order.get(name)} {name}",
+                 Folding.AFTER_PASSES: "a copy the engine records after the passes"}[folded.how]
+        lines.append(f"  {folded.phase.name:<8}  {folded.how.value:<10}  {folded.what} "
+                     f"({where})")
+    return "\n".join(lines)
 
 
 def _limit(limits: dict, name: str):

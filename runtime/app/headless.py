@@ -53,11 +53,31 @@ def build_engine(scene, size=None, *, announce: bool = True, **options):
     return engine
 
 
+def output_size(out, size: tuple[int, int], built: bool = False) -> tuple[int, int]:
+    """The size to render ``out`` at: H.264 in an .mp4 (yuv420p, one colour sample for each 2x2
+    pixels) needs an even width and height, so an odd one is rounded up, with a note on stderr;
+    every other format keeps ``size`` as given. ``built``: the Engine already has ``size``, so
+    the video is padded with black instead (app/video.py), and the note says that."""
+    w, h = size
+    if Path(out).suffix.lower() != ".mp4" or (w % 2 == 0 and h % 2 == 0):
+        return w, h
+    even = (w + w % 2, h + h % 2)
+    done = "padded with black" if built else "rounded up"
+    say(f"{Path(out).name}: {w}x{h} {done} to {even[0]}x{even[1]} (H.264 video needs an even "
+        f"width and height; .png, .gif and .mov keep the exact size)")
+    return even
+
+
 def render_headless(scene, frames: int, out, *, size=None, engine=None, **options) -> Path:
     """Render ``frames`` fixed steps of ``scene`` to ``out`` (.png, .gif, .mp4) with progress on
-    stderr; builds the Engine (announced) unless one is given, and closes it either way."""
+    stderr; builds the Engine (announced, at ``output_size``) unless one is given, and closes
+    it either way."""
     from emberfx.app.output import render_to_file
 
+    if engine is None:
+        size = output_size(out, tuple(size or scene.settings.size))
+    else:
+        output_size(out, tuple(engine.size), built=True)
     engine = engine or build_engine(scene, size, **options)
     try:
         return render_to_file(engine, frames, out, progress=True)

@@ -24,6 +24,7 @@ import secrets
 import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -349,9 +350,12 @@ class Progress:
     """Frames done, on stderr: a tqdm bar on a terminal; elsewhere (a log, CI, a pipe), where
     a bar would stay hidden, plain lines: after the first frame (it includes compiling the
     shaders, which can take long on a CPU adapter), then at most one every
-    ``PLAIN_PROGRESS_SECONDS``, and after the last, each with the time and an estimate."""
+    ``PLAIN_PROGRESS_SECONDS``, and after the last, each with the time taken. From the second
+    frame on they give the measured time a frame (the mean since the first frame) and the
+    estimate it makes for the frames left; ``clock`` is the time source (seconds)."""
 
-    def __init__(self, total: int, label: str, enabled: bool = True, stream=None):
+    def __init__(self, total: int, label: str, enabled: bool = True, stream=None,
+                 clock: Callable[[], float] = time.perf_counter):
         self.total, self.label, self.done = total, label, 0
         self.stream = stream or sys.stderr
         enabled = enabled and self.stream is not None   # pythonw and services have no stderr
@@ -361,9 +365,16 @@ class Progress:
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, desc=label, unit="frame", file=self.stream, leave=False)
-        self.start = time.perf_counter()
-        self.first: float | None = None   # when frame 1 was done: later frames are steadier
+        self.clock = clock
+        self.start = clock()
+        self.first: tuple[float, int] | None = None   # (when, frames) at the first update
         self.last_line = -1e9
+
+    def seconds_a_frame(self, now: float) -> float | None:
+        """The measured mean time of the frames after the first update (None before any)."""
+        if self.first is None or self.done <= self.first[1]:
+            return None
+        return (now - self.first[0]) / (self.done - self.first[1])
 
     def update(self, frames: int = 1) -> None:
         self.done += frames
@@ -371,16 +382,18 @@ class Progress:
             self.bar.update(frames)
         if not self.plain:
             return
-        now = time.perf_counter()
+        now = self.clock()
         if self.first is None:
-            self.first = now
+            self.first = (now, self.done)
         if self.done in (1, self.total) or now - self.last_line >= PLAIN_PROGRESS_SECONDS:
             self.last_line = now
             line = (f"emberfx: {self.label}: frame {self.done}/{self.total} "
                     f"({100 * self.done // self.total}%), {now - self.start:.1f} s")
-            if 1 < self.done < self.total:
-                left = (now - self.first) / (self.done - 1) * (self.total - self.done)
-                line += f", about {left:.0f} s left"
+            each = self.seconds_a_frame(now)
+            if each is not None:
+                line += f", {each:.3g} s a frame"
+                if self.done < self.total:
+                    line += f", about {each * (self.total - self.done):.0f} s left"
             print(line, file=self.stream, flush=True)
 
     def close(self) -> None:

@@ -78,13 +78,16 @@ class PrefixScan:
             out.append(compute(f"{self.name}:scan:tiles{level}", phase, "common/scan_tiles.wgsl",
                                grid(_tiles(count)),
                                {"params": self.params[level], "values": values,
-                                "tile_sums": self.sums[level]}))
+                                "tile_sums": self.sums[level]},
+                               does=f"prefix sum within tiles of {values.name}, each tile's "
+                                    f"total to {self.sums[level].name}"))
         for level in reversed(range(len(self.levels) - 1)):
             values, count = self.levels[level]
             out.append(compute(f"{self.name}:scan:add{level}", phase, "common/scan_add.wgsl",
                                grid(_tiles(count)),
                                {"params": self.params[level], "values": values,
-                                "tile_offsets": self.sums[level]}))
+                                "tile_offsets": self.sums[level]},
+                               does=f"adds each tile's scanned offset to {values.name}"))
         return out
 
 

@@ -144,5 +144,7 @@ class KeySort:
             out.append(self.build.compute(
                 f"{self.name}:sort:{step}", phase, shader, grid(groups),
                 {"params": params, "keys": self.keys, "values": self.values,
-                 "counts": self.count}, constants=constants))
+                 "counts": self.count}, constants=constants,
+                does=("bitonic sort steps within each tile of keys and values (workgroup memory)"
+                      if j == 0 else f"bitonic compare-exchange across tiles (k={_k}, j={j})")))
         return out

@@ -27,7 +27,7 @@ import wgpu
 
 from emberfx.core import wgsl
 from emberfx.core.errors import EmberError
-from emberfx.core.frame_graph import ClearBuffer, CopyBuffer, Dispatch, Draw, Pass, Phase
+from emberfx.core.frame_graph import ClearBuffer, CopyBuffer, Dispatch, Draw, Folded, Pass, Phase
 from emberfx.core.resources import BufferView, Resources, TextureResource
 
 if TYPE_CHECKING:
@@ -213,10 +213,11 @@ class PassBuilder:
     def compute(self, name: str, phase: Phase, shader: str, groups, bindings, *,
                 constants: Mapping[str, Any] | None = None, pick: Callable[..., int] | None = None,
                 repeat: int | Callable[[], int] = 1, indirect: tuple[Bound, int] | None = None,
-                order: int = 0) -> Pass:
+                order: int = 0, does: str = "", folded: tuple[Folded, ...] = ()) -> Pass:
         """A compute pass running ``shader`` over ``groups`` workgroups (or a function giving
         them, or indirectly from ``indirect`` = (buffer resource, byte offset)). ``bindings`` is
-        one map or a list of maps chosen by ``pick`` (see BoundGroups.chosen)."""
+        one map or a list of maps chosen by ``pick`` (see BoundGroups.chosen). ``does`` and
+        ``folded``: see Pass."""
         pipeline = self.pipeline(shader, constants)
         bound = self.bind(name, shader, bindings)
         reads = list(bound.reads)
@@ -227,13 +228,15 @@ class PassBuilder:
             reads.append(view.name)
         groups_op = bound.fixed() if pick is None else bound.chosen(pick)
         return Pass(name, phase, Dispatch(pipeline, groups_op, groups, indirect_op, repeat),
-                    reads=tuple(dict.fromkeys(reads)), writes=bound.writes, order=order)
+                    reads=tuple(dict.fromkeys(reads)), writes=bound.writes, order=order,
+                    does=does, folded=folded)
 
     def draw(self, name: str, shader: str, pipeline, bindings, *, target: str = "scene",
              phase: Phase = Phase.RENDER, pick: Callable[[], int] | None = None,
              vertices: int = 3, instances: int = 1, indirect: tuple[Bound, int] | None = None,
              index: tuple[Bound, str, int] | None = None, order: int = 0,
-             depth_read_only: bool = False, more_indirect: tuple[int, ...] = ()) -> Pass:
+             depth_read_only: bool = False, more_indirect: tuple[int, ...] = (),
+             does: str = "", folded: tuple[Folded, ...] = ()) -> Pass:
         """A draw of ``pipeline`` (made with ``pipeline_layout(shader, RENDER)``) into the render
         target ``target``; it writes ``<target>/color``. ``depth_read_only``: see Draw.
         ``more_indirect``: byte offsets of further draws' arguments in ``indirect``'s buffer."""
@@ -255,20 +258,22 @@ class PassBuilder:
                   indirect=indirect_op, index=index_op, depth_read_only=depth_read_only,
                   more_indirect=more)
         return Pass(name, phase, op, reads=tuple(dict.fromkeys(reads)),
-                    writes=tuple(dict.fromkeys((*bound.writes, f"{target}/color"))), order=order)
+                    writes=tuple(dict.fromkeys((*bound.writes, f"{target}/color"))), order=order,
+                    does=does, folded=folded)
 
     def clear(self, name: str, phase: Phase, resource: Bound, offset: int = 0,
-              size: int | None = None) -> Pass:
+              size: int | None = None, does: str = "") -> Pass:
         """Zero ``size`` bytes (default: to the end) at ``offset`` of a buffer resource."""
         view = _resolve(self.resources, resource)
         size = view.size - offset if size is None else size
         return Pass(name, phase, ClearBuffer(view.buffer, view.offset + offset, size),
-                    writes=(view.name,))
+                    writes=(view.name,), does=does or f"zeroes {view.name}")
 
     def copy(self, name: str, phase: Phase, source: Bound, destination: Bound, size: int,
-             source_offset: int = 0, destination_offset: int = 0) -> Pass:
+             source_offset: int = 0, destination_offset: int = 0, does: str = "") -> Pass:
         src, dst = _resolve(self.resources, source), _resolve(self.resources, destination)
         return Pass(name, phase, CopyBuffer(src.buffer, dst.buffer, size,
                                             src.offset + source_offset,
                                             dst.offset + destination_offset),
-                    reads=(src.name,), writes=(dst.name,))
+                    reads=(src.name,), writes=(dst.name,),
+                    does=does or f"copies {src.name} to {dst.name}")

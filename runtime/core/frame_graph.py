@@ -38,11 +38,15 @@ from emberfx.core.passes import (
     CopyTexture,
     Dispatch,
     Draw,
+    Folded,
+    Folding,
     Operation,
     Pass,
+    PassTable,
     Phase,
     RenderQueue,
     RenderTarget,
+    pass_table,
 )
 
 if TYPE_CHECKING:
@@ -50,8 +54,8 @@ if TYPE_CHECKING:
 
 # the pass descriptions (passes.py) are imported from here by systems and runtime alike
 __all__ = ["DRAWING_PHASES", "SIMULATION_PHASES", "ClearBuffer", "CopyBuffer", "CopyTexture",
-           "Dispatch", "Draw", "FrameGraph", "FrameGraphError", "Operation", "Pass", "Phase",
-           "RenderQueue", "RenderTarget"]
+           "Dispatch", "Draw", "Folded", "Folding", "FrameGraph", "FrameGraphError", "Operation",
+           "Pass", "PassTable", "Phase", "RenderQueue", "RenderTarget", "pass_table"]
 
 DEBUG_GROUPS = os.environ.get("EMBERFX_DEBUG_GROUPS") == "1"   # name every pass in GPU captures
 

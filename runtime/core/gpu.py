@@ -242,15 +242,16 @@ class GpuContext:
 _CONTEXT: GpuContext | None = None
 _SOFTWARE_NOTICE_GIVEN = False
 
-# Measured on a 2-core CPU through lavapipe: a showcase frame at 1280x720 (step, render, read
-# back) takes ~0.1 s, where the H200 needs ~1 ms of GPU and ~2 ms of CPU (bench frame); Life
-# steps run ~1000x slower (WGPU_NOTES). The first frame of a scene waits for LLVM to compile its
-# shaders: ~1 s for the showcase with an empty Mesa shader cache, ~7 s with the cache disabled.
+# On a CPU adapter frames take from tens of milliseconds to seconds, by scene, size, output and
+# cores, so the notice gives no figure: the progress lines report the measured time a frame.
+# The first frame of a scene waits for LLVM to compile its shaders: ~1 s for the showcase with
+# an empty Mesa shader cache, ~7 s with the cache disabled. Life steps run ~1000x slower than on
+# a GPU (WGPU_NOTES).
 # gallivm's LP_MAX_TGSI_LOOP_ITERATIONS: every loop back-edge of an invocation counts against it
 LLVMPIPE_LOOP_ITERATIONS = 65535
 SOFTWARE_NOTICE = ("{label} renders on the CPU: expect frames 50x or more slower than on a GPU "
-                   "(a 1280x720 showcase frame: ~0.1 s on 2 cores) and a slow first frame "
-                   "while the shaders compile")
+                   "and a slow first frame while the shaders compile (the progress gives the "
+                   "measured time a frame)")
 
 
 def software_notice(ctx: GpuContext) -> str | None:

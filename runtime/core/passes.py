@@ -1,15 +1,21 @@
 """What a pass is: its name, phase, what it reads and writes, and one operation (a compute
-dispatch, a draw into a named render target, a buffer clear or copy, a texture copy); the phases
-of a frame and the render queues that order draws inside the RENDER phase; and the render targets
-draws go into. Systems build these descriptions; frame_graph.py orders, checks and records them
-(and re-exports every name here, which is where systems import them from).
+dispatch, a draw into a named render target, a buffer clear or copy, a texture copy), with a
+phrase saying what it does; the phases of a frame and the render queues that order draws inside
+the RENDER phase; and the render targets draws go into. Systems build these descriptions;
+frame_graph.py orders, checks and records them (and re-exports every name here, which is where
+systems import them from).
+
+A phase's work need not be a pass of its own: a clear may be a host write (queue.write_buffer
+before the step), a preparation may be done by the pass that computes its inputs. The pass that
+depends on such work says so (``Pass.folded``, a ``Folded`` each), so ``emberfx passes`` can
+list it under the passes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 from typing import TYPE_CHECKING
 
 from emberfx.core import native_calls
@@ -107,6 +113,22 @@ class RenderQueue:
     SOFT = 200
 
 
+class Folding(StrEnum):
+    """How a phase's work is done without a pass of its own."""
+    HOST_WRITE = "host write"      # the host writes it with queue.write_buffer before the step
+    IN_PASS = "folded"             # the pass that carries the Folded does it too
+    AFTER_PASSES = "copy"          # a copy the engine records after the step's passes
+
+
+@dataclass(frozen=True)
+class Folded:
+    """Work of ``phase`` that has no pass of its own (``how``), e.g. counters cleared by a host
+    write, or draw arguments written by the pass that ranks the particles."""
+    phase: Phase
+    how: Folding
+    what: str                      # a short phrase, e.g. "the drawIndirect arguments"
+
+
 @dataclass(frozen=True)
 class Pass:
     name: str                      # entity:system:pass
@@ -116,11 +138,31 @@ class Pass:
     writes: tuple[str, ...] = ()
     order: int = 0                 # within a phase, lower first where dependencies allow (draws:
                                    # a RenderQueue value)
+    # what it does, a short phrase (``emberfx passes`` prints it); not part of the frame's shape
+    does: str = field(default="", compare=False)
+    # work of another phase this pass does, or that is done for it without a pass (see Folded)
+    folded: tuple[Folded, ...] = field(default=(), compare=False)
 
     @property
     def kind(self) -> str:
         return {Dispatch: "compute", Draw: "render", ClearBuffer: "clear",
                 CopyBuffer: "copy", CopyTexture: "copy"}[type(self.op)]
+
+
+@dataclass(frozen=True)
+class PassTable:
+    """A frame's passes in execution order, and the work of phases done without a pass of its
+    own, each with the pass that carries it (None: the engine's own), by phase."""
+    passes: tuple[Pass, ...]
+    folded: tuple[tuple[Folded, str | None], ...]
+
+
+def pass_table(passes: list[Pass], engine_folded: tuple[Folded, ...] = ()) -> PassTable:
+    """The table of ``passes`` (in execution order): their own ``folded`` work, once each, and
+    ``engine_folded``, the engine's."""
+    carried = dict.fromkeys((f, p.name) for p in passes for f in p.folded)
+    found = [*carried, *((f, None) for f in engine_folded)]
+    return PassTable(tuple(passes), tuple(sorted(found, key=lambda item: item[0].phase)))
 
 
 @dataclass(frozen=True)

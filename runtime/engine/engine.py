@@ -32,7 +32,7 @@ import numpy as np
 
 from emberfx.core.clock import FixedClock
 from emberfx.core.errors import DeviceLimitError, EmberError
-from emberfx.core.frame_graph import SIMULATION_PHASES, Pass, Phase
+from emberfx.core.frame_graph import SIMULATION_PHASES, Pass, PassTable, Phase, pass_table
 from emberfx.core.gpu import get_context
 from emberfx.core.readback import reading
 from emberfx.core.resources import Resources
@@ -433,6 +433,11 @@ class Engine:
 
     def passes(self) -> list[str]:
         return self._renderer.graph(OUTPUT_FORMAT).names()
+
+    def pass_table(self) -> PassTable:
+        """``frame_passes()`` (each says what it does) and the phases' work done without a pass
+        of its own: host writes, work folded into a pass, the readback's direct copy."""
+        return pass_table(self.frame_passes(), self._telemetry.folded())
 
     def frame_passes(self, phases=None) -> list[Pass]:
         """This frame's ``Pass`` objects in the order ``encode`` records them, those of

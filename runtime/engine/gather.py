@@ -103,7 +103,9 @@ def _pass(gpu, resources, gather: wgpu.GPUBuffer, k: int, chunk: _Chunk) -> Pass
     reads = tuple(dict.fromkeys(region.resource for _, region, _ in chunk.rows))
     return Pass(name, Phase.READBACK,
                 Dispatch(gpu.compute_pipeline(SHADER), bound.fixed(), (len(chunk.rows), 1, 1)),
-                reads=reads, writes=(GATHER,))
+                reads=reads, writes=(GATHER,),
+                does=f"copies the readback regions ({len(chunk.rows)}) into the gather buffer, "
+                     f"which the staging ring maps")
 
 
 def _words(size: int) -> int:

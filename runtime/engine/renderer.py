@@ -155,7 +155,9 @@ class Renderer:
                               "targets": [{"format": output_format}]}))
         present = self._build.draw("scene:frame:present", shader, pipeline,
                                    {"scene": resource}, target="output", phase=Phase.POST,
-                                   vertices=3)
+                                   vertices=3,
+                                   does=f"{image} into the output image, sRGB-encoded"
+                                        + (", straight alpha" if transparent else ""))
         self._present[(output_format, transparent, image)] = (resource, present)
         return present
 

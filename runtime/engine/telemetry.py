@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import wgpu
 
-from emberfx.core.frame_graph import SIMULATION_PHASES, Pass
+from emberfx.core.frame_graph import SIMULATION_PHASES, Folded, Folding, Pass, Phase
 from emberfx.core.profiler import PassProfiler
 from emberfx.core.readback import GatherLayout, ReadbackRing
 from emberfx.engine.gather import gather_passes
@@ -113,6 +113,15 @@ class Telemetry:
         region, at = regions[0]
         copyable = region.buffer.usage & wgpu.BufferUsage.COPY_SRC
         return (region, at) if copyable and region.resource not in drawn else None
+
+    def folded(self) -> tuple[Folded, ...]:
+        """The READBACK phase's work that is not a pass: the one region the ring slot copies
+        itself (known once the READBACK phase was laid out)."""
+        if self._direct is None:
+            return ()
+        return (Folded(Phase.READBACK, Folding.AFTER_PASSES,
+                       f"{self._direct[0].resource}: copied straight into the staging ring, as "
+                       f"the only region read back needs no gather pass"),)
 
     # a step's readback -------------------------------------------------------------------------
     def acquire_slot(self):

@@ -1,17 +1,22 @@
-"""Colours as scene files write them ('#rrggbb' or '#rrggbbaa') and their linear-light values."""
+"""Colours as scene files write them ('#rrggbb', '#rrggbbaa' or the short '#rgb', '#rgba')
+and their linear-light values."""
 
 from __future__ import annotations
 
 import re
 
-_HEX = re.compile(r"^#([0-9a-fA-F]{6}|[0-9a-fA-F]{8})$")
+# 3, 4, 6 or 8 hex digits; the short forms repeat each digit ('#f80c' is '#ff8800cc'), as CSS.
+_HEX = re.compile(r"#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})")
+COLOR_FORMS = "'#rrggbb', '#rrggbbaa', '#rgb' or '#rgba'"
 
 
 def parse_color(text: str) -> tuple[float, float, float, float]:
-    """'#rrggbb[aa]' -> (r, g, b, a) in [0, 1], sRGB-encoded as written."""
-    if not isinstance(text, str) or not _HEX.match(text):
-        raise ValueError(f"expected a colour '#rrggbb' or '#rrggbbaa', found {text!r}")
+    """'#rrggbb[aa]' or '#rgb[a]' -> (r, g, b, a) in [0, 1], sRGB-encoded as written."""
+    if not isinstance(text, str) or not _HEX.fullmatch(text):
+        raise ValueError(f"expected a colour {COLOR_FORMS}, found {text!r}")
     digits = text[1:]
+    if len(digits) <= 4:
+        digits = "".join(d + d for d in digits)
     values = [int(digits[i:i + 2], 16) / 255.0 for i in range(0, len(digits), 2)]
     if len(values) == 3:
         values.append(1.0)
@@ -40,6 +45,7 @@ def srgb_to_linear(c: float) -> float:
 
 
 def linear_color(text: str) -> tuple[float, float, float, float]:
-    """'#rrggbb[aa]' -> linear-light (r, g, b) and straight alpha, for blending on the GPU."""
+    """A colour (see parse_color) -> linear-light (r, g, b) and straight alpha, for blending
+    on the GPU."""
     r, g, b, a = parse_color(text)
     return (srgb_to_linear(r), srgb_to_linear(g), srgb_to_linear(b), a)

@@ -28,7 +28,7 @@ class Light:
     direction: tuple[float, float, float] = (0.35, 0.85, 0.45)
     """world direction from a surface toward the light; normalised when used"""
     color: str = "#ffffff"
-    """'#rrggbb', sRGB as written (linearised for the GPU)"""
+    """'#rrggbb' (or '#rgb'), sRGB as written (linearised for the GPU)"""
     intensity: NonNegative = 0.75
     """multiplies ``color`` for the directional term"""
     ambient: NonNegative = 0.25

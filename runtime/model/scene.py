@@ -73,7 +73,7 @@ class SceneSettings:
     size: tuple[Pixels, Pixels] = (1280, 720)
     """default window / render size in pixels: (width, height)"""
     background: str = "#101014"
-    """clear colour, '#rrggbb' or '#rrggbbaa'"""
+    """clear colour: '#rrggbb', '#rrggbbaa', '#rgb' or '#rgba'"""
     script: str | None = None
     """a Python file with scene-wide hooks (on_start, on_update, ...), relative to the scene"""
     preview: Annotated[float, msgspec.Meta(

@@ -279,7 +279,9 @@ class ClothSystem(System):
                 f"{sim.name}:cloth:substeps", Phase.SIMULATE, "cloth/step_resident.wgsl",
                 (len(sim.members), 1, 1), resident,
                 constants={**constants, "SUBSTEPS": substeps, "THREADS": threads},
-                pick=lambda: sim.step_parity)
+                pick=lambda: sim.step_parity,
+                does=f"all {substeps} substeps of springs, gravity, wind and collisions, one "
+                     f"workgroup a patch holding it in workgroup memory")
         else:
             # variant p reads the state in pos<p>/vel<p> and writes the other pair
             substep = [{**shared, "pos_in": b[f"pos{p}"], "vel_in": b[f"vel{p}"],
@@ -288,11 +290,14 @@ class ClothSystem(System):
             substeps_pass = self.build.compute(
                 f"{sim.name}:cloth:substeps", Phase.SIMULATE, "cloth/step.wgsl", grid, substep,
                 constants=constants, pick=lambda k=0: (sim.step_parity + k) % 2,
-                repeat=substeps)
+                repeat=substeps,
+                does=f"{substeps} substeps of springs, gravity, wind and collisions, one "
+                     f"dispatch each")
         normals = self.build.compute(
             f"{sim.name}:cloth:normals", Phase.PREPARE, "cloth/normals.wgsl", grid,
             [{"records": b["params"], "positions": b[f"pos{p}"], "normals": b["normals"]}
-             for p in (0, 1)], pick=lambda: sim.parity)
+             for p in (0, 1)], pick=lambda: sim.parity,
+            does="each vertex's normal from the new positions, for lighting")
         return [substeps_pass, normals]
 
     def place_member(self, patch: _Patch) -> None:
@@ -306,13 +311,13 @@ class ClothSystem(System):
             [{"frame": "frame", "params": b["params"], "look": b["look"],
               "positions": b[f"pos{p}"], "normals": b["normals"]} for p in (0, 1)],
             pick=lambda: sim.parity, index=(b["triangles"], "uint32", patch.triangle_count),
-            order=RenderQueue.OPAQUE)]
+            order=RenderQueue.OPAQUE, does="the cloth's triangles, lit")]
         if patch.wireframe:
             patch.passes.append(self.build.draw(
                 f"{prefix}:wire", "cloth/wire.wgsl", self._wire_pipeline(),
                 [{"frame": "frame", "positions": b[f"pos{p}"]} for p in (0, 1)],
                 pick=lambda: sim.parity, index=(b["edges"], "uint32", patch.edge_count),
-                order=RenderQueue.OPAQUE + 1))
+                order=RenderQueue.OPAQUE + 1, does="the cloth's springs as lines"))
 
     def _render_pipeline(self, shader: str, topology: str, cull: str = "none"):
         cache = self.__dict__.setdefault("_pipelines", {})

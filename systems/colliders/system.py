@@ -130,7 +130,9 @@ class ColliderSystem(System):
             f"{name}/triangles", "uint32", shown.triangle_count)
         bindings = {"frame": "frame", "look": f"{name}/look", "vertices": f"{name}/vertices"}
         return [self.build.draw(f"{name}:collider:{'wire' if wireframe else 'draw'}", shader,
-                                self._pipeline(shader), bindings, index=index, order=DRAW_ORDER)]
+                                self._pipeline(shader), bindings, index=index, order=DRAW_ORDER,
+                                does="the collider's edges as lines" if wireframe
+                                else "the collider's surface, lit")]
 
     def _pipeline(self, shader: str):
         pipeline = self._pipelines.get(shader)

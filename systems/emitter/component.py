@@ -147,7 +147,7 @@ class ColorStop(Tracked):
     t: Fraction = live()
     """position over life, 0 = birth, 1 = death"""
     color: str = live()
-    """'#rrggbb' or '#rrggbbaa'"""
+    """'#rrggbb', '#rrggbbaa', '#rgb' or '#rgba'"""
 
 
 @dataclass(slots=True)

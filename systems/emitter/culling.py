@@ -40,7 +40,7 @@ import wgpu
 from emberfx.blocks.scan import PrefixScan
 from emberfx.blocks.textures import sprite_sampler, sprite_texture
 from emberfx.core import wgsl
-from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.frame_graph import Folded, Folding, Pass, Phase
 from emberfx.core.resources import BufferView
 
 if TYPE_CHECKING:
@@ -118,7 +118,8 @@ def cull_passes(system: EmitterSystem, name: str, b: dict[str, BufferView]) -> l
          "alive_list": b["alive_list"], "looks": b["looks"], "sprite_looks": b["sprite_look"],
          "sprite_texture": sprite_texture(device, "dot"), "sprite_sampler": sprite_sampler(device),
          "list_owner": b["list_owner"], "alive_totals": b["alive_total"],
-         "drawn_mask": b["drawn_mask"], "drawn_block": b["drawn_block"]})
+         "drawn_mask": b["drawn_mask"], "drawn_block": b["drawn_block"]},
+        does="marks the alive particles whose sprites this frame's camera sees, counts per block")
     scan = PrefixScan(system.build, f"{prefix}:drawn", b["drawn_block"], blocks)
     compact = system.build.compute(
         f"{prefix}:cull_compact", Phase.RENDER, COMPACT, grid,
@@ -126,7 +127,11 @@ def cull_passes(system: EmitterSystem, name: str, b: dict[str, BufferView]) -> l
          "alive_totals": b["alive_total"], "drawn_mask": b["drawn_mask"],
          "drawn_offset": b["drawn_block"], "drawn_sum": scan.total,
          "drawn_list": b["drawn_list"], "drawn_args": b["drawn_args"],
-         "drawn_totals": b["drawn_total"]})
+         "drawn_totals": b["drawn_total"]},
+        does="the list of the particles in view",
+        folded=(Folded(Phase.PREPARE, Folding.IN_PASS,
+                       f"{b['drawn_args'].name}: the drawIndirect arguments of what is in view "
+                       f"(they follow this frame's camera)"),))
     if "drawn_sort_values" in b:   # the sort reads the list through its view: say so
         compact = replace(compact, writes=(*compact.writes, b["drawn_sort_values"].name))
     return [cull, *scan.passes(Phase.RENDER), compact]

@@ -49,7 +49,7 @@ import wgpu
 from emberfx.blocks.scan import PrefixScan
 from emberfx.core import wgsl
 from emberfx.core.errors import SceneError
-from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.frame_graph import Folded, Folding, Pass, Phase
 from emberfx.core.layout import struct_dtype
 from emberfx.systems.emitter.component import EVENT_KINDS, MAX_EVENT_LINKS, sub_emitter_problem
 from emberfx.systems.emitter.params import BLOCK, BLOCK_WORDS
@@ -186,7 +186,9 @@ class EventWiring:
              "inboxes": b["event_links"], "event_records": b["event_records"],
              **pool.program_bindings(SPAWN)},
             constants={"EVENT_TARGET": any(self.into.get(m.entity.name) for m in members),
-                       "BLOCKS_PER_GROUP": per_group})
+                       "BLOCKS_PER_GROUP": per_group},
+            does="births to the lowest free slots (the host's budget, then event records), and "
+                 "the alive list")
 
     def records_quota(self, name: str) -> int:
         """Records the links into pool ``name`` may store in a step."""
@@ -309,14 +311,20 @@ class EventWiring:
                 {"params": s["params"], "event_marks": s["event_marks"],
                  "event_total": self.scans[source_name].total, "source_counters": s["counters"],
                  "target_counters": t["counters"], "inboxes": t["event_links"]},
-                constants=constants))
+                constants=constants,
+                does="per link: the events' records and births in the target's inbox and budget",
+                folded=(Folded(Phase.CLEAR, Folding.HOST_WRITE,
+                               f"{t['event_links'].name}: each target's inbox, reset to the "
+                               f"host's budget"),)))
             passes.append(compute(
                 f"{prefix}:write", Phase.SIMULATE, "emitter/event_write.wgsl",
                 self.system.gpu.grid(math.ceil(source.component.capacity / BLOCK)),
                 {"params": s["params"], "particles": s["particles"],
                  "event_marks": s["event_marks"], "inboxes": t["event_links"],
                  "records": t["event_records"]},
-                constants=constants))
+                constants=constants,
+                does="each event's record (the parent's position and velocity) in the target's "
+                     "records"))
         return passes
 
     def ordered(self) -> list[_Pool]:

@@ -18,7 +18,7 @@ from emberfx.blocks.sort import KeySort
 from emberfx.blocks.sprites import SPRITE_INDICES, sprite_indices, sprite_pipeline, sprite_queue
 from emberfx.blocks.textures import sprite_sampler
 from emberfx.core import wgsl
-from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.frame_graph import Folded, Folding, Pass, Phase
 from emberfx.core.layout import struct_dtype
 from emberfx.core.resources import BufferView
 from emberfx.systems.emitter import culling
@@ -114,6 +114,18 @@ WORKGROUPS_AT_MOST: int | None = None
 LOOK_FIRST_LANES: int | None = None
 
 
+def counters_cleared(b: dict[str, BufferView]) -> Folded:
+    """The step's clear of the counters, which the host writes (no clear pass)."""
+    return Folded(Phase.CLEAR, Folding.HOST_WRITE,
+                  f"{b['counters'].name}: the step's birth budget and zero counts")
+
+
+def draw_args_prepared(b: dict[str, BufferView]) -> Folded:
+    """The PREPARE phase's work, done by the pass that knows the alive counts first."""
+    return Folded(Phase.PREPARE, Folding.IN_PASS,
+                  f"{b['draw_args'].name}: each emitter's drawIndirect arguments and alive count")
+
+
 @contextlib.contextmanager
 def step_settings(**settings) -> Iterator[None]:
     """Pools and batches made inside are built with these module settings (FUSED_RANKS,
@@ -193,7 +205,8 @@ def alpha_sort(system: EmitterSystem, owner: str, b: dict[str, BufferView], segm
         system.gpu.grid(math.ceil(segment * segments / DEPTH_GROUP)),
         {"frame": "frame", "particles": b["particles"], "alive_list": b["sort_values"],
          "alive_totals": b["alive_total"], "keys": b["sort_keys"], "emitters": b["params"],
-         "depth_params": b["depth_params"]})
+         "depth_params": b["depth_params"]},
+        does="each alive particle's distance from this frame's camera, the back-to-front keys")
     sort = KeySort(system.build, prefix, b["sort_keys"], b["sort_values"], segment,
                    count=(b["alive_total"], first_owner * PARAMS.itemsize),
                    segments=segments, count_stride=PARAMS.itemsize if segments > 1 else 0)
@@ -229,7 +242,9 @@ def simulation_passes(system: EmitterSystem, pool: _Pool, sim: Simulation,
             {"emitters": b["params"], "free_offset": b["block_free"],
              "counters": b["counters"], "alive_totals": b["alive_total"],
              "draw_args": b["draw_args"]},
-            constants={"THREADS": threads}))
+            constants={"THREADS": threads},
+            does="in one workgroup: ranks the free slots, each emitter's births and alive count",
+            folded=(draw_args_prepared(b),)))
         passes.append(system.events.spawn_pass(pool, sim))
         return passes
     alive_scan = PrefixScan(system.build, f"{prefix}:alive", b["block_alive"], blocks)
@@ -241,7 +256,8 @@ def simulation_passes(system: EmitterSystem, pool: _Pool, sim: Simulation,
             (math.ceil(blocks / COUNT_GROUP), 1, 1),
             {"emitters": b["params"], "free_offset": b["block_free"],
              "free_total": free_scan.total, "block_alive": b["block_alive"],
-             "counters": b["counters"], "block_owner": b["block_owner"]}))
+             "counters": b["counters"], "block_owner": b["block_owner"]},
+            does="each block's alive count after this step's births, from the free ranks"))
         passes += alive_scan.passes()
         passes.append(system.events.spawn_pass(pool, sim))
     else:
@@ -250,12 +266,14 @@ def simulation_passes(system: EmitterSystem, pool: _Pool, sim: Simulation,
             f"{prefix}:compact", Phase.SIMULATE, "emitter/compact.wgsl",
             system.gpu.grid(blocks),
             {"params": b["params"], "alive_mask": b["alive_mask"],
-             "block_alive_offset": b["block_alive"], "alive_list": b["alive_list"]}))
+             "block_alive_offset": b["block_alive"], "alive_list": b["alive_list"]},
+            does="the dense alive list from the alive mask and the scanned block counts"))
     passes.append(compute(
         f"{prefix}:prepare", Phase.PREPARE, "emitter/prepare.wgsl", (sim.members, 1, 1),
         {"emitters": b["params"], "counters": b["counters"], "alive_offset": b["block_alive"],
          "alive_scan_total": alive_scan.total, "alive_totals": b["alive_total"],
-         "draw_args": b["draw_args"]}))
+         "draw_args": b["draw_args"]},
+        does="each emitter's drawIndirect arguments, alive count and counters.alive"))
     return passes
 
 
@@ -318,7 +336,8 @@ def births_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> Pass:
     return system.build.compute(
         f"{sim.name}:emitter:births", Phase.SIMULATE, pool.shader(BIRTHS), groups,
         {"emitters": b["params"], "counters": b["counters"], "particles": b["particles"],
-         "birth_slots": b["birth_slots"], **pool.program_bindings(BIRTHS)})
+         "birth_slots": b["birth_slots"], **pool.program_bindings(BIRTHS)},
+        does="new particles in the slots the update ranked for this step's births")
 
 
 def with_new_spawn(system: EmitterSystem, pool: _Pool, sim: Simulation, passes: list[Pass],
@@ -385,7 +404,10 @@ def ranked_update_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> P
         system.gpu.grid(min(math.ceil(sim.blocks / per_tile), WORKGROUPS_AT_MOST or sim.blocks)),
         {**bindings, "alive_list": b["alive_list"], "alive_totals": b["alive_total"],
          "tiles": b["tiles"], "draw_args": b["draw_args"], "birth_slots": b["birth_slots"]},
-        constants=constants)
+        constants=constants,
+        does="steps every particle, ranks the free slots by look-back and writes the alive list"
+             + ("" if births_here else " (the births follow)"),
+        folded=(counters_cleared(b), draw_args_prepared(b)))
 
 
 def update_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> Pass:
@@ -404,7 +426,11 @@ def update_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> Pass:
         f"{sim.name}:emitter:update", Phase.SIMULATE, pool.shader(UPDATE),
         system.gpu.grid(sim.blocks),
         {**bindings, "mask": b[marks[0]], "block_count": b[marks[1]]},
-        constants={"ALLOCATION": ALLOCATION_MODES[component.allocation], **constants})
+        constants={"ALLOCATION": ALLOCATION_MODES[component.allocation], **constants},
+        does=("steps every alive particle (age, forces, collisions, events), marks dead slots "
+              "free" if ordered else "steps every alive particle and gives births to dead slots "
+              f"by {component.allocation} allocation, marking the alive ones"),
+        folded=(counters_cleared(b),))
 
 
 def _draw_pipeline(system: EmitterSystem, component, shader: str):
@@ -435,7 +461,12 @@ def draw_pass(system: EmitterSystem, name: str, pool: _Pool, b: dict[str, Buffer
                              index=(sprite_indices(system.resources, system.key), "uint32",
                                     len(SPRITE_INDICES)),
                              order=sprite_queue(component.blend, component.soft),
-                             more_indirect=tuple(offsets[1:]))
+                             more_indirect=tuple(offsets[1:]),
+                             does=f"camera-facing sprites of the alive list, {component.blend} "
+                                  f"blend" + (", soft against the scene's depth" if soft else "")
+                                  + (f" (one drawIndexedIndirect each for {len(records)} "
+                                     f"emitters)" if len(records) > 1
+                                     else " (drawIndexedIndirect)"))
 
 
 def draw_signature(pool: _Pool) -> tuple:

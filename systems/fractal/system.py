@@ -118,7 +118,9 @@ class FractalSystem(System):
                                   groups, {"params": f"{name}/params",
                                            "iterations": f"{name}/iterations",
                                            "image": f"{name}/image"},
-                                  order=RenderQueue.BACKGROUND)
+                                  order=RenderQueue.BACKGROUND,
+                                  does="escape-time iterations of every pixel of the fractal "
+                                       "image (only when the view changed)")
 
     def _draw_pass(self, layer: _Layer, display: str) -> Pass:
         name = layer.entity.name
@@ -127,7 +129,8 @@ class FractalSystem(System):
         return self.build.draw(f"{name}:fractal:draw", "common/texture_quad.wgsl", draw,
                                {"frame": "frame", "placement": f"{name}/placement",
                                 "image": f"{name}/image", "nearest": self._sampler},
-                               vertices=6, order=quad_queue(display))
+                               vertices=6, order=quad_queue(display),
+                               does="the fractal image on its quad, coloured by the palette")
 
     def remove(self, entity: EntityRef) -> None:
         del self.layers[entity.name]   # the registry releases its resources

@@ -79,16 +79,19 @@ def layer_passes(build: PassBuilder, layer: LifeLayer, shared: SharedResources,
     # reads the state the step's generations end on
     trail = build.compute(f"{prefix}:trail", Phase.SIMULATE, "life/trail.wgsl", texels,
                           [{"params": r["params"], "look": r["look"], "state": s,
-                            "trail": r["trail"]} for s in states], pick=current)
+                            "trail": r["trail"]} for s in states], pick=current,
+                          does="fades the trail of cells that died, refreshes the living")
     population = build.compute(
         f"{prefix}:population", Phase.READBACK, "life/population.wgsl",
         build.gpu.grid(math.ceil(words / POPULATION_WORDS)),
         [{"params": r["params"], "state": s, "counters": r["counters"]} for s in states],
-        pick=current)
+        pick=current, does="counts the live cells into the counters read back (on the steps "
+                           "that read it)")
     display = build.compute(f"{prefix}:display", Phase.RENDER, "life/display.wgsl", texels,
                             [{"params": r["params"], "look": r["look"], "state": s,
                               "trail": r["trail"], "image": r["image"]} for s in states],
-                            pick=current, order=RenderQueue.BACKGROUND)
+                            pick=current, order=RenderQueue.BACKGROUND,
+                            does="the cells and their trail as colours of the layer's image")
     draw = {}   # both displays: a live edit of `display` picks the other
     for mode in ("fill", "quad"):
         pipeline = texture_quad_pipeline(build.gpu.device, mode, shared.scene_format,
@@ -96,10 +99,12 @@ def layer_passes(build: PassBuilder, layer: LifeLayer, shared: SharedResources,
         draw[mode] = build.draw(f"{prefix}:draw", "common/texture_quad.wgsl", pipeline,
                                 {"frame": "frame", "placement": r["placement"],
                                  "image": r["image"], "nearest": sampler},
-                                vertices=6, order=quad_queue(mode))
+                                vertices=6, order=quad_queue(mode),
+                                does=f"the layer's image on its quad ({mode})")
     # the count is only ever read back, so it is made only on the steps that read it back; the
     # clear stays at the step's start, where it does not split the step's compute pass
-    return LayerPasses(build.clear(f"{prefix}:clear", Phase.CLEAR, r["counters"]), trail,
+    return LayerPasses(build.clear(f"{prefix}:clear", Phase.CLEAR, r["counters"],
+                                   does="zeroes the population counters"), trail,
                        population, display, draw)
 
 

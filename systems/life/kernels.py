@@ -169,7 +169,9 @@ def _pingpong_passes(build: PassBuilder, layer: LifeLayer, k: int, gens: int) ->
 
     kind = "sweep" if layer.kernel in SWEEP_KERNELS else "step"
     return (build.compute(f"{name}:life:{kind}{k}", Phase.SIMULATE, STEP_SHADERS[layer.kernel],
-                          layer.grid, variants, constants=constants, pick=pick),)
+                          layer.grid, variants, constants=constants, pick=pick,
+                          does=f"{gens} generation{'s' if gens != 1 else ''} of the bit-packed "
+                               f"cells ({layer.kernel} kernel), one state buffer to the other"),)
 
 
 def _inplace_passes(build: PassBuilder, layer: LifeLayer, k: int, gens: int) -> tuple[Pass, Pass]:
@@ -179,6 +181,9 @@ def _inplace_passes(build: PassBuilder, layer: LifeLayer, k: int, gens: int) -> 
     bound = {"params": f"{name}/params", "state": f"{name}/state0",
              "staging": f"{name}/staging"}
     return (build.compute(f"{name}:life:step{k}", Phase.SIMULATE, "life/step_inplace.wgsl",
-                          layer.grid, bound, constants=layer.constants),
+                          layer.grid, bound, constants=layer.constants,
+                          does="the next generation in place, tile borders to the staging "
+                               "buffer"),
             build.compute(f"{name}:life:commit{k}", Phase.SIMULATE, "life/tile_commit.wgsl",
-                          layer.grid, bound, constants=layer.constants))
+                          layer.grid, bound, constants=layer.constants,
+                          does="copies the staged tile borders into the state"))

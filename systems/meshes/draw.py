@@ -102,13 +102,15 @@ def mesh_particle_passes(system, entity, component, buffers: dict) -> list[Pass]
         system.build.compute(f"{name}:mesh:prepare", Phase.PREPARE, "meshes/prepare.wgsl",
                              (1, 1, 1), {"look": own["mesh_look"],
                                          "source_args": f"{name}/draw_args",
-                                         "mesh_args": own["mesh_args"]}),
+                                         "mesh_args": own["mesh_args"]},
+                             does="the meshes' drawIndirect arguments from the alive count"),
         system.build.draw(f"{name}:mesh:draw", "meshes/draw.wgsl", pipeline,
                           {"frame": "frame", "params": f"{name}/params",
                            "particles": f"{name}/particles", "alive_list": f"{name}/alive_list",
                            "looks": f"{name}/looks", "look": own["mesh_look"],
                            "vertices": own["mesh_vertices"]},
-                          indirect=(own["mesh_args"], 0), order=DRAW_ORDER),
+                          indirect=(own["mesh_args"], 0), order=DRAW_ORDER,
+                          does="a lit mesh instance per alive particle (drawIndirect)"),
     ]
 
 

@@ -224,28 +224,35 @@ class ParticleLifeSystem(System):
             passes += self._grid_build_passes(swarm, prefix, n_groups, assign, stepping)
         elif uses_grid:
             passes += [
-                self.build.clear(f"{prefix}:clear", Phase.CLEAR, b["cell_count"]),
+                self.build.clear(f"{prefix}:clear", Phase.CLEAR, b["cell_count"],
+                             does="zeroes each grid cell's particle count"),
                 compute(f"{prefix}:assign", Phase.SIMULATE, "particle_life/assign.wgsl",
-                        n_groups, assign, pick=stepping)]
+                        n_groups, assign, pick=stepping,
+                        does="each particle's grid cell, counted per cell")]
             passes += swarm.scan.passes()
             passes += [
                 self.build.copy(f"{prefix}:cursor", Phase.SIMULATE, b["cell_count"],
-                                b["cell_cursor"], swarm.cells * 4),
+                                b["cell_cursor"], swarm.cells * 4,
+                                does="each cell's start, copied as the scatter's cursor"),
                 compute(f"{prefix}:scatter", Phase.SIMULATE, "particle_life/scatter.wgsl",
                         n_groups, {"params": b["params"], "cell_of": b["cell_of"],
                                    "cell_cursor": b["cell_cursor"],
-                                   "cell_particles": b["cell_particles"]}),
+                                   "cell_particles": b["cell_particles"]},
+                        does="each particle's index into its cell's run (atomic cursor)"),
                 self._order_pass(swarm, prefix, stepping)]
         passes.append(compute(f"{prefix}:forces", Phase.SIMULATE,
                               f"particle_life/{forces_shader}.wgsl", forces_groups, forces,
-                              constants=forces_constants, pick=stepping))
+                              constants=forces_constants, pick=stepping,
+                              does="the attraction matrix's forces from the neighbours, then "
+                                   "each particle's move"))
         passes.append(self.build.draw(
             f"{prefix}:draw", "particle_life/draw.wgsl", self._draw_pipeline(c.blend),
             [{"frame": "frame", "look": b["look"], "particles": b[f"particles{p}"]}
              for p in (0, 1)],
             pick=lambda: swarm.parity, instances=c.count,
             index=(sprite_indices(self.resources, self.key), "uint32", len(SPRITE_INDICES)),
-            order=sprite_queue(c.blend)))
+            order=sprite_queue(c.blend),
+            does=f"a sprite per particle coloured by its type, {c.blend} blend"))
         return passes
 
     def _grid_forces(self, swarm: _Swarm) -> tuple[str, tuple, dict | None]:
@@ -272,16 +279,18 @@ class ParticleLifeSystem(System):
         b, compute = swarm.buffers, self.build.compute
         slots = [b[f"ids{1 - p}"] for p in (0, 1)]
         return [
-            self.build.clear(f"{prefix}:clear", Phase.CLEAR, b["cell_count"]),
+            self.build.clear(f"{prefix}:clear", Phase.CLEAR, b["cell_count"],
+                             does="zeroes each grid cell's particle count"),
             compute(f"{prefix}:assign", Phase.SIMULATE, "particle_life/assign_slots.wgsl",
                     n_groups, [{**assign[p], "cell_slot": slots[p]} for p in (0, 1)],
-                    pick=stepping),
+                    pick=stepping,
+                    does="each particle's grid cell and its slot in the cell's run"),
             *swarm.scan.passes(),
             compute(f"{prefix}:scatter", Phase.SIMULATE, "particle_life/scatter_offsets.wgsl",
                     n_groups, [{"params": b["params"], "cell_of": b["cell_of"],
                                 "cell_start": b["cell_count"], "cell_slot": slots[p],
                                 "cell_particles": b["cell_particles"]} for p in (0, 1)],
-                    pick=stepping),
+                    pick=stepping, does="each particle's index at its cell's start plus its slot"),
             self._order_pass(swarm, prefix, stepping)]
 
     def _order_pass(self, swarm: _Swarm, prefix: str, stepping) -> Pass:
@@ -293,12 +302,15 @@ class ParticleLifeSystem(System):
         gathered = _gathered_key(swarm.component)
         if gathered is None:
             return self.build.compute(f"{prefix}:order", Phase.SIMULATE,
-                                      "particle_life/sort_cells.wgsl", groups, order)
+                                      "particle_life/sort_cells.wgsl", groups, order,
+                                      does="each cell's particle indices in ascending order")
         shader = "sort_gather_half" if gathered == "gathered_half" else "sort_gather"
         return self.build.compute(
             f"{prefix}:order", Phase.SIMULATE, f"particle_life/{shader}.wgsl", groups,
             [{**order, "particles_in": b[f"particles{p}"], gathered: b[gathered]}
-             for p in (0, 1)], pick=stepping)
+             for p in (0, 1)], pick=stepping,
+            does="each cell's particle indices in ascending order, positions copied in that "
+                 "order")
 
     def _draw_pipeline(self, blend: str):
         return sprite_pipeline(self.device, "particle_life/draw.wgsl", blend,

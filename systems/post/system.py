@@ -201,7 +201,7 @@ class PostSystem(System):
             shader = f"post/{effect.key}.wgsl"
             lists = [[compute(name, Phase.POST, shader, full,
                               {"settings": settings[0], "source": source,
-                               "output_image": target})]
+                               "output_image": target}, does=EFFECT_DOES[effect.key])]
                      for source, target in places]
         else:
             half_size = (max(1, w // 2), max(1, h // 2))
@@ -211,19 +211,27 @@ class PostSystem(System):
             b = self._shared_image("bloom_b", half_size, persistent=False)
             blur = "post/bloom_blur.wgsl"
             blur_x = compute(f"{name}_blur_x", Phase.POST, blur, half,
-                             {"settings": settings[0], "source": a, "output_image": b})
+                             {"settings": settings[0], "source": a, "output_image": b},
+                             does="the bright part blurred horizontally (Gaussian, half size)")
             blur_y = compute(f"{name}_blur_y", Phase.POST, blur, half,
-                             {"settings": settings[1], "source": b, "output_image": a})
+                             {"settings": settings[1], "source": b, "output_image": a},
+                             does="the bright part blurred vertically (Gaussian, half size)")
             lists = [[compute(f"{name}_extract", Phase.POST, "post/bloom_extract.wgsl", half,
-                              {"settings": settings[0], "source": source, "output_image": a}),
+                              {"settings": settings[0], "source": source, "output_image": a},
+                              does="the image's bright part above the threshold, at half size"),
                       blur_x, blur_y,
                       compute(f"{name}_combine", Phase.POST, "post/bloom_combine.wgsl", full,
                               {"settings": settings[0], "source": source, "bloom": a,
-                               "linear_sampler": self._sampler, "output_image": target})]
+                               "linear_sampler": self._sampler, "output_image": target},
+                              does="adds the blurred bright part to the image")]
                      for source, target in places]
         first, second = ([chain_step(p) for p in passes] for passes in lists)
         effect.passes = (first, second)
 
+
+# what each effect's single pass does (bloom's four passes say it themselves)
+EFFECT_DOES = {"edge_detect": "Sobel edges of the luminance, over or instead of the image",
+               "tonemap": "linear HDR colour into [0, 1] (exposure, ACES or Reinhard, gamma)"}
 
 for _key in ("edge_detect", "bloom", "tonemap"):
     set_system(_key, PostSystem)

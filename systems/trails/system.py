@@ -137,17 +137,23 @@ class TrailSystem(System):
             self.build.compute(f"{name}:trail:sample", Phase.SIMULATE, "trails/sample.wgsl",
                                groups, {"params": b["params"],
                                         "particles": f"{source}/particles",
-                                        "points": b["points"], "sampled": b["sampled"]}),
+                                        "points": b["points"], "sampled": b["sampled"]},
+                               does=f"pushes each {source} particle's position into its ring "
+                                    f"of samples (on sampling steps)"),
             self.build.compute(f"{name}:trail:prepare", Phase.PREPARE, "trails/prepare.wgsl",
                                (1, 1, 1), {"params": b["params"],
                                            "source_args": f"{source}/draw_args",
-                                           "draw_args": b["args"]}),
+                                           "draw_args": b["args"]},
+                               does=f"the ribbons' drawIndirect arguments from {source}'s alive "
+                                    f"count"),
             self.build.draw(f"{name}:trail:draw", "trails/draw.wgsl", draw,
                             {"frame": "frame", "params": b["params"],
                              "particles": f"{source}/particles",
                              "alive_list": f"{source}/alive_list", "points": b["points"],
                              "sampled": b["sampled"], "looks": b["looks"]},
-                            indirect=(b["args"], 0)),
+                            indirect=(b["args"], 0),
+                            does="a ribbon through each particle's samples, additive "
+                                 "(drawIndirect)"),
         ]
 
     # per frame ---------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ def gpu_share(text: str) -> float:
 
 def add_arguments(s: argparse.ArgumentParser) -> None:
     from emberfx.app.arguments import positive_int
+    from emberfx.sweeps.values import DEFAULT_MAX_JOBS
 
     s.add_argument("scene", metavar="SCENE", help="scene .toml file (or a bundled scene name)")
     s.add_argument("--set", dest="sets", action="append", required=True, metavar="PATH=VALUES",
@@ -63,6 +64,10 @@ def add_arguments(s: argparse.ArgumentParser) -> None:
                         "ADDRESS, on that cluster (pip install \"emberfx[ray]\")")
     s.add_argument("--gpus-per-job", type=gpu_share, metavar="F",
                    help="GPUs a Ray task asks for where the cluster has GPUs (default 1)")
+    s.add_argument("--max-jobs", type=positive_int, metavar="N",
+                   help=f"the most jobs the sweep may have (default {DEFAULT_MAX_JOBS:,}): the "
+                        f"count, the product of the numbers of values, is said first, and a "
+                        f"larger sweep is refused before anything runs")
     add_script_flags(s)
 
 
@@ -79,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
     result = run_sweep(args.scene, sets, frames=args.frames, out=args.out, size=args.size,
                        format=args.format, state=args.state, workers=args.workers,
                        ray=args.ray is not None, ray_address=args.ray or None,
-                       gpus_per_job=args.gpus_per_job, scripts=script_policy_from_args(args))
+                       gpus_per_job=args.gpus_per_job, scripts=script_policy_from_args(args),
+                       max_jobs=args.max_jobs)
     total = len(result.rows)
     print(f"sweep: {total} job{'s' if total != 1 else ''}: {total - result.failed} ok, "
           f"{result.failed} failed, {result.skipped} skipped (done before); "

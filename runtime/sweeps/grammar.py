@@ -71,7 +71,7 @@ def parse_set(text: str) -> SweepSet:
         raise UsageError(f"--set {text}: expected PATH=VALUES (e.g. fountain.emitter.rate="
                          f"1000,5000), found no '='")
     path = _path(name, f"--set {text}")
-    return SweepSet(text, path, tuple(parse_values(values, f"--set {text}")),
+    return SweepSet(text, path, parse_values(values, f"--set {text}"),
                     from_array=values.strip().startswith("["))
 
 
@@ -83,7 +83,7 @@ def from_param(name: str, values: Any) -> SweepSet:
     option = f"params[{name!r}]"
     path = _path(name, option)
     if isinstance(values, str):
-        return SweepSet(f"{name}={values}", path, tuple(parse_values(values, option)),
+        return SweepSet(f"{name}={values}", path, parse_values(values, option),
                         from_array=values.strip().startswith("["))
     items: Sequence[Any]
     if isinstance(values, range):   # never listed: range(10**9) is as cheap as range(3)

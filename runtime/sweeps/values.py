@@ -140,11 +140,12 @@ def read_values_file(name: str, option: str) -> tuple[Path, str]:
     except OSError as exc:
         raise UsageError(f"{option}: expected a readable UTF-8 file of values at {path}, "
                          f"found: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise UsageError(f"{option}: expected a regular file of values at {path}, found "
+                         f"{_kind(mode)}")
     with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise UsageError(f"{option}: expected a regular file of values at {path}, found "
-                             f"{_kind(mode)}")
         data = handle.read(VALUES_FILE_BYTES + 1)
     if len(data) > VALUES_FILE_BYTES:
         raise UsageError(f"{option}: expected a file of values of at most "

@@ -12,6 +12,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sweep_support import SCENE
@@ -130,11 +131,11 @@ def test_two_sets_multiply_and_the_api_refuses_too(tmp_path, scene_file):
                "jet.emitter.rate=1:2:100", "--frames", "1", "--out", str(tmp_path / "out"),
                cwd=tmp_path, timeout=60)
     one_line_error(done, "20,000 jobs (200 scene.seed x 100 jet.emitter.rate)")
-    api = getattr(emberfx, "sweep")
+    api: Any = emberfx   # a lazy attribute: mypy cannot see it
     with pytest.raises(UsageError, match=r"1,000,000,000,000 jobs"):
-        api(scene_file, params={"scene.seed": range(10**12)}, frames=1, out=tmp_path / "o")
+        api.sweep(scene_file, params={"scene.seed": range(10**12)}, frames=1, out=tmp_path / "o")
     with pytest.raises(UsageError, match=r"--max-jobs: expected a whole number >= 1"):
-        api(scene_file, params={"scene.seed": 1}, frames=1, out=tmp_path / "o", max_jobs=0)
+        api.sweep(scene_file, params={"scene.seed": 1}, frames=1, out=tmp_path / "o", max_jobs=0)
 
 
 def rss_mib(pid: int) -> float:
@@ -158,7 +159,7 @@ def test_an_allowed_billion_job_sweep_says_its_count_and_starts_at_once(gpu, tmp
         assert process.stderr is not None
         first = process.stderr.readline()
         assert first.startswith("emberfx: sweep: 1,000,000,000 jobs (1,000,000,000 scene.seed)")
-        start, outputs = time.monotonic(), []
+        start, outputs = time.monotonic(), list[Path]()
         while len(outputs) < 3 and time.monotonic() - start < 120 and process.poll() is None:
             time.sleep(0.2)
             outputs = list(out.glob("tiny-*.png"))
@@ -236,6 +237,43 @@ def test_ctrl_c_during_an_in_process_sweep_exits_130(gpu, tmp_path, scene_file, 
     assert rows and all(row["status"] == "ok" for row in rows)
     left = sorted(p.name for p in out.iterdir() if p.is_file() and p.name != "manifest.csv")
     assert left == sorted(listed), "files of an unfinished job, or temporary files, were left"
+
+
+# A Ctrl-C that lands in a wgpu callback on the main thread: the callback's code runs the
+# default handler's KeyboardInterrupt, and cffi prints and drops it. This wraps one step of the
+# second job so that the signal arrives inside such a swallowing frame, then runs the CLI.
+SWALLOWED_CTRL_C = """
+import signal, sys, runpy
+from emberfx.engine.engine import Engine
+step, calls = Engine.step, []
+
+def step_with_a_swallowed_ctrl_c(self, frames=1):
+    calls.append(frames)
+    if len(calls) == 8:   # the third step of the second job
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            sys.stderr.write("dropped: KeyboardInterrupt in a callback\\n")
+    return step(self, frames)
+
+Engine.step = step_with_a_swallowed_ctrl_c
+sys.argv = ["emberfx", *sys.argv[1:]]
+runpy.run_module("emberfx", run_name="__main__")
+"""
+
+
+def test_a_ctrl_c_that_a_callback_would_swallow_still_stops_the_sweep(gpu, tmp_path,
+                                                                     scene_file):
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-c", SWALLOWED_CTRL_C, "sweep", str(scene_file), "--set",
+         "scene.seed=1..400", "--frames", "5", "--out", str(out), "--workers", "0"],
+        capture_output=True, text=True, cwd=tmp_path, env=dict(os.environ), timeout=300)
+    assert done.returncode == 130, done.stderr[-2000:]
+    assert "dropped:" not in done.stderr and "Traceback" not in done.stderr
+    rows = read_manifest(out)
+    assert [row["status"] for row in rows] == ["ok"]   # the first job; the second stopped
+    assert sorted(p.name for p in out.iterdir()) == sorted(["manifest.csv", rows[0]["output"]])
 
 
 # ------------------------------------------------------------------------------------ help

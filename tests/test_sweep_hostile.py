@@ -292,3 +292,76 @@ def test_every_sweep_argument_has_a_description(tmp_path):
     done = cli("sweep", "--help", cwd=tmp_path, timeout=60)
     assert done.returncode == 0 and "--max-jobs N" in done.stdout
     assert "10,000" in done.stdout
+
+
+# ------------------------------------------------------------------- Ray takes jobs as they go
+
+class FakeRay:
+    """The few Ray calls run_ray makes, each task run when it is waited for: enough to see how
+    far ahead of the finished jobs the plan is taken (Ray itself: tests/test_sweep_ray.py)."""
+
+    class exceptions:
+        RayError = RuntimeError
+
+    def __init__(self, cpus: int):
+        self.cpus, self.most_in_flight = cpus, 0
+        self.in_flight: dict[object, tuple] = {}
+
+    def is_initialized(self):
+        return True
+
+    def cluster_resources(self):
+        return {"CPU": float(self.cpus)}
+
+    def remote(self, function):
+        ray = self
+
+        class Remote:
+            def options(self, **_):
+                return self
+
+            def remote(self, *args):
+                ref = object()
+                ray.in_flight[ref] = (function, args)
+                ray.most_in_flight = max(ray.most_in_flight, len(ray.in_flight))
+                return ref
+        return Remote()
+
+    def wait(self, refs, num_returns, timeout):
+        return refs[:num_returns], refs[num_returns:]
+
+    def get(self, ref):
+        _function, (job, _spec) = self.in_flight.pop(ref)
+        return {"status": "ok", "seconds": 0.0, "job": job.key}
+
+    def cancel(self, ref, force):
+        self.in_flight.pop(ref, None)
+
+
+def test_ray_is_given_jobs_as_tasks_finish_not_the_whole_plan(monkeypatch, tmp_path):
+    from emberfx.sweeps.jobs import Job, SweepSpec
+    from emberfx.sweeps.ray_runner import IN_FLIGHT_PER_SLOT, run_ray
+
+    fake = FakeRay(cpus=3)
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    taken = []
+
+    def plan():
+        for index in range(BILLION):
+            taken.append(index)
+            assert index < 10_000, "the runner takes the whole plan before running it"
+            yield Job(f"k{index}", (), "", None, (8, 8), "s", index=index)
+
+    reported: list[str] = []
+
+    def report(job, fields):
+        reported.append(job.key)
+        if len(reported) == 50:
+            raise KeyboardInterrupt   # stop the billion here
+
+    with pytest.raises(KeyboardInterrupt):
+        run_ray(plan(), SweepSpec(out=tmp_path, frames=1), None, None, report)
+    assert reported == [f"k{i}" for i in range(50)]
+    assert fake.most_in_flight == IN_FLIGHT_PER_SLOT * 3
+    assert len(taken) <= 50 + IN_FLIGHT_PER_SLOT * 3
+    assert fake.in_flight == {}   # what was still queued was cancelled

@@ -43,8 +43,9 @@ def add_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("--set", dest="sets", action="append", required=True, metavar="PATH=VALUES",
                    help="a field and its values: PATH is scene.FIELD, camera.FIELD or "
                         "ENTITY.COMPONENT.FIELD[.SUB]; VALUES is 1000,5000 | [[0,0,0],[1,0,0]] "
-                        "| 1..8 | 0.5:2:4 | @FILE (one TOML value a line); repeat --set for "
-                        "more fields: every combination runs")
+                        "| 1..8 | 0.5:2:4 | @FILE (a regular file of one TOML value a line, "
+                        "at most 16 MiB); a value given twice runs once; repeat --set for more "
+                        "fields: every combination runs")
     s.add_argument("--frames", type=positive_int, required=True, metavar="N",
                    help="simulation steps per job")
     s.add_argument("--out", type=Path, required=True, metavar="DIR",

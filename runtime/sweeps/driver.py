@@ -4,7 +4,6 @@ progress bar.
 
 - The job count is computed from the values before anything else and said first; a sweep of
   more than ``DEFAULT_MAX_JOBS`` jobs is refused unless ``--max-jobs`` (``max_jobs=``) allows it.
-
 - Resuming: a job is skipped when the manifest in OUT says ok and its files are there, so an
   interrupted or partly failed sweep is finished by running the same command again (failed jobs
   run again).

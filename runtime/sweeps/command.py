@@ -37,15 +37,15 @@ def gpu_share(text: str) -> float:
 
 def add_arguments(s: argparse.ArgumentParser) -> None:
     from emberfx.app.arguments import positive_int
-    from emberfx.sweeps.values import DEFAULT_MAX_JOBS
+    from emberfx.sweeps.values import DEFAULT_MAX_JOBS, VALUES_FILE_BYTES
 
     s.add_argument("scene", metavar="SCENE", help="scene .toml file (or a bundled scene name)")
     s.add_argument("--set", dest="sets", action="append", required=True, metavar="PATH=VALUES",
                    help="a field and its values: PATH is scene.FIELD, camera.FIELD or "
                         "ENTITY.COMPONENT.FIELD[.SUB]; VALUES is 1000,5000 | [[0,0,0],[1,0,0]] "
                         "| 1..8 | 0.5:2:4 | @FILE (a regular file of one TOML value a line, "
-                        "at most 16 MiB); a value given twice runs once; repeat --set for more "
-                        "fields: every combination runs")
+                        f"at most {VALUES_FILE_BYTES >> 20} MiB); a value given twice runs once; "
+                        "repeat --set for more fields: every combination runs")
     s.add_argument("--frames", type=positive_int, required=True, metavar="N",
                    help="simulation steps per job")
     s.add_argument("--out", type=Path, required=True, metavar="DIR",

@@ -183,3 +183,6 @@ def test_ctrl_c_stops_and_leaves_a_manifest_of_what_finished(gpu, tmp_path):
     rows = read_manifest(out)
     assert 0 < len(rows) < 400
     assert all(row["status"] == "ok" and (out / row["output"]).is_file() for row in rows)
+    # the stopped worker finished its frame and removed its unfinished files: nothing else left
+    left = {p.name for p in out.iterdir() if p.is_file()} - {"manifest.csv", "manifest.parquet"}
+    assert left == {row["output"] for row in rows}

@@ -10,9 +10,10 @@ pool (one Engine per worker, one worker per GPU) or on Ray, with a manifest of e
 its modules never hides the function).
 
 Modules: grammar (``--set PATH=VALUES``), jobs (combinations and their hashes), worker (one job
-in a worker process), local (this process, or the pebble pool), ray_runner, manifest, driver
-(resuming, progress, Ctrl-C), command (``emberfx sweep``). Nothing is imported until used, so
-``import emberfx`` stays light.
+in a worker process), values (lazy ranges, the job count), local (this process, or a pool of
+worker processes), ray_runner, manifest, driver (counting, resuming, progress, Ctrl-C),
+command (``emberfx sweep``). Nothing is imported until used, so ``import emberfx`` stays
+light.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from typing import Any
 def sweep(scene, params: dict[str, Any] | None = None, *, frames: int, out,
           size: tuple[int, int] | None = None, format: str = "png", state: bool = False,
           workers: int | None = None, ray: bool | str = False,
-          gpus_per_job: float | None = None, scripts: Any = True, progress: bool = True):
+          gpus_per_job: float | None = None, scripts: Any = True, progress: bool = True,
+          max_jobs: int | None = None):
     """Render ``scene`` (a file path, a bundled scene's name or a Scene) once per combination of
     ``params`` ({PATH: values}: a list, one value, or a ``--set`` VALUES string such as
     "1..8"), ``frames`` fixed steps each, into the folder ``out``.
@@ -32,7 +34,12 @@ def sweep(scene, params: dict[str, Any] | None = None, *, frames: int, out,
     ``Engine.state`` of every entity); ``state=True`` writes that .npz beside an image too.
     ``workers``: local worker processes (default: one per GPU, 1 on a CPU adapter; 0: run in
     this process). ``ray``: True for ``ray.init()``, or a cluster address. ``scripts``: as
-    ``Engine(scripts=...)``.
+    ``Engine(scripts=...)``. ``max_jobs``: the most jobs the sweep may have (default 10,000;
+    the count is computed from the values first, and a larger sweep is refused). The jobs are
+    planned as workers take them, so a large sweep starts at once.
+
+    Works at the top level of a plain script: the worker processes start from emberfx's own
+    entry point and never run the calling script.
 
     Returns the manifest rows of this sweep's jobs: a pandas DataFrame when pandas is
     importable, else a list of dicts. Jobs finished by an earlier call into ``out`` are skipped.
@@ -49,7 +56,8 @@ def sweep(scene, params: dict[str, Any] | None = None, *, frames: int, out,
     result = run_sweep(scene, sets, frames=frames, out=out, size=size, format=format,
                        state=state, workers=workers, ray=ray is not False,
                        ray_address=ray if isinstance(ray, str) and ray else None,
-                       gpus_per_job=gpus_per_job, scripts=scripts, progress=progress)
+                       gpus_per_job=gpus_per_job, scripts=scripts, progress=progress,
+                       max_jobs=max_jobs)
     try:
         import pandas
     except ImportError:

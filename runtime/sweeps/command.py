@@ -37,13 +37,15 @@ def gpu_share(text: str) -> float:
 
 def add_arguments(s: argparse.ArgumentParser) -> None:
     from emberfx.app.arguments import positive_int
+    from emberfx.sweeps.values import DEFAULT_MAX_JOBS, VALUES_FILE_BYTES
 
     s.add_argument("scene", metavar="SCENE", help="scene .toml file (or a bundled scene name)")
     s.add_argument("--set", dest="sets", action="append", required=True, metavar="PATH=VALUES",
                    help="a field and its values: PATH is scene.FIELD, camera.FIELD or "
                         "ENTITY.COMPONENT.FIELD[.SUB]; VALUES is 1000,5000 | [[0,0,0],[1,0,0]] "
-                        "| 1..8 | 0.5:2:4 | @FILE (one TOML value a line); repeat --set for "
-                        "more fields: every combination runs")
+                        "| 1..8 | 0.5:2:4 | @FILE (a regular file of one TOML value a line, "
+                        f"at most {VALUES_FILE_BYTES >> 20} MiB); a value given twice runs once; "
+                        "repeat --set for more fields: every combination runs")
     s.add_argument("--frames", type=positive_int, required=True, metavar="N",
                    help="simulation steps per job")
     s.add_argument("--out", type=Path, required=True, metavar="DIR",
@@ -63,6 +65,10 @@ def add_arguments(s: argparse.ArgumentParser) -> None:
                         "ADDRESS, on that cluster (pip install \"emberfx[ray]\")")
     s.add_argument("--gpus-per-job", type=gpu_share, metavar="F",
                    help="GPUs a Ray task asks for where the cluster has GPUs (default 1)")
+    s.add_argument("--max-jobs", type=positive_int, metavar="N",
+                   help=f"the most jobs the sweep may have (default {DEFAULT_MAX_JOBS:,}): the "
+                        f"count, the product of the numbers of values, is said first, and a "
+                        f"larger sweep is refused before anything runs")
     add_script_flags(s)
 
 
@@ -79,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     result = run_sweep(args.scene, sets, frames=args.frames, out=args.out, size=args.size,
                        format=args.format, state=args.state, workers=args.workers,
                        ray=args.ray is not None, ray_address=args.ray or None,
-                       gpus_per_job=args.gpus_per_job, scripts=script_policy_from_args(args))
+                       gpus_per_job=args.gpus_per_job, scripts=script_policy_from_args(args),
+                       max_jobs=args.max_jobs)
     total = len(result.rows)
     print(f"sweep: {total} job{'s' if total != 1 else ''}: {total - result.failed} ok, "
           f"{result.failed} failed, {result.skipped} skipped (done before); "

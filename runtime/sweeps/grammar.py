@@ -11,7 +11,10 @@ PATH is ``scene.FIELD``, ``camera.FIELD``, ``light.FIELD`` or ``ENTITY.COMPONENT
 - a linspace ``a:b:n`` (n evenly spaced values from a to b; whole numbers when a and b are
   written as integers and every step lands on one);
 - ``@FILE``: one TOML value per line (blank lines and ``#`` comments skipped), relative to the
-  working folder.
+  working folder; a regular file of at most 16 MiB.
+
+Ranges and linspaces are never listed (values.py): their length is known and each value is
+computed when a job needs it. A value listed twice is kept once.
 
 Grammar mistakes raise a one-line UsageError naming the ``--set``. Values are checked as the
 scene file would check them (``apply``: the value goes into the parsed scene document, which is
@@ -25,13 +28,14 @@ import copy
 import difflib
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from emberfx.core.errors import SceneError, UsageError
 from emberfx.model.registry import component_types
 from emberfx.model.scene_fields import field_names, show
+from emberfx.sweeps.values import distinct, linspace, read_values_file
 
 TABLES = ("scene", "camera", "light")
 PATH_FORMS = "scene.FIELD, camera.FIELD, light.FIELD or ENTITY.COMPONENT.FIELD[.SUBFIELD...]"
@@ -51,7 +55,7 @@ class SweepSet:
 
     option: str                  # as written, for messages: "fountain.emitter.rate=1000,5000"
     path: tuple[str, ...]        # ("fountain", "emitter", "rate")
-    values: tuple[Any, ...]
+    values: Sequence[Any]        # a tuple, a range or a Linspace: distinct values
     from_array: bool = False     # written as a TOML array: a scalar there may be a lost vector
 
     @property
@@ -67,7 +71,7 @@ def parse_set(text: str) -> SweepSet:
         raise UsageError(f"--set {text}: expected PATH=VALUES (e.g. fountain.emitter.rate="
                          f"1000,5000), found no '='")
     path = _path(name, f"--set {text}")
-    return SweepSet(text, path, tuple(parse_values(values, f"--set {text}")),
+    return SweepSet(text, path, parse_values(values, f"--set {text}"),
                     from_array=values.strip().startswith("["))
 
 
@@ -79,15 +83,20 @@ def from_param(name: str, values: Any) -> SweepSet:
     option = f"params[{name!r}]"
     path = _path(name, option)
     if isinstance(values, str):
-        return SweepSet(f"{name}={values}", path, tuple(parse_values(values, option)),
+        return SweepSet(f"{name}={values}", path, parse_values(values, option),
                         from_array=values.strip().startswith("["))
-    if hasattr(values, "tolist") or isinstance(values, (list, tuple, range)):
-        items = [plain(v) for v in (values.tolist() if hasattr(values, "tolist") else values)]
+    items: Sequence[Any]
+    if isinstance(values, range):   # never listed: range(10**9) is as cheap as range(3)
+        items = values
+    elif hasattr(values, "tolist") or isinstance(values, (list, tuple)):
+        items = distinct([plain(v) for v in (values.tolist() if hasattr(values, "tolist")
+                                             else values)])
     else:
-        items = [plain(values)]
+        items = (plain(values),)
     if not items:
         raise UsageError(f"{option}: expected at least one value, found none")
-    return SweepSet(f"{name}={show(items)}", path, tuple(items))
+    shown = repr(items) if isinstance(items, range) else show(items)
+    return SweepSet(f"{name}={shown}", path, items)
 
 
 def _path(name: str, option: str) -> tuple[str, ...]:
@@ -97,9 +106,10 @@ def _path(name: str, option: str) -> tuple[str, ...]:
     return path
 
 
-def parse_values(text: str, option: str) -> list[Any]:
-    """VALUES -> a list of plain values (int, float, bool, str, lists); UsageError naming
-    ``option`` when the text has none of the forms."""
+def parse_values(text: str, option: str) -> Sequence[Any]:
+    """VALUES -> a sequence of distinct plain values (int, float, bool, str, lists): a tuple, or
+    for a range or linspace a sequence that computes its items; UsageError naming ``option``
+    when the text has none of the forms."""
     body = text.strip()
     if not body:
         raise UsageError(f"{option}: expected values ({VALUE_FORMS}), found nothing")
@@ -113,7 +123,7 @@ def parse_values(text: str, option: str) -> list[Any]:
         if not isinstance(value, list) or not value:
             raise UsageError(f"{option}: expected a TOML array of values, e.g. [[0,0,0],[1,0,0]] "
                              f"for two vectors, found {body!r}")
-        return value
+        return distinct(value)
     if ".." in body:
         match = _RANGE.match(body)
         if match is None:
@@ -122,36 +132,24 @@ def parse_values(text: str, option: str) -> list[Any]:
         low, high = int(match[1]), int(match[2])
         if low > high:
             raise UsageError(f"{option}: expected a range a..b with a <= b, found {body!r}")
-        return list(range(low, high + 1))
+        return range(low, high + 1)
     match = _LINSPACE.match(body)
     if match is not None:
         return _linspace(match[1], match[2], match[3], option, body)
-    return [_scalar(item, option) for item in _split_commas(body, option)]
+    return distinct([_scalar(item, option) for item in _split_commas(body, option)])
 
 
-def _linspace(low_text: str, high_text: str, count_text: str, option: str, body: str) -> list:
+def _linspace(low_text: str, high_text: str, count_text: str, option: str,
+              body: str) -> Sequence[Any]:
     if not re.fullmatch(r"\+?[0-9]+", count_text) or int(count_text) < 1:
         raise UsageError(f"{option}: expected a linspace a:b:n with n a whole number >= 1, "
                          f"found n = {count_text!r}")
-    low, high, count = float(low_text), float(high_text), int(count_text)
-    if count == 1:
-        values = [low]
-    else:   # the ends exactly as written, no accumulated rounding in between
-        values = [low + (high - low) * i / (count - 1) for i in range(count)]
-        values[-1] = high
-    whole = (re.fullmatch(_INT, low_text.strip()) and re.fullmatch(_INT, high_text.strip())
-             and all(v.is_integer() for v in values))
-    return [int(v) for v in values] if whole else values
+    return linspace(low_text, high_text, int(count_text), option, body)
 
 
-def _values_from_file(name: str, option: str) -> list[Any]:
-    path = Path(name.strip())
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        why = getattr(exc, "strerror", None) or exc
-        raise UsageError(f"{option}: expected a readable UTF-8 file of values at {path}, "
-                         f"found: {why}") from None
+def _values_from_file(name: str, option: str) -> tuple[Any, ...]:
+    path, text = read_values_file(name, option)
+    lines = text.splitlines()
     values = []
     for number, line in enumerate(lines, 1):
         line = line.strip()
@@ -165,7 +163,7 @@ def _values_from_file(name: str, option: str) -> list[Any]:
                              ) from None
     if not values:
         raise UsageError(f"{option}: expected one TOML value per line in {path}, found none")
-    return values
+    return distinct(values)
 
 
 def _toml_value(text: str) -> Any:

@@ -5,21 +5,26 @@ The hash covers the scene file's text (not the files it names: patterns, scripts
 parameters, the frame count, the render size, whether scripts run, and the emberfx version; the
 output format only changes the file extension. Jobs whose values the scene loader refuses keep
 that one-line error and are never sent to a worker. Nothing here touches the GPU.
+
+A plan makes its jobs one at a time as they are iterated (each is a scene check and a hash), so
+a sweep of any size starts at once and planning holds one job in memory, not all of them; its
+length is known before the first job is made (values.py).
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import os
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from emberfx.core.errors import EmberError, SceneError, UsageError, read_user_text
 from emberfx.sweeps.grammar import SweepSet, apply, document_path, validate
+from emberfx.sweeps.values import combination, job_count
 
 FORMATS = ("png", "mp4", "npz")
 HASH_CHARS = 12   # 48 bits: a collision among a million jobs has odds of about 1 in 500
@@ -46,6 +51,7 @@ class Job:
     size: tuple[int, int]
     stem: str                                  # output names: STEM-KEY.EXT
     error: str | None = field(default=None, compare=False)   # refused by the scene check
+    index: int = field(default=0, compare=False)             # its place in the plan
 
     def output(self, spec: SweepSpec) -> str:
         """The main output's file name inside ``spec.out``."""
@@ -84,42 +90,63 @@ def _safe_stem(name: str) -> str:
     return stem or "scene"
 
 
-def plan(scene, sets: list[SweepSet], frames: int, size: tuple[int, int] | None = None,
-         scripts_run: bool = True) -> list[Job]:
-    """Every combination of ``sets`` (the first --set varies slowest), duplicates dropped."""
-    from emberfx import __version__
+class Plan:
+    """Every combination of ``sets`` (the first --set varies slowest) as jobs, made when
+    iterated. The paths are checked against the scene when the plan is made, so a bad path
+    stops the sweep before any job; ``count`` is the number of jobs, computed (it may be
+    beyond what ``len()`` can return)."""
 
-    if frames < 1:
-        raise UsageError(f"--frames must be at least 1, found {frames}")
-    names = [s.name for s in sets]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise UsageError(f"--set {twice[0]} is given more than once; put all its values in one "
-                         f"--set")
-    text, path, stem, doc, base = read_scene(scene)
-    where = path or "the scene"
-    places = [document_path(doc, s, where) for s in sets]
-    jobs: dict[str, Job] = {}
-    for combination in itertools.product(*(s.values for s in sets)):
-        job_doc, pairs = doc, list(zip(sets, combination))
-        error, job_size = None, size
+    def __init__(self, scene, sets: list[SweepSet], frames: int,
+                 size: tuple[int, int] | None = None, scripts_run: bool = True):
+        from emberfx import __version__
+
+        if frames < 1:
+            raise UsageError(f"--frames must be at least 1, found {frames}")
+        names = [s.name for s in sets]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise UsageError(f"--set {twice[0]} is given more than once; put all its values in "
+                             f"one --set")
+        self.text, self.path, self.stem, self.doc, self.base = read_scene(scene)
+        self.sets, self.frames, self.size = sets, frames, size
+        self.scripts_run, self.version = scripts_run, __version__
+        where = self.path or "the scene"
+        self.places = [document_path(self.doc, s, where) for s in sets]
+
+    @property
+    def count(self) -> int:
+        return job_count([s.values for s in self.sets])
+
+    def __iter__(self) -> Iterator[Job]:
+        values = [s.values for s in self.sets]
+        for index in range(self.count):
+            yield self.job(index, combination(values, index))
+
+    def job(self, index: int, values: tuple[Any, ...]) -> Job:
+        """The job of one combination: its scene checked, its size and key known."""
+        import tomli_w
+
+        job_doc, pairs = self.doc, list(zip(self.sets, values))
+        error, job_size = None, self.size
         try:
-            for s, place, value in zip(sets, places, combination):
+            for s, place, value in zip(self.sets, self.places, values):
                 job_doc = apply(job_doc, place, value, s)
-            job_scene = validate(job_doc, path, pairs)
-            job_size = size or tuple(job_scene.settings.size)
+            job_scene = validate(job_doc, self.path, pairs)
+            job_size = self.size or tuple(job_scene.settings.size)
         except EmberError as exc:
             error = " ".join(str(exc).split())
         if job_size is None:   # the values were refused: name the job by the base scene's size
-            job_size = tuple(base.settings.size)
+            job_size = tuple(self.base.settings.size)
         params = tuple((s.name, v) for s, v in pairs)
-        key = job_key(text, params, frames, job_size, scripts_run, __version__)
-        if key not in jobs:
-            import tomli_w
+        key = job_key(self.text, params, self.frames, job_size, self.scripts_run, self.version)
+        return Job(key, params, tomli_w.dumps(job_doc) if error is None else "", self.path,
+                   (int(job_size[0]), int(job_size[1])), self.stem, error, index)
 
-            jobs[key] = Job(key, params, tomli_w.dumps(job_doc) if error is None else "",
-                            path, (int(job_size[0]), int(job_size[1])), stem, error)
-    return list(jobs.values())
+
+def plan(scene, sets: list[SweepSet], frames: int, size: tuple[int, int] | None = None,
+         scripts_run: bool = True) -> Plan:
+    """The jobs of a sweep (see ``Plan``); values are distinct, so each job once."""
+    return Plan(scene, sets, frames, size, scripts_run)
 
 
 def job_key(scene_text: str, params, frames: int, size, scripts_run: bool, version: str) -> str:
@@ -127,5 +154,6 @@ def job_key(scene_text: str, params, frames: int, size, scripts_run: bool, versi
     described = json.dumps({"scene": scene_text, "params": [[n, v] for n, v in params],
                             "frames": frames, "size": [int(size[0]), int(size[1])],
                             "scripts": scripts_run, "version": version},
-                           sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+                           sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                           default=str)   # a TOML date: refused by the scene check, still named
     return hashlib.sha256(described.encode()).hexdigest()[:HASH_CHARS]

@@ -14,12 +14,17 @@
   GPU id after its GPU context exists.
 - A task whose worker process dies is retried by Ray (``max_retries``); a job's own errors are
   results (its manifest row), never retried.
+- Jobs are planned as tasks finish: at most ``IN_FLIGHT_PER_SLOT`` tasks per job the cluster can
+  run at once are submitted ahead, so a large sweep neither waits for its whole plan nor holds
+  it in the object store.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
+from collections.abc import Iterator
 
 from emberfx.core.errors import EmberError, UsageError
 from emberfx.sweeps import worker
@@ -27,6 +32,7 @@ from emberfx.sweeps.jobs import Job, SweepSpec
 from emberfx.sweeps.local import RETRIES, Report
 
 WAIT_SECONDS = 1.0   # how often the driver wakes while waiting (so Ctrl-C is seen)
+IN_FLIGHT_PER_SLOT = 2   # tasks submitted per job the cluster runs at once
 
 
 def ray_task(job: Job, spec: SweepSpec) -> dict:
@@ -48,20 +54,22 @@ def ray_task(job: Job, spec: SweepSpec) -> dict:
     return worker.run_job(job, spec)
 
 
-def cluster_options(gpus_per_job: float | None) -> dict:
-    """Task resources: GPUs where the cluster has them, else one CPU."""
+def cluster_options(gpus_per_job: float | None) -> tuple[dict, int]:
+    """Task resources (GPUs where the cluster has them, else one CPU), and how many such tasks
+    the cluster runs at once."""
     import ray
 
-    gpus = float(ray.cluster_resources().get("GPU", 0))
+    resources = ray.cluster_resources()
+    gpus = float(resources.get("GPU", 0))
     if gpus > 0:
         wanted = 1.0 if gpus_per_job is None else gpus_per_job
         if wanted > gpus:
             raise UsageError(f"--gpus-per-job {wanted:g}: the Ray cluster has {gpus:g} GPUs")
-        return {"num_gpus": wanted}
-    return {"num_cpus": 1}
+        return {"num_gpus": wanted}, max(1, int(gpus / wanted))
+    return {"num_cpus": 1}, max(1, int(resources.get("CPU", 1)))
 
 
-def run_ray(jobs: list[Job], spec: SweepSpec, address: str | None, gpus_per_job: float | None,
+def run_ray(jobs: Iterator[Job], spec: SweepSpec, address: str | None, gpus_per_job: float | None,
             report: Report) -> None:
     try:
         import ray
@@ -73,12 +81,17 @@ def run_ray(jobs: list[Job], spec: SweepSpec, address: str | None, gpus_per_job:
     if started:
         ray.init(address=address or None, log_to_driver=False)
     try:
-        options = cluster_options(gpus_per_job)
+        options, slots = cluster_options(gpus_per_job)
         remote = ray.remote(ray_task).options(max_retries=RETRIES, retry_exceptions=False,
                                              **options)
-        waiting = {remote.remote(job, spec): job for job in jobs}
+        planned = iter(jobs)
+        waiting: dict = {}
         try:
-            while waiting:
+            while True:
+                for job in itertools.islice(planned, IN_FLIGHT_PER_SLOT * slots - len(waiting)):
+                    waiting[remote.remote(job, spec)] = job
+                if not waiting:
+                    break
                 ready, _ = ray.wait(list(waiting), num_returns=1, timeout=WAIT_SECONDS)
                 for ref in ready:
                     job = waiting.pop(ref)

@@ -15,7 +15,7 @@ uncompressed (a zlib of another version could compress differently).
 from __future__ import annotations
 
 import os
-import signal
+import pickle
 import socket
 import sys
 import time
@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from emberfx.core.errors import EmberError
+from emberfx.engine import interrupts
 from emberfx.sweeps.jobs import Job, SweepSpec
 
 #: Test hook: when set to a file path, the first job of any worker that creates this file (it
@@ -49,17 +50,31 @@ def enter_worker(adapter_pin: str | None) -> None:
         os.environ["EMBERFX_ADAPTER"] = adapter_pin
 
 
-def init_pool_worker(adapter_pin: str | None, log_path: str) -> None:
-    """A local pool's worker: ``enter_worker``, Ctrl-C left to the driver (it stops the pool
-    and writes the manifest), and the process's output into ``log_path``, not the terminal."""
-    enter_worker(adapter_pin)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
-    os.dup2(fd, 1)   # native code (Mesa, ffmpeg) writes to the descriptors, not sys.stderr
-    os.dup2(fd, 2)
-    os.close(fd)
+def serve() -> None:
+    """The loop of a local pool's worker process (started by local.PoolWorker, which has
+    already set ``sys.path``): read (adapter pin, spec), then jobs, from stdin until it closes;
+    write each job's manifest fields to the original stdout. Everything else this process
+    prints, native code's included, goes to stderr, the worker's log.
+
+    Ctrl-C (SIGINT from the driver) stops after the current frame, leaving no file of the
+    unfinished job, and the process exits 130 without a traceback."""
+    inbox = sys.stdin.buffer
+    outbox = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)   # native code (Mesa, ffmpeg) writes to descriptor 1: into the log
+    pin, spec = pickle.load(inbox)
+    enter_worker(pin)
+    try:
+        with interrupts.deferred():
+            while True:
+                try:
+                    job = pickle.load(inbox)
+                except EOFError:
+                    return
+                pickle.dump(run_job(job, spec), outbox, protocol=pickle.HIGHEST_PROTOCOL)
+                outbox.flush()
+    except KeyboardInterrupt:
+        sys.stderr.flush()
+        os._exit(130)   # the driver stopped the sweep: no traceback, no cleanup to wait for
 
 
 def run_job(job: Job, spec: SweepSpec) -> dict:
@@ -106,6 +121,8 @@ def _maybe_crash() -> None:
 
 
 def _render(job: Job, spec: SweepSpec) -> None:
+    """Render one job. Between frames a Ctrl-C (inside ``interrupts.deferred``) stops it; the
+    files this job already wrote are removed then, so a stopped job leaves nothing behind."""
     from emberfx.app.output import FrameWriter, default_fps
     from emberfx.engine.engine import Engine
     from emberfx.model.scene import loads_scene
@@ -114,21 +131,32 @@ def _render(job: Job, spec: SweepSpec) -> None:
         raise EmberError(job.error)
     scene = loads_scene(job.scene_text, path=job.scene_path)
     out = Path(spec.out)
-    with Engine(scene, size=job.size, scripts=spec.scripts) as engine:
-        if spec.format == "npz":
-            engine.step(spec.frames)
-        else:
-            fps = spec.fps or default_fps(scene)
-            with FrameWriter(out / job.output(spec), size=engine.size, fps=fps) as writer:
-                for i in range(spec.frames):
+    written: list[Path] = []
+    try:
+        with Engine(scene, size=job.size, scripts=spec.scripts) as engine:
+            if spec.format == "npz":
+                for _ in range(spec.frames):
+                    interrupts.check()
                     engine.step(1)
-                    if writer.wants_every_frame or i == spec.frames - 1:
-                        writer.add(engine.render())
-        state_name = job.state_file(spec)
-        if state_name is not None:
-            arrays = {f"{name}/{key}": value for name in engine.entity_names()
-                      for key, value in engine.state(name).items()}
-            write_state(out / state_name, arrays)
+            else:
+                fps = spec.fps or default_fps(scene)
+                with FrameWriter(out / job.output(spec), size=engine.size, fps=fps) as writer:
+                    for i in range(spec.frames):
+                        interrupts.check()
+                        engine.step(1)
+                        if writer.wants_every_frame or i == spec.frames - 1:
+                            writer.add(engine.render())
+                written.append(out / job.output(spec))
+            state_name = job.state_file(spec)
+            if state_name is not None:
+                interrupts.check()
+                arrays = {f"{name}/{key}": value for name in engine.entity_names()
+                          for key, value in engine.state(name).items()}
+                write_state(out / state_name, arrays)
+    except KeyboardInterrupt:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
 
 
 def write_state(path: Path, arrays: dict[str, np.ndarray]) -> Path:

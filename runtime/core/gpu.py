@@ -149,11 +149,15 @@ class GpuContext:
         scans rely on it. Elsewhere: not assumed."""
         return self.adapter.info.get("vendor_id") == NVIDIA_VENDOR_ID and not self.is_software
 
+    @property
+    def storage_limit(self) -> tuple[int, str]:
+        """(bytes, what they are): the largest storage buffer binding of this device."""
+        limit = min(self.limits["max-buffer-size"], self.limits["max-storage-buffer-binding-size"])
+        return limit, f"this device's ({self.label}) storage binding size"
+
     def check_buffer_size(self, nbytes: int, what: str, *, storage: bool = True) -> None:
         """Refuse a buffer the device cannot hold, with the numbers, before wgpu panics on it."""
-        limit = self.limits["max-buffer-size"]
-        if storage:
-            limit = min(limit, self.limits["max-storage-buffer-binding-size"])
+        limit = self.storage_limit[0] if storage else self.limits["max-buffer-size"]
         if nbytes > limit:
             raise DeviceLimitError(
                 f"{what} needs {nbytes:,} bytes but this device ({self.label}) allows "

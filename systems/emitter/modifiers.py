@@ -28,6 +28,7 @@ import numpy as np
 from emberfx.core import wgsl
 from emberfx.core.errors import SceneError, ShaderError, read_user_text
 from emberfx.core.layout import struct_dtype
+from emberfx.core.wgsl_bounds import BoundError, check_wgsl_bounds
 from emberfx.systems.emitter.attributes import ATTRIBUTE_TYPES, attributes_problem
 from emberfx.systems.emitter.expressions import EXPRESSION_FIELDS, expression_problem, expressions
 
@@ -47,6 +48,9 @@ _SIGNATURE_RE = {
 }
 MODIFIER_DRAWS = 128   # rand()'s draws of a key start here, past those built-in code uses
 GENERATED = "emitter modifiers (generated)"   # the origin of generated lines in messages
+# bytes of the generated structs user code may hold in arrays (without custom attributes: the
+# least they take), for wgsl_bounds' count of array bytes
+GENERATED_SIZES = {"ParticleState": 48, "ModifierContext": 96}
 # (kind, base pass): the built-in passes that run an emitter's generated code
 _PASSES = (("update", "emitter/update.wgsl"), ("update", "emitter/update_ranked.wgsl"),
            ("spawn", "emitter/spawn.wgsl"), ("spawn", "emitter/births.wgsl"))
@@ -82,6 +86,11 @@ def read_modifier(field: str, path: Path) -> str:
         return ValueError(f"{field}: {message} ({path})")
 
     text = read_user_text(path, "WGSL", error)
+    try:   # before anything compiles it: past these the compiler crashes or hangs
+        check_wgsl_bounds(text, GENERATED_SIZES)
+    except BoundError as exc:
+        where = f"line {exc.line} of {path}" if exc.line is not None else str(path)
+        raise ValueError(f"{field}: {exc.message} ({where})") from None
     code = re.sub(r"/\*.*?\*/", " ", re.sub(r"//[^\n]*", "", text), flags=re.S)
     if _SIGNATURE_RE[field].search(code):
         return text
@@ -437,6 +446,10 @@ def modifier_problem(component) -> str | None:
             problem = expression_problem(value)
             if problem is not None:
                 return f"{name}: {problem}"
+            try:   # its size, before anything compiles it (wgsl_bounds)
+                check_wgsl_bounds(value, GENERATED_SIZES)
+            except BoundError as exc:
+                return f"{name}: {exc.message} in the WGSL expression"
     problem = attributes_problem(component.attributes)
     if problem is not None:
         return problem

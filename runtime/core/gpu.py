@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from emberfx.core.errors import DeviceLimitError, NoAdapterError
+from emberfx.core.shader_cache import shader_cache
 
 if TYPE_CHECKING:
     import wgpu  # imported where used at run time, after the adapter checks
@@ -124,6 +125,9 @@ class GpuContext:
     adapter: wgpu.GPUAdapter
     device: wgpu.GPUDevice
     limits: dict = field(default_factory=dict)
+    # (shader, constants) -> compute pipeline; generated shaders' entries are forgotten when
+    # their program is (core/shader_cache.py)
+    pipelines: dict = field(default_factory=shader_cache, repr=False)
 
     @property
     def label(self) -> str:
@@ -225,7 +229,7 @@ class GpuContext:
         from emberfx.core import bindings, wgsl
 
         key = (shader, tuple(sorted((constants or {}).items())))
-        cache = self.__dict__.setdefault("_pipelines", {})
+        cache = self.pipelines
         if key not in cache:
             cache[key] = self.device.create_compute_pipeline(
                 label=shader, layout=bindings.pipeline_layout(self.device, shader),

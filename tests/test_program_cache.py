@@ -93,3 +93,33 @@ def test_distinct_size_expressions_are_evicted_and_close_releases_them(gpu, tmp_
         engine.render()
     assert shader_cache.idle_programs() == 0 and shader_cache.held_programs() == 0
     assert shader_cache.cached_names() == set()
+
+
+def test_idle_families_are_forgotten_oldest_first_and_shared_names_stay():
+    """shader_cache's bookkeeping alone: holders are plain objects, the cache a plain dict."""
+    class Holder:
+        pass
+
+    cache = shader_cache.shader_cache()
+    shader_cache.release_idle()
+    shared = "test/shared+0.wgsl"
+    holders, names = [], []
+    for i in range(IDLE_PROGRAMS_KEPT + 3):
+        own = f"test/own+{i}.wgsl"
+        cache[own] = cache[(own, 1)] = cache[(shared, i)] = i
+        holders.append(Holder())
+        names.append(own)
+        shader_cache.hold(holders[-1], [own, shared])
+    keeper = holders.pop()   # still held
+    assert shader_cache.held_programs() == IDLE_PROGRAMS_KEPT + 3
+    holders.clear()   # let go, oldest first
+    assert shader_cache.idle_programs() == IDLE_PROGRAMS_KEPT
+    forgotten, kept = names[:2], names[2:]
+    for own in forgotten:
+        assert own not in cache and (own, 1) not in cache
+    for own in kept:
+        assert cache[own] is not None and (own, 1) in cache
+    assert all((shared, i) in cache for i in range(len(names)))   # the held family uses it
+    del keeper
+    shader_cache.release_idle()
+    assert shader_cache.cached_names() == set() and not cache

@@ -10,7 +10,8 @@ So every cache keyed by shader name is made here (``shader_cache``), and each ge
 is a *family* of shader names, held (``hold``) by the object that uses it for as long as that
 object lives. A family no object holds is *idle*: it stays cached, so spawning the same program
 again compiles nothing, but only the ``IDLE_PROGRAMS_KEPT`` most recently used idle families
-stay; older ones are forgotten from every cache, which releases their GPU objects.
+stay; older ones are forgotten from every cache, which releases their GPU objects (when the
+next program is made, or asked about).
 ``release_idle`` forgets every idle family (Engine.close).
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -44,6 +46,11 @@ class _Family:
 
 
 _FAMILIES: OrderedDict[str, _Family] = OrderedDict()   # least recently used first
+# families whose holder was collected, not counted yet: a finalizer may run in any thread, in
+# the middle of any statement (even one iterating these dicts), so it only appends here and
+# the next call below settles under the lock
+_LET_GO: list[str] = []
+_LOCK = threading.RLock()
 
 
 def hold(owner: object, names) -> str:
@@ -51,23 +58,15 @@ def hold(owner: object, names) -> str:
     (and are counted among the idle ones after). Returns the family's key."""
     names = frozenset(names)
     key = hashlib.sha1("\n".join(sorted(names)).encode("utf-8")).hexdigest()
-    family = _FAMILIES.get(key)
-    if family is None:
-        family = _FAMILIES[key] = _Family(names)
-    family.holders += 1
-    _FAMILIES.move_to_end(key)
-    weakref.finalize(owner, _let_go, key)
+    with _LOCK:
+        _settle()
+        family = _FAMILIES.get(key)
+        if family is None:
+            family = _FAMILIES[key] = _Family(names)
+        family.holders += 1
+        _FAMILIES.move_to_end(key)
+    weakref.finalize(owner, _LET_GO.append, key)
     return key
-
-
-def _let_go(key: str) -> None:
-    family = _FAMILIES.get(key)
-    if family is None:
-        return
-    family.holders -= 1
-    if family.holders == 0:
-        _FAMILIES.move_to_end(key)   # idle from now: the most recently used of the idle ones
-        _trim(IDLE_PROGRAMS_KEPT)
 
 
 def release_idle() -> None:
@@ -75,26 +74,41 @@ def release_idle() -> None:
     collected first: an emitter's objects refer to each other, so its program may be let go
     only by the cycle collector."""
     gc.collect()
-    _trim(0)
+    with _LOCK:
+        _settle(keep=0)
 
 
 def idle_programs() -> int:
     """How many generated programs are cached with nothing holding them (at most
     IDLE_PROGRAMS_KEPT)."""
-    return sum(1 for f in _FAMILIES.values() if f.holders == 0)
+    with _LOCK:
+        _settle()
+        return sum(1 for f in _FAMILIES.values() if f.holders == 0)
 
 
 def held_programs() -> int:
     """How many generated programs something holds (live emitters' programs)."""
-    return sum(1 for f in _FAMILIES.values() if f.holders > 0)
+    with _LOCK:
+        _settle()
+        return sum(1 for f in _FAMILIES.values() if f.holders > 0)
 
 
 def cached_names() -> set[str]:
     """The generated shader names cached now, held or idle."""
-    return set().union(*(f.names for f in _FAMILIES.values()))
+    with _LOCK:
+        _settle()
+        return set().union(*(f.names for f in _FAMILIES.values()))
 
 
-def _trim(keep: int) -> None:
+def _settle(keep: int = IDLE_PROGRAMS_KEPT) -> None:
+    """Count the holders let go, then forget the idle families past the ``keep`` most
+    recently used."""
+    while _LET_GO:
+        family = _FAMILIES.get(key := _LET_GO.pop())
+        if family is not None:
+            family.holders -= 1
+            if family.holders == 0:
+                _FAMILIES.move_to_end(key)   # idle from now: the most recent of the idle ones
     idle = [k for k, f in _FAMILIES.items() if f.holders == 0]
     for key in idle[:max(0, len(idle) - keep)]:
         family = _FAMILIES.pop(key)
@@ -106,9 +120,7 @@ def _forget(names: set[str] | frozenset[str]) -> None:
     if not names:
         return
     for cache in _CACHES:
-        doomed = [k for k in cache if (k in names if isinstance(k, str) else
-                                       isinstance(k, tuple) and any(
-                                           isinstance(part, str) and part in names
-                                           for part in k))]
-        for k in doomed:
-            del cache[k]
+        for key in list(cache):   # (a snapshot: other threads may add entries meanwhile)
+            if (key in names if isinstance(key, str) else isinstance(key, tuple) and any(
+                    isinstance(part, str) and part in names for part in key)):
+                cache.pop(key, None)

@@ -10,6 +10,7 @@ import wgpu
 from emberfx.core import wgsl
 from emberfx.core.bindings import RENDER, pipeline_layout
 from emberfx.core.frame_graph import RenderQueue
+from emberfx.core.shader_cache import shader_cache
 
 BLENDS = {
     "additive": {"color": {"src_factor": "one", "dst_factor": "one", "operation": "add"},
@@ -21,7 +22,7 @@ BLENDS = {
     "opaque": None,
 }
 
-_CACHE: dict[tuple, object] = {}
+_CACHE: dict[tuple, object] = shader_cache()   # (device id, shader, blend, formats, entry)
 
 # common/sprite.wgsl's sprite_corner(0..5) are two triangles sharing corners 0 and 2: drawn
 # through these indices, the GPU may shade each of the four corners once instead of six vertices

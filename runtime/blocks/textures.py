@@ -15,6 +15,7 @@ import numpy as np
 import wgpu
 
 from emberfx.core import wgsl
+from emberfx.core.errors import special_file_problem
 
 FORMAT = "rgba8unorm-srgb"
 BUILTIN_SIZE = 64
@@ -86,6 +87,7 @@ def read_image(path: Path, name: str, limit: int) -> np.ndarray:
     checked against ``limit`` texels a side before its pixels are decoded."""
     from PIL import Image, UnidentifiedImageError
 
+    _check_regular(path, name)
     try:
         with Image.open(path) as image:
             _check_side(name, *image.size, limit)
@@ -98,6 +100,14 @@ def read_image(path: Path, name: str, limit: int) -> np.ndarray:
             raise
         raise TextureError(f"expected an image pillow can read, found '{name}' "
                            f"({type(exc).__name__})") from None
+
+
+def _check_regular(path: Path, name: str) -> None:
+    """Refuse a FIFO or a device before pillow opens it (the open would block, or read
+    forever)."""
+    special = special_file_problem(path, "image")
+    if special is not None:
+        raise TextureError(f"{special} (texture '{name}')")
 
 
 def _check_side(name: str, width: int, height: int, limit: int) -> None:
@@ -113,6 +123,7 @@ def image_size(texture: str, resolve) -> tuple[int, int]:
     from PIL import Image, UnidentifiedImageError
 
     path = resolve(texture)
+    _check_regular(path, texture)
     try:
         with Image.open(path) as image:
             return image.size

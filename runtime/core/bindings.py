@@ -29,6 +29,7 @@ from emberfx.core import wgsl
 from emberfx.core.errors import EmberError
 from emberfx.core.frame_graph import ClearBuffer, CopyBuffer, Dispatch, Draw, Folded, Pass, Phase
 from emberfx.core.resources import BufferView, Resources, TextureResource
+from emberfx.core.shader_cache import shader_cache
 
 if TYPE_CHECKING:
     from emberfx.core.gpu import GpuContext
@@ -42,7 +43,7 @@ class BindingError(EmberError):
 
 
 # layouts -------------------------------------------------------------------------------------
-_LAYOUTS: dict[tuple, Any] = {}
+_LAYOUTS: dict[tuple, Any] = shader_cache()   # (device id, shader, stage[, "pipeline"])
 
 
 def _entry(binding: wgsl.Binding, stage: str) -> dict:

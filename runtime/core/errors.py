@@ -8,6 +8,7 @@ and keeps its traceback.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -53,11 +54,35 @@ class FrameGraphError(EmberError):
     """Passes that cannot be ordered or that read a resource nothing wrote."""
 
 
+_SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                  (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def special_file_problem(path, kind: str) -> str | None:
+    """Why ``path`` cannot be read as a ``kind`` file without opening it, or None: a FIFO blocks
+    the open until someone writes to it and a device such as /dev/zero never ends, so only
+    regular files (or links to them) are read. A missing path or a folder gives None: the
+    reader names those itself."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode):
+        return None
+    found = next((name for test, name in _SPECIAL_FILES if test(info.st_mode)),
+                 "a special file")
+    return f"expected a regular {kind} file, found {found} at {os.path.abspath(path)}"
+
+
 def read_user_text(path, kind: str,
                    error: Callable[[str, int | None, int | None], EmberError]) -> str:
     """The UTF-8 text of a file the user named (a leading BOM, which some Windows editors add,
     is dropped). Any problem raises ``error(message, line, column)``; line and column are set
-    only when the problem has a place in the text."""
+    only when the problem has a place in the text. A FIFO or a device is refused unread
+    (special_file_problem)."""
+    special = special_file_problem(path, kind)
+    if special is not None:
+        raise error(special, None, None)
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:

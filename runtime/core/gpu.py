@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from emberfx.core.errors import DeviceLimitError, NoAdapterError
+from emberfx.core.shader_cache import shader_cache
 
 if TYPE_CHECKING:
     import wgpu  # imported where used at run time, after the adapter checks
@@ -124,6 +125,9 @@ class GpuContext:
     adapter: wgpu.GPUAdapter
     device: wgpu.GPUDevice
     limits: dict = field(default_factory=dict)
+    # (shader, constants) -> compute pipeline; generated shaders' entries are forgotten when
+    # their program is (core/shader_cache.py)
+    pipelines: dict = field(default_factory=shader_cache, repr=False)
 
     @property
     def label(self) -> str:
@@ -149,11 +153,15 @@ class GpuContext:
         scans rely on it. Elsewhere: not assumed."""
         return self.adapter.info.get("vendor_id") == NVIDIA_VENDOR_ID and not self.is_software
 
+    @property
+    def storage_limit(self) -> tuple[int, str]:
+        """(bytes, what they are): the largest storage buffer binding of this device."""
+        limit = min(self.limits["max-buffer-size"], self.limits["max-storage-buffer-binding-size"])
+        return limit, f"this device's ({self.label}) storage binding size"
+
     def check_buffer_size(self, nbytes: int, what: str, *, storage: bool = True) -> None:
         """Refuse a buffer the device cannot hold, with the numbers, before wgpu panics on it."""
-        limit = self.limits["max-buffer-size"]
-        if storage:
-            limit = min(limit, self.limits["max-storage-buffer-binding-size"])
+        limit = self.storage_limit[0] if storage else self.limits["max-buffer-size"]
         if nbytes > limit:
             raise DeviceLimitError(
                 f"{what} needs {nbytes:,} bytes but this device ({self.label}) allows "
@@ -221,7 +229,7 @@ class GpuContext:
         from emberfx.core import bindings, wgsl
 
         key = (shader, tuple(sorted((constants or {}).items())))
-        cache = self.__dict__.setdefault("_pipelines", {})
+        cache = self.pipelines
         if key not in cache:
             cache[key] = self.device.create_compute_pipeline(
                 label=shader, layout=bindings.pipeline_layout(self.device, shader),

@@ -13,6 +13,8 @@ Sources may also live in memory (``register``): generated code such as an emitte
 whose lines carry the user's own file names and line numbers, and ``derive``d copies of a
 package shader with some of its includes swapped for such sources. Both are immutable (a name
 is registered once, so every cache keyed by name stays right): name them after their content.
+Every cache here is keyed by shader name (core/shader_cache.py), so a generated program nothing
+uses any more can be forgotten, its sources, modules and what was made from them.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from emberfx.core.errors import ShaderError
+from emberfx.core.shader_cache import shader_cache
 
 _INCLUDE = re.compile(r"^\s*//!\s*include\s+(\S+)\s*$")
 _LOCATION = re.compile(r"wgsl:(\d+):(\d+)")
@@ -52,7 +55,24 @@ class _Virtual:
     includes: tuple[tuple[str, str], ...] = ()        # (include as written, replacement)
 
 
-_VIRTUAL: dict[str, _Virtual] = {}
+_VIRTUAL: dict[str, _Virtual] = shader_cache()
+
+
+def _by_shader(function):
+    """functools.cache for a function whose first argument is a shader name, in a
+    shader_cache (so forgetting the name drops its entries)."""
+    cache = shader_cache()
+
+    @functools.wraps(function)
+    def cached(*args, **kwargs):
+        key = args + tuple(sorted(kwargs.items()))
+        try:
+            return cache[key]
+        except KeyError:
+            value = cache[key] = function(*args, **kwargs)
+            return value
+    cached.cache_clear = cache.clear   # type: ignore[attr-defined]
+    return cached
 _SHOWN_AS_IS: set[str] = set()   # origin files named by register(): user paths, not shaders/
 
 
@@ -104,7 +124,7 @@ def read_text(name: str) -> str:
         raise ShaderError(f"shader file not found: shaders/{name}") from None
 
 
-@functools.cache
+@_by_shader
 def load(name: str) -> ShaderSource:
     lines: list[str] = []
     origins: list[tuple[str, int]] = []
@@ -155,23 +175,19 @@ def explain_compile_error(source: ShaderSource, message: str) -> str:
 
 def create_module(device, name: str):
     """A compiled shader module for ``device`` (cached per device and file)."""
-    cache = _module_cache(device)
-    module = cache.get(name)
+    key = (name, id(device))
+    module = _MODULES.get(key)
     if module is None:
         source = load(name)
         try:
             module = device.create_shader_module(label=name, code=source.code)
         except Exception as exc:  # wgpu raises GPUValidationError with naga's report
             raise ShaderError(explain_compile_error(source, str(exc))) from None
-        cache[name] = module
+        _MODULES[key] = module
     return module
 
 
-_MODULES: dict[int, dict[str, object]] = {}
-
-
-def _module_cache(device) -> dict[str, object]:
-    return _MODULES.setdefault(id(device), {})
+_MODULES: dict[tuple[str, int], object] = shader_cache()   # (name, device id) -> module
 
 
 # Module-scope constants and workgroup sizes, so the host reads numbers the WGSL owns instead of
@@ -269,7 +285,7 @@ def _typed(value, wgsl_type: str | None):
     return value
 
 
-@functools.cache
+@_by_shader
 def _declared_constants(name: str) -> dict[str, int | float | bool | ValueError]:
     """Each module-scope const of shaders/``name`` (includes expanded): its value, or the reason
     it could not be read."""
@@ -320,7 +336,7 @@ def enum_constants(name: str, prefix: str) -> dict[str, int]:
     return table
 
 
-@functools.cache
+@_by_shader
 def workgroup_size(name: str, entry: str = "main") -> tuple[int, int, int]:
     """The ``@workgroup_size(x[, y[, z]])`` of entry point ``entry`` in shaders/``name`` as
     (x, y, z); each may be a literal or a const."""
@@ -403,7 +419,7 @@ def _binding_kind(space: str | None, type_text: str) -> tuple[str, str]:
     raise ShaderError(f"unknown resource type {type_text!r}")
 
 
-@functools.cache
+@_by_shader
 def bindings(name: str) -> dict[str, Binding]:
     """The resource declarations of shaders/``name`` (includes expanded), by variable name, in
     (group, binding) order."""

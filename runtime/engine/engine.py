@@ -36,6 +36,7 @@ from emberfx.core.frame_graph import SIMULATION_PHASES, Pass, PassTable, Phase, 
 from emberfx.core.gpu import get_context
 from emberfx.core.readback import reading
 from emberfx.core.resources import Resources
+from emberfx.core.shader_cache import release_idle
 from emberfx.core.submission import HeldSubmission, bound_buffers
 from emberfx.core.system import EntityRef, SharedResources, StepInfo
 from emberfx.engine import live_edits
@@ -490,6 +491,7 @@ class Engine:
             # last reference to the Engine
             self._renderer.release()
             self._telemetry.destroy()
+            release_idle()   # the generated programs its emitters no longer hold
         finally:
             self._owner_ident = None   # closed, even if releasing failed half-way
 

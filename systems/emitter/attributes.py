@@ -15,6 +15,13 @@ import numpy as np
 ATTRIBUTE_TYPES = {"f32": "0.0", "i32": "0i", "u32": "0u", "vec2f": "vec2f()",
                    "vec3f": "vec3f()", "vec4f": "vec4f()"}
 """custom attribute types and their zero"""
+ATTRIBUTE_BYTES = {"f32": 4, "i32": 4, "u32": 4, "vec2f": 8, "vec3f": 16, "vec4f": 16}
+"""bytes each type takes in the struct (vec3f aligned on 16)"""
+MAX_ATTRIBUTES = 64
+MAX_ATTRIBUTE_BYTES = 1024
+"""the most custom attributes of an emitter, and their bytes per particle: every pass of the
+emitter copies them all into and out of each invocation, so thousands of them made a program
+that took minutes to compile"""
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # names an attribute may not take: ParticleState's own fields, what expressions see, Engine.state's
 # keys, and WGSL's keywords and reserved words that a user may plausibly type
@@ -29,6 +36,9 @@ RESERVED_NAMES = frozenset({
 
 def attributes_problem(attributes: dict) -> str | None:
     """Why ``attributes`` cannot be custom attributes, as "attributes.name: why", or None."""
+    if len(attributes) > MAX_ATTRIBUTES:
+        return (f"attributes: expected at most {MAX_ATTRIBUTES} custom attributes, found "
+                f"{len(attributes):,}")
     for name, kind in attributes.items():
         if not _IDENTIFIER.match(name) or name.startswith("__"):
             return f"attributes.{name}: expected a WGSL identifier as the attribute name"
@@ -39,6 +49,10 @@ def attributes_problem(attributes: dict) -> str | None:
         if kind not in ATTRIBUTE_TYPES:
             return (f"attributes.{name}: expected one of {', '.join(ATTRIBUTE_TYPES)}, "
                     f"found {kind!r}")
+    total = sum(ATTRIBUTE_BYTES[kind] for kind in attributes.values())
+    if total > MAX_ATTRIBUTE_BYTES:
+        return (f"attributes: expected at most {MAX_ATTRIBUTE_BYTES:,} bytes of custom "
+                f"attributes per particle (vec3f and vec4f take 16), found {total:,}")
     return None
 
 

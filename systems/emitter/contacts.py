@@ -31,7 +31,12 @@ from emberfx.systems.colliders.particles import (
     solid_kind,
 )
 from emberfx.systems.forces.forces import MAX_FORCES
-from emberfx.systems.forces.volumes import VolumeError, load_volume, pack_volumes
+from emberfx.systems.forces.volumes import (
+    VolumeError,
+    load_volume,
+    pack_volumes,
+    packed_layout,
+)
 
 COLLIDER_KEYS = ("collider",)
 
@@ -102,7 +107,7 @@ class Contacts:
                     "?")
         try:
             return load_volume(shared.resolve(collider.sdf) if shared.resolve else collider.sdf,
-                               channels=1)
+                               channels=1, limit=self.system.gpu.storage_limit)
         except VolumeError as exc:
             raise SceneError(shared.scene_path, str(exc), entity=name,
                              field="collider.sdf") from None
@@ -115,15 +120,16 @@ class Contacts:
         key = tuple(id(samples) for _, samples in sources)
         if key == self.volume_key:
             return False
+        floats, _ = packed_layout([samples.shape for _, samples in sources])
+        self.system.gpu.check_buffer_size(   # before packing: SDF bricks take 8x their samples
+            4 * floats, f"entity '{self.entity.name}': the volumes its emitter samples "
+                        f"(SDF colliders and vector fields, {len(sources)} arrays)")
         flat, slots = pack_volumes([samples for _, samples in sources])
-        self.system.gpu.check_buffer_size(
-            flat.nbytes, f"entity '{self.entity.name}': the volumes its emitter samples "
-                         f"(SDF colliders and vector fields, {len(sources)} arrays)")
         remade = flat.nbytes > self.buffers["volumes"].size
         if remade:
             self.buffers["volumes"] = self.system.resources.regrow(self.buffers["volumes"],
                                                                    flat.nbytes)
-        self.system.resources.write(self.buffers["volumes"], flat.tobytes())
+        self.system.resources.write(self.buffers["volumes"], flat)
         self.volume_key = key
         self.volume_arrays = [samples for _, samples in sources]   # their ids stay unique
         self.volume_index = {id(comp): i for i, (comp, _) in enumerate(sources)}

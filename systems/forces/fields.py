@@ -35,7 +35,7 @@ class FieldSystem(System):
         resolve = self.shared.resolve
         path = resolve(component.field) if resolve is not None else component.field
         try:
-            array = load_volume(path, channels=3)
+            array = load_volume(path, channels=3, limit=self.gpu.storage_limit)
         except VolumeError as exc:
             raise SceneError(self.shared.scene_path, str(exc), entity=entity.name,
                              field="force_field.field") from None

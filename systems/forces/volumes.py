@@ -4,17 +4,32 @@ volumes one emitter samples into one float array (its ``<e>/volumes`` storage bu
 corner bricks, 8x their bytes), which shaders/common/volumes.wgsl samples trilinearly with
 full-precision weights.
 
+A file's header is read and checked before its samples: the dtype and shape, the bytes the
+shape needs against the bytes the file holds (a truncated or sparse file), and the bytes the
+volume takes on the GPU against a limit: the device's storage binding size where a device is
+known, else ``GPU_BYTES_BOUND``. So a header claiming 4096^3 samples is refused in one line, not
+with numpy's failed allocation of 256 GiB.
+
 Sample (k, j, i) of a (D, H, W) array sits at the centre of cell (i, j, k) of the W x H x D
 cells that fill the volume's box: local position ((i + 0.5) / W - 0.5) * size.x, and so on.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from numpy.lib import format as npy_format
+
+from emberfx.core.errors import special_file_problem
+
+GPU_BYTES_BOUND = (1 << 32) - 4
+"""the most bytes a volume may take on the GPU where no device is at hand (the scene check): a
+storage buffer binding holds less than 4 GiB on every backend wgpu drives (Vulkan's range is a
+32-bit count), so a larger volume can run nowhere"""
 
 
 class VolumeError(ValueError):
@@ -29,15 +44,7 @@ def check_volume(array, channels: int) -> np.ndarray:
     at least 2 samples along each axis and finite; VolumeError otherwise."""
     if not isinstance(array, np.ndarray):
         raise VolumeError(f"expected a numpy array, found {type(array).__name__}")
-    if array.dtype != np.float32:
-        raise VolumeError(f"expected dtype float32, found {array.dtype}")
-    wanted = "(D, H, W)" if channels == 1 else "(D, H, W, 3)"
-    ndim = 3 if channels == 1 else 4
-    if array.ndim != ndim or (channels == 3 and array.shape[3] != 3):
-        raise VolumeError(f"expected shape {wanted}, found {tuple(array.shape)}")
-    if min(array.shape[:3]) < 2:
-        raise VolumeError(f"expected at least 2 samples along each axis of {wanted}, found "
-                          f"{tuple(array.shape)}")
+    _check_kind(array.dtype, tuple(array.shape), channels)
     finite = np.isfinite(array)
     if not finite.all():
         where = tuple(int(i) for i in np.argwhere(~finite)[0])
@@ -45,16 +52,70 @@ def check_volume(array, channels: int) -> np.ndarray:
     return np.ascontiguousarray(array)
 
 
-def load_volume(path: str | os.PathLike, channels: int) -> np.ndarray:
+def _check_kind(dtype: np.dtype, shape: tuple, channels: int) -> None:
+    if dtype != np.float32:
+        raise VolumeError(f"expected dtype float32, found {dtype}")
+    wanted = "(D, H, W)" if channels == 1 else "(D, H, W, 3)"
+    ndim = 3 if channels == 1 else 4
+    if len(shape) != ndim or (channels == 3 and shape[3] != 3):
+        raise VolumeError(f"expected shape {wanted}, found {shape}")
+    if min(shape[:3]) < 2:
+        raise VolumeError(f"expected at least 2 samples along each axis of {wanted}, found "
+                          f"{shape}")
+
+
+def check_gpu_bytes(shape: tuple, limit: tuple[int, str] | None = None) -> None:
+    """Refuse a volume of ``shape`` whose packed samples (packed_floats) exceed ``limit``:
+    (bytes, where that number comes from), by default GPU_BYTES_BOUND."""
+    allowed, source = limit or (GPU_BYTES_BOUND, "the most any device's storage binding holds")
+    needed = 4 * packed_floats(shape)
+    if needed > allowed:
+        layout = " as corner bricks, 8 floats a sample" if len(shape) == 3 else ""
+        raise VolumeError(f"expected a volume of at most {allowed:,} bytes on the GPU ({source}),"
+                          f" found shape {shape} taking {needed:,} bytes{layout}")
+
+
+def _read_header(path: Path, file_bytes: int, channels: int) -> tuple:
+    """The shape in the .npy header of ``path``, checked (dtype, shape, and the samples'
+    bytes against the bytes the file holds) before any sample is read."""
+    try:
+        with open(path, "rb") as handle:
+            version = npy_format.read_magic(handle)
+            read = (npy_format.read_array_header_1_0 if version == (1, 0)
+                    else npy_format.read_array_header_2_0)
+            shape, _fortran, dtype = read(handle)
+            start = handle.tell()
+    except (ValueError, OSError, EOFError, SyntaxError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise VolumeError(f"expected a .npy array file, found one numpy cannot read ({first})") \
+            from None
+    shape = tuple(int(n) for n in shape)
+    _check_kind(dtype, shape, channels)
+    needed = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    if file_bytes - start < needed:
+        raise VolumeError(f"expected {needed:,} bytes of samples after the header for shape "
+                          f"{shape}, found {max(0, file_bytes - start):,} (a truncated file)")
+    return shape
+
+
+def load_volume(path: str | os.PathLike, channels: int,
+                limit: tuple[int, str] | None = None) -> np.ndarray:
     """The checked array of a .npy file (cached by path, modification time and size, so the
-    scene loader's check and the engine's upload read it once)."""
+    scene loader's check and the engine's upload read it once). Its header is checked first
+    (_read_header), and the GPU bytes of its shape against ``limit`` (check_gpu_bytes)."""
     path = Path(path)
+    special = special_file_problem(path, ".npy")
+    if special is not None:
+        raise VolumeError(special)
     try:
         stat = path.stat()
     except OSError:
         raise VolumeError(f"expected an existing .npy file, found none at {path}") from None
     key = (str(path), stat.st_mtime_ns, stat.st_size, channels)
     cached = _CACHE.get(key)
+    shape = tuple(cached.shape) if cached is not None else _read_header(path, stat.st_size,
+                                                                        channels)
+    check_gpu_bytes(shape, limit)
     if cached is not None:
         return cached
     try:
@@ -71,28 +132,36 @@ def load_volume(path: str | os.PathLike, channels: int) -> np.ndarray:
     return array
 
 
+ALIGN = 24   # floats: a brick starts on 32 bytes, a vector sample on a multiple of 3 floats
+
+
 @dataclass(frozen=True)
 class PackedVolume:
     offset: int              # first float of the volume in the packed array
     grid: tuple[int, int, int]   # samples along local x, y, z: (W, H, D)
 
 
-def corner_bricks(volume: np.ndarray) -> np.ndarray:
+def corner_bricks(volume: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """A scalar (D, H, W) volume as (D, H, W, 8): for each cell, the eight samples a trilinear
     sample there reads (corner c = x + 2 y + 4 z above the cell's own sample, clamped at the
     far edges), side by side. A GPU then fetches one 32-byte sector per sample where the plain
     layout scattered eight (an H200's update with a 64^3 SDF: +74% over no collider before,
-    see README benchmarks); the price is 8x the array's bytes."""
-    d, h, w = volume.shape
-    x1 = np.minimum(np.arange(w) + 1, w - 1)
-    y1 = np.minimum(np.arange(h) + 1, h - 1)
-    z1 = np.minimum(np.arange(d) + 1, d - 1)
-    corners = []
+    see README benchmarks); the price is 8x the array's bytes. Written into ``out`` (a
+    float32 (D, H, W, 8) array, e.g. a view of the packed array) when given, with slices of
+    the volume only: no temporary larger than the volume."""
+    if out is None:
+        out = np.empty((*volume.shape, 8), np.float32)
     for c in range(8):
-        v = volume[z1] if c & 4 else volume
-        v = v[:, y1] if c & 2 else v
-        corners.append(v[:, :, x1] if c & 1 else v)
-    return np.stack(corners, axis=-1)
+        # along each axis where corner c is one ahead, destination 0 .. n-2 reads source
+        # 1 .. n-1 and the last one reads itself (clamped); basic slices copy view to view
+        ranges = []
+        for n, ahead in zip(volume.shape, (c & 4, c & 2, c & 1)):
+            ranges.append([(slice(0, n - 1), slice(1, n)), (slice(n - 1, n), slice(n - 1, n))]
+                          if ahead else [(slice(None), slice(None))])
+        target = out[..., c]
+        for (dz, sz), (dy, sy), (dx, sx) in itertools.product(*ranges):
+            target[dz, dy, dx] = volume[sz, sy, sx]
+    return out
 
 
 COARSE = 8   # fine cells per coarse cell along each axis (the SDF's coarse lower bounds)
@@ -119,33 +188,46 @@ def coarse_minimum(volume: np.ndarray) -> np.ndarray:
     return out
 
 
-def packed_size(array: np.ndarray) -> int:
-    """Floats a volume takes in the packed array: scalar volumes as corner bricks followed by
-    their coarse lower bounds; vector volumes as they are."""
-    if array.ndim == 3:
-        return array.size * 8 + int(np.prod(coarse_counts(array.shape)))
-    return array.size
+def packed_floats(shape: tuple) -> int:
+    """Floats a volume of ``shape`` takes in the packed array: scalar volumes as corner bricks
+    followed by their coarse lower bounds; vector volumes as they are (Python integers: a
+    hostile header's product does not wrap)."""
+    size = 1
+    for n in shape:
+        size *= int(n)
+    if len(shape) == 3:
+        coarse = 1
+        for n in coarse_counts(shape):
+            coarse *= n
+        return size * 8 + coarse
+    return size
 
 
-ALIGN = 24   # floats: a brick starts on 32 bytes, a vector sample on a multiple of 3 floats
+def packed_layout(shapes: list[tuple]) -> tuple[int, list[PackedVolume]]:
+    """Floats of the packed array (at least 4, whole vec4s) and each volume's slot, from the
+    shapes alone: the size is known, and checked, before anything is packed."""
+    slots, total = [], 0
+    for shape in shapes:
+        total = -(-total // ALIGN) * ALIGN
+        slots.append(PackedVolume(total, (shape[2], shape[1], shape[0])))
+        total += packed_floats(shape)
+    return max(4, -(-total // 4) * 4), slots
 
 
 def pack_volumes(arrays: list[np.ndarray]) -> tuple[np.ndarray, list[PackedVolume]]:
     """One float32 array holding every volume (scalar volumes as corner bricks, vectors as 3
     floats per sample), with each one's offset (a multiple of ALIGN) and grid; at least 4
     floats long, a multiple of 4 (the shader reads vec4s), so the buffer is never empty."""
-    slots, total = [], 0
-    for a in arrays:
-        total = -(-total // ALIGN) * ALIGN
-        slots.append(PackedVolume(total, (a.shape[2], a.shape[1], a.shape[0])))
-        total += packed_size(a)
-    flat = np.zeros(max(4, -(-total // 4) * 4), np.float32)   # whole vec4s
+    total, slots = packed_layout([a.shape for a in arrays])
+    flat = np.zeros(total, np.float32)
     for a, slot in zip(arrays, slots):
-        if a.ndim == 3:
-            data = np.concatenate([corner_bricks(a).reshape(-1), coarse_minimum(a).reshape(-1)])
+        if a.ndim == 3:   # bricks written in place, then the coarse bounds after them
+            bricks = flat[slot.offset:slot.offset + 8 * a.size].reshape(*a.shape, 8)
+            corner_bricks(a, bricks)
+            coarse = coarse_minimum(a).reshape(-1)
+            flat[slot.offset + 8 * a.size:slot.offset + 8 * a.size + coarse.size] = coarse
         else:
-            data = a.reshape(-1)
-        flat[slot.offset:slot.offset + data.size] = data
+            flat[slot.offset:slot.offset + a.size] = a.reshape(-1)
     return flat, slots
 
 

@@ -6,16 +6,27 @@ and scaled so the longest side is 1: the mesh fits [-0.5, 0.5]^3 as the built-in
 particle's ``size`` is its extent whatever units the file used. Every problem is an ObjError
 with a one-line "expected ..., found ..." message; the scene loader and the emitter name the
 entity, the field and the file around it.
+
+Only regular files are read (a FIFO would block and /dev/zero never ends), of at most
+``MAX_MESH_BYTES``, with at most ``MAX_MESH_RECORDS`` vertex and as many face records, counted
+before trimesh parses anything: every particle draws the whole mesh, so a larger one is a
+mistake, and parsing one costs memory in proportion.
 """
 
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import numpy as np
 
+from emberfx.core.errors import special_file_problem
 from emberfx.systems.meshes.shapes import TriangleMesh, flat_shaded
+
+MAX_MESH_BYTES = 32 << 20   # an OBJ file's size
+MAX_MESH_RECORDS = 1 << 17  # 'v' lines, and 'f' lines, of one mesh
+_RECORD = {kind: re.compile(rb"^[ \t]*" + kind + rb"[ \t]", re.M) for kind in (b"v", b"f")}
 
 
 class ObjError(ValueError):
@@ -24,11 +35,24 @@ class ObjError(ValueError):
 
 def read_obj(path: str | Path) -> TriangleMesh:
     path = Path(path)
+    special = special_file_problem(path, "Wavefront OBJ")
+    if special is not None:
+        raise ObjError(special)
     try:
+        size = path.stat().st_size
+        if size > MAX_MESH_BYTES:
+            raise ObjError(f"expected a Wavefront file of at most {MAX_MESH_BYTES >> 20} MiB, "
+                           f"found '{path}' of {size / (1 << 20):.1f} MiB")
         data = path.read_bytes()
     except OSError as exc:
         raise ObjError(f"expected a readable Wavefront file, found '{path}' "
                        f"({exc.strerror or type(exc).__name__})") from None
+    for kind, pattern in _RECORD.items():
+        count = len(pattern.findall(data))
+        if count > MAX_MESH_RECORDS:
+            what = "vertex ('v')" if kind == b"v" else "face ('f')"
+            raise ObjError(f"expected at most {MAX_MESH_RECORDS:,} {what} lines, found "
+                           f"{count:,} in '{path}'")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

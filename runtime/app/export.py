@@ -12,6 +12,7 @@ stopped by an error or Ctrl-C keeps the files of the steps already done and no p
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from pathlib import Path
 
@@ -60,7 +61,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def prepared_folder(folder, what: str = "export(folder)") -> Path:
+def prepared_folder(folder, what: str = "Engine.export(folder)") -> Path:
+    if not isinstance(folder, (str, os.PathLike)) or not str(folder).strip():
+        raise EmberError(f"{what}: expected a folder path (a non-empty str or os.PathLike), "
+                         f"found {folder!r:.60}")
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise EmberError(f"{what} {folder}: expected a folder, found a file")

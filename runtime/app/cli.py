@@ -28,6 +28,7 @@ from emberfx.app.arguments import (
 )
 from emberfx.app.headless import HEADLESS_FRAMES
 from emberfx.core.errors import EmberError, UsageError
+from emberfx.engine import interrupts
 from emberfx.model import registry
 
 PROG = "emberfx"
@@ -320,6 +321,12 @@ COMMANDS = {"run": cmd_run, "render": cmd_render, "validate": cmd_validate,
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Ctrl-C and SIGTERM from the first line (building the parser loads the families): exit
+    # 130 or 143, no traceback, no file left behind
+    return interrupts.run_command(lambda: _main(argv), PROG)
+
+
+def _main(argv: list[str] | None) -> int:
     parser, subs = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -242,3 +242,72 @@ def test_an_early_sigterm_exits_143(gpu, tmp_path, delay):
     assert proc.returncode == 143, err
     assert "Traceback" not in err and err.rstrip().endswith("emberfx: terminated"), err
     assert os.listdir(tmp_path) == []
+
+
+# ---------------------------------------------------------------------------- sizes
+
+def test_an_exr_beyond_the_buffer_limit_is_refused_before_the_first_frame(gpu, tmp_path):
+    """16384x16384 is within lavapipe's texture limit, but its HDR readback (8 bytes a pixel)
+    is one byte over its 2 GiB max_buffer_size."""
+    pytest.importorskip("OpenEXR")
+    w = gpu.limits["max-texture-dimension-2d"]
+    limit = gpu.limits["max-buffer-size"]
+    if w * w * 8 <= limit:
+        pytest.skip(f"{w}x{w} HDR fits this device's max_buffer_size ({limit})")
+    r = run_module("render", FOUNTAIN, "--frames", 1, "--size", f"{w}x{w}", "--out", "x.exr",
+                   cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    error = error_line(r.stderr)
+    assert error.startswith(f"emberfx: error: the HDR frame at {w}x{w} needs a readback "
+                            f"buffer of {w * w * 8} bytes (8 bytes a pixel), over this device's "
+                            f"max_buffer_size of {limit} (")
+    assert "x.exr: frame" not in r.stderr and os.listdir(tmp_path) == []
+
+
+class LimitedGpu:
+    label = "a small test device"
+
+    def __init__(self, max_buffer_size: int):
+        self.limits = {"max-buffer-size": max_buffer_size}
+
+
+def test_captures_are_checked_against_the_buffer_limit_and_memory(monkeypatch):
+    from emberfx.core.errors import DeviceLimitError
+    from emberfx.engine import captures
+
+    captures.check_captures(LimitedGpu(64 * 32 * 4), (64, 32), ("image",))   # exactly fits
+    with pytest.raises(DeviceLimitError, match=r"^the HDR frame at 64x32 needs a readback "
+                                               r"buffer of 16384 bytes \(8 bytes a pixel\), "
+                                               r"over this device's max_buffer_size of 16383 "
+                                               r"\(a small test device\): at this width, at "
+                                               r"most 31 rows$"):
+        captures.check_captures(LimitedGpu(16383), (64, 32), ("image", "hdr"))
+    monkeypatch.setattr(captures, "available_memory", lambda: 10 * 2**20)
+    with pytest.raises(DeviceLimitError, match=r"^the image and the depth at 1024x1024 need "
+                                               r"about 32\.0 MiB of memory \(4 copies while read "
+                                               r"back and written\), 10\.0 MiB is available"):
+        captures.check_captures(LimitedGpu(2**31), (1024, 1024), ("image", "depth"))
+
+
+@pytest.mark.parametrize("ext, count", [(".png", 1), (".gif", 3)])
+def test_images_past_pillows_bomb_limit_are_written_and_read_back(tmp_path, monkeypatch, ext,
+                                                                  count):
+    """Pillow refuses to open more than 2 * MAX_IMAGE_PIXELS pixels; lowered here so a small
+    image takes the path a 16384x16384 render takes at Pillow's default limit."""
+    from PIL import Image
+
+    from emberfx.app.output import FrameWriter, write_png
+
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)
+    frames = np.random.default_rng(1).integers(0, 256, (count, 48, 64, 4), np.uint8)
+    with FrameWriter(tmp_path / f"clip{ext}", size=(64, 48), fps=10) as writer:
+        for frame in frames:
+            writer.add(frame)
+    write_png(tmp_path / "shot.png", frames[-1])
+    assert Image.MAX_IMAGE_PIXELS == 1000   # restored
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", None)
+    with Image.open(tmp_path / "shot.png") as image:
+        assert np.array_equal(np.asarray(image), frames[-1])
+    with Image.open(tmp_path / f"clip{ext}") as image:
+        assert getattr(image, "n_frames", 1) == count and image.size == (64, 48)
+    assert sorted(os.listdir(tmp_path)) == sorted({f"clip{ext}", "shot.png"})

@@ -18,12 +18,14 @@ only needs an object with ``.size``, ``.scene``, ``.step()`` and ``.render()``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
 import socket
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -218,15 +220,33 @@ def write_png(path: str | os.PathLike, rgba: np.ndarray) -> Path:
         raise UsageError(f"a screenshot must be a .png file, not '{path.suffix or path.name}'")
     image = Image.fromarray(_as_rgba(rgba), "RGBA")
     return write_atomically(path, lambda tmp: image.save(tmp, format="PNG"),
-                            verify=lambda tmp: _verify_image(tmp, path, frames=1))
+                            verify=lambda tmp: _verify_image(tmp, path, 1,
+                                                             image.width * image.height))
 
 
-def _verify_image(tmp: Path, target: Path, frames: int) -> None:
-    """Read a written PNG or GIF back: PNG checksums, or the GIF's frame count."""
+@contextlib.contextmanager
+def _pillow_allows(pixels: int) -> Iterator[None]:
+    """Pillow refuses to open images of more pixels than ``Image.MAX_IMAGE_PIXELS`` (a guard
+    against decompression bombs from strangers). A file emberfx just wrote, at a size the
+    device allowed, is no such bomb: its read-back raises the limit to its own size."""
+    from PIL import Image
+
+    before = Image.MAX_IMAGE_PIXELS
+    if before is not None and pixels > before:
+        Image.MAX_IMAGE_PIXELS = pixels
+    try:
+        yield
+    finally:
+        Image.MAX_IMAGE_PIXELS = before
+
+
+def _verify_image(tmp: Path, target: Path, frames: int, pixels: int) -> None:
+    """Read a written PNG or GIF of ``pixels`` pixels a frame back: PNG checksums, or the
+    GIF's frame count."""
     from PIL import Image
 
     try:
-        with Image.open(tmp) as image:
+        with _pillow_allows(pixels), Image.open(tmp) as image:
             found = getattr(image, "n_frames", 1)
             image.verify()   # PNG: every chunk's CRC; GIF: parses the blocks
     except (OSError, SyntaxError, ValueError, EOFError) as exc:   # PIL's ways to say "broken"
@@ -365,7 +385,8 @@ class FrameWriter:
     def _verify(self, tmp: Path) -> None:
         """Read the finished file back before it may replace anything at the target."""
         if self.kind not in VIDEO:
-            _verify_image(tmp, self.path, frames=self.count if self.kind == ".gif" else 1)
+            _verify_image(tmp, self.path, self.count if self.kind == ".gif" else 1,
+                          self.size[0] * self.size[1])
             return
         from emberfx.app.video import count_frames
 
@@ -471,6 +492,13 @@ def render_to_file(engine, frames: int, out: str | os.PathLike, fps: float | Non
     for path in (out, depth):
         if path is not None:
             check_target(Path(path))
+    gpu = getattr(engine, "gpu", None)
+    if gpu is not None:   # the readbacks fit the device and memory, before the first frame
+        from emberfx.engine.captures import check_captures
+
+        kinds = ("hdr" if out.suffix.lower() == ".exr" else "image",) + (
+            ("depth",) if depth is not None else ())
+        check_captures(gpu, tuple(engine.size), kinds)
     fps = default_fps(engine.scene) if fps is None else fps
     options = {"transparent": True} if transparent else {}
     group = OutputGroup()   # out and depth appear together, or neither does

@@ -311,3 +311,89 @@ def test_images_past_pillows_bomb_limit_are_written_and_read_back(tmp_path, monk
     with Image.open(tmp_path / f"clip{ext}") as image:
         assert getattr(image, "n_frames", 1) == count and image.size == (64, 48)
     assert sorted(os.listdir(tmp_path)) == sorted({f"clip{ext}", "shot.png"})
+
+
+# ---------------------------------------------------------------------------- counts that cannot finish
+
+def test_step_counts_that_cannot_finish_are_refused_in_one_line(gpu, tmp_path):
+    from emberfx.engine.engine_guard import EngineUsageError
+
+    engine = _empty_emitter_engine(tmp_path)
+    try:
+        engine.step(2)
+        started = time.perf_counter()
+        with pytest.raises(EngineUsageError, match=r"^step\(frames\): 1000000000 steps \(192\.9 "
+                                                   r"days of simulated time, about .* at the .* "
+                                                   r"ms a step measured so far\) in one call; "
+                                                   r"at most 10,000,000 a call "):
+            engine.step(10**9)
+        with pytest.raises(EngineUsageError, match=r"^step\(frames\): 9223372036854775808 steps "
+                                                   r".* would pass step 4294967295, the last the "
+                                                   r"GPU's 32-bit step index .* 4294967293 steps "
+                                                   r"are left after the 2 taken$"):
+            engine.step(2**63)
+        assert time.perf_counter() - started < 5.0   # refused, not started
+        assert engine.clock.steps == 2
+    finally:
+        engine.close()
+
+
+def test_step_budget_bounds_are_exact():
+    from emberfx.engine.engine_guard import (
+        MAX_STEPS_PER_CALL,
+        STEP_INDEX_LIMIT,
+        EngineUsageError,
+        step_budget,
+    )
+
+    step_budget(MAX_STEPS_PER_CALL, "step", done=0, fixed_dt=1 / 60)
+    with pytest.raises(EngineUsageError, match="in one call"):
+        step_budget(MAX_STEPS_PER_CALL + 1, "step", done=0, fixed_dt=1 / 60)
+    last = STEP_INDEX_LIMIT - 1   # the step index counts steps 1 .. 2**32 - 1
+    step_budget(10, "--frames", done=last - 10, fixed_dt=1 / 60, per_call=None)
+    with pytest.raises(EngineUsageError, match=r"^--frames: 11 steps .* 10 steps are left"):
+        step_budget(11, "--frames", done=last - 10, fixed_dt=1 / 60, per_call=None)
+
+
+@pytest.mark.parametrize("command", ["render", "export"])
+def test_cli_frame_counts_past_the_step_index_are_refused(gpu, tmp_path, command):
+    out = "x.png" if command == "render" else "cache"
+    r = run_module(command, FOUNTAIN, "--frames", "99999999999999999999", "--out", out,
+                   cwd=tmp_path, timeout=120)
+    assert r.returncode == 1, r.stderr
+    assert error_line(r.stderr).startswith(
+        "emberfx: error: --frames: 99999999999999999999 steps (")
+    assert "would pass step 4294967295" in r.stderr
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def test_a_gif_that_cannot_fit_in_memory_is_refused_before_the_first_frame(gpu, tmp_path):
+    from emberfx.engine.captures import available_memory
+
+    free = available_memory()
+    if free is None:
+        pytest.skip("available memory unknown here")
+    frames = 2 * free // (320 * 180 * 3) + 1
+    r = run_module("render", FOUNTAIN, "--frames", frames, "--size", "320x180", "--out",
+                   "x.gif", cwd=tmp_path, timeout=120)
+    assert r.returncode == 1, r.stderr
+    assert error_line(r.stderr).startswith(
+        f"emberfx: error: cannot write x.gif: a GIF keeps every frame in memory until it is "
+        f"written, and {frames} frames of 320x180 need ")
+    assert "x.gif: frame" not in r.stderr and os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("frames, expected", [
+    (4000, r"export to .*: 4000 ply files need at least .* with no point alive \(up to .* "
+           r"with every slot alive\); .*'s disk has .* free$"),
+    (4_000_000_000, r"export to .*: 4000000000 steps of 1 entities are 4000000000 files, and "
+                    r"its disk has \d+ free inodes$")])
+def test_an_export_that_cannot_fit_on_disk_is_refused(gpu, tmp_path, small_disk, frames,
+                                                      expected):
+    r = run_module("export", FOUNTAIN, "--frames", frames, "--format", "ply", "--out",
+                   small_disk, cwd=tmp_path, timeout=120)
+    assert r.returncode == 1, r.stderr
+    import re
+
+    assert re.fullmatch("emberfx: error: " + expected, error_line(r.stderr)), r.stderr
+    assert os.listdir(small_disk) == [] and "export ply: frame" not in r.stderr

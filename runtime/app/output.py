@@ -492,13 +492,7 @@ def render_to_file(engine, frames: int, out: str | os.PathLike, fps: float | Non
     for path in (out, depth):
         if path is not None:
             check_target(Path(path))
-    gpu = getattr(engine, "gpu", None)
-    if gpu is not None:   # the readbacks fit the device and memory, before the first frame
-        from emberfx.engine.captures import check_captures
-
-        kinds = ("hdr" if out.suffix.lower() == ".exr" else "image",) + (
-            ("depth",) if depth is not None else ())
-        check_captures(gpu, tuple(engine.size), kinds)
+    _check_fits(engine, frames, out, depth)
     fps = default_fps(engine.scene) if fps is None else fps
     options = {"transparent": True} if transparent else {}
     group = OutputGroup()   # out and depth appear together, or neither does
@@ -511,6 +505,30 @@ def render_to_file(engine, frames: int, out: str | os.PathLike, fps: float | Non
             group.discard()
             raise
     return out
+
+
+def _check_fits(engine, frames: int, out: Path, depth) -> None:
+    """Refuse, before the first frame, a run that cannot finish or whose captures cannot fit:
+    a frame count past the GPU's step index, readbacks over the device's buffer limit or the
+    memory, a GIF whose frames (kept until the end) outgrow the memory."""
+    from emberfx.engine.captures import available_memory, byte_text, check_captures
+    from emberfx.engine.engine_guard import step_budget
+
+    clock, gpu = getattr(engine, "clock", None), getattr(engine, "gpu", None)
+    if clock is not None:
+        step_budget(frames, "--frames", done=clock.steps, fixed_dt=clock.fixed_dt, per_call=None)
+    w, h = engine.size
+    if gpu is not None:
+        kinds = ("hdr" if out.suffix.lower() == ".exr" else "image",) + (
+            ("depth",) if depth is not None else ())
+        check_captures(gpu, (w, h), kinds)
+    if out.suffix.lower() == ".gif":
+        need, free = frames * w * h * 3, available_memory()
+        if free is not None and need > free:
+            raise EmberError(f"cannot write {out}: a GIF keeps every frame in memory until it "
+                             f"is written, and {frames} frames of {w}x{h} need "
+                             f"{byte_text(need)} where {byte_text(free)} is available: render "
+                             f"fewer frames, a smaller --size, or an .mp4")
 
 
 def _render_frames(engine, frames: int, out: Path, fps: float, options: dict, progress: bool,

@@ -56,8 +56,13 @@ def linear_depth(ndc_depth: np.ndarray, projection: np.ndarray) -> np.ndarray:
     return np.where(ndc_depth >= 1.0, np.inf, depth).astype(np.float32)
 
 
-def _gib(n: int) -> str:
-    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
+def byte_text(n: float) -> str:
+    """A byte count for a message: '512 bytes', '3.2 KiB', '1.5 MiB', '2.00 GiB'."""
+    if n < 1024:
+        return f"{n:.0f} bytes"
+    if n < 2**20:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n / 2**20:.1f} MiB" if n < 2**30 else f"{n / 2**30:,.2f} GiB"
 
 
 def available_memory() -> int | None:
@@ -94,6 +99,6 @@ def check_captures(gpu, size: tuple[int, int], kinds) -> None:
     free = available_memory()
     if free is not None and host > free:
         raise DeviceLimitError(
-            f"{' and '.join(CAPTURES[k][1] for k in kinds)} at {w}x{h} need about {_gib(host)} "
-            f"of memory ({HOST_COPIES} copies while read back and written), {_gib(free)} is "
+            f"{' and '.join(CAPTURES[k][1] for k in kinds)} at {w}x{h} need about {byte_text(host)} "
+            f"of memory ({HOST_COPIES} copies while read back and written), {byte_text(free)} is "
             f"available: render a smaller --size")

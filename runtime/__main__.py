@@ -6,7 +6,7 @@ in the command's first moments also exits 130 or 143 without a traceback (engine
 
 import sys
 
-from emberfx.engine import interrupts   # the standard library only: quick to import
+from emberfx.engine import interrupts  # the standard library only: quick to import
 
 
 def _cli() -> int:

@@ -53,7 +53,8 @@ def test_showcase_ply_export_writes_emitters_with_no_particle_as_zero_vertices(g
                    tmp_path / "out")
     assert r.returncode == 0, r.stderr
     files = sorted((tmp_path / "out").iterdir())
-    counts, properties = {}, {}
+    counts: dict[str, int] = {}
+    properties: dict[str, set[tuple[str, ...]]] = {}
     for path in files:
         vertex = plyfile.PlyData.read(str(path))["vertex"]
         counts[path.name] = vertex.count
@@ -313,7 +314,7 @@ def test_images_past_pillows_bomb_limit_are_written_and_read_back(tmp_path, monk
     assert sorted(os.listdir(tmp_path)) == sorted({f"clip{ext}", "shot.png"})
 
 
-# ---------------------------------------------------------------------------- counts that cannot finish
+# ---------------------------------------------------------------------------- unending counts
 
 def test_step_counts_that_cannot_finish_are_refused_in_one_line(gpu, tmp_path):
     from emberfx.engine.engine_guard import EngineUsageError

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from emberfx.app.output import OutputGroup, same_file, write_atomically
+from emberfx.app.atomic_files import OutputGroup, same_file, write_atomically
 from emberfx.core.errors import EmberError, UsageError
 
 EXR_HINT = "pip install 'emberfx[exr]' (openexr)"

@@ -161,7 +161,7 @@ def check_disk(engine, folder: Path, fmt: str, stems: dict[str, str], steps: int
         disk, stat = shutil.disk_usage(folder), os.statvfs(folder)
     except (OSError, AttributeError):   # no statvfs (Windows): no check
         return
-    from emberfx.engine.captures import byte_text   # the engine is built: no new import cost
+    from emberfx.engine.captures import byte_text  # the engine is built: no new import cost
 
     where = f"{folder}'s disk has {byte_text(disk.free)} free"
     if stat.f_files and files > stat.f_favail:
@@ -197,7 +197,7 @@ def export_run(engine, frames: int, every: int, folder, fmt: str = "npz",
     fmt = _check_format(fmt)
     folder = prepared_folder(folder)
     stems = _entities(engine)
-    from emberfx.engine.engine_guard import step_budget   # esper: only once a command runs
+    from emberfx.engine.engine_guard import step_budget  # esper: only once a command runs
 
     step_budget(frames, "--frames", done=engine.clock.steps, fixed_dt=engine.clock.fixed_dt,
                 per_call=None)

@@ -98,7 +98,8 @@ def check_captures(gpu, size: tuple[int, int], kinds) -> None:
     host = HOST_COPIES * w * h * sum(CAPTURES[kind][0] for kind in kinds)
     free = available_memory()
     if free is not None and host > free:
+        names = " and ".join(CAPTURES[kind][1] for kind in kinds)
         raise DeviceLimitError(
-            f"{' and '.join(CAPTURES[k][1] for k in kinds)} at {w}x{h} need about {byte_text(host)} "
-            f"of memory ({HOST_COPIES} copies while read back and written), {byte_text(free)} is "
-            f"available: render a smaller --size")
+            f"{names} at {w}x{h} need about {byte_text(host)} "
+            f"of memory ({HOST_COPIES} copies while read back and written), "
+            f"{byte_text(free)} is available: render a smaller --size")

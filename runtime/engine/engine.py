@@ -184,11 +184,11 @@ class Engine:
     # simulation --------------------------------------------------------------------------------
     def step(self, frames: int = 1) -> None:
         """Advance the simulation by ``frames`` fixed steps (engine_guard.step_budget: at most
-        MAX_STEPS_PER_CALL a call). Ctrl-C stops it between two steps."""
-        count = step_count(frames)
-        step_budget(count, "step(frames)", done=self.clock.steps, fixed_dt=self.clock.fixed_dt,
-                    seconds_per_step=self._telemetry.step_seconds)
-        with interrupts.deferred():
+        MAX_STEPS_PER_CALL a call). Ctrl-C stops a call of several steps between two steps."""
+        count = step_budget(step_count(frames), "step(frames)", done=self.clock.steps,
+                            fixed_dt=self.clock.fixed_dt,
+                            seconds_per_step=self._telemetry.step_seconds)
+        with interrupts.deferred() if count > 1 else contextlib.nullcontext():
             for _ in range(count):
                 interrupts.check()
                 # their edits apply to this step; on_event hears the GPU's counts first

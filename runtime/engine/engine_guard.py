@@ -177,9 +177,10 @@ def steps_left(done: int) -> int:
 
 
 def step_budget(count: int, what: str, *, done: int, fixed_dt: float,
-                seconds_per_step: float = 0.0, per_call: int | None = MAX_STEPS_PER_CALL) -> None:
-    """Refuse ``count`` more steps (after ``done``) that cannot finish: past the GPU's step
-    index, or over ``per_call`` in one call, with what they would take in the message."""
+                seconds_per_step: float = 0.0, per_call: int | None = MAX_STEPS_PER_CALL) -> int:
+    """``count``, or a one-line refusal of ``count`` more steps (after ``done``) that cannot
+    finish: past the GPU's step index, or over ``per_call`` in one call, with what they would
+    take in the message."""
     took = f"{_duration(count * fixed_dt)} of simulated time"
     if seconds_per_step > 0:
         took += (f", about {_duration(count * seconds_per_step)} at the "
@@ -193,6 +194,7 @@ def step_budget(count: int, what: str, *, done: int, fixed_dt: float,
         raise EngineUsageError(
             f"{what}: {count} steps ({took}) in one call; at most {per_call:,} a call (a call "
             f"holds its thread until it ends): call step() in a loop for longer runs")
+    return count
 
 
 def step_count(frames, what: str = "step(frames)") -> int:

@@ -398,3 +398,25 @@ def test_an_export_that_cannot_fit_on_disk_is_refused(gpu, tmp_path, small_disk,
 
     assert re.fullmatch("emberfx: error: " + expected, error_line(r.stderr)), r.stderr
     assert os.listdir(small_disk) == [] and "export ply: frame" not in r.stderr
+
+
+def test_ctrl_c_stops_a_long_step_call_between_two_steps(gpu, tmp_path):
+    """A long but allowed step(n) is stopped by Ctrl-C, and the Engine goes on from there."""
+    import threading
+
+    engine = _empty_emitter_engine(tmp_path)
+    try:
+        engine.step(1)
+        timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        started = time.perf_counter()
+        with pytest.raises(KeyboardInterrupt):
+            engine.step(1_000_000)
+        timer.join()
+        assert time.perf_counter() - started < 30.0
+        stopped_at = engine.clock.steps
+        assert 1 < stopped_at < 1_000_000
+        engine.step(2)   # still usable: the interrupt came between two steps
+        assert engine.clock.steps == stopped_at + 2
+    finally:
+        engine.close()

@@ -1,8 +1,8 @@
 """The ``emberfx`` command line: a thin face over load_scene, Engine, output and window.
 
 Exit status: 0 ok, 1 an EmberError (a user mistake or environment problem, printed as one line
-``emberfx: error: ...``), 2 a usage error (the usage line, then the message), 130 Ctrl-C.
-Anything else is a bug and keeps its traceback.
+``emberfx: error: ...``), 2 a usage error (the usage line, then the message), 130 Ctrl-C, 143
+SIGTERM (engine/interrupts.py). Anything else is a bug and keeps its traceback.
 
 Families add their own commands (``registry.cli_command``); the parser lists them after the
 built-in scene commands, and main() runs them with the same exit statuses.

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -420,3 +421,24 @@ def test_ctrl_c_stops_a_long_step_call_between_two_steps(gpu, tmp_path):
         assert engine.clock.steps == stopped_at + 2
     finally:
         engine.close()
+
+
+def test_a_signal_inside_a_wgpu_callback_is_raised_once_it_is_safe(capfd):
+    """cffi prints and drops an exception raised in a callback: a command's Ctrl-C that lands in
+    one is recorded, the code after the callback runs, and the command still exits 130."""
+    from emberfx.engine import interrupts
+
+    module: dict[str, Any] = {"__name__": "wgpu.backends.stand_in"}   # named as wgpu names one
+    exec("def buffer_map_callback(then):\n    then()\n", module)
+    reached = []
+
+    def body() -> int:
+        module["buffer_map_callback"](lambda: signal.raise_signal(signal.SIGINT))
+        reached.append("after the callback")
+        return 0
+
+    before = signal.getsignal(signal.SIGINT)
+    assert interrupts.run_command(body, "emberfx") == 130
+    assert reached == ["after the callback"]
+    assert capfd.readouterr().err == "emberfx: interrupted\n"
+    assert signal.getsignal(signal.SIGINT) is before

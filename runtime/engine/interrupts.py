@@ -15,7 +15,9 @@ different exception (``ScriptTimeout`` in scripting), never a ``KeyboardInterrup
 A CLI command runs inside ``command()`` from its first line (argument parsing loads the families,
 then the adapter, the engine and the encoder start): there Ctrl-C raises at once outside
 ``deferred()`` blocks and stays recorded, as above, and SIGTERM does the same with ``Terminated``,
-so both unwind through the writers' cleanup (every temp file removed, ffmpeg stopped).
+so both unwind through the writers' cleanup (every temp file removed, ffmpeg stopped). One that
+arrives inside a wgpu callback (adapter and device requests, buffer maps) is only recorded, and
+raised at the next check or when the command ends.
 ``run_command`` turns them into exit statuses 130 and 143 with one line on stderr. SIGKILL
 cannot be handled: its temp files stay until the next write into that folder removes them
 (app/output.py).
@@ -34,6 +36,7 @@ from collections.abc import Callable, Iterator
 
 EXIT_INTERRUPTED = 130   # 128 + SIGINT, as shells report a Ctrl-C
 EXIT_TERMINATED = 143    # 128 + SIGTERM
+CALLBACK_FRAMES = 8      # how far up the stack a signal looks for a wgpu callback
 
 
 class Terminated(BaseException):
@@ -53,10 +56,27 @@ class _State:
 _state = _State()
 
 
+def _in_native_callback(frame) -> bool:
+    """Whether the main thread runs a wgpu callback (called by native code through cffi, which
+    prints and drops an exception raised there), or code it called."""
+    for _ in range(CALLBACK_FRAMES):
+        if frame is None:
+            return False
+        if ("callback" in frame.f_code.co_name
+                and str(frame.f_globals.get("__name__", "")).startswith("wgpu")):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _on_signal(signum, frame) -> None:
     if _state.stopping:
         return
     kind = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+    if (_state.command and not _state.installed and not _state.immediate
+            and _state.pending is None and _in_native_callback(frame)):
+        _state.pending = kind   # raised at the next check(), at the latest when the command ends
+        return
     if _state.immediate or _state.pending is not None or not _state.installed:
         # Stays pending: if this raise lands in a cffi callback, cffi prints and drops it, and
         # the next check() must still stop. deferred() and command() clear it once it leaves.
@@ -148,7 +168,9 @@ def run_command(body: Callable[[], int], prog: str) -> int:
     each with one line on stderr and no traceback."""
     with command():
         try:
-            return body()
+            status = body()
+            check()   # a signal recorded where raising was unsafe, and never raised since
+            return status
         except KeyboardInterrupt:
             _state.stopping = True
             status, word = EXIT_INTERRUPTED, "interrupted"

@@ -442,3 +442,12 @@ def test_a_signal_inside_a_wgpu_callback_is_raised_once_it_is_safe(capfd):
     assert reached == ["after the callback"]
     assert capfd.readouterr().err == "emberfx: interrupted\n"
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_a_depth_into_a_missing_folder_is_refused_before_rendering(gpu, tmp_path):
+    r = run_module("render", FOUNTAIN, "--frames", 2, "--size", "64x36", "--out", "clip.png",
+                   "--depth", "nowhere/depth.npy", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert error_line(r.stderr) == ("emberfx: error: cannot write nowhere/depth.npy: folder "
+                                    "nowhere does not exist")
+    assert "clip.png: frame" not in r.stderr and os.listdir(tmp_path) == []

@@ -223,24 +223,25 @@ def test_render_to_file_gif_frames(tmp_path):
 # ---------------------------------------------------------------------------- temp files
 
 def test_temp_name_carries_host_and_process_id(tmp_path, monkeypatch):
+    import emberfx.app.atomic_files as atomic_files
     import emberfx.app.output as output
 
     seen = []
-    original = output._temp_path
+    original = output.temp_path
 
     def spy(path):
         tmp = original(path)
         seen.append(tmp.name)
         return tmp
 
-    monkeypatch.setattr(output, "_temp_path", spy)
+    monkeypatch.setattr(output, "temp_path", spy)
     with FrameWriter(tmp_path / "clip.gif", size=(W, H), fps=30) as w:
         w.add(frames(1)[0])
     (name,) = seen
-    match = output._TEMP_NAME.match(name)
+    match = atomic_files.TEMP_NAME.match(name)
     assert match is not None, name
     assert name.startswith(".clip.") and name.endswith(".tmp.gif")
-    assert int(match["pid"]) == os.getpid() and match["host"] == output._host()
+    assert int(match["pid"]) == os.getpid() and match["host"] == atomic_files.host_tag()
     assert listing(tmp_path) == ["clip.gif"]
 
 
@@ -259,9 +260,9 @@ def test_a_new_write_removes_temp_files_of_gone_processes_only(tmp_path):
     import subprocess
     import sys
 
-    from emberfx.app.output import _host
+    from emberfx.app.atomic_files import host_tag
 
-    host = _host()
+    host = host_tag()
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         names = {

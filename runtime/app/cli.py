@@ -1,8 +1,8 @@
 """The ``emberfx`` command line: a thin face over load_scene, Engine, output and window.
 
 Exit status: 0 ok, 1 an EmberError (a user mistake or environment problem, printed as one line
-``emberfx: error: ...``), 2 a usage error (the usage line, then the message), 130 Ctrl-C.
-Anything else is a bug and keeps its traceback.
+``emberfx: error: ...``), 2 a usage error (the usage line, then the message), 130 Ctrl-C, 143
+SIGTERM (engine/interrupts.py). Anything else is a bug and keeps its traceback.
 
 Families add their own commands (``registry.cli_command``); the parser lists them after the
 built-in scene commands, and main() runs them with the same exit statuses.
@@ -28,6 +28,7 @@ from emberfx.app.arguments import (
 )
 from emberfx.app.headless import HEADLESS_FRAMES, output_size
 from emberfx.core.errors import EmberError, UsageError
+from emberfx.engine import interrupts
 from emberfx.model import registry
 
 PROG = "emberfx"
@@ -350,6 +351,12 @@ COMMANDS = {"run": cmd_run, "render": cmd_render, "validate": cmd_validate,
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Ctrl-C and SIGTERM from the first line (building the parser loads the families): exit
+    # 130 or 143, no traceback, no file left behind
+    return interrupts.run_command(lambda: _main(argv), PROG)
+
+
+def _main(argv: list[str] | None) -> int:
     parser, subs = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -12,11 +12,19 @@ stopped by an error or Ctrl-C keeps the files of the steps already done and no p
 from __future__ import annotations
 
 import argparse
+import io
+import math
+import os
 import re
+import shutil
+import zipfile
 from pathlib import Path
+
+import numpy as np
 
 from emberfx.app import point_cache
 from emberfx.app.arguments import add_script_flags, positive_int, script_policy_from_args
+from emberfx.app.headless import say
 from emberfx.app.output import STOP_NOTICE, Progress
 from emberfx.core.errors import EmberError, UsageError
 from emberfx.engine import interrupts
@@ -60,7 +68,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def prepared_folder(folder, what: str = "export(folder)") -> Path:
+def prepared_folder(folder, what: str = "Engine.export(folder)") -> Path:
+    if not isinstance(folder, (str, os.PathLike)) or not str(folder).strip():
+        raise EmberError(f"{what}: expected a folder path (a non-empty str or os.PathLike), "
+                         f"found {folder!r:.60}")
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise EmberError(f"{what} {folder}: expected a folder, found a file")
@@ -119,6 +130,52 @@ def _write_step(engine, folder: Path, fmt: str, stems: dict[str, str],
     return written
 
 
+def _file_bytes(points: dict[str, np.ndarray], fmt: str) -> int:
+    """The size of the file ``points`` make: PLY exactly; npz as np.savez lays it out (an
+    uncompressed zip of .npy members)."""
+    if fmt == "ply":
+        return len(point_cache.ply_bytes(points))
+    stream = io.BytesIO()
+    with zipfile.ZipFile(stream, "w") as archive:
+        for key, value in points.items():
+            with archive.open(f"{key}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, value)
+    return stream.tell()
+
+
+def check_disk(engine, folder: Path, fmt: str, stems: dict[str, str], steps: int,
+               say_note: bool = True) -> None:
+    """Refuse an npz or PLY export whose files cannot fit ``folder``'s disk even with no point
+    alive (their headers alone), or outnumber its free inodes; note when they would not fit
+    with every slot alive. Each bound is one real file's size now, with 0 and with all rows."""
+    empty = full = 0
+    for name in stems:
+        points = point_cache.points_of(engine, name)
+        rows = math.prod(np.shape(engine.state(name)["position"])[:-1])   # every slot
+        none = {key: value[:0] for key, value in points.items()}
+        empty += _file_bytes(none, fmt)
+        per_row = sum(v.dtype.itemsize * math.prod(v.shape[1:]) for v in points.values())
+        full += _file_bytes(none, fmt) + rows * per_row
+    files = steps * len(stems)
+    try:
+        disk, stat = shutil.disk_usage(folder), os.statvfs(folder)
+    except (OSError, AttributeError):   # no statvfs (Windows): no check
+        return
+    from emberfx.engine.captures import byte_text  # the engine is built: no new import cost
+
+    where = f"{folder}'s disk has {byte_text(disk.free)} free"
+    if stat.f_files and files > stat.f_favail:
+        raise EmberError(f"export to {folder}: {steps} steps of {len(stems)} entities are "
+                         f"{files} files, and its disk has {stat.f_favail} free inodes")
+    if steps * empty > disk.free:
+        raise EmberError(f"export to {folder}: {files} {fmt} files need at least "
+                         f"{byte_text(steps * empty)} with no point alive (up to "
+                         f"{byte_text(steps * full)} with every slot alive); {where}")
+    if steps * full > disk.free and say_note:
+        say(f"note: {files} {fmt} files may need up to {byte_text(steps * full)} with every "
+            f"slot alive; {where}")
+
+
 def export_frame(engine, folder, fmt: str = "npz") -> list[Path]:
     """The current state as files in ``folder``: ENTITY.STEP.npz|ply each, or one
     SCENE.STEP.usd with one time sample."""
@@ -140,6 +197,12 @@ def export_run(engine, frames: int, every: int, folder, fmt: str = "npz",
     fmt = _check_format(fmt)
     folder = prepared_folder(folder)
     stems = _entities(engine)
+    from emberfx.engine.engine_guard import step_budget  # esper: only once a command runs
+
+    step_budget(frames, "--frames", done=engine.clock.steps, fixed_dt=engine.clock.fixed_dt,
+                per_call=None)
+    if fmt != "usd":
+        check_disk(engine, folder, fmt, stems, frames // every, progress)
     usd = (point_cache.UsdCache(folder / f"{_scene_stem(engine)}.usd",
                                 1.0 / engine.scene.settings.fixed_dt) if fmt == "usd" else None)
     written: list[Path] = []

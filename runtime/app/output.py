@@ -1,16 +1,10 @@
 """Headless capture: numpy frames -> PNG, GIF or MP4 on disk.
 
-Every writer here is atomic: frames go to a hidden temporary file in the destination folder (same
-folder, so the final ``os.replace`` is a rename on one filesystem and never a copy) and only a clean
-finish renames it over the requested path. Before that rename the file is read back (an MP4's
-frames counted, a GIF's frames counted, a PNG's checksums checked), so a full disk is an error
-and never a truncated file that looks like a result. An exception, Ctrl-C included, deletes the
-temporary file.
-
-A process killed outright (kill -9, a lost machine) cannot delete its temp file. Temp names
-carry the host and process id (``.clip.emberfx-HOST-PID-HEX.tmp.mp4``), and each new write
-into a folder removes the emberfx temp files there whose process on this host is gone, never
-those of a live process (a sweep runs many workers into one folder).
+Every writer here is atomic (app/atomic_files.py): frames go to a hidden temporary file in the
+destination folder and only a clean finish renames it over the requested path. Before that rename
+the file is read back (an MP4's frames counted, a GIF's frames counted, a PNG's checksums
+checked), so a full disk is an error and never a truncated file that looks like a result. An
+exception, Ctrl-C or SIGTERM included, deletes the temporary file.
 
 This module imports no GPU code: it works on any ``(h, w, 4)`` uint8 arrays, and ``render_to_file``
 only needs an object with ``.size``, ``.scene``, ``.step()`` and ``.render()``.
@@ -18,18 +12,24 @@ only needs an object with ``.size``, ``.scene``, ``.step()`` and ``.render()``.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import re
-import secrets
-import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from emberfx.app.atomic_files import (
+    OutputGroup,
+    check_target,
+    remove_file,
+    same_file,
+    temp_path,
+    write_atomically,
+)
 from emberfx.core.errors import EmberError, UsageError
 from emberfx.engine import interrupts
 
@@ -63,106 +63,6 @@ def _as_rgba(frame: np.ndarray, size: tuple[int, int] | None = None) -> np.ndarr
     return np.ascontiguousarray(a)
 
 
-_TEMP_NAME = re.compile(r"^\..*\.emberfx-(?P<host>[A-Za-z0-9-]*)-(?P<pid>[0-9]+)-[0-9a-f]{8}"
-                        r"\.tmp(\.[A-Za-z0-9]+)?$")
-
-
-def _host() -> str:
-    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:32]
-
-
-def _process_gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)   # signal 0: only asks whether the process exists
-    except ProcessLookupError:
-        return True
-    except OSError:       # EPERM: it exists, as another user
-        return False
-    return False
-
-
-def remove_stale_temp_files(folder: Path) -> list[Path]:
-    """Delete the emberfx temp files in ``folder`` left by processes of this host that are gone.
-
-    Files of other hosts (a folder shared over the network) and of live processes are kept. Only
-    on POSIX: Windows has no harmless "does this process exist" signal.
-    """
-    if os.name != "posix":
-        return []
-    host, removed = _host(), []
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return []
-    for name in names:
-        match = _TEMP_NAME.match(name)
-        if match is None or match["host"] != host:
-            continue
-        pid = int(match["pid"])
-        if pid != os.getpid() and _process_gone(pid):
-            try:
-                os.unlink(folder / name)
-                removed.append(folder / name)
-            except OSError:
-                pass   # gone already (another sweep), or not ours to delete
-    return removed
-
-
-def _temp_path(path: Path) -> Path:
-    """Create (exclusively) and return a hidden temp file next to ``path`` with its extension.
-
-    Same extension, because ffmpeg and imageio choose the container from it. Created with mode
-    0o666 minus the umask, so the renamed result has ordinary permissions (mkstemp would give
-    0o600).
-    """
-    folder = path.parent
-    if not folder.is_dir():
-        raise EmberError(f"cannot write {path}: folder {folder} does not exist")
-    if path.is_dir():
-        raise EmberError(f"cannot write {path}: it is a folder")
-    remove_stale_temp_files(folder)
-    owner = f"emberfx-{_host()}-{os.getpid()}"
-    for _ in range(100):
-        tmp = folder / f".{path.stem}.{owner}-{secrets.token_hex(4)}.tmp{path.suffix}"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except FileExistsError:
-            continue
-        except OSError as exc:
-            raise EmberError(f"cannot write {path}: {exc.strerror or exc}") from None
-        os.close(fd)
-        return tmp
-    raise EmberError(f"cannot write {path}: no free temporary name in {folder}")
-
-
-def _remove(path: Path | None) -> None:
-    if path is not None:
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-
-
-def write_atomically(path: str | os.PathLike, write, verify=None) -> Path:
-    """Call ``write(temp_path)`` on a temp file next to ``path``, then ``verify(temp_path)`` when
-    given (it raises EmberError on a bad file), then rename it into place. A failure (Ctrl-C
-    included) leaves no file; an OSError becomes a one-line EmberError."""
-    path = Path(path)
-    tmp = _temp_path(path)
-    try:
-        write(tmp)
-        if verify is not None:
-            verify(tmp)
-        os.replace(tmp, path)
-    except OSError as exc:
-        _remove(tmp)
-        raise EmberError(f"cannot write {path}: {exc.strerror or exc}") from None
-    except BaseException:
-        _remove(tmp)
-        raise
-    return path
-
-
 def write_png(path: str | os.PathLike, rgba: np.ndarray) -> Path:
     """Write one RGBA image as a PNG, atomically. Returns the path."""
     from PIL import Image
@@ -172,15 +72,33 @@ def write_png(path: str | os.PathLike, rgba: np.ndarray) -> Path:
         raise UsageError(f"a screenshot must be a .png file, not '{path.suffix or path.name}'")
     image = Image.fromarray(_as_rgba(rgba), "RGBA")
     return write_atomically(path, lambda tmp: image.save(tmp, format="PNG"),
-                            verify=lambda tmp: _verify_image(tmp, path, frames=1))
+                            verify=lambda tmp: _verify_image(tmp, path, 1,
+                                                             image.width * image.height))
 
 
-def _verify_image(tmp: Path, target: Path, frames: int) -> None:
-    """Read a written PNG or GIF back: PNG checksums, or the GIF's frame count."""
+@contextlib.contextmanager
+def _pillow_allows(pixels: int) -> Iterator[None]:
+    """Pillow refuses to open images of more pixels than ``Image.MAX_IMAGE_PIXELS`` (a guard
+    against decompression bombs from strangers). A file emberfx just wrote, at a size the
+    device allowed, is no such bomb: its read-back raises the limit to its own size."""
+    from PIL import Image
+
+    before = Image.MAX_IMAGE_PIXELS
+    if before is not None and pixels > before:
+        Image.MAX_IMAGE_PIXELS = pixels
+    try:
+        yield
+    finally:
+        Image.MAX_IMAGE_PIXELS = before
+
+
+def _verify_image(tmp: Path, target: Path, frames: int, pixels: int) -> None:
+    """Read a written PNG or GIF of ``pixels`` pixels a frame back: PNG checksums, or the
+    GIF's frame count."""
     from PIL import Image
 
     try:
-        with Image.open(tmp) as image:
+        with _pillow_allows(pixels), Image.open(tmp) as image:
             found = getattr(image, "n_frames", 1)
             image.verify()   # PNG: every chunk's CRC; GIF: parses the blocks
     except (OSError, SyntaxError, ValueError, EOFError) as exc:   # PIL's ways to say "broken"
@@ -228,8 +146,10 @@ class FrameWriter:
     - PNG keeps the last frame added and writes it at the end.
     """
 
-    def __init__(self, path: str | os.PathLike, size: tuple[int, int], fps: float = 60.0):
+    def __init__(self, path: str | os.PathLike, size: tuple[int, int], fps: float = 60.0,
+                 group: OutputGroup | None = None):
         self.path = Path(path)
+        self.group = group   # given: the finished file waits for the group's commit
         self.kind = self.path.suffix.lower()
         if self.kind not in FORMATS:
             raise UsageError(
@@ -251,14 +171,14 @@ class FrameWriter:
         return self.kind != ".png"
 
     def __enter__(self) -> FrameWriter:
-        self._tmp = _temp_path(self.path)
+        self._tmp = temp_path(self.path)
         if self.kind in VIDEO:
             from emberfx.app.video import FfmpegPipe
 
             try:   # an odd width or height is padded by one black column/row, never cropped
                 self._ffmpeg = FfmpegPipe(self._tmp, self.path, self.size, self.fps)
             except BaseException:
-                _remove(self._tmp)
+                remove_file(self._tmp)
                 self._tmp = None
                 raise
         return self
@@ -287,7 +207,10 @@ class FrameWriter:
             self._finish(tmp)
             self._verify(tmp)
             interrupts.check()   # a Ctrl-C while the file was finished: still no file
-            os.replace(tmp, self.path)
+            if self.group is not None:
+                self.group.keep(tmp, self.path)
+            else:
+                os.replace(tmp, self.path)
         except OSError as exc2:
             self._abort(tmp)
             raise EmberError(f"cannot write {self.path}: {exc2.strerror or exc2}") from None
@@ -314,7 +237,8 @@ class FrameWriter:
     def _verify(self, tmp: Path) -> None:
         """Read the finished file back before it may replace anything at the target."""
         if self.kind not in VIDEO:
-            _verify_image(tmp, self.path, frames=self.count if self.kind == ".gif" else 1)
+            _verify_image(tmp, self.path, self.count if self.kind == ".gif" else 1,
+                          self.size[0] * self.size[1])
             return
         from emberfx.app.video import count_frames
 
@@ -333,7 +257,7 @@ class FrameWriter:
                 pipe.kill()   # stop ffmpeg before deleting its output
         finally:
             self._frames = []
-            _remove(tmp)
+            remove_file(tmp)
 
 
 def default_fps(scene) -> float:
@@ -420,37 +344,82 @@ def render_to_file(engine, frames: int, out: str | os.PathLike, fps: float | Non
     wgpu callback, and leaves no file: the KeyboardInterrupt comes out of this function.
 
     ``transparent``, an ``.exr`` ``out`` and ``depth`` (the last frame's depth pass, .npy or
-    .exr, written after ``out``): renders for compositing, app/compositing.py.
+    .exr): renders for compositing, app/compositing.py. ``out`` and ``depth`` appear together
+    or not at all (``OutputGroup``), and may not name the same file.
     """
     if frames < 1:
         raise UsageError(f"--frames must be at least 1, got {frames}")
     out = Path(out)
+    if depth is not None and same_file(out, depth):
+        raise EmberError(f"out {out} and depth {depth} are the same file: the depth would "
+                         f"overwrite the image; give each its own name")
+    for path in (out, depth):
+        if path is not None:
+            check_target(Path(path))
+    _check_fits(engine, frames, out, depth)
     fps = default_fps(engine.scene) if fps is None else fps
     options = {"transparent": True} if transparent else {}
-    depth_image = None
+    group = OutputGroup()   # out and depth appear together, or neither does
     with interrupts.deferred(notice=STOP_NOTICE if progress else None):
-        with _writer(out, tuple(engine.size), fps) as writer:
-            every, hdr = writer.wants_every_frame, getattr(writer, "hdr", False)
-            with Progress(frames, out.name, enabled=progress) as bar:
-                for i in range(frames):
-                    interrupts.check()
-                    engine.step(1)
-                    if every or i == frames - 1:
-                        writer.add(engine.render_hdr(**options) if hdr
-                                   else engine.render(**options))
-                    bar.update(1)
-            if depth is not None:
-                depth_image = engine.render_depth()
-        if depth_image is not None:
-            from emberfx.app.compositing import write_depth
-
-            write_depth(depth, depth_image)
+        try:
+            _render_frames(engine, frames, out, fps, options, progress, group, depth)
+            interrupts.check()   # a Ctrl-C while the files were finished: still no file
+            group.commit()
+        except BaseException:
+            group.discard()
+            raise
     return out
 
 
-def _writer(out: Path, size: tuple[int, int], fps: float):
+def _check_fits(engine, frames: int, out: Path, depth) -> None:
+    """Refuse, before the first frame, a run that cannot finish or whose captures cannot fit:
+    a frame count past the GPU's step index, readbacks over the device's buffer limit or the
+    memory, a GIF whose frames (kept until the end) outgrow the memory."""
+    from emberfx.engine.captures import available_memory, byte_text, check_captures
+    from emberfx.engine.engine_guard import step_budget
+
+    clock, gpu = getattr(engine, "clock", None), getattr(engine, "gpu", None)
+    if clock is not None:
+        step_budget(frames, "--frames", done=clock.steps, fixed_dt=clock.fixed_dt, per_call=None)
+    w, h = engine.size
+    if gpu is not None:
+        kinds = ("hdr" if out.suffix.lower() == ".exr" else "image",) + (
+            ("depth",) if depth is not None else ())
+        check_captures(gpu, (w, h), kinds)
+    if out.suffix.lower() == ".gif":
+        need, free = frames * w * h * 3, available_memory()
+        if free is not None and need > free:
+            raise EmberError(f"cannot write {out}: a GIF keeps every frame in memory until it "
+                             f"is written, and {frames} frames of {w}x{h} need "
+                             f"{byte_text(need)} where {byte_text(free)} is available: render "
+                             f"fewer frames, a smaller --size, or an .mp4")
+
+
+def _render_frames(engine, frames: int, out: Path, fps: float, options: dict, progress: bool,
+                   group: OutputGroup, depth) -> None:
+    """render_to_file's frames and depth, each finished file kept in ``group``."""
+    depth_image = None
+    with _writer(out, tuple(engine.size), fps, group) as writer:
+        every, hdr = writer.wants_every_frame, getattr(writer, "hdr", False)
+        with Progress(frames, out.name, enabled=progress) as bar:
+            for i in range(frames):
+                interrupts.check()
+                engine.step(1)
+                if every or i == frames - 1:
+                    writer.add(engine.render_hdr(**options) if hdr
+                               else engine.render(**options))
+                bar.update(1)
+        if depth is not None:
+            depth_image = engine.render_depth()
+    if depth_image is not None:
+        from emberfx.app.compositing import write_depth
+
+        write_depth(depth, depth_image, group)
+
+
+def _writer(out: Path, size: tuple[int, int], fps: float, group: OutputGroup):
     if out.suffix.lower() == ".exr":
         from emberfx.app.compositing import ExrWriter
 
-        return ExrWriter(out, size)
-    return FrameWriter(out, size=size, fps=fps)
+        return ExrWriter(out, size, group)
+    return FrameWriter(out, size=size, fps=fps, group=group)

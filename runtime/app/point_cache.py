@@ -128,7 +128,7 @@ def _ply_columns(points: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
         if array.ndim == 1:
             columns.append((key, array))
         else:
-            flat = array.reshape(len(array), -1)
+            flat = array.reshape(len(array), math.prod(array.shape[1:]))   # 0 rows: no -1
             names = _AXES if flat.shape[1] <= 4 else [str(k) for k in range(flat.shape[1])]
             columns += [(f"{prefix}{names[k]}", flat[:, k]) for k in range(flat.shape[1])]
     return columns
@@ -227,7 +227,8 @@ class UsdCache:
             if array.ndim == 1:
                 return Sdf.ValueTypeNames.IntArray, Vt.IntArray.FromNumpy(array.astype(np.int32))
             array = array.astype(np.float32)   # integer vectors: USD has int2..4, rarely read
-        flat = np.ascontiguousarray(array.reshape(len(array), -1).astype(np.float32))
+        flat = np.ascontiguousarray(
+            array.reshape(len(array), math.prod(array.shape[1:])).astype(np.float32))
         kinds = {1: ("FloatArray", "FloatArray"), 2: ("Float2Array", "Vec2fArray"),
                  3: ("Float3Array", "Vec3fArray"), 4: ("Float4Array", "Vec4fArray")}
         if flat.shape[1] not in kinds:

@@ -39,7 +39,7 @@ from emberfx.core.resources import Resources
 from emberfx.core.shader_cache import release_idle
 from emberfx.core.submission import HeldSubmission, bound_buffers
 from emberfx.core.system import EntityRef, SharedResources, StepInfo
-from emberfx.engine import live_edits
+from emberfx.engine import interrupts, live_edits
 from emberfx.engine.engine_guard import (
     checked_components,
     checked_scene,
@@ -48,6 +48,7 @@ from emberfx.engine.engine_guard import (
     refusal,
     render_size,
     seconds,
+    step_budget,
     step_count,
 )
 from emberfx.engine.reload import Reloader
@@ -183,16 +184,22 @@ class Engine:
 
     # simulation --------------------------------------------------------------------------------
     def step(self, frames: int = 1) -> None:
-        """Advance the simulation by ``frames`` fixed steps."""
-        for _ in range(step_count(frames)):
-            # their edits apply to this step; on_event hears the GPU's counts first
-            self.scripts.update(self.clock.fixed_dt, self._counted_events)
-            applied = self._sync_components()
-            try:
-                self._simulate_one()
-            except Exception:
-                live_edits.undo(self._store, applied)   # a valid-looking value it could not use
-                raise
+        """Advance the simulation by ``frames`` fixed steps (engine_guard.step_budget: at most
+        MAX_STEPS_PER_CALL a call). Ctrl-C stops a call of several steps between two steps."""
+        count = step_budget(step_count(frames), "step(frames)", done=self.clock.steps,
+                            fixed_dt=self.clock.fixed_dt,
+                            seconds_per_step=self._telemetry.step_seconds)
+        with interrupts.deferred() if count > 1 else contextlib.nullcontext():
+            for _ in range(count):
+                interrupts.check()
+                # their edits apply to this step; on_event hears the GPU's counts first
+                self.scripts.update(self.clock.fixed_dt, self._counted_events)
+                applied = self._sync_components()
+                try:
+                    self._simulate_one()
+                except Exception:
+                    live_edits.undo(self._store, applied)   # a value it could not use
+                    raise
 
     @contextlib.contextmanager
     def frame(self) -> Iterator[Engine]:

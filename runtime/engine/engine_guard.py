@@ -33,6 +33,15 @@ from emberfx.model.registry import entity_name_problem
 # reentrant: a system's query during esper.process (which holds it) switches nothing
 _ESPER_LOCK = threading.RLock()
 
+# The GPU's step index (Frame.frame in common/frame.wgsl) is a u32 and seeds every birth: a
+# step past its largest value could not be encoded, and births would repeat earlier ones.
+STEP_INDEX_LIMIT = 2**32
+# One step(n) call holds its thread for all n steps, and a notebook's or a sweep's thread hears
+# no Ctrl-C: ten million steps are 46 hours of simulated time at 60 steps a second, and hours of
+# wall time even on a fast GPU. Longer runs call step() in a loop.
+MAX_STEPS_PER_CALL = 10_000_000
+SECONDS_PER_DAY = 86_400.0
+
 
 class EngineUsageError(EmberError):
     """An Engine method called with an argument it cannot use."""
@@ -154,6 +163,38 @@ def refusal(engine, name: str) -> EngineUsageError:
 def _shown(value) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= SECONDS_PER_DAY:
+        return f"{seconds / SECONDS_PER_DAY:,.1f} days"
+    return f"{seconds / 3600:.1f} hours" if seconds >= 3600 else f"{seconds:.0f} s"
+
+
+def steps_left(done: int) -> int:
+    """How many more steps the GPU's step index can count after ``done`` steps."""
+    return STEP_INDEX_LIMIT - 1 - done
+
+
+def step_budget(count: int, what: str, *, done: int, fixed_dt: float,
+                seconds_per_step: float = 0.0, per_call: int | None = MAX_STEPS_PER_CALL) -> int:
+    """``count``, or a one-line refusal of ``count`` more steps (after ``done``) that cannot
+    finish: past the GPU's step index, or over ``per_call`` in one call, with what they would
+    take in the message."""
+    took = f"{_duration(count * fixed_dt)} of simulated time"
+    if seconds_per_step > 0:
+        took += (f", about {_duration(count * seconds_per_step)} at the "
+                 f"{seconds_per_step * 1e3:.2g} ms a step measured so far")
+    if count > steps_left(done):
+        raise EngineUsageError(
+            f"{what}: {count} steps ({took}) would pass step {STEP_INDEX_LIMIT - 1}, the last "
+            f"the GPU's 32-bit step index (the seed of every birth) can count; "
+            f"{max(0, steps_left(done))} steps are left after the {done} taken")
+    if per_call is not None and count > per_call:
+        raise EngineUsageError(
+            f"{what}: {count} steps ({took}) in one call; at most {per_call:,} a call (a call "
+            f"holds its thread until it ends): call step() in a loop for longer runs")
+    return count
 
 
 def step_count(frames, what: str = "step(frames)") -> int:

@@ -143,8 +143,7 @@ def count_frames(path: Path) -> tuple[int | None, str]:
     release (the ``-stats`` line of ffmpeg 7.0 names no frame count for a copied stream)."""
     cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-v", "error", "-i", str(path),
            "-map", "0:v:0", "-c", "copy", "-f", "framecrc", "-"]
-    result = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True)
     errors = [ln for ln in result.stderr.decode(errors="replace").replace("\r", "\n").splitlines()
               if ln.strip()]
     if result.returncode != 0 or errors:

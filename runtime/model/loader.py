@@ -226,8 +226,8 @@ class SceneLoader:
     def convert(self, cls: type, raw: dict, prefix: str, entity: str | None = None,
                 fields: frozenset[str] | None = None):
         """msgspec validation, with unknown keys caught first, in nested tables too (msgspec
-        ignores them for dataclasses) and msgspec's messages rewritten into the one-line form; the numbers of
-        ``fields`` only, where given (see validated_copy)."""
+        ignores them for dataclasses), and msgspec's messages rewritten into the one-line form;
+        the numbers of ``fields`` only, where given (see validated_copy)."""
         check_decodable(cls)
         # Unknown keys at any depth (a nested table's typo would silently become its default)
         unknown = next(unknown_keys(cls, raw, prefix), None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import typing
+from typing import Any
 
 import pytest
 import tomli_w
@@ -123,7 +124,7 @@ def test_known_nested_keys_still_load():
                         'bursts = [{ count = 5 }]\n'
                         'color = [{ t = 0.0, color = "#ffffff" }, { t = 1.0, color = "#000000" }]\n'
                         'attributes = { heat = "f32" }\n' + TARGET)
-    emitter = scene.entity("jet").components["emitter"]
+    emitter: Any = scene.entity("jet").components["emitter"]
     assert emitter.on_death.count == 5 and emitter.shape.radius == 2.0
     assert emitter.bursts[0].count == 5 and emitter.attributes == {"heat": "f32"}
 

@@ -25,8 +25,15 @@ from emberfx.model.component_values import path_values, reference_value, referen
 from emberfx.model.light import Light
 from emberfx.model.numbers import bad_numbers
 from emberfx.model.registry import component_types, entity_name_problem
-from emberfx.model.scene import EntitySpec, Scene, SceneSettings, resolve_path, suggest
-from emberfx.model.scene_fields import check_decodable, explain, join_path, show, unknown_keys
+from emberfx.model.scene import EntitySpec, Scene, SceneSettings, resolve_path
+from emberfx.model.scene_fields import (
+    check_decodable,
+    explain,
+    join_path,
+    show,
+    suggest,
+    unknown_keys,
+)
 
 __all__ = ["SceneLoader", "TOP_LEVEL", "ENTITY_KEYS"]
 

@@ -6,6 +6,7 @@ writes them. Used by the scene loader (emberfx.model.loader) and the scene summa
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import math
 import re
@@ -17,7 +18,7 @@ import msgspec
 
 __all__ = ["explain", "join_path", "fields_with_defaults", "field_names", "type_hints",
            "is_record_class", "check_decodable", "show", "non_defaults", "members",
-           "inner_types", "item_path", "unknown_keys"]
+           "inner_types", "item_path", "unknown_keys", "suggest"]
 
 
 _MISSING = object()
@@ -351,3 +352,12 @@ def non_defaults(obj) -> list[tuple[str, Any]]:
     default, in declaration order."""
     return [(name, getattr(obj, name)) for name, default in fields_with_defaults(obj.__class__)
             if getattr(obj, name) != default]
+
+
+def suggest(key: str, allowed, what: str = "keys") -> str:
+    """The end of an "unknown ..." message: the closest of ``allowed`` to ``key``, else all of
+    them (or that there are no ``what``)."""
+    close = difflib.get_close_matches(str(key), [str(a) for a in allowed], n=1)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    return f"expected one of: {', '.join(allowed)}" if allowed else f"there are no {what}"

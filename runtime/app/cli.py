@@ -28,6 +28,7 @@ from emberfx.app.arguments import (
 )
 from emberfx.app.headless import HEADLESS_FRAMES
 from emberfx.core.errors import EmberError, UsageError
+from emberfx.engine.script_watchdog import finish_process
 from emberfx.model import registry
 
 PROG = "emberfx"
@@ -320,6 +321,13 @@ COMMANDS = {"run": cmd_run, "render": cmd_render, "validate": cmd_validate,
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``emberfx`` command (``argv`` None: ``sys.argv``, and the process ends even when a
+    script left a thread running, see script_watchdog.finish_process)."""
+    code = run_command(argv)
+    return code if argv is not None else finish_process(code)
+
+
+def run_command(argv: list[str] | None = None) -> int:
     parser, subs = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -57,6 +57,7 @@ from emberfx.engine import interrupts
 from emberfx.engine.script_watchdog import ScriptTimeout, watchdog
 from emberfx.engine.world import EntityView, still_current
 from emberfx.model.registry import script_actions
+from emberfx.model.scene_fields import show
 
 HOOKS = {"on_start": 1, "on_update": 2, "on_key": 2, "on_event": 3}   # parameters after nothing
 DEFAULT_SCRIPT_TIMEOUT = 5.0   # seconds one hook call (or a script's import) may run
@@ -286,18 +287,15 @@ class Script:
                                        run_name=f"emberfx_script_{self.path.stem}")
         if "*" in self.broken:
             return
-        for name, count in HOOKS.items():
+        for name in HOOKS:
             fn = namespace.get(name)
             if fn is None:
                 continue
-            try:
-                inspect.signature(fn).bind(*([None] * count))
-            except TypeError:
-                params = ", ".join(["ctx", "dt"] if name == "on_update" else
-                                   ["ctx", "key"] if name == "on_key" else
-                                   ["ctx", "name", "data"] if name == "on_event" else ["ctx"])
-                print(f"emberfx: script error: {self.path}: {name} must take ({params}); found "
-                      f"{name}{inspect.signature(fn)}", file=sys.stderr)
+            problem = hook_problem(name, fn)
+            if problem is not None:
+                self.errors += 1
+                print(f"emberfx: script error: {self.path}: {problem}; the hook is skipped until "
+                      f"the file changes, the loop keeps running", file=sys.stderr, flush=True)
                 continue
             self.hooks[name] = fn
 
@@ -313,7 +311,14 @@ class Script:
         fn = self.hooks.get(name)
         if fn is None or name in self.broken or "*" in self.broken:
             return
-        self.run_user_code(name, fn, self.context, *args)
+        result = self.run_user_code(name, fn, self.context, *args)
+        if inspect.isawaitable(result):   # a callable that is async inside (a partial, a class)
+            if inspect.iscoroutine(result):
+                result.close()   # never awaited: closed, so Python does not warn at exit
+            self.broken.add(name)
+            self.say(name, f"{name} returned {type(result).__name__} to await: hooks are called "
+                           f"and never awaited, so its body does not run; {name} is skipped "
+                           f"until the file changes, the loop keeps running")
 
     def run_user_code(self, what: str, fn, *args, **kwargs):
         """``fn(*args, **kwargs)`` for hook or step ``what`` ("load" imports the module): Ctrl-C
@@ -322,11 +327,13 @@ class Script:
         or the whole script (sys.exit, a timeout, any failure to load) is skipped until the file
         changes. Returns what ``fn`` returned, or None when it failed."""
         call = watchdog.call(self.timeout)
+        returned = False
         try:
             with interrupts.immediate():
                 try:
                     watchdog.begin(call)
                     result = fn(*args, **kwargs)
+                    returned = True
                 finally:
                     watchdog.end(call)
             if call is None or not call.fired:
@@ -337,8 +344,15 @@ class Script:
             watchdog.end(call)   # the timeout may have landed before end() had finished
             if call is None or not call.fired:
                 raise   # an outer hook's time ran out (this one runs nested in it): it reports
-            self.skip(what, f"still running after {self.timeout:g} s{self.where()}; the limit is "
-                            f"--script-timeout (Python: Engine(script_timeout=...))")
+            if returned:   # it landed after the hook returned late: as above
+                self.skip(what, f"ran past the {self.timeout:g} s limit and caught the "
+                                f"interruption")
+            elif call.caught:   # it swallowed the interruption and ran on: the trace stopped it
+                self.skip(what, f"ran past the {self.timeout:g} s limit and caught the "
+                                f"interruption{self.where()}; it was stopped there")
+            else:
+                self.skip(what, f"still running after {self.timeout:g} s{self.where()}; the "
+                                f"limit is --script-timeout (Python: Engine(script_timeout=...))")
         except SystemExit as exc:
             self.skip(what, f"called sys.exit({'' if exc.code is None else repr(exc.code)})"
                             f"{self.where()}; a script cannot end the program")
@@ -379,6 +393,38 @@ class Script:
         print(f"emberfx: script error in {self.path} ({self.label}, {what}); {message}",
               file=sys.stderr, end=end, flush=True)
         self.errors += 1
+
+
+def hook_parameters(name: str) -> str:
+    """What hook ``name`` is called with, as its ``def`` line would list them."""
+    return ", ".join(["ctx", "dt"] if name == "on_update" else
+                     ["ctx", "key"] if name == "on_key" else
+                     ["ctx", "name", "data"] if name == "on_event" else ["ctx"])
+
+
+def hook_problem(name: str, fn) -> str | None:
+    """Why ``fn``, a script's module-level ``name``, cannot be that hook, as "name: expected
+    ..., found ..."; None when it can. A coroutine or generator function is refused: calling it
+    only makes an object, so its body would never run."""
+    params = hook_parameters(name)
+    if not callable(fn):
+        return (f"{name}: expected a function {name}({params}), found "
+                f"{show(fn, 40)} ({type(fn).__name__})")
+    for test, what in ((inspect.iscoroutinefunction, "an async def"),
+                       (inspect.isasyncgenfunction, "an async generator"),
+                       (inspect.isgeneratorfunction, "a generator function (it yields)")):
+        if test(fn):
+            return (f"{name}: expected a plain def {name}({params}), found {what}: hooks are "
+                    f"called and never awaited or iterated, so its body would never run")
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):   # a builtin without a signature: called as it is
+        return None
+    try:
+        signature.bind(*([None] * HOOKS[name]))
+    except TypeError:
+        return f"{name} must take ({params}); found {name}{signature}"
+    return None
 
 
 class Scripts:

@@ -352,3 +352,17 @@ def test_a_spawned_unstable_cloth_is_refused(gpu):
     assert info.value.field == "cloth.mass" and info.value.entity == "other"
     engine.step(3)
     assert np.isfinite(engine.state("flag")["position"]).all()
+
+
+def test_the_bundled_scenes_load_with_their_cloth_stable():
+    from emberfx.model.scene import bundled_scenes, load_scene
+
+    with_cloth = 0
+    for name, path in sorted(bundled_scenes().items()):
+        scene = load_scene(path)
+        for spec in scene.entities:
+            cloth = spec.components.get("cloth")
+            if isinstance(cloth, Cloth):
+                with_cloth += 1
+                assert cloth.substeps >= cloth.stable_substeps(scene.settings.fixed_dt), name
+    assert with_cloth >= 3   # drape, flag, showcase

@@ -17,9 +17,13 @@ frame loop: the error is printed with its traceback (at most once per second per
 failing hook is skipped until the file changes on disk, when it is loaded again. A hook that
 calls ``sys.exit()``, runs longer than the time limit (``ScriptPolicy.timeout``, see
 runtime/engine/script_watchdog.py) or loads a module that does either is reported in one line and
-its whole script is skipped the same way. An ``on_event`` that keeps re-emitting events
-(``MAX_EVENT_DEPTH`` deep) is reported and skipped. Ctrl-C is never caught here: it interrupts a
-hook at once and ends the program.
+its whole script is skipped the same way, also when it swallows the interruption in a loop. A
+hook name bound to what cannot be called as a hook (a number, an ``async def``, a generator
+function, a wrong signature) is reported in one line when the script loads and skipped. An
+``on_event`` that keeps re-emitting events (``MAX_EVENT_DEPTH`` deep) is reported and skipped.
+Ctrl-C is never caught here: it interrupts a hook at once and ends the program. A thread a script
+starts is its own business, but the ``emberfx`` command does not wait for it at exit: it says
+so in one line and ends (script_watchdog.finish_process).
 
 GPU events reach ``on_event`` too: an emitter with ``on_death`` (``on_collision``, ``on_age``)
 gives ``on_event(ctx, "death:rockets", {"count": n})``, n being how many of its particles died
@@ -54,12 +58,11 @@ import numpy as np
 
 from emberfx.core.errors import EmberError, SceneError
 from emberfx.engine import interrupts
+from emberfx.engine.script_hooks import HOOKS, hook_problem
 from emberfx.engine.script_watchdog import ScriptTimeout, watchdog
 from emberfx.engine.world import EntityView, still_current
 from emberfx.model.registry import script_actions
-from emberfx.model.scene_fields import show
 
-HOOKS = {"on_start": 1, "on_update": 2, "on_key": 2, "on_event": 3}   # parameters after nothing
 DEFAULT_SCRIPT_TIMEOUT = 5.0   # seconds one hook call (or a script's import) may run
 MAX_EVENT_DEPTH = 32           # on_event -> ctx.emit -> on_event ... deeper than this is a loop
 MAX_KEPT_VIEWS = 64            # entity views a script context keeps for reuse (entity())
@@ -393,38 +396,6 @@ class Script:
         print(f"emberfx: script error in {self.path} ({self.label}, {what}); {message}",
               file=sys.stderr, end=end, flush=True)
         self.errors += 1
-
-
-def hook_parameters(name: str) -> str:
-    """What hook ``name`` is called with, as its ``def`` line would list them."""
-    return ", ".join(["ctx", "dt"] if name == "on_update" else
-                     ["ctx", "key"] if name == "on_key" else
-                     ["ctx", "name", "data"] if name == "on_event" else ["ctx"])
-
-
-def hook_problem(name: str, fn) -> str | None:
-    """Why ``fn``, a script's module-level ``name``, cannot be that hook, as "name: expected
-    ..., found ..."; None when it can. A coroutine or generator function is refused: calling it
-    only makes an object, so its body would never run."""
-    params = hook_parameters(name)
-    if not callable(fn):
-        return (f"{name}: expected a function {name}({params}), found "
-                f"{show(fn, 40)} ({type(fn).__name__})")
-    for test, what in ((inspect.iscoroutinefunction, "an async def"),
-                       (inspect.isasyncgenfunction, "an async generator"),
-                       (inspect.isgeneratorfunction, "a generator function (it yields)")):
-        if test(fn):
-            return (f"{name}: expected a plain def {name}({params}), found {what}: hooks are "
-                    f"called and never awaited or iterated, so its body would never run")
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError):   # a builtin without a signature: called as it is
-        return None
-    try:
-        signature.bind(*([None] * HOOKS[name]))
-    except TypeError:
-        return f"{name} must take ({params}); found {name}{signature}"
-    return None
 
 
 class Scripts:

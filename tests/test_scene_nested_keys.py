@@ -140,3 +140,19 @@ def test_validate_refuses_a_nested_typo_in_one_line(tmp_path):
         f"emberfx: error: {scene}: entity 'jet': emitter.bursts[0].cuont: unknown key 'cuont', "
         f"did you mean 'count'?"]
     assert "Traceback" not in done.stderr and "ok" not in done.stdout
+
+
+def test_a_live_edit_with_a_nested_typo_is_refused_and_undone(gpu):
+    from emberfx.engine.engine import Engine
+
+    scene = Scene()
+    scene.add("jet", emitter={"capacity": 64, "shape": {"kind": "sphere", "radius": 1.0}})
+    with Engine(scene, size=(32, 24)) as engine:
+        engine.step()
+        engine.entity("jet").emitter.shape = {"kind": "sphere", "raduis": 2.0}
+        with pytest.raises(SceneError) as info:
+            engine.step()
+        assert str(info.value).startswith("live edit: entity 'jet': emitter.shape.raduis: "
+                                          "unknown key 'raduis', did you mean 'radius'?")
+        assert engine.entity("jet").emitter.shape.radius == 1.0
+        engine.step()

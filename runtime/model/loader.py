@@ -236,15 +236,16 @@ class SceneLoader:
         ignores them for dataclasses), and msgspec's messages rewritten into the one-line form;
         the numbers of ``fields`` only, where given (see validated_copy)."""
         check_decodable(cls)
+        # (a live edit's table holds every field; only those of ``fields`` can be new)
+        looked_at = raw if fields is None else {k: v for k, v in raw.items() if k in fields}
         # Unknown keys at any depth (a nested table's typo would silently become its default)
-        unknown = next(unknown_keys(cls, raw, prefix), None)
+        unknown = next(unknown_keys(cls, looked_at, prefix), None)
         if unknown is not None:
             where, key, allowed = unknown
             self.unknown("key", key, allowed, field=where, entity=entity)
         # Every number a field can hold goes to the GPU in 32 bits: refuse nan, inf and what
         # overflows or vanishes there before the class (or its __post_init__) sees it.
-        numbers = raw if fields is None else {k: v for k, v in raw.items() if k in fields}
-        bad = next(bad_numbers(cls, numbers, prefix), None)
+        bad = next(bad_numbers(cls, looked_at, prefix), None)
         if bad is not None:
             where, found, problem = bad
             raise self.error(f"{problem}, found {show(found)}", field=where, entity=entity)

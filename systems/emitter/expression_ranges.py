@@ -76,7 +76,19 @@ def constant_value(text: str) -> float | None:
     return float(value)
 
 
+_ABSTRACT_INT = 2**63
+"""WGSL's abstract integers are 64-bit: a constant beyond overflows at shader creation (and
+Python's unbounded integers would only grow slower to compute)"""
+
+
 def _evaluate(node: ast.AST) -> float | int:
+    value = _evaluate_node(node)
+    if type(value) is int and not -_ABSTRACT_INT <= value < _ABSTRACT_INT:
+        raise _NotConstant
+    return value
+
+
+def _evaluate_node(node: ast.AST) -> float | int:
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         return node.value   # type: ignore[return-value]  # int or float, as checked
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):

@@ -337,7 +337,7 @@ def test_each_change_class_does_what_it_declares(gpu):
     engine.close()
 
 
-CLOTH = {"resolution": [6, 5], "size": [1.0, 1.0], "substeps": 8}
+CLOTH = {"resolution": [6, 5], "size": [1.0, 1.0], "substeps": 16}
 
 
 def test_a_pass_class_edit_changes_the_passes_and_keeps_the_state(gpu):

@@ -56,8 +56,8 @@ def test_live_substeps_and_wireframe_take_effect_on_the_next_step(gpu):
     """substeps is a live field: the repeated dispatch and h = dt / substeps follow it (10, then
     7 substeps of an odd count, so the ping-pong parity flips, then a single substep: a dispatch
     not repeated), checked against the replica."""
-    fields = dict(resolution=(9, 7), size=(1.0, 0.8), pins="top-corners", stiffness=500.0,
-                  damping=0.2, drag=0.1, mass=0.02, substeps=10)
+    fields = dict(resolution=(9, 7), size=(1.0, 0.8), pins="top-corners", stiffness=20.0,
+                  damping=0.02, drag=0.1, mass=0.02, substeps=10)   # stable at one substep
     engine = cloth_engine(**fields)
     start = engine.state("flag")
     x, v = start["position"].astype(np.float64), start["velocity"].astype(np.float64)
@@ -69,7 +69,7 @@ def test_live_substeps_and_wireframe_take_effect_on_the_next_step(gpu):
         engine.step()
         for _ in range(substeps):
             x, v = cloth_model.substep(x, v, pinned, rest, dx=1.0 / 8, dy=0.8 / 6,
-                                       stiffness=500.0, damping=0.2, mass=0.02,
+                                       stiffness=20.0, damping=0.02, mass=0.02,
                                        gravity=(0.0, -9.81, 0.0), drag=0.1, h=DT / substeps)
     state = engine.state("flag")
     np.testing.assert_allclose(state["position"], x, atol=2e-5, rtol=0)
@@ -111,7 +111,7 @@ def test_wind_spawned_at_run_time_switches_the_step_variant_and_matches_the_repl
 
 
 def test_pins_never_move_and_follow_pin_offset(gpu):
-    engine = cloth_engine(resolution=(20, 15), pins=[[0, 14], [7, 14], [19, 3]], substeps=8)
+    engine = cloth_engine(resolution=(20, 15), pins=[[0, 14], [7, 14], [19, 3]], substeps=16)
     start = engine.state("flag")["position"]
     for _ in range(20):
         engine.step()
@@ -253,9 +253,116 @@ def test_bad_cloth_fields_are_one_line_errors(text, pieces):
         assert piece in message, (piece, message)
 
 
-def test_too_few_substeps_for_the_stiffness_are_warned_about(gpu, capsys):
-    from emberfx.systems.cloth.system import stable_substeps
+@pytest.mark.parametrize("text, field, pieces", [
+    ("stiffness = 1e12", "cloth.stiffness", ["need substeps >= 2.66e+05 (at most 256)",
+                                             "found stiffness = 1e+12"]),
+    ("mass = 1e-30", "cloth.mass", ["(at most 256)", "found mass = 1e-30"]),
+    ("damping = 100.0", "cloth.damping", ["need substeps >= 853", "found damping = 100"]),
+    ("drag = 1e6", "cloth.drag", ["found drag = 1e+06"]),
+    ("mass = 0.001\nsubsteps = 4", "cloth.substeps", ["expected substeps >= 65 for stiffness "
+                                                      "2000 N/m, mass 0.001 kg", "found 4"]),
+])
+def test_values_the_explicit_step_cannot_keep_finite_are_refused(text, field, pieces):
+    with pytest.raises(SceneError) as info:
+        loads_scene(f'[[entity]]\nname = "flag"\n[entity.cloth]\n{text}\n', path="cloth.toml")
+    error = info.value
+    assert "\n" not in str(error) and error.entity == "flag" and error.field == field
+    assert "at fixed_dt 0.0166667 s" in error.detail
+    for piece in pieces:
+        assert piece in error.detail, (piece, error.detail)
 
-    assert stable_substeps(Cloth(), DT) <= Cloth().substeps           # the defaults are stable
-    cloth_engine(resolution=(8, 6), mass=0.001, substeps=4)
-    assert "cloth.substeps = 4 is too few" in capsys.readouterr().err
+
+def test_validate_refuses_a_stiffness_of_1e12_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "cloth.toml"
+    path.write_text('[[entity]]\nname = "flag"\n[entity.cloth]\nstiffness = 1e12\n')
+    done = subprocess.run([sys.executable, "-m", "emberfx", "validate", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"emberfx: error: {path}: entity 'flag': cloth.stiffness: expected a value the explicit "
+        f"integrator can step")
+
+
+def test_the_stiffest_mode_bounds_the_grid_symbol():
+    """81/8 k/m for square cells (the diagonal wave (t, -t) with cos t = -1/8), below 49/4 for any
+    cell shape (long thin cells: the x springs and the near-parallel diagonals, cos t = -3/4)."""
+    from emberfx.systems.cloth.component import MODE_MARGIN, stiffest_mode
+
+    assert 81 / 8 <= stiffest_mode(1.0) <= 81 / 8 * MODE_MARGIN
+    for aspect in (0.01, 0.1, 0.5, 2.0, 10.0, 100.0):
+        assert 81 / 8 < stiffest_mode(aspect) <= 49 / 4 * MODE_MARGIN
+
+
+def _replica_run(cloth: Cloth, substeps: int, steps: int):
+    """The numpy replica of a patch hanging from its top corners, stepped ``steps`` fixed steps
+    of ``substeps``; the largest speed after each step."""
+    nx, ny = cloth.resolution
+    dx, dy = cloth.size[0] / (nx - 1), cloth.size[1] / (ny - 1)
+    i, j = np.meshgrid(np.arange(nx), np.arange(ny))
+    x = np.stack([i * dx, j * dy, np.zeros_like(i, float)], -1)
+    rest, v = x.copy(), np.zeros_like(x)
+    pinned = np.zeros((ny, nx), bool)
+    pinned[ny - 1, 0] = pinned[ny - 1, nx - 1] = True
+    speeds = []
+    with np.errstate(all="ignore"):
+        for _ in range(steps):
+            for _ in range(substeps):
+                x, v = cloth_model.substep(x, v, pinned, rest, dx=dx, dy=dy,
+                                           stiffness=cloth.stiffness, damping=cloth.damping,
+                                           mass=cloth.mass, gravity=cloth.gravity,
+                                           drag=cloth.drag, h=DT / substeps)
+            speeds.append(float(np.nan_to_num(np.abs(v).max(), nan=np.inf)))
+    return speeds
+
+
+@pytest.mark.parametrize("fields", [dict(stiffness=2e4), dict(stiffness=500.0, damping=3.0)])
+def test_the_replica_stays_finite_at_the_bound_and_diverges_well_below_it(fields):
+    """The derived bound is the integrator's: at ``stable_substeps`` the replica of a small patch
+    hangs with bounded speeds; at 60% of them it blows up."""
+    cloth = Cloth(resolution=(9, 7), size=(1.0, 0.8), **fields)
+    needed = cloth.stable_substeps(DT)
+    assert 1 < needed <= 256
+    speeds = _replica_run(cloth, needed, 30)
+    assert max(speeds) < 5.0
+    assert max(_replica_run(cloth, int(needed * 0.6), 30)) > 1e6
+
+
+def test_a_live_edit_to_an_unstable_stiffness_is_undone_and_the_cloth_stays_finite(gpu):
+    engine = cloth_engine(resolution=(8, 6))
+    engine.step(2)
+    engine.entity("flag").cloth.stiffness = 1e12
+    with pytest.raises(SceneError) as info:
+        engine.step()
+    assert str(info.value).startswith("live edit: entity 'flag': cloth.stiffness: expected a "
+                                      "value the explicit integrator can step")
+    assert str(info.value).endswith("the edit is undone, the last valid values stay")
+    assert engine.entity("flag").cloth.stiffness == 2000.0
+    engine.step(30)
+    assert np.isfinite(engine.state("flag")["position"]).all()
+
+
+def test_a_spawned_unstable_cloth_is_refused(gpu):
+    engine = cloth_engine(resolution=(8, 6))
+    with pytest.raises(SceneError) as info:
+        engine.spawn("other", {"cloth": Cloth(resolution=(8, 6), mass=1e-30)})
+    assert info.value.field == "cloth.mass" and info.value.entity == "other"
+    engine.step(3)
+    assert np.isfinite(engine.state("flag")["position"]).all()
+
+
+def test_the_bundled_scenes_load_with_their_cloth_stable():
+    from emberfx.model.scene import bundled_scenes, load_scene
+
+    with_cloth = 0
+    for name, path in sorted(bundled_scenes().items()):
+        scene = load_scene(path)
+        for spec in scene.entities:
+            cloth = spec.components.get("cloth")
+            if isinstance(cloth, Cloth):
+                with_cloth += 1
+                assert cloth.substeps >= cloth.stable_substeps(scene.settings.fixed_dt), name
+    assert with_cloth >= 3   # drape, flag, showcase

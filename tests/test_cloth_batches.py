@@ -165,7 +165,7 @@ def test_resident_substeps_equal_a_dispatch_per_substep_to_the_byte(gpu, monkeyp
     way), byte for byte, and the image."""
     from emberfx.systems.cloth import system
 
-    text = (RAGGED + patch("j", 1.5, "stiffness = 5.0", substeps=1)
+    text = (RAGGED + patch("j", 1.5, "stiffness = 5.0\ndamping = 0.01", substeps=1)
             + patch("k", -1.5, "", resolution=(40, 30), substeps=7)
             + patch("m", 2.5, "", resolution=(41, 30), substeps=7))
     runs = {}
@@ -252,6 +252,10 @@ def test_spawns_deletes_and_a_new_wind_regroup_and_stay_identical(gpu):
     assert np.array_equal(image, image_alone)
 
 
+# the scene's patches' key (19 x 13 vertices, 13 substeps), stable at 13 substeps
+SPAWNED = {"resolution": [19, 13], "substeps": 13, "stiffness": 900.0, "mass": 0.02}
+
+
 def test_spawned_patches_wait_then_batch_with_the_odd_parity_lone_one(gpu):
     from emberfx.systems.cloth.batches import SPAWN_GROUP
 
@@ -265,9 +269,9 @@ def test_spawned_patches_wait_then_batch_with_the_odd_parity_lone_one(gpu):
             return sim.name if sim.batched else None
 
         for k in range(SPAWN_GROUP - 1):
-            engine.spawn(f"s{k}", {"cloth": {"resolution": [19, 13], "substeps": 13}})
+            engine.spawn(f"s{k}", {"cloth": SPAWNED})
         assert all(batch_of(f"s{k}") is None for k in range(SPAWN_GROUP - 1))   # waiting
-        engine.spawn(f"s{SPAWN_GROUP - 1}", {"cloth": {"resolution": [19, 13], "substeps": 13}})
+        engine.spawn(f"s{SPAWN_GROUP - 1}", {"cloth": SPAWNED})
         spawned = {batch_of(f"s{k}") for k in range(SPAWN_GROUP)}
         assert len(spawned) == 1 and None not in spawned
         assert batch_of("i") is None   # i (a scene patch, key alike) joins at the next arrange

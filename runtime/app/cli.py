@@ -29,6 +29,7 @@ from emberfx.app.arguments import (
 from emberfx.app.headless import HEADLESS_FRAMES, output_size
 from emberfx.core.errors import EmberError, UsageError
 from emberfx.engine import interrupts
+from emberfx.engine.script_watchdog import finish_process
 from emberfx.model import registry
 
 PROG = "emberfx"
@@ -351,12 +352,15 @@ COMMANDS = {"run": cmd_run, "render": cmd_render, "validate": cmd_validate,
 
 
 def main(argv: list[str] | None = None) -> int:
-    # Ctrl-C and SIGTERM from the first line (building the parser loads the families): exit
-    # 130 or 143, no traceback, no file left behind
-    return interrupts.run_command(lambda: _main(argv), PROG)
+    """The ``emberfx`` command (``argv`` None: ``sys.argv``, and the process ends even when a
+    script left a thread running, see script_watchdog.finish_process). Ctrl-C and SIGTERM are
+    handled from the first line (building the parser loads the families): exit 130 or 143, no
+    traceback, no file left behind."""
+    code = interrupts.run_command(lambda: run_command(argv), PROG)
+    return code if argv is not None else finish_process(code)
 
 
-def _main(argv: list[str] | None) -> int:
+def run_command(argv: list[str] | None = None) -> int:
     parser, subs = build_parser()
     try:
         args = parser.parse_args(argv)

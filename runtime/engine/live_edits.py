@@ -204,6 +204,14 @@ def _checked_edit(world, scene_path, name: str, key: str, component, before: Com
         with world.quiet():
             copy_fields(before.valid, component)
         raise relabelled(exc, "live edit", UNDONE) from None
+    # what the component can check only with the scene's timestep (a cloth's stability)
+    problem = (valid.timestep_problem(world.shared.fixed_dt)
+               if valid is not before.valid and hasattr(valid, "timestep_problem") else None)
+    if problem is not None:
+        with world.quiet():
+            copy_fields(before.valid, component)
+        raise SceneError("live edit", f"{problem[1]}; {UNDONE}", entity=name,
+                         field=f"{key}.{problem[0]}")
     from emberfx.model.component_values import reference_value
 
     references = getattr(type(component), "REFERENCES", {})

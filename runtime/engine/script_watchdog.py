@@ -1,4 +1,5 @@
-"""The script watchdog: interrupts a script hook that runs longer than its time limit.
+"""The script watchdog: interrupts a script hook that runs longer than its time limit, and lets
+the ``emberfx`` command end when a script left a thread running (``finish_process``).
 
 One daemon thread watches every hook call of every Engine in the process. A hook call is made with
 ``call(limit)`` and bracketed by ``begin(call)`` and ``end(call)``; when a call is still running
@@ -21,8 +22,18 @@ Races, and how they are closed:
   is on the clock (see ``Watchdog``). An outer call's exception set just before a nested call
   began lands inside that one; its handler sees that its own call did not fire and re-raises,
   so the timeout is charged to the hook that overran.
-- A hook may swallow the exception (a bare ``except:``). While it stays registered the watchdog
-  fires again every ``REFIRE_SECONDS``.
+- A hook may swallow the exception (a bare ``except:``), even in a loop whose every turn lands
+  the next one inside its ``try`` again. The exception's instance is freed when the handler that
+  swallowed it ends, in the hook's thread; it then turns on a trace function for the hook's
+  frames (``pursue``, as a debugger attaches to running code), and the next line the hook runs
+  raises ``ScriptTimeout`` again (``_trace``). A trace function that raises is turned off; when
+  the hook swallows that one too it is turned on again, so the hook cannot run a line after a
+  handler without raising: the exception leaves the hook at the first line outside a ``try``,
+  at the latest its loop's own. emberfx's own code stays untraced (its ``finally`` blocks run
+  whole; shielded blocks are not interrupted at all), and the thread's previous trace function
+  (a debugger's, coverage's) is put back when the call ends. The watchdog also fires again
+  every ``REFIRE_SECONDS`` while the call stays registered (a handler that loops without
+  catching anything is stopped then).
 - Engine code that a hook calls (``ctx.spawn`` creating GPU buffers) runs ``shielded()``: the
   watchdog waits, and a deadline that passed meanwhile raises when the engine call returns, so a
   timeout never leaves the engine half-way through a change.
@@ -37,9 +48,11 @@ import contextlib
 import ctypes
 import os
 import queue
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from types import FrameType
 
 REFIRE_SECONDS = 1.0   # a hook that swallowed its ScriptTimeout gets another one this often
 
@@ -47,7 +60,11 @@ REFIRE_SECONDS = 1.0   # a hook that swallowed its ScriptTimeout gets another on
 class ScriptTimeout(BaseException):
     """Raised inside a script hook that ran past its time limit. A ``BaseException`` so that a
     script's ``except Exception`` cannot swallow it, and not a ``KeyboardInterrupt`` so that it
-    is never taken for Ctrl-C."""
+    is never taken for Ctrl-C. Freed in the hook's own code while the hook is still overdue, it
+    was swallowed: it then turns on the trace that stops the hook (``Watchdog.pursue``)."""
+
+    def __del__(self):
+        watchdog.pursue(sys._getframe(1))   # the frame whose handler ended and freed it
 
 
 def _raise_in_thread(thread_id: int, exception: type[BaseException] | None) -> None:
@@ -56,12 +73,19 @@ def _raise_in_thread(thread_id: int, exception: type[BaseException] | None) -> N
         ctypes.c_ulong(thread_id), ctypes.py_object(exception) if exception else None)
 
 
+def _engine_code(frame: FrameType) -> bool:
+    """Whether a frame runs emberfx's own code (this module included): never traced, so that a
+    timeout cannot cut its cleanup (a ``finally``) short."""
+    return str(frame.f_globals.get("__name__", "")).startswith("emberfx.")
+
+
 class HookCall:
     """One hook call: its thread, its deadline, whether the watchdog fired on it, and how deep
     it is inside engine code (``shielded``). Made by the caller before ``begin`` so that the
     caller can always ``end`` it, whatever lands in between."""
 
-    __slots__ = ("deadline", "fired", "limit", "shield", "started", "thread")
+    __slots__ = ("boundary", "caught", "deadline", "fired", "limit", "previous_trace", "shield",
+                 "started", "thread", "traced")
 
     def __init__(self, limit: float):
         self.thread = threading.get_ident()
@@ -69,6 +93,10 @@ class HookCall:
         self.started = self.deadline = float("inf")   # set by begin()
         self.fired = False
         self.shield = 0
+        self.boundary: FrameType | None = None   # the caller's frame: the hook's run above it
+        self.traced = False         # the trace that stops the hook is on (pursue)
+        self.previous_trace = None  # the thread's trace function before it
+        self.caught = False         # the hook swallowed a ScriptTimeout and ran on
 
 
 class Watchdog:
@@ -105,6 +133,7 @@ class Watchdog:
         """Start the clock of ``call``, a hook about to run in this thread."""
         if call is None:
             return
+        call.boundary = sys._getframe(1)
         with self._lock:
             call.started = time.monotonic()
             call.deadline = call.started + call.limit
@@ -137,6 +166,55 @@ class Watchdog:
                     outer.deadline += paused
             if call.fired:
                 _raise_in_thread(call.thread, None)
+        if call.traced and call.thread == threading.get_ident():
+            call.traced = False
+            sys.settrace(call.previous_trace)
+        call.boundary = None
+
+    def _overdue(self) -> HookCall | None:
+        """This thread's innermost hook call when it is past its deadline and not shielded."""
+        stack = self._stacks.get(threading.get_ident())
+        call = stack[-1] if stack else None
+        return call if call is not None and call.fired and not call.shield else None
+
+    def pursue(self, frame: FrameType | None) -> None:
+        """A ScriptTimeout was freed in ``frame``: when that is the hook's own code and its call
+        is still overdue, the hook swallowed it; trace the hook's frames so that the next line
+        it runs raises again (``_trace``). Nothing happens in any other thread, in emberfx's own
+        code, or once the call has ended."""
+        call = self._overdue()
+        if call is None or call.boundary is None or frame is None or _engine_code(frame):
+            return
+        hook_frames = []
+        while frame is not None and frame is not call.boundary:
+            if not _engine_code(frame):
+                hook_frames.append(frame)
+            frame = frame.f_back
+        if frame is None or not hook_frames:
+            return   # not inside this call's hook
+        call.caught = True
+        if not call.traced:
+            call.previous_trace = sys.gettrace()   # type: ignore[assignment]
+            call.traced = True
+        sys.settrace(self._trace)   # again after a trace error turned it off
+        for hook_frame in hook_frames:
+            hook_frame.f_trace = self._trace
+
+    def _trace(self, frame: FrameType, event: str, arg):
+        """The trace function of an overdue hook's thread: a line of the hook's code (a frame
+        it runs, or one called from those) raises ScriptTimeout; other frames are left alone.
+        Returns itself for a frame to trace."""
+        call = self._overdue()
+        if call is None or _engine_code(frame):
+            return None
+        if event == "call":   # a new frame: traced when the hook's code called it, not engine code
+            caller = frame.f_back
+            while caller is not None and caller is not call.boundary and not _engine_code(caller):
+                if caller.f_trace is not None:
+                    return self._trace
+                caller = caller.f_back
+            return None
+        raise ScriptTimeout   # at this line of the hook (and the trace is turned off)
 
     @contextlib.contextmanager
     def shielded(self) -> Iterator[None]:
@@ -200,3 +278,28 @@ class Watchdog:
 watchdog = Watchdog()
 # A forked child (a sweep worker) has no watchdog thread and may inherit a held lock.
 os.register_at_fork(after_in_child=watchdog._reset)
+
+
+def threads_left() -> list[threading.Thread]:
+    """Threads that would keep the process alive after the main thread ends: alive, not daemon
+    threads. emberfx starts only daemon threads; a script may start others."""
+    main = threading.main_thread()
+    return [t for t in threading.enumerate() if t is not main and not t.daemon and t.is_alive()]
+
+
+def finish_process(code: int) -> int:
+    """The end of the ``emberfx`` command, its outputs written: returns ``code`` when nothing
+    would keep the process alive; otherwise says in one line which threads (started by a
+    script) are still running, flushes stdout and stderr, and ends the process now with
+    ``code`` (``os._exit``) instead of waiting for them forever, as Python's exit would."""
+    left = threads_left()
+    if not left:
+        return code
+    names = ", ".join(f"'{t.name}'" for t in left[:5]) + (" ..." if len(left) > 5 else "")
+    print(f"emberfx: note: {len(left)} thread{'s' if len(left) != 1 else ''} that a script "
+          f"started still run{'s' if len(left) == 1 else ''} ({names}); exiting without waiting "
+          f"for {'it' if len(left) == 1 else 'them'}", file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)

@@ -17,9 +17,13 @@ frame loop: the error is printed with its traceback (at most once per second per
 failing hook is skipped until the file changes on disk, when it is loaded again. A hook that
 calls ``sys.exit()``, runs longer than the time limit (``ScriptPolicy.timeout``, see
 runtime/engine/script_watchdog.py) or loads a module that does either is reported in one line and
-its whole script is skipped the same way. An ``on_event`` that keeps re-emitting events
-(``MAX_EVENT_DEPTH`` deep) is reported and skipped. Ctrl-C is never caught here: it interrupts a
-hook at once and ends the program.
+its whole script is skipped the same way, also when it swallows the interruption in a loop. A
+hook name bound to what cannot be called as a hook (a number, an ``async def``, a generator
+function, a wrong signature) is reported in one line when the script loads and skipped. An
+``on_event`` that keeps re-emitting events (``MAX_EVENT_DEPTH`` deep) is reported and skipped.
+Ctrl-C is never caught here: it interrupts a hook at once and ends the program. A thread a script
+starts is its own business, but the ``emberfx`` command does not wait for it at exit: it says
+so in one line and ends (script_watchdog.finish_process).
 
 GPU events reach ``on_event`` too: an emitter with ``on_death`` (``on_collision``, ``on_age``)
 gives ``on_event(ctx, "death:rockets", {"count": n})``, n being how many of its particles died
@@ -54,11 +58,11 @@ import numpy as np
 
 from emberfx.core.errors import EmberError, SceneError
 from emberfx.engine import interrupts
+from emberfx.engine.script_hooks import HOOKS, hook_problem
 from emberfx.engine.script_watchdog import ScriptTimeout, watchdog
 from emberfx.engine.world import EntityView, still_current
 from emberfx.model.registry import script_actions
 
-HOOKS = {"on_start": 1, "on_update": 2, "on_key": 2, "on_event": 3}   # parameters after nothing
 DEFAULT_SCRIPT_TIMEOUT = 5.0   # seconds one hook call (or a script's import) may run
 MAX_EVENT_DEPTH = 32           # on_event -> ctx.emit -> on_event ... deeper than this is a loop
 MAX_KEPT_VIEWS = 64            # entity views a script context keeps for reuse (entity())
@@ -286,18 +290,15 @@ class Script:
                                        run_name=f"emberfx_script_{self.path.stem}")
         if "*" in self.broken:
             return
-        for name, count in HOOKS.items():
+        for name in HOOKS:
             fn = namespace.get(name)
             if fn is None:
                 continue
-            try:
-                inspect.signature(fn).bind(*([None] * count))
-            except TypeError:
-                params = ", ".join(["ctx", "dt"] if name == "on_update" else
-                                   ["ctx", "key"] if name == "on_key" else
-                                   ["ctx", "name", "data"] if name == "on_event" else ["ctx"])
-                print(f"emberfx: script error: {self.path}: {name} must take ({params}); found "
-                      f"{name}{inspect.signature(fn)}", file=sys.stderr)
+            problem = hook_problem(name, fn)
+            if problem is not None:
+                self.errors += 1
+                print(f"emberfx: script error: {self.path}: {problem}; the hook is skipped until "
+                      f"the file changes, the loop keeps running", file=sys.stderr, flush=True)
                 continue
             self.hooks[name] = fn
 
@@ -313,7 +314,14 @@ class Script:
         fn = self.hooks.get(name)
         if fn is None or name in self.broken or "*" in self.broken:
             return
-        self.run_user_code(name, fn, self.context, *args)
+        result = self.run_user_code(name, fn, self.context, *args)
+        if inspect.isawaitable(result):   # a callable that is async inside (a partial, a class)
+            if inspect.iscoroutine(result):
+                result.close()   # never awaited: closed, so Python does not warn at exit
+            self.broken.add(name)
+            self.say(name, f"{name} returned {type(result).__name__} to await: hooks are called "
+                           f"and never awaited, so its body does not run; {name} is skipped "
+                           f"until the file changes, the loop keeps running")
 
     def run_user_code(self, what: str, fn, *args, **kwargs):
         """``fn(*args, **kwargs)`` for hook or step ``what`` ("load" imports the module): Ctrl-C
@@ -322,11 +330,13 @@ class Script:
         or the whole script (sys.exit, a timeout, any failure to load) is skipped until the file
         changes. Returns what ``fn`` returned, or None when it failed."""
         call = watchdog.call(self.timeout)
+        returned = False
         try:
             with interrupts.immediate():
                 try:
                     watchdog.begin(call)
                     result = fn(*args, **kwargs)
+                    returned = True
                 finally:
                     watchdog.end(call)
             if call is None or not call.fired:
@@ -337,8 +347,15 @@ class Script:
             watchdog.end(call)   # the timeout may have landed before end() had finished
             if call is None or not call.fired:
                 raise   # an outer hook's time ran out (this one runs nested in it): it reports
-            self.skip(what, f"still running after {self.timeout:g} s{self.where()}; the limit is "
-                            f"--script-timeout (Python: Engine(script_timeout=...))")
+            if returned:   # it landed after the hook returned late: as above
+                self.skip(what, f"ran past the {self.timeout:g} s limit and caught the "
+                                f"interruption")
+            elif call.caught:   # it swallowed the interruption and ran on: the trace stopped it
+                self.skip(what, f"ran past the {self.timeout:g} s limit and caught the "
+                                f"interruption{self.where()}; it was stopped there")
+            else:
+                self.skip(what, f"still running after {self.timeout:g} s{self.where()}; the "
+                                f"limit is --script-timeout (Python: Engine(script_timeout=...))")
         except SystemExit as exc:
             self.skip(what, f"called sys.exit({'' if exc.code is None else repr(exc.code)})"
                             f"{self.where()}; a script cannot end the program")

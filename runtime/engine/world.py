@@ -28,12 +28,13 @@ from typing import Any
 
 import esper
 
-from emberfx.core.errors import EmberError
+from emberfx.core.errors import EmberError, SceneError
 from emberfx.core.system import EntityRef, SharedResources, StepInfo, System
 from emberfx.engine import live_edits
 from emberfx.engine.engine_guard import switch_to, visiting
 from emberfx.model import registry
 from emberfx.model.components import Tracked, track, untrack
+from emberfx.model.scene_fields import show
 
 _world_ids = itertools.count()
 
@@ -80,7 +81,10 @@ class EntityView:
         return self._world.components_of(self.name)
 
     def __setattr__(self, key, value):
-        raise AttributeError("edit the component's fields, e.g. entity.emitter.rate = 500.0")
+        raise SceneError("live edit", f"expected an edit of the component's fields (e.g. "
+                         f"entity.emitter.rate = 500.0; engine.delete and engine.spawn remove "
+                         f"and add entities), found {key} = {show(value, 40)}", entity=self.name,
+                         field=key)
 
     def __dir__(self):
         return list(self._components())

@@ -29,6 +29,9 @@ import operator
 from collections.abc import Callable, Iterable
 from typing import Any, SupportsIndex
 
+from emberfx.core.errors import SceneError
+from emberfx.model.scene_fields import suggest
+
 __all__ = ["Change", "Tracked", "TrackedList", "change_of", "changed_between", "live", "passes",
            "rebuild", "track", "untrack"]
 
@@ -172,10 +175,14 @@ class Tracked:
     def __setattr__(self, name: str, value) -> None:
         # msgspec builds instances without __new__: the slot may be unset
         hook = getattr(self, "_on_change", None)
-        if hook is None:
-            object.__setattr__(self, name, value)
-            return
-        object.__setattr__(self, name, _adopt(value, _inner(hook)))
+        try:
+            if hook is None:
+                object.__setattr__(self, name, value)
+                return
+            object.__setattr__(self, name, _adopt(value, _inner(hook)))
+        except AttributeError:   # a name that is no field: as a scene file's unknown key
+            raise SceneError(f"{type(self).__name__}(...)", f"unknown field '{name}', "
+                             + suggest(name, field_names(type(self))), field=name) from None
         hook(name)
 
     def __getstate__(self) -> dict[str, Any]:

@@ -25,8 +25,15 @@ from emberfx.model.component_values import path_values, reference_value, referen
 from emberfx.model.light import Light
 from emberfx.model.numbers import bad_numbers
 from emberfx.model.registry import component_types, entity_name_problem
-from emberfx.model.scene import EntitySpec, Scene, SceneSettings, resolve_path, suggest
-from emberfx.model.scene_fields import check_decodable, explain, field_names, join_path, show
+from emberfx.model.scene import EntitySpec, Scene, SceneSettings, resolve_path
+from emberfx.model.scene_fields import (
+    check_decodable,
+    explain,
+    join_path,
+    show,
+    suggest,
+    unknown_keys,
+)
 
 __all__ = ["SceneLoader", "TOP_LEVEL", "ENTITY_KEYS"]
 
@@ -225,18 +232,20 @@ class SceneLoader:
 
     def convert(self, cls: type, raw: dict, prefix: str, entity: str | None = None,
                 fields: frozenset[str] | None = None):
-        """msgspec validation, with unknown keys caught first (msgspec ignores them for
-        dataclasses) and msgspec's messages rewritten into the one-line form; the numbers of
-        ``fields`` only, where given (see validated_copy)."""
+        """msgspec validation, with unknown keys caught first, in nested tables too (msgspec
+        ignores them for dataclasses), and msgspec's messages rewritten into the one-line form;
+        the numbers of ``fields`` only, where given (see validated_copy)."""
         check_decodable(cls)
-        allowed = field_names(cls)
-        for key in raw:
-            if key not in allowed:
-                self.unknown("key", key, allowed, field=f"{prefix}.{key}", entity=entity)
+        # (a live edit's table holds every field; only those of ``fields`` can be new)
+        looked_at = raw if fields is None else {k: v for k, v in raw.items() if k in fields}
+        # Unknown keys at any depth (a nested table's typo would silently become its default)
+        unknown = next(unknown_keys(cls, looked_at, prefix), None)
+        if unknown is not None:
+            where, key, allowed = unknown
+            self.unknown("key", key, allowed, field=where, entity=entity)
         # Every number a field can hold goes to the GPU in 32 bits: refuse nan, inf and what
         # overflows or vanishes there before the class (or its __post_init__) sees it.
-        numbers = raw if fields is None else {k: v for k, v in raw.items() if k in fields}
-        bad = next(bad_numbers(cls, numbers, prefix), None)
+        bad = next(bad_numbers(cls, looked_at, prefix), None)
         if bad is not None:
             where, found, problem = bad
             raise self.error(f"{problem}, found {show(found)}", field=where, entity=entity)

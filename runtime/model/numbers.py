@@ -11,15 +11,11 @@ itself, with ``msgspec.Meta`` and these constants.
 
 from __future__ import annotations
 
-import functools
 import math
-import types
-import typing
-from typing import Annotated
 
 import numpy as np
 
-from emberfx.model.scene_fields import is_record_class, type_hints
+from emberfx.model.scene_fields import inner_types, item_path, members
 
 __all__ = ["F32_MAX", "F32_TINY", "U32_MAX", "number_problem", "bad_numbers"]
 
@@ -52,67 +48,21 @@ def bad_numbers(cls: type, table: dict, prefix: str):
     scene-file fields: ``emitter.bursts[0].repeat``."""
     # (the path of the item's container, its key or index, the item, its types); a path is
     # written out only for a container's items and a number found wrong, not for every number
-    pending: list = [(None, prefix, table, _members(cls))]
+    pending: list = [(None, prefix, table, members(cls))]
     while pending:
         parent, key, item, hints = pending.pop()
         if not hints:
             continue
         if isinstance(item, dict):
-            where = _path(parent, key)
-            pending.extend((where, k, value, _inner(hints, k))
+            where = item_path(parent, key)
+            pending.extend((where, k, value, inner_types(hints, k))
                            for k, value in reversed(item.items()))
         elif isinstance(item, (list, tuple)):
-            where = _path(parent, key)
-            pending.extend((where, index, value, _inner(hints, index))
+            where = item_path(parent, key)
+            pending.extend((where, index, value, inner_types(hints, index))
                            for index, value in reversed(list(enumerate(item))))
         elif float in hints:
             problem = number_problem(item)
             if problem is not None:
-                yield _path(parent, key), item, problem
+                yield item_path(parent, key), item, problem
 
-
-def _path(parent: str | None, key) -> str:
-    """A field's path as a scene file reads it: ``emitter.bursts[0].repeat``."""
-    if parent is None:
-        return str(key)
-    if isinstance(key, int):
-        return f"{parent}[{key}]"
-    return f"{parent}.{key}" if parent else str(key)
-
-
-@functools.lru_cache(maxsize=4096)   # live edits check components every step: walk each type once
-def _members(hint) -> tuple:
-    """The plain types a value of this declared type may be: Annotated unwrapped, unions
-    expanded, None dropped."""
-    out: list = []
-    pending = [hint]
-    while pending:
-        t = pending.pop()
-        if typing.get_origin(t) is Annotated:
-            pending.append(typing.get_args(t)[0])
-        elif typing.get_origin(t) in (typing.Union, types.UnionType):
-            pending.extend(typing.get_args(t))
-        elif t is not None and t is not type(None):
-            out.append(t)
-    return tuple(out)
-
-
-@functools.lru_cache(maxsize=4096)
-def _inner(hints: tuple, step: str | int) -> tuple:
-    """The types inside ``hints`` at a table key (str) or an array index (int)."""
-    out: list = []
-    for t in hints:
-        origin, args = typing.get_origin(t), typing.get_args(t)
-        if isinstance(step, str):
-            if isinstance(t, type) and origin is None and is_record_class(t):
-                out += _members(type_hints(t).get(step))
-            elif origin is dict and len(args) == 2:
-                out += _members(args[1])
-        elif origin is list and args:
-            out += _members(args[0])
-        elif origin is tuple and args:
-            if len(args) == 2 and args[1] is Ellipsis:
-                out += _members(args[0])
-            elif step < len(args):
-                out += _members(args[step])
-    return tuple(out)

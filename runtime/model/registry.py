@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from emberfx.model.constructors import checked_constructors
+
 if TYPE_CHECKING:
     import argparse
 
@@ -66,6 +68,7 @@ def component(key: str, *, system: type | None = None):
         if any(ct.cls is cls and k != key for k, ct in _TYPES.items()):
             raise RuntimeError(f"{cls.__qualname__} registered under two component keys")
         check_component_class(cls)
+        checked_constructors(cls, key)   # Python-built ones fail with a SceneError too
         _TYPES[key] = ComponentType(key, cls, system)
         return cls
 

@@ -45,7 +45,7 @@ from emberfx.model.components import field_names as component_field_names
 from emberfx.model.components import field_values
 from emberfx.model.light import Light
 from emberfx.model.registry import component_types, entity_name_problem
-from emberfx.model.scene_fields import show
+from emberfx.model.scene_fields import show, suggest
 from emberfx.model.scene_summary import describe
 
 if TYPE_CHECKING:
@@ -335,15 +335,6 @@ def _loader(path) -> SceneLoader:
     from emberfx.model.loader import SceneLoader
 
     return SceneLoader(path)
-
-
-def suggest(key: str, allowed, what: str = "keys") -> str:
-    """The end of an "unknown ..." message: the closest of ``allowed`` to ``key``, else all of
-    them (or that there are no ``what``)."""
-    close = difflib.get_close_matches(str(key), [str(a) for a in allowed], n=1)
-    if close:
-        return f"did you mean '{close[0]}'?"
-    return f"expected one of: {', '.join(allowed)}" if allowed else f"there are no {what}"
 
 
 def resolve_path(scene_path, relative) -> Path:

@@ -6,6 +6,7 @@ writes them. Used by the scene loader (emberfx.model.loader) and the scene summa
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import math
 import re
@@ -16,7 +17,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 __all__ = ["explain", "join_path", "fields_with_defaults", "field_names", "type_hints",
-           "is_record_class", "check_decodable", "show", "non_defaults"]
+           "is_record_class", "check_decodable", "show", "non_defaults", "members",
+           "inner_types", "item_path", "unknown_keys", "suggest"]
 
 
 _MISSING = object()
@@ -99,6 +101,94 @@ def _is_constrained(t) -> bool:
     return typing.get_origin(t) is Annotated and any(
         isinstance(m, msgspec.Meta) and any(getattr(m, c) is not None for c in _CONSTRAINTS)
         for m in typing.get_args(t)[1:])
+
+
+# ------------------------------------------------------------------------ walking a table by type
+
+@functools.lru_cache(maxsize=4096)   # live edits check components every step: walk each type once
+def members(hint) -> tuple:
+    """The plain types a value of this declared type may be: Annotated unwrapped, unions
+    expanded, None dropped."""
+    out: list = []
+    pending = [hint]
+    while pending:
+        t = pending.pop()
+        if typing.get_origin(t) is Annotated:
+            pending.append(typing.get_args(t)[0])
+        elif typing.get_origin(t) in (typing.Union, types.UnionType):
+            pending.extend(typing.get_args(t))
+        elif t is not None and t is not type(None):
+            out.append(t)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def inner_types(hints: tuple, step: str | int) -> tuple:
+    """The types inside ``hints`` (``members``) at a table key (str) or an array index (int)."""
+    out: list = []
+    for t in hints:
+        origin, args = typing.get_origin(t), typing.get_args(t)
+        if isinstance(step, str):
+            if isinstance(t, type) and origin is None and is_record_class(t):
+                out += members(type_hints(t).get(step))
+            elif origin is dict and len(args) == 2:
+                out += members(args[1])
+        elif origin is list and args:
+            out += members(args[0])
+        elif origin is tuple and args:
+            if len(args) == 2 and args[1] is Ellipsis:
+                out += members(args[0])
+            elif step < len(args):
+                out += members(args[step])
+    return tuple(out)
+
+
+def item_path(parent: str | None, key) -> str:
+    """A field's path as a scene file reads it: ``emitter.bursts[0].repeat``."""
+    if parent is None:
+        return str(key)
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    return f"{parent}.{key}" if parent else str(key)
+
+
+@functools.lru_cache(maxsize=4096)
+def _table_keys(hints: tuple) -> tuple[str, ...] | None:
+    """The keys a table may hold where a value of types ``hints`` sits: the fields of the
+    classes among them; None where any key goes (a ``dict`` member, or no class at all)."""
+    if any(typing.get_origin(t) is dict or t is dict or t is Any for t in hints):
+        return None
+    classes = [t for t in hints if isinstance(t, type) and typing.get_origin(t) is None
+               and is_record_class(t)]
+    if not classes:
+        return None
+    return tuple(dict.fromkeys(name for cls in classes for name in field_names(cls)))
+
+
+def unknown_keys(cls: type, table: dict, prefix: str):
+    """(path, key, allowed keys) for each key of ``table`` (a scene table for ``cls``), and of
+    every table nested in it at any depth (a component's ``shape``, its ``bursts[0]``, a colour
+    stop), that no field of the class declared there has. msgspec drops such keys without a
+    word for dataclasses, so a typo would silently become the default. Walked without recursion
+    like the number check; paths read like scene-file fields: ``emitter.on_death.cuont``."""
+    pending: list = [(None, prefix, table, members(cls))]
+    while pending:
+        parent, key, item, hints = pending.pop()
+        if not hints:
+            continue
+        if isinstance(item, dict):
+            where = item_path(parent, key)
+            allowed = _table_keys(hints)
+            if allowed is not None:
+                for name in item:
+                    if name not in allowed:
+                        yield item_path(where, name), name, allowed
+            pending.extend((where, k, value, inner_types(hints, k))
+                           for k, value in reversed(item.items()))
+        elif isinstance(item, (list, tuple)):
+            where = item_path(parent, key)
+            pending.extend((where, index, value, inner_types(hints, index))
+                           for index, value in reversed(list(enumerate(item))))
 
 
 # ------------------------------------------------------------------------ rewriting msgspec errors
@@ -262,3 +352,12 @@ def non_defaults(obj) -> list[tuple[str, Any]]:
     default, in declaration order."""
     return [(name, getattr(obj, name)) for name, default in fields_with_defaults(obj.__class__)
             if getattr(obj, name) != default]
+
+
+def suggest(key: str, allowed, what: str = "keys") -> str:
+    """The end of an "unknown ..." message: the closest of ``allowed`` to ``key``, else all of
+    them (or that there are no ``what``)."""
+    close = difflib.get_close_matches(str(key), [str(a) for a in allowed], n=1)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    return f"expected one of: {', '.join(allowed)}" if allowed else f"there are no {what}"

@@ -5,10 +5,13 @@ Kept apart from the system (systems/cloth/system.py) so that validating a scene 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+import math
+from dataclasses import dataclass, replace
 from typing import Annotated, Literal
 
 import msgspec
+import numpy as np
 
 from emberfx.model.colors import check_colors
 from emberfx.model.components import Tracked, live, passes, rebuild
@@ -26,6 +29,15 @@ MAX_PREWARM_WORK = 1 << 29
 first frame: the default 32 x 24 patch at 16 substeps prewarms the full 60 s at 60 steps/s (44M),
 a 256 x 256 one about 8.5 s (lavapipe on 2 CPU cores runs about 9M a second, so about a minute
 at the bound)"""
+MAX_SUBSTEPS = 256
+MODE_SAMPLES = 360
+"""wave-vector samples per axis when looking for the grid's stiffest mode (``stiffest_mode``)"""
+MODE_MARGIN = 1.01
+"""what the sampled maximum is raised by to bound the true one (between samples it is higher by
+well under 0.1%: the symbol is smooth, its curvature about 10 per radian squared)"""
+STABLE_BELOW = 4.0
+"""semi-implicit Euler on x'' = -w^2 x - g x' is stable while h^2 w^2 + 2 h g < 4 (the
+amplification matrix's determinant 1 - h g and trace 2 - h g - h^2 w^2, by the Jury test)"""
 
 
 @component("cloth")
@@ -54,8 +66,9 @@ class Cloth(Tracked):
     mass: Positive = live(0.01)
     """kg per vertex"""
     gravity: Vec3 = live((0.0, -9.81, 0.0))
-    substeps: Annotated[int, msgspec.Meta(ge=1, le=256)] = live(16)
-    """per fixed step, all in one compute pass"""
+    substeps: Annotated[int, msgspec.Meta(ge=1, le=MAX_SUBSTEPS)] = live(16)
+    """per fixed step, all in one compute pass; at least ``stable_substeps`` (stiffness, mass,
+    damping and drag decide how short a substep the explicit integrator needs)"""
     solver: Literal["explicit"] = live("explicit")
     """explicit mass-spring (semi-implicit Euler)"""
     color: str = live("#d94f3d")
@@ -93,7 +106,58 @@ class Cloth(Tracked):
         return prewarm_problem(
             self.prewarm, fixed_dt, per_step=nx * ny * self.substeps,
             per_step_text=f"{nx}x{ny} vertices x {self.substeps} substeps",
-            measure="vertices x substeps", limit=MAX_PREWARM_WORK, unit="vertex-substeps")
+            measure="vertices x substeps", limit=MAX_PREWARM_WORK,
+            unit="vertex-substeps") or self.stability_problem(fixed_dt)
+
+    def stability(self, h: float) -> float:
+        """h^2 w^2 + 2 h g for a substep of h seconds, w^2 the stiffest mode's (``stiffest_mode``
+        k / m) and g its damping: the springs damp along themselves as they pull, so a mode's
+        damping is (c / k) w^2, plus the air drag. The explicit step diverges from STABLE_BELOW
+        on."""
+        omega2, gamma = self._stiffest()
+        return h * h * omega2 + 2.0 * h * gamma
+
+    def _stiffest(self) -> tuple[float, float]:
+        """(w^2, g) of the stiffest mode."""
+        nx, ny = self.resolution
+        aspect = (self.size[1] / (ny - 1)) / (self.size[0] / (nx - 1))
+        mode = stiffest_mode(aspect)
+        return (mode * self.stiffness / self.mass,
+                mode * self.damping / self.mass + self.drag)
+
+    def stable_substeps(self, fixed_dt: float) -> int:
+        """The fewest substeps per fixed step of ``fixed_dt`` seconds that keep the explicit
+        step stable (``stability`` below STABLE_BELOW); may exceed MAX_SUBSTEPS."""
+        omega2, gamma = self._stiffest()
+        # the root of h^2 w^2 + 2 h g = 4, written so it does not cancel for large g
+        longest = STABLE_BELOW / (gamma + math.sqrt(gamma * gamma + STABLE_BELOW * omega2))
+        needed = max(1, math.ceil(fixed_dt / longest))
+        if needed <= MAX_SUBSTEPS and self.stability(fixed_dt / needed) >= STABLE_BELOW:
+            needed += 1   # the root's rounding
+        return needed
+
+    def stability_problem(self, fixed_dt: float) -> tuple[str, str] | None:
+        """(field, why) when the explicit step diverges (every vertex NaN within a few steps)
+        at ``fixed_dt``: too few substeps, or a stiffness, mass, damping or drag no substep
+        count allows; None when it is stable."""
+        needed = self.stable_substeps(fixed_dt)
+        if self.substeps >= needed:
+            return None
+        values = (f"stiffness {self.stiffness:g} N/m, mass {self.mass:g} kg, damping "
+                  f"{self.damping:g} N s/m and drag {self.drag:g} 1/s at fixed_dt {fixed_dt:g} s")
+        rule = (f"(explicit steps are stable while h^2 w^2 + 2h (c w^2 / k + drag) < 4, w^2 = "
+                f"{self._stiffest()[0]:.4g}/s^2 the stiffest mode's, h = fixed_dt / substeps)")
+        if needed <= MAX_SUBSTEPS:
+            return ("substeps", f"expected substeps >= {needed} for {values} {rule}, found "
+                                f"{self.substeps}")
+        # the one field whose default alone would make it stable, else stiffness
+        defaults = Cloth()
+        field = next((name for name in ("stiffness", "mass", "damping", "drag")
+                      if replace(self, **{name: getattr(defaults, name)}).stable_substeps(
+                          fixed_dt) <= MAX_SUBSTEPS), "stiffness")
+        return (field, f"expected a value the explicit integrator can step: {values} need "
+                       f"substeps >= {needed:.3g} (at most {MAX_SUBSTEPS}) {rule}, found "
+                       f"{field} = {getattr(self, field):g}")
 
     def pin_list(self) -> list[tuple[int, int]]:
         nx, ny = self.resolution
@@ -104,3 +168,26 @@ class Cloth(Tracked):
         if self.pins == "none":
             return []
         return [(i, j) for i, j in self.pins]
+
+
+@functools.lru_cache(maxsize=256)
+def stiffest_mode(aspect: float) -> float:
+    """An upper bound on the largest w^2 of the patch's spring network, in units of k / m, for
+    grid cells ``aspect`` = height / width: the largest eigenvalue over wave vectors of the
+    infinite grid's in-plane dynamical matrix (2 (1 - cos(theta . r)) r^ r^T summed over the 12
+    springs of a vertex), sampled and raised by MODE_MARGIN. A finite patch, pinned or not, has
+    none higher: its springs are a subset of the infinite grid's, so its energy u K u is at most
+    that of u extended by zeros. 81/8 for square cells, approaching 49/4 for long thin ones.
+    (At rest the springs are unstretched: across them they are not stiff.)"""
+    theta = np.linspace(-np.pi, np.pi, MODE_SAMPLES + 1)
+    tx, ty = np.meshgrid(theta[MODE_SAMPLES // 2:], theta)   # +-theta give the same matrix
+    xx, xy, yy = (np.zeros_like(tx) for _ in range(3))
+    for (i, j) in ((1, 0), (0, 1), (1, 1), (1, -1), (2, 0), (0, 2)):
+        direction = np.array([i, j * aspect])
+        ux, uy = direction / np.linalg.norm(direction)
+        weight = 2.0 * (1.0 - np.cos(tx * i + ty * j))
+        xx += weight * ux * ux
+        xy += weight * ux * uy
+        yy += weight * uy * uy
+    largest = (xx + yy) / 2.0 + np.sqrt(((xx - yy) / 2.0) ** 2 + xy ** 2)
+    return float(largest.max()) * MODE_MARGIN

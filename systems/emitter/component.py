@@ -15,6 +15,7 @@ from emberfx.model.colors import parse_color
 from emberfx.model.components import Tracked, live, passes, rebuild
 from emberfx.model.numbers import U32_MAX
 from emberfx.model.registry import component
+from emberfx.systems.emitter.expression_ranges import EXPRESSION_RANGES, constant_problem
 from emberfx.systems.emitter.looks import Flipbook, check_texture_files
 from emberfx.systems.emitter.modifiers import (
     check_modifier_files,
@@ -221,9 +222,11 @@ class Emitter(Tracked):
     """extra particles per world unit the emitter's position moves"""
     bursts: list[Burst] = live(default_factory=list)
     lifetime: Range | Expression = live((1.0, 2.0))
-    """seconds: a number or [min, max], or a WGSL expression evaluated at birth"""
+    """seconds: a number or [min, max], or a WGSL expression evaluated at birth (a constant one
+    must be > 0 as a number must; any other is clamped to >= 0, expression_ranges.py)"""
     speed: Range | Expression = live((1.0, 2.0))
-    """initial speed, m/s: a number or [min, max], or a WGSL expression evaluated at birth"""
+    """initial speed, m/s: a number or [min, max], or a WGSL expression evaluated at birth
+    (clamped to >= 0; a constant one below 0 is refused, expression_ranges.py)"""
     position: Vec3 = live((0.0, 0.0, 0.0))
     """the emitter's centre, world units (edit it live to move the emitter)"""
     shape: Shape = live(default_factory=Shape)
@@ -244,7 +247,8 @@ class Emitter(Tracked):
     """linear drag, 1/s"""
     size: Annotated[float, msgspec.Meta(gt=0.0)] | Expression = live(0.03)
     """billboard edge: world units, or pixels with size_unit = "pixels\"; or a WGSL expression
-    evaluated per particle in the draw (age, lifetime, t, position, velocity, time, attributes)"""
+    evaluated per particle in the draw (age, lifetime, t, position, velocity, time, attributes),
+    clamped to > 0 (a constant one <= 0 is refused, expression_ranges.py)"""
     size_unit: Literal["world", "pixels"] = live("world")
     size_curve: list[NonNegative] = live(default_factory=lambda: [1.0])
     """size multipliers over life, evenly spaced"""
@@ -337,6 +341,11 @@ class Emitter(Tracked):
         problem = modifier_problem(self)   # expressions, attributes (modifiers.py)
         if problem is not None:
             raise ValueError(problem)
+        for name in EXPRESSION_RANGES:   # a constant expression is checked as its number
+            value = getattr(self, name)
+            problem = constant_problem(name, value) if isinstance(value, str) else None
+            if problem is not None:
+                raise ValueError(f"{name}: {problem}")
         for name in ("lifetime", "speed"):
             if isinstance(getattr(self, name), str):
                 continue

@@ -30,6 +30,7 @@ from emberfx.core.errors import SceneError, ShaderError, read_user_text
 from emberfx.core.layout import struct_dtype
 from emberfx.core.wgsl_bounds import BoundError, check_wgsl_bounds
 from emberfx.systems.emitter.attributes import ATTRIBUTE_TYPES, attributes_problem
+from emberfx.systems.emitter.expression_ranges import bounded_return
 from emberfx.systems.emitter.expressions import EXPRESSION_FIELDS, expression_problem, expressions
 
 MODIFIER_FIELDS = ("init", "update", "color")
@@ -225,10 +226,11 @@ class Program:
         for field in self._functions_of(kind):
             part = self.parts[field]
             if part.text:   # an expression: its own line, at column 1 of its origin
+                opening, closing = bounded_return(field)   # clamped to the field's range
                 emit(f"fn expression_{field}(p: ParticleState, ctx: ModifierContext) -> f32 {{",
-                     *self._scope(), "    return f32(")
+                     *self._scope(), opening)
                 lines.append((part.lines[0], (part.label, 1)))
-                emit("    );", "}")
+                emit(closing, "}")
             else:
                 lines += [(text, (part.label, n)) for n, text in enumerate(part.lines, 1)]
         text = "\n".join(t for t, _ in lines) + "\n"

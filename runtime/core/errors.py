@@ -69,9 +69,16 @@ def special_file_problem(path, kind: str) -> str | None:
         return None
     if stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode):
         return None
-    found = next((name for test, name in _SPECIAL_FILES if test(info.st_mode)),
-                 "a special file")
-    return f"expected a regular {kind} file, found {found} at {os.path.abspath(path)}"
+    return (f"expected a regular {kind} file, found {file_kind(info.st_mode)} at "
+            f"{os.path.abspath(path)}")
+
+
+def file_kind(mode: int) -> str:
+    """What a file of ``os.stat`` mode ``mode`` is, in words ("a FIFO (named pipe)", ...), for
+    the errors of readers that accept regular files only."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return next((name for test, name in _SPECIAL_FILES if test(mode)), "a special file")
 
 
 def read_user_text(path, kind: str,

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
-from emberfx.core.errors import UsageError
+from emberfx.core.errors import UsageError, file_kind
 
 DEFAULT_MAX_JOBS = 10_000   # a larger sweep needs --max-jobs: a typo in a range is not a week
 VALUES_FILE_BYTES = 16 * 1024 * 1024   # the largest @FILE of values read
@@ -144,7 +144,7 @@ def read_values_file(name: str, option: str) -> tuple[Path, str]:
     if not stat.S_ISREG(mode):
         os.close(fd)
         raise UsageError(f"{option}: expected a regular file of values at {path}, found "
-                         f"{_kind(mode)}")
+                         f"{file_kind(mode)}")
     with os.fdopen(fd, "rb") as handle:
         data = handle.read(VALUES_FILE_BYTES + 1)
     if len(data) > VALUES_FILE_BYTES:
@@ -156,10 +156,3 @@ def read_values_file(name: str, option: str) -> tuple[Path, str]:
         line = data.count(b"\n", 0, exc.start) + 1
         raise UsageError(f"{option}: {path} line {line}: expected UTF-8 text, found byte "
                          f"0x{data[exc.start]:02x}") from None
-
-
-def _kind(mode: int) -> str:
-    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-             (stat.S_ISSOCK, "a socket"))
-    return next((name for test, name in kinds if test(mode)), "a special file")

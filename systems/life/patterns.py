@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from emberfx.core.errors import EmberError, read_user_text
+from emberfx.core.errors import EmberError, file_kind, read_user_text
 
 __all__ = ["PatternError", "Pattern", "parse_rle", "parse_cells", "read_pattern", "write_rle",
            "random_soup", "place", "rule_mismatch", "MAX_LINE", "MAX_CELLS", "MAX_DIGITS",
@@ -346,10 +346,6 @@ def rule_mismatch(pattern: Pattern, rule: str) -> str | None:
     return f"says rule = {pattern.rule} in its header, but the layer's rule is {rule}"
 
 
-_NOT_REGULAR = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
-
-
 def _check_regular_file(label: str) -> None:
     """Refuse, without opening it, what is not a regular file of a sane size: reading /dev/zero
     never ends and opening a FIFO blocks until someone writes to it. A missing file or a folder
@@ -361,8 +357,8 @@ def _check_regular_file(label: str) -> None:
     if stat.S_ISDIR(info.st_mode):
         return
     if not stat.S_ISREG(info.st_mode):
-        kind = next((k for test, k in _NOT_REGULAR if test(info.st_mode)), "not a regular file")
-        raise PatternError(label, f"expected a regular pattern file, found {kind}")
+        raise PatternError(label, f"expected a regular pattern file, found "
+                                  f"{file_kind(info.st_mode)}")
     if info.st_size > MAX_FILE_BYTES:
         raise PatternError(label, f"expected a pattern file of at most {MAX_FILE_BYTES >> 20} MiB, "
                                   f"found {info.st_size / (1 << 20):.0f} MiB")

@@ -223,6 +223,8 @@ def _run(todo: Iterator[Job], spec, workers, ray, ray_address, gpus_per_job, rep
     log_dir = out / "logs"
     log_dir.mkdir(exist_ok=True)
     local.run_pool(todo, spec, count, pins, report, log_dir)
+
+
 def _outputs_exist(job: Job, spec: SweepSpec) -> bool:
     names = [job.output(spec), job.state_file(spec)]
     return all((spec.out / name).is_file() for name in names if name is not None)

@@ -109,6 +109,10 @@ class PoolWorker:
                 return
             results.put((self, row))
 
+    def join_reader(self) -> None:
+        """Wait until everything the (exited) process wrote has been read into the results."""
+        self._thread.join(timeout=STOP_SECONDS)
+
     def exit_code(self) -> int | None:
         try:
             return self.process.wait(timeout=STOP_SECONDS)
@@ -188,11 +192,29 @@ def run_pool(jobs: Iterator[Job], spec: SweepSpec, workers: int, pins: list[str 
         finished = True
     finally:
         _stop(started, at_once=not finished)
+        if not finished:
+            _report_late(results, busy, report)
 
 
 def _stop(members: list[PoolWorker], at_once: bool) -> None:
-    """Stop every worker and wait for it (killed after ``STOP_SECONDS``)."""
+    """Stop every worker and wait for it (killed after ``STOP_SECONDS``) and for its reader."""
     for member in members:
         member.stop(at_once)
     for member in members:
         member.exit_code()
+        member.join_reader()
+
+
+def _report_late(results: queue.Queue, busy: dict[PoolWorker, int], report: Report) -> None:
+    """After a stop: the jobs that workers finished between the Ctrl-C and their exit. Their
+    files are complete (a worker stopped mid-job removes its files), so the manifest lists
+    them, and a resumed sweep skips them."""
+    while True:
+        try:
+            member, row = results.get_nowait()
+        except queue.Empty:
+            return
+        if row is not None and member in busy and member.job is not None:
+            job, attempt = member.job
+            member.job = None
+            report(job, {**row, "attempts": attempt})

@@ -22,8 +22,8 @@ from emberfx.systems.emitter.component import Emitter, Shape
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 REGENERATE = {
-    "scene": "python -m emberfx.app.reference docs/",
-    "cli": "python -m emberfx.app.cli_reference docs/",
+    "scene": "python -m emberfx.app.docs_pages docs/",
+    "cli": "python -m emberfx.app.docs_pages docs/",
 }
 
 
@@ -121,7 +121,7 @@ def test_performance_page_regions_are_current():
     assert {"plots/h200/sweep.json", "plots/lavapipe/sweep.json"} \
         <= set(sources)
     assert regenerate(committed, DOCS) == committed, (
-        "docs/performance.md is stale: run `python -m emberfx.app.performance_page docs/`")
+        "docs/performance.md is stale: run `python -m emberfx.app.docs_pages docs/`")
 
 
 def test_performance_tables_show_each_figure_beside_its_same_run_baseline():

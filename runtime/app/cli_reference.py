@@ -2,7 +2,7 @@
 argument parser: every subcommand (families' own included), its usage line and every argument
 with its help.
 
-    python -m emberfx.app.cli_reference docs/      # writes docs/reference/cli.md
+    python -m emberfx.app.docs_pages docs/      # writes it, with the other generated pages
 
 tests/test_docs_reference.py regenerates the page in memory and fails when the committed one
 differs. argparse offers no public list of a parser's arguments; its ``_actions`` list is the
@@ -13,7 +13,6 @@ the help text (so the usage lines are written here, one line each).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from emberfx.app.cli import PROG, build_parser
@@ -34,7 +33,7 @@ Exit status: 0 ok; 1 a mistake in the input or the environment, printed as one l
 `{PROG}: error: ...`; 2 a usage error (the usage line, then the message); 130 interrupted
 (Ctrl-C).
 
-This page is generated from the argument parser by `python -m emberfx.app.cli_reference docs/`;
+This page is generated from the argument parser by `python -m emberfx.app.docs_pages docs/`;
 do not edit it by hand.
 """
 
@@ -139,14 +138,3 @@ def write_cli_reference(docs: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(cli_reference(), encoding="utf-8", newline="\n")
     return target
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    docs = Path(argv[0]) if argv else Path("docs")
-    print(f"wrote {write_cli_reference(docs)}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -13,7 +13,7 @@ row's other figures, baselines of the same run among them) and each size sweep (
 DIR --json``: one column per series, the same-run roofline and the fraction of it reached, and
 the plot drawn from it where DIR holds one).
 
-    python -m emberfx.app.performance_page docs/    # rewrites the regions of docs/performance.md
+    python -m emberfx.app.docs_pages docs/    # rewrites them, with the other generated pages
 
 tests/test_docs_reference.py fails when a committed region differs from its file's rendering.
 """
@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -149,14 +148,3 @@ def write_performance_page(docs: Path) -> Path:
     page = target.read_text(encoding="utf-8")
     target.write_text(regenerate(page, Path(docs)), encoding="utf-8", newline="\n")
     return target
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    docs = Path(argv[0]) if argv else Path("docs")
-    print(f"wrote {write_performance_page(docs)}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

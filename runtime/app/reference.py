@@ -6,7 +6,7 @@ Each field is listed with its type (bounds included), its default, its unit, wha
 costs (live, passes, rebuild) and its docstring: the string literal written under the field in
 the class body, read from the source with ``ast`` (Python keeps no such string at run time).
 
-    python -m emberfx.app.reference docs/      # writes docs/reference/scene.md
+    python -m emberfx.app.docs_pages docs/      # writes it, with the other generated pages
 
 tests/test_docs_reference.py regenerates the page in memory and fails when the committed one
 differs.
@@ -297,7 +297,7 @@ rewrites a uniform before the next step, **passes** rebuilds the frame graph, **
 remakes the entity's GPU resources. Colours are hex strings (`"#ff8800"`, with an optional
 alpha byte). Units not listed are in the description.
 
-This page is generated from the component classes by `python -m emberfx.app.reference docs/`;
+This page is generated from the component classes by `python -m emberfx.app.docs_pages docs/`;
 do not edit it by hand.
 
 Each `[[entity]]` table has:
@@ -335,14 +335,3 @@ def write_scene_reference(docs: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(scene_reference(), encoding="utf-8", newline="\n")
     return target
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    docs = Path(argv[0]) if argv else Path("docs")
-    print(f"wrote {write_scene_reference(docs)}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from emberfx.model.scene_fields import inner_types, item_path, members
+from emberfx.model.scene_fields import item_path, walk_typed
 
 __all__ = ["F32_MAX", "F32_TINY", "U32_MAX", "number_problem", "bad_numbers"]
 
@@ -44,25 +44,9 @@ def bad_numbers(cls: type, table: dict, prefix: str):
     """(path, value, problem) for each number in ``table`` (a scene table for ``cls``) that sits
     where the class declares a float, at any depth (nested classes, arrays, unions). Numbers
     where only an int or no number fits are left to the type check, which says "expected int".
-    Walked without recursion, so deep nesting cannot overflow the stack. Paths read like
-    scene-file fields: ``emitter.bursts[0].repeat``."""
-    # (the path of the item's container, its key or index, the item, its types); a path is
-    # written out only for a container's items and a number found wrong, not for every number
-    pending: list = [(None, prefix, table, members(cls))]
-    while pending:
-        parent, key, item, hints = pending.pop()
-        if not hints:
-            continue
-        if isinstance(item, dict):
-            where = item_path(parent, key)
-            pending.extend((where, k, value, inner_types(hints, k))
-                           for k, value in reversed(item.items()))
-        elif isinstance(item, (list, tuple)):
-            where = item_path(parent, key)
-            pending.extend((where, index, value, inner_types(hints, index))
-                           for index, value in reversed(list(enumerate(item))))
-        elif float in hints:
+    Paths read like scene-file fields: ``emitter.bursts[0].repeat``."""
+    for parent, key, item, hints in walk_typed(cls, table, prefix):
+        if float in hints and not isinstance(item, (dict, list, tuple)):
             problem = number_problem(item)
             if problem is not None:
                 yield item_path(parent, key), item, problem
-

@@ -165,30 +165,40 @@ def _table_keys(hints: tuple) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(name for cls in classes for name in field_names(cls)))
 
 
-def unknown_keys(cls: type, table: dict, prefix: str):
-    """(path, key, allowed keys) for each key of ``table`` (a scene table for ``cls``), and of
-    every table nested in it at any depth (a component's ``shape``, its ``bursts[0]``, a colour
-    stop), that no field of the class declared there has. msgspec drops such keys without a
-    word for dataclasses, so a typo would silently become the default. Walked without recursion
-    like the number check; paths read like scene-file fields: ``emitter.on_death.cuont``."""
+def walk_typed(cls: type, table: dict, prefix: str):
+    """(path of the container, key or index, item, the types declared there) for ``table`` (a
+    scene table for ``cls``) and every item in it at any depth, each container before its items,
+    in file order. An item where no declared type fits is not entered (the type check names
+    it). Walked without recursion, so deep nesting cannot overflow the stack; paths read like
+    scene-file fields: ``emitter.bursts[0].repeat``."""
     pending: list = [(None, prefix, table, members(cls))]
     while pending:
         parent, key, item, hints = pending.pop()
         if not hints:
             continue
+        yield parent, key, item, hints
         if isinstance(item, dict):
             where = item_path(parent, key)
-            allowed = _table_keys(hints)
-            if allowed is not None:
-                for name in item:
-                    if name not in allowed:
-                        yield item_path(where, name), name, allowed
             pending.extend((where, k, value, inner_types(hints, k))
                            for k, value in reversed(item.items()))
         elif isinstance(item, (list, tuple)):
             where = item_path(parent, key)
             pending.extend((where, index, value, inner_types(hints, index))
                            for index, value in reversed(list(enumerate(item))))
+
+
+def unknown_keys(cls: type, table: dict, prefix: str):
+    """(path, key, allowed keys) for each key of ``table`` (a scene table for ``cls``), and of
+    every table nested in it at any depth (a component's ``shape``, its ``bursts[0]``, a colour
+    stop), that no field of the class declared there has. msgspec drops such keys without a
+    word for dataclasses, so a typo would silently become the default. Paths read like
+    scene-file fields: ``emitter.on_death.cuont``."""
+    for parent, key, item, hints in walk_typed(cls, table, prefix):
+        allowed = _table_keys(hints) if isinstance(item, dict) else None
+        if allowed is not None:
+            where = item_path(parent, key)
+            yield from ((item_path(where, name), name, allowed)
+                        for name in item if name not in allowed)
 
 
 # ------------------------------------------------------------------------ rewriting msgspec errors

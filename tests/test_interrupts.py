@@ -327,3 +327,28 @@ def test_two_quick_ctrl_c_exit_130_and_leave_nothing(tmp_path, gpu):
     assert code == 130, err
     assert "Traceback" not in err
     assert os.listdir(tmp_path) == []
+
+
+def test_a_signal_raised_in_a_weakref_callback_stays_pending_and_prints_nothing(capfd):
+    """The garbage collector runs weakref callbacks and __del__ where an exception cannot
+    propagate: Python prints "Exception ignored in ..." and drops it. Inside a command the
+    signal is kept for the next check() instead, and nothing is printed."""
+    import weakref
+
+    from emberfx.engine import interrupts
+
+    class Thing:
+        pass
+
+    def callback(_ref):
+        raise KeyboardInterrupt
+
+    with interrupts.command():
+        thing = Thing()
+        ref = weakref.ref(thing, callback)
+        del thing   # the callback runs here, and its KeyboardInterrupt goes nowhere
+        with pytest.raises(KeyboardInterrupt):
+            interrupts.check()
+    assert ref() is None
+    err = capfd.readouterr().err
+    assert "Exception ignored" not in err and "Traceback" not in err, err

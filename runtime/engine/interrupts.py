@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 
@@ -154,10 +155,23 @@ def command() -> Iterator[None]:
     for signum in (signal.SIGINT, signal.SIGTERM):
         if signal.getsignal(signum) is not signal.SIG_IGN:
             previous[signum] = signal.signal(signum, _on_signal)
+    hook = sys.unraisablehook
+
+    def keep_signals(unraisable) -> None:
+        # A signal raised where Python cannot propagate it (a weakref callback or a __del__ run
+        # by the garbage collector) is printed as "Exception ignored in ..." and dropped: keep it
+        # pending for the next check() instead, and print nothing.
+        if isinstance(unraisable.exc_value, (KeyboardInterrupt, Terminated)):
+            _state.pending = _state.pending or type(unraisable.exc_value)
+            return
+        hook(unraisable)
+
+    sys.unraisablehook = keep_signals
     _state.command, _state.stopping, _state.pending = True, False, None
     try:
         yield
     finally:
+        sys.unraisablehook = hook
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         _state.command, _state.stopping, _state.pending = False, False, None

@@ -72,9 +72,8 @@ class EmitterTuning:
     # and 2^22 (seconds) elsewhere; 0 makes every wait give up.
     look_back_rounds: int | None = None
     # Blocks per tile of an emitter alone in the one-pass step (1 to MAX_TILE_BLOCKS); None: as
-    # TILE_BLOCKS_FROM says.
-    # Batches and event sources take tiles of one block whatever this says (a tile never spans
-    # two emitters; an event source keeps its marks per block).
+    # the table below says. Batches and event sources take tiles of one block whatever this
+    # says (a tile never spans two emitters; an event source keeps its marks per block).
     tile_blocks: int | None = None
     # The table of tile shapes by pool size (TILE_BLOCKS_FROM's layout).
     tile_blocks_from: tuple[tuple[TileRow, ...], tuple[TileRow, ...]] = TILE_BLOCKS_FROM

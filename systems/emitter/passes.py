@@ -22,7 +22,7 @@ from emberfx.core.resources import BufferView
 from emberfx.systems.emitter import culling
 from emberfx.systems.emitter.events import kinds_sent
 from emberfx.systems.emitter.looks import DRAW, DRAW_SOFT, textured
-from emberfx.systems.emitter.params import BLOCK, PARAMS
+from emberfx.systems.emitter.params import BLOCK, RECORD
 from emberfx.systems.emitter.tuning import EmitterTuning
 
 if TYPE_CHECKING:
@@ -108,8 +108,8 @@ def alpha_sort(system: EmitterSystem, owner: str, b: dict[str, BufferView], segm
          "depth_params": b["depth_params"]},
         does="each alive particle's distance from this frame's camera, the back-to-front keys")
     sort = KeySort(system.build, prefix, b["sort_keys"], b["sort_values"], segment,
-                   count=(b["alive_total"], first_owner * PARAMS.itemsize),
-                   segments=segments, count_stride=PARAMS.itemsize if segments > 1 else 0)
+                   count=(b["alive_total"], first_owner * RECORD),
+                   segments=segments, count_stride=RECORD if segments > 1 else 0)
     return [depth, *sort.passes(Phase.RENDER)]
 
 
@@ -357,7 +357,7 @@ def draw_pass(system: EmitterSystem, name: str, pool: _Pool, b: dict[str, Buffer
                 **pool.program_bindings(DRAW_SOFT if soft else DRAW)}
     if soft:
         bindings["scene_depth"] = "scene/depth"
-    offsets = [k * PARAMS.itemsize for k in records]
+    offsets = [k * RECORD for k in records]
     return system.build.draw(name, shader, _draw_pipeline(system, component, shader), bindings,
                              indirect=(b["draw_args"], offsets[0]), depth_read_only=soft,
                              index=(sprite_indices(system.resources, system.key), "uint32",

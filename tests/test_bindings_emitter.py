@@ -5,6 +5,7 @@ find and bind while the entity lives, and deleting or rebuilding the entity leav
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -17,8 +18,8 @@ from emberfx.core.readback import read_array
 from emberfx.core.resources import ResourceError
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import load_scene, loads_scene
-from emberfx.systems.emitter import passes
 from emberfx.systems.emitter.params import PARTICLE
+from emberfx.systems.emitter.tuning import DEFAULT
 
 SCENE = """
 [scene]
@@ -91,7 +92,7 @@ def names(entity: str, keys: set[str]) -> set[str]:
 def engine(gpu):
     """The tables above are the three-pass ordered step's (update, ranks, spawn); a hardware
     adapter would take the one-pass step for "jet", so the three-pass step is forced."""
-    with passes.one_pass_step(False), Engine(loads_scene(SCENE)) as engine:
+    with Engine(loads_scene(SCENE), emitter_tuning=replace(DEFAULT, one_pass=False)) as engine:
         yield engine
 
 

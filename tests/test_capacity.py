@@ -5,6 +5,7 @@ hand-written formulas; docs/scaling.md shows exactly the tables the module compu
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from emberfx.bench import capacity
 from emberfx.core.layout import struct_dtype
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import loads_scene
-from emberfx.systems.emitter import passes
+from emberfx.systems.emitter.tuning import DEFAULT
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "scaling.md"
 
@@ -61,9 +62,7 @@ PARTICLE_LIFE_KEYS = {"particles", "ids", "cell_of", "cell_particles", "cell_cou
 @pytest.mark.parametrize("blend,allocation,one_pass", [("additive", "ordered", False),
                                                        ("alpha", "atomic", False),
                                                        ("alpha", "ordered", True)])
-def test_emitter_buffers_match_what_the_engine_allocates(gpu, monkeypatch, blend, allocation,
-                                                         one_pass):
-    monkeypatch.setattr(passes, "ONE_PASS", one_pass)
+def test_emitter_buffers_match_what_the_engine_allocates(gpu, blend, allocation, one_pass):
     n = 300_001          # over 1024 blocks: the scan has two levels
     scene = loads_scene(f"""
 [[entity]]
@@ -73,7 +72,7 @@ capacity = {n}
 blend = "{blend}"
 allocation = "{allocation}"
 """, path="<test>")
-    with Engine(scene, size=(32, 32)) as engine:
+    with Engine(scene, size=(32, 32), emitter_tuning=replace(DEFAULT, one_pass=one_pass)) as engine:
         real = registry_sizes(engine, "fx", "emitter", EMITTER_KEYS)
         ranks_pass = any(p.name == "fx:emitter:ranks" for p in engine.frame_passes())
         births = any(p.name == "fx:emitter:births" for p in engine.frame_passes())

@@ -10,6 +10,8 @@ moves an emitter out of its batch."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from test_collisions import FLOOR
@@ -18,6 +20,7 @@ from emberfx.core.frame_graph import Phase
 from emberfx.core.readback import read_array
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import loads_scene
+from emberfx.systems.emitter.tuning import DEFAULT, EmitterTuning
 
 HEADER = """
 [scene]
@@ -80,8 +83,10 @@ def snapshot(engine: Engine) -> dict:
     return out
 
 
-def run(text: str, batching: bool, steps: int = 24, between=None) -> tuple[dict, np.ndarray, int]:
-    with Engine(loads_scene(text, path="<batches>"), batching=batching) as engine:
+def run(text: str, batching: bool, steps: int = 24, between=None,
+        tuning: EmitterTuning = DEFAULT) -> tuple[dict, np.ndarray, int]:
+    with Engine(loads_scene(text, path="<batches>"), batching=batching,
+                emitter_tuning=tuning) as engine:
         engine.step(steps)
         if between is not None:
             between(engine)
@@ -90,11 +95,14 @@ def run(text: str, batching: bool, steps: int = 24, between=None) -> tuple[dict,
         return snapshot(engine), engine.render(), passes
 
 
-def same_as_alone(text: str, steps: int = 24, between=None) -> tuple[dict, int, int]:
-    """Run ``text`` batched and with every emitter alone, and require the same emitters with
-    the same bytes and the same image; the batched snapshot and both pass counts."""
-    batched, image, passes = run(text, True, steps=steps, between=between)
-    alone, image_alone, passes_alone = run(text, False, steps=steps, between=between)
+def same_as_alone(text: str, steps: int = 24, between=None,
+                  tuning: EmitterTuning = DEFAULT) -> tuple[dict, int, int]:
+    """Run ``text`` batched and with every emitter alone (under ``tuning``), and require the
+    same emitters with the same bytes and the same image; the batched snapshot and both pass
+    counts."""
+    batched, image, passes = run(text, True, steps=steps, between=between, tuning=tuning)
+    alone, image_alone, passes_alone = run(text, False, steps=steps, between=between,
+                                           tuning=tuning)
     assert batched.keys() == alone.keys()
     for name in alone:
         assert batched[name] == alone[name], name
@@ -349,22 +357,19 @@ def test_rebuilt_event_target_and_source_stay_byte_identical(gpu):
 def test_a_one_pass_batch_that_events_reach_takes_the_multi_pass_step(gpu):
     """With the one-pass step forced, a batch takes it until events spawn into a member; its
     births then come from the spawn pass, byte-identical to the emitters alone."""
-    from emberfx.systems.emitter.passes import one_pass_step
-
     def aim(engine):   # a source appears that spawns into the batch
         engine.spawn("p", {"emitter": {"capacity": 200, "rate": 600.0, "lifetime": [0.05, 0.1],
                                        "on_death": {"emitter": "e", "count": 2}}})
 
-    with one_pass_step(True):
-        same_as_alone(MIXED, steps=8, between=aim)
-        with Engine(loads_scene(MIXED, path="<batches>")) as engine:
-            names = [p.name for p in engine.frame_passes()]
-            assert not any(n.endswith(":emitter:spawn") and n.startswith("~batch")
-                           for n in names)
-            aim(engine)
-            engine.step(2)
-            names = [p.name for p in engine.frame_passes()]
-            assert any(n.endswith(":emitter:spawn") and n.startswith("~batch") for n in names)
+    one_pass = replace(DEFAULT, one_pass=True)
+    same_as_alone(MIXED, steps=8, between=aim, tuning=one_pass)
+    with Engine(loads_scene(MIXED, path="<batches>"), emitter_tuning=one_pass) as engine:
+        names = [p.name for p in engine.frame_passes()]
+        assert not any(n.endswith(":emitter:spawn") and n.startswith("~batch") for n in names)
+        aim(engine)
+        engine.step(2)
+        names = [p.name for p in engine.frame_passes()]
+        assert any(n.endswith(":emitter:spawn") and n.startswith("~batch") for n in names)
 
 
 THREE_KINDS = (HEADER

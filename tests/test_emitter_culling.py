@@ -10,13 +10,15 @@ is, and each emitter's drawn list keeps its alive list's order."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from emberfx.core.readback import read_array
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import loads_scene
-from emberfx.systems.emitter import culling
+from emberfx.systems.emitter.tuning import DEFAULT
 
 SIZE = (173, 97)   # odd sizes: no pixel grid lines up with the centre of the view
 MARGIN = 1.0 / 32.0 + 1.0 / 1024.0 + 4e-3   # emitter/cull.wgsl: SNAP_MARGIN + RELATIVE_MARGIN x 173
@@ -62,8 +64,8 @@ MIXED = (HEADER
 
 def run(text: str, cull: bool, steps: int = 12):
     """The HDR image, the batch's arenas' contents and the pass names, culled or not."""
-    with culling.culling_from(0 if cull else None), \
-            Engine(loads_scene(text, path="<culling>"), size=SIZE) as engine:
+    tuning = replace(DEFAULT, cull_from=0 if cull else None)
+    with Engine(loads_scene(text, path="<culling>"), size=SIZE, emitter_tuning=tuning) as engine:
         engine.step(steps)
         image = engine.render_hdr()
         names = [p.name for p in engine.frame_passes()]
@@ -194,7 +196,7 @@ def test_drawn_sprites_match_a_numpy_projection_of_pixel_sized_squares(gpu):
 
 
 def test_small_batches_and_empty_pools_draw_as_before(gpu):
-    # below CULL_FROM nothing culls; at 0, emitters with nothing alive draw nothing
+    # below the default cull_from nothing culls; at 0, emitters with nothing alive draw nothing
     text = HEADER + emitter("a", 300, "additive", 0.0, "size = 0.05") + emitter(
         "b", 200, "alpha", 1.0, "size = 0.05").replace("rate = 400", "rate = 0")
     with Engine(loads_scene(text, path="<culling>"), size=SIZE) as engine:

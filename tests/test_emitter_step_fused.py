@@ -12,6 +12,7 @@ back to front after the step) and the counters' alive and draw instances must be
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ from test_events import CHAIN
 from emberfx.core import wgsl
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import loads_scene
-from emberfx.systems.emitter import events, passes
+from emberfx.systems.emitter.tuning import DEFAULT, EmitterTuning
 
 PER_INVOCATION = wgsl.int_constant("emitter/ranks.wgsl", "PER_INVOCATION")
 
@@ -34,15 +35,16 @@ BUDGETS = (HEADER
 MULTI_PASS = (":emitter:count", ":emitter:prepare", ":free:scan:tiles0", ":alive:scan:tiles0")
 
 
-def run(monkeypatch, text: str, fused: bool, batching: bool = True, threads: int | None = None,
-        steps: int = 20) -> tuple[dict, list[str], dict]:
-    """Every emitter's state, the pass names and every emitter's budget of the last step."""
-    monkeypatch.setattr(passes, "FUSED_RANKS", fused)
-    monkeypatch.setattr(passes, "ONE_PASS", False)   # the three passes, on any adapter
+def run(text: str, fused: bool, batching: bool = True, threads: int | None = None,
+        steps: int = 20, tuning: EmitterTuning = DEFAULT) -> tuple[dict, list[str], dict]:
+    """Every emitter's state, the pass names and every emitter's budget of the last step,
+    stepped under ``tuning`` with the fused ranks pass or without, never in one pass (the
+    three passes, on any adapter)."""
+    tuning = replace(tuning, fused_ranks=fused, one_pass=False)
     if threads is not None:   # many rounds: the fused path must still be taken
-        monkeypatch.setattr(passes, "RANKS_THREADS", threads)
-        monkeypatch.setattr(passes, "RANKS_MAX_ROUNDS", 1000)
-    with Engine(loads_scene(text, path="<fused>"), batching=batching) as engine:
+        tuning = replace(tuning, ranks_threads=threads, ranks_max_rounds=1000)
+    with Engine(loads_scene(text, path="<fused>"), batching=batching,
+                emitter_tuning=tuning) as engine:
         engine.step(steps)
         state = snapshot(engine)
         budgets = {name: engine.system_of(name, "emitter").counters(
@@ -60,9 +62,9 @@ def check_alive_lists(state: dict) -> None:
 
 
 @pytest.mark.parametrize("batching", [True, False], ids=["batched", "alone"])
-def test_fused_step_is_byte_identical_to_the_multi_pass_step(gpu, monkeypatch, batching):
-    fused, fused_passes, _ = run(monkeypatch, MIXED, True, batching)
-    multi, multi_passes, _ = run(monkeypatch, MIXED, False, batching)
+def test_fused_step_is_byte_identical_to_the_multi_pass_step(gpu, batching):
+    fused, fused_passes, _ = run(MIXED, True, batching)
+    multi, multi_passes, _ = run(MIXED, False, batching)
     assert fused.keys() == multi.keys() == set("abcde")
     for name in multi:
         assert fused[name] == multi[name], name
@@ -80,10 +82,9 @@ def test_fused_step_is_byte_identical_to_the_multi_pass_step(gpu, monkeypatch, b
 
 @pytest.mark.parametrize("batching, threads", [(True, 4), (False, 3)],
                          ids=["batched-4-invocations", "alone-3-invocations"])
-def test_a_free_scan_of_several_rounds_gives_the_same_births(gpu, monkeypatch, batching,
-                                                             threads):
-    fused, fused_passes, budgets = run(monkeypatch, BUDGETS, True, batching, threads=threads)
-    multi, _, _ = run(monkeypatch, BUDGETS, False, batching)
+def test_a_free_scan_of_several_rounds_gives_the_same_births(gpu, batching, threads):
+    fused, fused_passes, budgets = run(BUDGETS, True, batching, threads=threads)
+    multi, _, _ = run(BUDGETS, False, batching)
     assert any(n.endswith(":emitter:ranks") for n in fused_passes)
     assert math.ceil(20000 / 256) > threads * PER_INVOCATION * 2   # three rounds or more
     for name in multi:
@@ -95,18 +96,17 @@ def test_a_free_scan_of_several_rounds_gives_the_same_births(gpu, monkeypatch, b
     assert 0 < sparse["born"] == budgets["sparse"] and sparse["alive"] < 20000
 
 
-def test_pools_past_the_round_limit_keep_the_multi_pass_step(gpu, monkeypatch):
-    """A scan of more rounds than RANKS_MAX_ROUNDS costs more in one workgroup than the
+def test_pools_past_the_round_limit_keep_the_multi_pass_step(gpu):
+    """A scan of more rounds than ranks_max_rounds costs more in one workgroup than the
     passes it would replace: such pools keep them."""
-    monkeypatch.setattr(passes, "RANKS_MAX_ROUNDS", 0)
-    _, names, _ = run(monkeypatch, BUDGETS, True, steps=1)
+    _, names, _ = run(BUDGETS, True, steps=1, tuning=replace(DEFAULT, ranks_max_rounds=0))
     assert not any(n.endswith(":emitter:ranks") for n in names)
     assert any(n.endswith(":emitter:count") for n in names)
 
 
-def test_sub_emitter_events_spawn_the_same_with_the_fused_step(gpu, monkeypatch):
-    fused, fused_passes, _ = run(monkeypatch, CHAIN, True, steps=15)
-    multi, _, _ = run(monkeypatch, CHAIN, False, steps=15)
+def test_sub_emitter_events_spawn_the_same_with_the_fused_step(gpu):
+    fused, fused_passes, _ = run(CHAIN, True, steps=15)
+    multi, _, _ = run(CHAIN, False, steps=15)
     assert set(fused) == {"rockets", "sparks", "embers"}
     for name in multi:
         assert fused[name] == multi[name], name
@@ -115,17 +115,16 @@ def test_sub_emitter_events_spawn_the_same_with_the_fused_step(gpu, monkeypatch)
     assert "sparks:emitter:ranks" in fused_passes
 
 
-@pytest.mark.parametrize("blocks_per_group", [3, events.SPAWN_BLOCKS_PER_GROUP])
-def test_spawn_workgroups_of_several_blocks_give_the_same_births(gpu, monkeypatch,
-                                                                 blocks_per_group):
+@pytest.mark.parametrize("blocks_per_group", [3, DEFAULT.spawn_blocks_per_group])
+def test_spawn_workgroups_of_several_blocks_give_the_same_births(gpu, blocks_per_group):
     """spawn.wgsl takes several blocks per workgroup; one block per workgroup is the oracle.
     The lone 20000-slot pools span 79 blocks, so the last workgroup is short; batched, blocks of
     different emitters share a workgroup."""
-    monkeypatch.setattr(events, "SPAWN_GROUPED_FROM", 0)   # these pools are small
-    monkeypatch.setattr(events, "SPAWN_BLOCKS_PER_GROUP", 1)
-    single, _, _ = run(monkeypatch, BUDGETS + MIXED.replace(HEADER, ""), True)
-    monkeypatch.setattr(events, "SPAWN_BLOCKS_PER_GROUP", blocks_per_group)
-    grouped, _, _ = run(monkeypatch, BUDGETS + MIXED.replace(HEADER, ""), True)
+    tuning = replace(DEFAULT, spawn_grouped_from=0)   # these pools are small
+    single, _, _ = run(BUDGETS + MIXED.replace(HEADER, ""), True,
+                       tuning=replace(tuning, spawn_blocks_per_group=1))
+    grouped, _, _ = run(BUDGETS + MIXED.replace(HEADER, ""), True,
+                        tuning=replace(tuning, spawn_blocks_per_group=blocks_per_group))
     assert 79 % blocks_per_group != 0
     assert grouped.keys() == single.keys() and len(single) == 8
     for name in single:
@@ -133,12 +132,12 @@ def test_spawn_workgroups_of_several_blocks_give_the_same_births(gpu, monkeypatc
     check_alive_lists(grouped)
 
 
-def test_small_pools_keep_one_block_per_spawn_workgroup(gpu, monkeypatch):
-    """Below SPAWN_GROUPED_FROM blocks, a workgroup per block runs every block at once (in the
+def test_small_pools_keep_one_block_per_spawn_workgroup(gpu):
+    """Below spawn_grouped_from blocks, a workgroup per block runs every block at once (in the
     three-pass step, forced: the one-pass step a hardware adapter takes has no spawn pass)."""
-    monkeypatch.setattr(events, "SPAWN_BLOCKS_PER_GROUP", 4)
-    with passes.one_pass_step(False), \
-            Engine(loads_scene(BUDGETS, path="<fused>"), batching=False) as engine:
+    tuning = replace(DEFAULT, spawn_blocks_per_group=4, one_pass=False)
+    with Engine(loads_scene(BUDGETS, path="<fused>"), batching=False,
+                emitter_tuning=tuning) as engine:
         spawns = {p.name: p.op.groups for p in engine.frame_passes()
                   if p.name.endswith(":emitter:spawn")}
     # 20000 slots = 79 blocks, 300 slots = 2 blocks

@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,8 +21,7 @@ from emberfx.app.cli import PASSES_SIZE
 from emberfx.core.frame_graph import Folding, Phase
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import load_scene, loads_scene
-from emberfx.systems.emitter import culling
-from emberfx.systems.emitter import passes as emitter_passes
+from emberfx.systems.emitter.tuning import DEFAULT
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "scenes"
@@ -104,10 +105,10 @@ def test_every_emitter_step_accounts_for_its_clear_and_preparation(gpu, path):
     work folded into one, and every pass says what it does."""
     allocation = path if path in ("atomic", "ticket") else "ordered"
     scene = loads_scene(ALONE.format(allocation=allocation))
-    settings = {"multi-pass": {"FUSED_RANKS": False, "ONE_PASS": False},
-                "one pass": {"ONE_PASS": True},
-                "fused ranks": {"ONE_PASS": False}}.get(path, {})
-    with emitter_passes.step_settings(**settings), engine_of(scene) as engine:
+    settings: dict[str, Any] = {"multi-pass": {"fused_ranks": False, "one_pass": False},
+                                "one pass": {"one_pass": True},
+                                "fused ranks": {"one_pass": False}}.get(path, {})
+    with engine_of(scene, emitter_tuning=replace(DEFAULT, **settings)) as engine:
         table = engine.pass_table()
     prepared_by = {"one pass": "update", "fused ranks": "ranks"}.get(path, "prepare")
     assert all(p.does.strip() for p in table.passes), [p.name for p in table.passes
@@ -123,7 +124,7 @@ def test_every_emitter_step_accounts_for_its_clear_and_preparation(gpu, path):
 
 
 def test_a_culled_batch_says_its_draw_arguments_follow_the_camera(gpu):
-    with culling.culling_from(0), engine_of(load_scene("neon")) as engine:
+    with engine_of(load_scene("neon"), emitter_tuning=replace(DEFAULT, cull_from=0)) as engine:
         table = engine.pass_table()
     compact = [p for p in table.passes if p.name.endswith(":emitter:cull_compact")]
     assert compact and compact[0].phase == Phase.RENDER

@@ -7,6 +7,8 @@ one-pass step: systems/emitter/passes.py), and the passes after the update alone
 from __future__ import annotations
 
 import time
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -20,18 +22,37 @@ from emberfx.bench.harness import (
 )
 from emberfx.core.errors import EmberError
 from emberfx.systems.emitter.params import PARTICLE
+from emberfx.systems.emitter.tuning import EmitterTuning
 
 PARTICLE_BYTES = PARTICLE.itemsize   # what a step reads and writes of each slot at least
 
 
-def one_pass_choices(pool) -> dict[str, bool]:
-    """Switches of the one-pass step (systems/emitter/passes.py) timed both ways in the same
-    run, with the value each took for ``pool``."""
+def one_pass_choices(tuning: EmitterTuning, pool) -> dict[str, bool]:
+    """Switches of the one-pass step (systems/emitter/tuning.py) timed both ways in the same
+    run, with the value each took for ``pool`` under ``tuning``."""
     from emberfx.systems.emitter import passes
 
-    return {"RANK_AFTER_NEXT": passes.RANK_AFTER_NEXT,
-            "BIRTHS_IN_UPDATE": pool.sim.births_here[pool.variant],
-            "PREFETCH_PARTICLES": passes.tile_shape(pool, pool.sim)[1]}
+    return {"rank_after_next": tuning.rank_after_next,
+            "births_in_update": pool.sim.births_here[pool.variant],
+            "prefetch_particles": passes.tile_shape(tuning, pool, pool.sim)[1]}
+
+
+def step_baselines(tuning: EmitterTuning, pool,
+                   one_pass_allowed: bool) -> list[tuple[str, EmitterTuning]]:
+    """The other paths of the ordered step that ``pool``'s step (taken under ``tuning``) is
+    timed against in the same run, each as the tuning that takes it: the multi-pass step;
+    where the step took one pass, the three-pass step and the one pass with each of
+    one_pass_choices flipped; else the one-pass step where the adapter allows it
+    (``one_pass_allowed``)."""
+    baselines = [("multi-pass step", replace(tuning, fused_ranks=False, one_pass=False))]
+    if pool.sim.one_pass:
+        baselines.append(("three-pass step", replace(tuning, one_pass=False)))
+        for choice, taken in one_pass_choices(tuning, pool).items():
+            flipped: dict[str, Any] = {choice: not taken}
+            baselines.append((f"one-pass step, {choice}={not taken}", replace(tuning, **flipped)))
+    elif one_pass_allowed:
+        baselines.append(("one-pass step", replace(tuning, one_pass=True)))
+    return baselines
 
 
 EMITTER_CASES = [(1 << 20, "ordered", 0), (1 << 20, "atomic", 0), (1 << 24, "ordered", 0),
@@ -146,14 +167,13 @@ def fused_step_rows(ctx, engine, capacity, attractors, label, seconds, bandwidth
                     iterations) -> list[dict]:
     """The step's passes after the update alone (ranks and spawn, or births), and the same
     scene's step by the other paths in this run, each on a second engine filled the same way:
-    the multi-pass step (FUSED_RANKS off), and the three-pass step (update, ranks, spawn) when
+    the multi-pass step (``fused_ranks`` off), and the three-pass step (update, ranks, spawn) when
     the step took one pass (emitter/update_ranked.wgsl) with the same step with each of
     one_pass_choices flipped, or the one-pass step where the adapter allows it and the step
     did not take it. A one-pass step reports its look-back's stalls
     (waits that gave up: a wrong step; 0 expected)."""
     from emberfx.core.frame_graph import SIMULATION_PHASES
     from emberfx.engine.engine import Engine
-    from emberfx.systems.emitter import passes
 
     rows = []
     for short in ("ranks", "spawn", "births"):   # repeated alone: the same work, not values
@@ -161,23 +181,14 @@ def fused_step_rows(ctx, engine, capacity, attractors, label, seconds, bandwidth
         if alone:
             rows.append({"name": f"  {short} pass alone ({label})", "unit": "ms",
                          "value": timed_passes(ctx.device, alone, iterations) * 1e3})
-    pool = engine.system_of("bench", "emitter").pools["bench"]
-    one_pass = pool.sim.one_pass
-    if one_pass:
+    system = engine.system_of("bench", "emitter")
+    pool = system.pools["bench"]
+    if pool.sim.one_pass:
         rows.append({"name": f"  one-pass look-back stalls ({label})", "unit": "count",
                      "value": look_back_stalls(ctx, engine)})
-    baselines = [("multi-pass step", passes.multi_pass_step())]
-    if one_pass:
-        baselines.append(("three-pass step", passes.one_pass_step(False)))
-        for choice, taken in one_pass_choices(pool).items():   # the step with the other one
-            flipped = not taken
-            baselines.append((f"one-pass step, {choice}={flipped}",
-                              passes.step_settings(**{choice: flipped})))
-    elif ctx.keeps_resident_workgroups_running:
-        baselines.append(("one-pass step", passes.one_pass_step(True)))
-    for name, path in baselines:
-        with path:
-            other = Engine(emitter_scene(capacity, "ordered", attractors), size=(256, 256))
+    for name, tuning in step_baselines(system.tuning, pool, ctx.keeps_resident_workgroups_running):
+        other = Engine(emitter_scene(capacity, "ordered", attractors), size=(256, 256),
+                       emitter_tuning=tuning)
         other.step(150)
         baseline = timed_passes(ctx.device, other.frame_passes(SIMULATION_PHASES), iterations)
         rows.append({"name": f"  {name} ({label})", "value": capacity / baseline / 1e9,

@@ -21,12 +21,13 @@ On a 2-core CPU through lavapipe that is the 1000-emitter case.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
 from emberfx.bench.frame import measure_frames
 from emberfx.bench.harness import output_texture, timed
-from emberfx.systems.emitter.culling import culling_from
+from emberfx.systems.emitter.tuning import DEFAULT, EmitterTuning
 
 COUNTS = (1, 10, 100, 1000)
 MEAN_CAPACITY = 10_000
@@ -84,8 +85,8 @@ def bench_many(counts=COUNTS, mean_capacity: int = MEAN_CAPACITY,
             continue
         start = time.perf_counter()
         batched = measure_many(ctx, count, mean_capacity, batching=True)
-        with culling_from(None):
-            unculled = measure_many(ctx, count, mean_capacity, batching=True)
+        unculled = measure_many(ctx, count, mean_capacity, batching=True,
+                                tuning=replace(DEFAULT, cull_from=None))
         alone = measure_many(ctx, count, mean_capacity, batching=False)
         previous = (count, time.perf_counter() - start)
         rows += (case_rows(count, batched, baseline=alone, unculled=unculled)
@@ -127,15 +128,16 @@ def case_rows(count: int, measured: dict | None, note: str = "", *, batching: bo
     return rows
 
 
-def measure_many(ctx, count: int, mean_capacity: int, batching: bool = True) -> dict:
-    """One case and path: build the scene, warm it up, time CPU and GPU per frame, count
-    passes."""
+def measure_many(ctx, count: int, mean_capacity: int, batching: bool = True,
+                 tuning: EmitterTuning = DEFAULT) -> dict:
+    """One case and path (``tuning``: the emitters' culling, for the unculled rows): build the
+    scene, warm it up, time CPU and GPU per frame, count passes."""
     from emberfx.core.frame_graph import SIMULATION_PHASES, Phase
     from emberfx.engine.engine import Engine
     from emberfx.model.scene import loads_scene
 
     scene = loads_scene(many_scene_text(count, mean_capacity), path="<bench many>")
-    with Engine(scene, size=SIZE, batching=batching) as engine:
+    with Engine(scene, size=SIZE, batching=batching, emitter_tuning=tuning) as engine:
         engine.step(30)            # pools towards steady state (half a mean lifetime)
         passes = len([p for p in engine.frame_passes() if p.phase != Phase.READBACK])
         # fewer frames as the case grows: the median needs a handful, not sixty

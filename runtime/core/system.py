@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,9 @@ class SharedResources:
     depth_format: str = DEPTH_FORMAT
     # whether systems may batch like entities into shared arenas (Engine(batching=...))
     batching: bool = True
+    # by component key, the frozen tuning value a family's system is built with (the emitters':
+    # Engine(emitter_tuning=...)); a family missing here takes its defaults
+    tuning: Mapping[str, Any] = field(default_factory=dict)
     # a system asks for ``arrange`` and a new frame graph before the next encode (its passes
     # changed in before_step); the Engine clears it
     arrange_requested: bool = False

@@ -27,6 +27,7 @@ import functools
 import threading
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -58,6 +59,9 @@ from emberfx.engine.world import EntityView, Name, World, WorldHandle
 from emberfx.model import registry
 from emberfx.model.colors import linear_color
 
+if TYPE_CHECKING:
+    from emberfx.systems.emitter.tuning import EmitterTuning
+
 __all__ = ["OUTPUT_FORMAT", "Engine", "EntityView", "Name"]   # tools import these from here
 
 
@@ -66,11 +70,15 @@ __all__ = ["OUTPUT_FORMAT", "Engine", "EntityView", "Name"]   # tools import the
 @guard_public_methods(exempt=("close", "world"))
 class Engine:
     def __init__(self, scene, size: tuple[int, int] | None = None, *, scripts=True,
-                 script_timeout: float | None = None, batching: bool = True):
+                 script_timeout: float | None = None, batching: bool = True,
+                 emitter_tuning: EmitterTuning | None = None):
         """``scripts``: False (or EMBERFX_NO_SCRIPTS=1) runs none of the scene's scripts; a
         ``ScriptPolicy`` also sets the time limit and allows scripts outside the scene's folder.
         ``script_timeout``: seconds a hook may run (default 5; 0: no limit). ``batching``:
-        False runs every emitter alone (the same results, more passes: for comparison)."""
+        False runs every emitter alone (the same results, more passes: for comparison).
+        ``emitter_tuning``: how the emitters step and cull (an
+        ``emberfx.systems.emitter.tuning.EmitterTuning``; default ``DEFAULT``): which path of
+        the ordered step they take and its shape, for comparison and tests."""
         from emberfx.engine.scripting import Scripts, check_script_locations, script_policy
 
         self._owner = threading.current_thread()
@@ -98,7 +106,9 @@ class Engine:
         self._shared = SharedResources(frame_uniform=frame_uniform, resources=self.resources,
                                        fixed_dt=scene.settings.fixed_dt, seed=scene.settings.seed,
                                        resolve=scene.resolve, scene_path=scene.path,
-                                       batching=bool(batching))
+                                       batching=bool(batching),
+                                       tuning={} if emitter_tuning is None
+                                       else {"emitter": emitter_tuning})
         self._store = World(self.gpu, self._shared)
         self._telemetry = Telemetry(self.gpu, self.resources)
         self._renderer = Renderer(self.device, self._shared,

@@ -15,15 +15,13 @@ import numpy as np
 
 from emberfx.core.system import Readback
 from emberfx.systems.emitter.looks import pack_sprite_look
-from emberfx.systems.emitter.params import PARAMS, pack_params
+from emberfx.systems.emitter.params import RECORD, pack_params
 from emberfx.systems.forces.forces import MAX_FORCES, pack_forces
 from emberfx.systems.forces.forces import arrange as arrange_forces
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.batches import Batch
     from emberfx.systems.emitter.system import EmitterSystem, _Pool
-
-RECORD = PARAMS.itemsize   # bytes of every per-emitter record (EmitterParams is padded to it)
 
 
 def upload_step(system: EmitterSystem, batch: Batch, step, start: float, in_scene: list) -> None:

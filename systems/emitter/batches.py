@@ -46,27 +46,19 @@ import wgpu
 
 from emberfx.blocks.sort import TILE
 from emberfx.core.frame_graph import Pass
-from emberfx.core.layout import record_view, struct_dtype
+from emberfx.core.layout import record_view
 from emberfx.core.resources import VIEW_ALIGNMENT, BufferView
 from emberfx.systems.emitter import culling
 from emberfx.systems.emitter import passes as emitter_passes
-from emberfx.systems.emitter.events import INBOX
+from emberfx.systems.emitter.events import INBOX, SPAWN
 from emberfx.systems.emitter.events import RECORD as EVENT_RECORD
 from emberfx.systems.emitter.looks import SPRITE_LOOK
-from emberfx.systems.emitter.params import (
-    BLOCK,
-    BLOCK_WORDS,
-    LOOKS,
-    PARAMS,
-)
+from emberfx.systems.emitter.params import BLOCK, BLOCK_WORDS, LOOKS, PARAMS, PARTICLE, RECORD
+from emberfx.systems.emitter.passes import DEPTH_PARAMS, UPDATE
 from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.system import EmitterSystem, _Pool
-
-RECORD = PARAMS.itemsize   # bytes of every per-emitter record (EmitterParams is padded to it)
-PARTICLE = struct_dtype("emitter/types.wgsl", "Particle")
-DEPTH_PARAMS = struct_dtype("emitter/depth.wgsl", "DepthParams")
 
 STORAGE = wgpu.BufferUsage.STORAGE
 # what a pool's new place receives from its old one on the GPU (the rest is written by the host
@@ -125,9 +117,6 @@ class Batch:
 
 def batch_key(system: EmitterSystem, pool: _Pool, fields: bool) -> tuple | None:
     """What a pool's shared passes compile to, or None when it must run alone."""
-    from emberfx.systems.emitter.events import SPAWN
-    from emberfx.systems.emitter.system import UPDATE
-
     c = pool.component
     if (fields or c.allocation != "ordered" or c.mesh is not None
             or c.collision is not None or c.sub_emitters()
@@ -297,7 +286,7 @@ def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch
     if alpha:
         sizes["sort_keys"] = (len(alpha) * segment * 4, STORAGE)
         sizes["depth_params"] = (DEPTH_PARAMS.itemsize, STORAGE)
-    if culling.culls(members, slots + len(alpha) * segment):
+    if culling.culls(system.tuning, members, slots + len(alpha) * segment):
         sizes.update(culling.arena_sizes(slots + len(alpha) * segment, n))
     lead = members[0]
     assert lead.contacts is not None

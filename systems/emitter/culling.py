@@ -4,7 +4,8 @@ pixel centre of the target, with the same image.
 Where few units run the graphics pipeline (the H200 has two graphics-capable TPCs), a sprite's
 cost is launching its vertices, whether or not it covers a pixel: 1M unindexed sprites of a pixel
 or less cost ~4.5 ms there however cheap their vertex shader is.
-Per render, a batch whose alive list has at least CULL_FROM entries runs three steps in the
+Per render, a batch whose alive list has at least ``cull_from`` entries (the system's tuning,
+systems/emitter/tuning.py) runs three steps in the
 RENDER phase, before its back-to-front sort:
 
   <batch>:emitter:cull          emitter/cull.wgsl: a bit per alive-list entry, set when the
@@ -30,8 +31,6 @@ pass runs the plain billboard code. Lone emitters are not culled (their draws ar
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -42,6 +41,8 @@ from emberfx.blocks.textures import sprite_sampler, sprite_texture
 from emberfx.core import wgsl
 from emberfx.core.frame_graph import Folded, Folding, Pass, Phase
 from emberfx.core.resources import BufferView
+from emberfx.systems.emitter.looks import DRAW, DRAW_SOFT
+from emberfx.systems.emitter.tuning import EmitterTuning
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.system import EmitterSystem, _Pool
@@ -51,30 +52,11 @@ BLOCK = wgsl.int_constant(CULL, "BLOCK")
 BLOCK_WORDS = wgsl.int_constant(CULL, "BLOCK_WORDS")
 RECORD = 4 * wgsl.int_constant(CULL, "RECORD_WORDS")
 
-# Batches whose alive list has at least this many entries cull. Below it the draws are cheap
-# either way, and the cull's five dispatches would be most of the cost (not measured there);
-# `emberfx bench many` measures 10 emitters of ~10k (100k entries) with and without.
-CULL_FROM = 1 << 16
 
-
-@contextlib.contextmanager
-def culling_from(entries: int | None) -> Iterator[None]:
-    """Batches made inside cull from ``entries`` alive-list entries (None: never), for tests
-    and for a same-run baseline."""
-    global CULL_FROM
-    saved = CULL_FROM
-    CULL_FROM = entries if entries is not None else 1 << 62
-    try:
-        yield
-    finally:
-        CULL_FROM = saved
-
-
-def culls(members: list[_Pool], entries: int) -> bool:
-    """Whether a batch of ``members`` with ``entries`` alive-list entries culls its sprites."""
-    from emberfx.systems.emitter.passes import DRAW, DRAW_SOFT
-
-    return entries >= CULL_FROM and all(
+def culls(tuning: EmitterTuning, members: list[_Pool], entries: int) -> bool:
+    """Whether a batch of ``members`` with ``entries`` alive-list entries culls its sprites
+    (from ``tuning.cull_from`` entries; None: never)."""
+    return tuning.cull_from is not None and entries >= tuning.cull_from and all(
         p.shader(DRAW) == DRAW and p.shader(DRAW_SOFT) == DRAW_SOFT for p in members)
 
 

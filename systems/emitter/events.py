@@ -68,11 +68,6 @@ KIND_INDEX = {kind: wgsl.int_constant("emitter/event_types.wgsl", f"EVENT_{kind.
               for kind in EVENT_KINDS}
 assert wgsl.int_constant("emitter/event_types.wgsl", "MAX_EVENT_LINKS") == MAX_EVENT_LINKS
 SPAWN = "emitter/spawn.wgsl"
-# blocks per spawn workgroup (emitter/spawn.wgsl BLOCKS_PER_GROUP) in pools or batches of at
-# least SPAWN_GROUPED_FROM blocks (4M slots); smaller ones keep one block per workgroup, which
-# runs all their blocks side by side (H200: 16M 0.149 -> 0.114 ms, 4M 0.038 -> 0.036, 1M equal)
-SPAWN_BLOCKS_PER_GROUP = 4
-SPAWN_GROUPED_FROM = 16384
 FAMILY = "emitter_events"   # the records buffers: remade when the links change, not the pool
 STORAGE = wgpu.BufferUsage.STORAGE
 
@@ -176,7 +171,9 @@ class EventWiring:
         emitter, its births from its inbox and records (a batch's inbox and records arenas)."""
         b = sim.buffers   # (alone: the pool's own buffers)
         members = pool.batch.members if pool.batch is not None else [pool]
-        per_group = SPAWN_BLOCKS_PER_GROUP if sim.blocks >= SPAWN_GROUPED_FROM else 1
+        tuning = self.system.tuning   # blocks per workgroup: one below spawn_grouped_from
+        per_group = (tuning.spawn_blocks_per_group if sim.blocks >= tuning.spawn_grouped_from
+                     else 1)
         return self.system.build.compute(
             f"{sim.name}:emitter:spawn", Phase.SIMULATE, pool.shader(SPAWN),
             self.system.gpu.grid(math.ceil(sim.blocks / per_group)),

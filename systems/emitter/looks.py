@@ -17,9 +17,10 @@ from emberfx.core import wgsl
 from emberfx.core.layout import struct_dtype
 from emberfx.model.components import Tracked, live
 
-SPRITE_LOOK = struct_dtype("emitter/draw.wgsl", "SpriteLook")
-ALIGN_MODES = wgsl.enum_constants("emitter/draw.wgsl", "ALIGN")
-FLIPBOOK_MODES = wgsl.enum_constants("emitter/draw.wgsl", "FLIPBOOK")
+DRAW, DRAW_SOFT = "emitter/draw.wgsl", "emitter/draw_soft.wgsl"   # the sprites' draw shaders
+SPRITE_LOOK = struct_dtype(DRAW, "SpriteLook")
+ALIGN_MODES = wgsl.enum_constants(DRAW, "ALIGN")
+FLIPBOOK_MODES = wgsl.enum_constants(DRAW, "FLIPBOOK")
 MAX_FRAMES = 4096
 """columns x rows at most: more frames than texels on a side of the largest textures"""
 

@@ -32,6 +32,7 @@ from emberfx.core.wgsl_bounds import BoundError, check_wgsl_bounds
 from emberfx.systems.emitter.attributes import ATTRIBUTE_TYPES, attributes_problem
 from emberfx.systems.emitter.expression_ranges import bounded_return
 from emberfx.systems.emitter.expressions import EXPRESSION_FIELDS, expression_problem, expressions
+from emberfx.systems.emitter.looks import DRAW, DRAW_SOFT
 
 MODIFIER_FIELDS = ("init", "update", "color")
 SIGNATURES = {
@@ -57,7 +58,7 @@ _PASSES = (("update", "emitter/update.wgsl"), ("update", "emitter/update_ranked.
            ("spawn", "emitter/spawn.wgsl"), ("spawn", "emitter/births.wgsl"))
 # where a pass's generated code binds `attributes`: group 1, unless the pass uses group 1 itself
 ATTRIBUTE_GROUPS = {"emitter/update_ranked.wgsl": 2}
-_DRAWS = ("emitter/draw.wgsl", "emitter/draw_soft.wgsl")
+_DRAWS = (DRAW, DRAW_SOFT)
 
 
 def is_modifier_file(value) -> bool:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from emberfx.systems.emitter.system import _Pool
 
 PARAMS = struct_dtype("emitter/types.wgsl", "EmitterParams")
+RECORD = PARAMS.itemsize   # bytes of every per-emitter record (EmitterParams is padded to it)
 PARTICLE = struct_dtype("emitter/types.wgsl", "Particle")
 COUNTERS = struct_dtype("emitter/types.wgsl", "Counters")
 LOOKS = struct_dtype("emitter/types.wgsl", "Looks")

@@ -5,9 +5,7 @@ over them (a batch's arenas or a pool's own buffers, ``Simulation``)."""
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,14 +21,14 @@ from emberfx.core.layout import struct_dtype
 from emberfx.core.resources import BufferView
 from emberfx.systems.emitter import culling
 from emberfx.systems.emitter.events import kinds_sent
-from emberfx.systems.emitter.looks import textured
-from emberfx.systems.emitter.params import BLOCK, PARAMS
+from emberfx.systems.emitter.looks import DRAW, DRAW_SOFT, textured
+from emberfx.systems.emitter.params import BLOCK, RECORD
+from emberfx.systems.emitter.tuning import EmitterTuning
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.batches import Simulation
     from emberfx.systems.emitter.system import EmitterSystem, _Pool
 
-DRAW, DRAW_SOFT = "emitter/draw.wgsl", "emitter/draw_soft.wgsl"
 UPDATE = "emitter/update.wgsl"
 UPDATE_RANKED = "emitter/update_ranked.wgsl"
 BIRTHS = "emitter/births.wgsl"
@@ -44,74 +42,6 @@ DEPTH_PARAMS = struct_dtype("emitter/depth.wgsl", "DepthParams")
 RANKS = "emitter/ranks.wgsl"
 RANKS_THREADS = wgsl.int_constant(RANKS, "MAX_THREADS")   # at most; the device may allow fewer
 RANKS_PER_INVOCATION = wgsl.int_constant(RANKS, "PER_INVOCATION")
-# Ordered allocation: True runs the free scan, births per emitter and draw arguments as one
-# single-workgroup pass (emitter/ranks.wgsl: update, ranks, spawn) where its scan takes at most
-# RANKS_MAX_ROUNDS rounds; False (and bigger pools), the multi-pass path (free scan, count,
-# alive scan, spawn, prepare) with the same results. `emberfx bench emitter` flips it for a
-# baseline measured in the same run.
-FUSED_RANKS = True
-
-
-# Ordered allocation in ONE pass (emitter/update_ranked.wgsl: update, free ranks by decoupled
-# look-back, born slots, alive list and draw arguments; then emitter/births.wgsl). None: where
-# the adapter keeps resident workgroups running (GpuContext.keeps_resident_workgroups_running),
-# for emitters alone that send and receive no events, in tiles of several blocks (batches and
-# event sources would take tiles of one block, which measured slower on the H200 than their
-# three passes). True: every ordered simulation not receiving events, tiles
-# of one block included (tests on lavapipe); False: never.
-ONE_PASS: bool | None = None
-# False only in tests: the one-pass step's tiles then publish no inclusive prefixes, so every
-# look-back walks back to its emitter's first tile (emitter/update_ranked.wgsl)
-PUBLISH_INCLUSIVE = True
-# The most rounds a one-pass tile waits before it gives up (a wrong step, reported in the
-# emitter's stats): None, the shader's default on software adapters (llvmpipe's loop limit) and
-# 2^22 (seconds) elsewhere; tests set 0 to make every wait give up.
-LOOK_BACK_ROUNDS: int | None = None
-MAX_TILE_BLOCKS = wgsl.int_constant(UPDATE_RANKED, "MAX_TILE_BLOCKS")
-# Blocks per tile of the one-pass step by the pool's blocks (the most blocks first); None: the
-# table below, a number: that many wherever tiles of several blocks may be (tests, bench).
-TILE_BLOCKS: int | None = None
-# Blocks per tile, and whether each block's particles are loaded while the block before is
-# stepped (PREFETCH_PARTICLES), by the pool's blocks (the most first) and by whether forces act
-# on it. One H200 sweep set both: tiles of 4, 8 and
-# 16 blocks with and without the prefetch at 256K to 16M slots, whole steps as fractions of
-# the copy roofline. Without forces, loading in turn won from 256K to 4M (1M: 0.546 against
-# 0.505 with the prefetch, 2M: 0.583 against 0.567) and the prefetch at 8M and 16M (16M: 0.847
-# against 0.832). With four attractors the prefetch won at 1M and below (1M, 4 blocks: 0.439
-# against 0.429; 16 blocks: 0.398) and loading in turn at 16M (0.828 against 0.813). Once the
-# attractors' loop stopped reading the force kind, 8 blocks loaded in turn took the lead at 1M
-# (0.464-0.465 against 0.451-0.452 for 4 with the prefetch; smaller pools were not swept again).
-# Between 1M and 2M slots with forces, tiles of 8 gave way to 10 at 1.5M (0.485-0.495 against
-# 0.452-0.470, two calls) and to 16 at 1.75M (0.443 against 0.423, one call); 8 stays the best
-# at 1M (0.50 against 0.45-0.48 for 6, 7, 10 and 12: one wave of 512 workgroups).
-# Which registers or loads make the difference was not measured.
-TILE_BLOCKS_FROM = {
-    False: ((32768, 16, True), (4096, 16, False), (2048, 8, False), (0, 4, False)),
-    True: ((32768, 16, False), (16384, 8, True), (7168, 16, False), (6144, 10, False),
-           (4096, 8, False), (0, 4, True)),
-}
-# True: a workgroup of the one-pass step ranks each tile after it stepped the next one (the
-# look-back then waits less), False: at once (emitter/update_ranked.wgsl). `emberfx bench
-# emitter` times the other setting in the same run. (H200: as fast or faster at every size.)
-RANK_AFTER_NEXT = True
-# True: the one-pass update gives the born slots their particles itself, and no births pass
-# follows (emitter/update_ranked.wgsl: BIRTHS_HERE); False: the births pass gives them. None:
-# the update gives them where no force and no collider acts on the pool, since the births'
-# code costs registers that the force loop also needs (H200 at 16M slots: without forces 0.84
-# of the copy roofline against 0.80 with the births pass; with four attractors 0.74 against
-# 0.80), and in pools of up to BIRTHS_IN_UPDATE_UP_TO slots, where the births pass's launch
-# weighs more than those registers (1M slots, four attractors: 0.39-0.40 against 0.37).
-BIRTHS_IN_UPDATE: bool | None = None
-BIRTHS_IN_UPDATE_UP_TO = 1 << 20
-# True: each block's particles are loaded while the block before is stepped; False: in turn
-# (emitter/update_ranked.wgsl: PREFETCH_PARTICLES); None: as TILE_BLOCKS_FROM says.
-PREFETCH_PARTICLES: bool | None = None
-# The most workgroups the one-pass step launches (each takes tiles until none is left); None:
-# one per tile. Tests set a few, so that every workgroup steps several tiles.
-WORKGROUPS_AT_MOST: int | None = None
-# Tiles the one-pass step's look-back reads in its first round (emitter/update_ranked.wgsl:
-# LOOK_FIRST_LANES, 1 to BLOCK); None: the shader's default.
-LOOK_FIRST_LANES: int | None = None
 
 
 def counters_cleared(b: dict[str, BufferView]) -> Folded:
@@ -124,34 +54,6 @@ def draw_args_prepared(b: dict[str, BufferView]) -> Folded:
     """The PREPARE phase's work, done by the pass that knows the alive counts first."""
     return Folded(Phase.PREPARE, Folding.IN_PASS,
                   f"{b['draw_args'].name}: each emitter's drawIndirect arguments and alive count")
-
-
-@contextlib.contextmanager
-def step_settings(**settings) -> Iterator[None]:
-    """Pools and batches made inside are built with these module settings (FUSED_RANKS,
-    ONE_PASS, RANK_AFTER_NEXT, ...): baselines to measure against, whatever the adapter. A
-    name this module does not have is refused rather than set (a misspelt switch would
-    otherwise measure the default under another label)."""
-    unknown = sorted(set(settings) - set(globals()))
-    if unknown:
-        raise ValueError(f"step_settings: no setting {', '.join(unknown)} in {__name__}")
-    saved = {name: globals()[name] for name in settings}
-    globals().update(settings)
-    try:
-        yield
-    finally:
-        globals().update(saved)
-
-
-def multi_pass_step() -> contextlib.AbstractContextManager[None]:
-    """Pools and batches made inside take the multi-pass path (a baseline to measure against)."""
-    return step_settings(FUSED_RANKS=False, ONE_PASS=False)
-
-
-def one_pass_step(enabled: bool) -> contextlib.AbstractContextManager[None]:
-    """Pools and batches made inside take (True) or leave (False) the one-pass ordered step,
-    whatever the adapter."""
-    return step_settings(ONE_PASS=enabled)
 
 
 def one_pass_sizes(system: EmitterSystem, blocks: int, members: int,
@@ -167,27 +69,25 @@ def one_pass_sizes(system: EmitterSystem, blocks: int, members: int,
 
 
 def may_step_in_one_pass(system: EmitterSystem, members: int, component) -> bool:
-    """What decides the one-pass step before the event links are known (ONE_PASS says)."""
-    if ONE_PASS is None:
+    """What decides the one-pass step before the event links are known (the system's
+    ``tuning.one_pass`` says)."""
+    one_pass = system.tuning.one_pass
+    if one_pass is None:
         return (system.gpu.keeps_resident_workgroups_running and members == 1
                 and component.allocation == "ordered" and not kinds_sent(component))
-    return bool(ONE_PASS) and component.allocation == "ordered"
+    return one_pass and component.allocation == "ordered"
 
 
 def steps_in_one_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> bool:
     """Whether ``sim`` takes the one-pass ordered step: as may_step_in_one_pass says, with no
     births from events (the one-pass step gives the host's births only; births from event
-    records come from emitter/spawn.wgsl) and at most RANKED_MAX_SLOTS slots."""
+    records come from emitter/spawn.wgsl) and fewer than RANKED_MAX_SLOTS slots (or the
+    tuning's lower ``one_pass_slot_limit``)."""
     members = pool.batch.members if pool.batch is not None else [pool]
+    limit = min(RANKED_MAX_SLOTS, system.tuning.one_pass_slot_limit or RANKED_MAX_SLOTS)
     return ("tiles" in sim.buffers and may_step_in_one_pass(system, sim.members, pool.component)
             and not any(system.events.into.get(m.entity.name) for m in members)
-            and sim.blocks * BLOCK < RANKED_MAX_SLOTS)
-
-
-# One workgroup scans serially, round after round (~9 us a round on the H200: one round at 1M
-# slots took 14 us, eight at 16M 77 us), while the eight passes it replaces cost ~38 us at
-# any size there: up to 2 rounds (4M slots with 1024 invocations) the single pass is faster.
-RANKS_MAX_ROUNDS = 2
+            and sim.blocks * BLOCK < limit)
 
 
 def alpha_sort(system: EmitterSystem, owner: str, b: dict[str, BufferView], segment: int,
@@ -208,8 +108,8 @@ def alpha_sort(system: EmitterSystem, owner: str, b: dict[str, BufferView], segm
          "depth_params": b["depth_params"]},
         does="each alive particle's distance from this frame's camera, the back-to-front keys")
     sort = KeySort(system.build, prefix, b["sort_keys"], b["sort_values"], segment,
-                   count=(b["alive_total"], first_owner * PARAMS.itemsize),
-                   segments=segments, count_stride=PARAMS.itemsize if segments > 1 else 0)
+                   count=(b["alive_total"], first_owner * RECORD),
+                   segments=segments, count_stride=RECORD if segments > 1 else 0)
     return [depth, *sort.passes(Phase.RENDER)]
 
 
@@ -220,10 +120,10 @@ def simulation_passes(system: EmitterSystem, pool: _Pool, sim: Simulation,
     first emitter): update; in ordered mode free ranks -> alive counts per block -> alive
     ranks, then one pass gives births and writes the alive list (emitter/count.wgsl and
     spawn.wgsl explain the arithmetic); in the atomic modes the compaction; then the draw
-    arguments. No clear pass: the host writes each emitter's cleared counters. With
-    FUSED_RANKS, ordered mode is update, ranks (emitter/ranks.wgsl: the free scan, births
-    and draw arguments in one workgroup) and spawn."""
-    b, blocks = sim.buffers, sim.blocks
+    arguments. No clear pass: the host writes each emitter's cleared counters. With the
+    tuning's ``fused_ranks``, ordered mode is update, ranks (emitter/ranks.wgsl: the free scan,
+    births and draw arguments in one workgroup) and spawn."""
+    b, blocks, tuning = sim.buffers, sim.blocks, system.tuning
     prefix = f"{sim.name}:emitter"
     compute = system.build.compute
     sim.one_pass = steps_in_one_pass(system, pool, sim)
@@ -233,10 +133,12 @@ def simulation_passes(system: EmitterSystem, pool: _Pool, sim: Simulation,
     update = updates[pool.variant] = update_pass(system, pool, sim)
     passes = [update]
     limits = system.gpu.limits
-    threads = min(RANKS_THREADS, limits["max-compute-invocations-per-workgroup"],
+    threads = min(tuning.ranks_threads or RANKS_THREADS,
+                  limits["max-compute-invocations-per-workgroup"],
                   limits["max-compute-workgroup-size-x"])
     rounds = math.ceil(blocks / (threads * RANKS_PER_INVOCATION))
-    if pool.component.allocation == "ordered" and FUSED_RANKS and rounds <= RANKS_MAX_ROUNDS:
+    if (pool.component.allocation == "ordered" and tuning.fused_ranks
+            and rounds <= tuning.ranks_max_rounds):
         passes.append(compute(
             f"{prefix}:ranks", Phase.SIMULATE, RANKS, (1, 1, 1),
             {"emitters": b["params"], "free_offset": b["block_free"],
@@ -277,29 +179,30 @@ def simulation_passes(system: EmitterSystem, pool: _Pool, sim: Simulation,
     return passes
 
 
-def tile_shape(pool: _Pool, sim: Simulation) -> tuple[int, bool]:
+def tile_shape(tuning: EmitterTuning, pool: _Pool, sim: Simulation) -> tuple[int, bool]:
     """Blocks per workgroup of the one-pass step, and whether a tile's particles are prefetched:
     one block for a batch (a tile never spans two emitters) and for an event source (its
     marks are kept per block); for an emitter alone, more in bigger pools, so that fewer tiles
-    take part in the look-back, and fewer where forces act on it (TILE_BLOCKS_FROM, measured
-    on the H200). TILE_BLOCKS and PREFETCH_PARTICLES, when set, override the table."""
+    take part in the look-back, and fewer where forces act on it (``tuning.tile_blocks_from``).
+    ``tuning.tile_blocks`` and ``tuning.prefetch_particles``, when set, override the table."""
     force_kinds, _, _ = pool.variant
     blocks, prefetch = next((blocks, prefetch) for start, blocks, prefetch
-                            in TILE_BLOCKS_FROM[force_kinds != 0] if sim.blocks >= start)
-    if PREFETCH_PARTICLES is not None:
-        prefetch = PREFETCH_PARTICLES
+                            in tuning.tile_blocks_from[force_kinds != 0] if sim.blocks >= start)
+    if tuning.prefetch_particles is not None:
+        prefetch = tuning.prefetch_particles
     if sim.members > 1 or kinds_sent(pool.component):
         return 1, prefetch
-    return (blocks if TILE_BLOCKS is None else TILE_BLOCKS), prefetch
+    return (blocks if tuning.tile_blocks is None else tuning.tile_blocks), prefetch
 
 
-def births_in_update(pool: _Pool, sim: Simulation) -> bool:
+def births_in_update(tuning: EmitterTuning, pool: _Pool, sim: Simulation) -> bool:
     """Whether the one-pass update of ``sim`` compiled for ``pool.variant`` gives the births
-    itself (BIRTHS_IN_UPDATE says when)."""
-    if BIRTHS_IN_UPDATE is not None:
-        return BIRTHS_IN_UPDATE
+    itself (``tuning.births_in_update`` says when)."""
+    if tuning.births_in_update is not None:
+        return tuning.births_in_update
     force_kinds, solid_kinds, _ = pool.variant
-    return (force_kinds == 0 and solid_kinds == 0) or sim.blocks * BLOCK <= BIRTHS_IN_UPDATE_UP_TO
+    return ((force_kinds == 0 and solid_kinds == 0)
+            or sim.blocks * BLOCK <= tuning.births_in_update_up_to)
 
 
 def with_update(system: EmitterSystem, pool: _Pool, sim: Simulation, passes: list[Pass],
@@ -307,7 +210,7 @@ def with_update(system: EmitterSystem, pool: _Pool, sim: Simulation, passes: lis
     """``passes`` (a simulation's, or none yet) with ``update`` (compiled for
     ``pool.variant``) as their update pass; in the one-pass step, followed by the births pass
     unless that update gives the births itself, as ranked_update_pass recorded when it built
-    it (the module's settings may have changed since)."""
+    it for that variant."""
     at = next((i for i, p in enumerate(passes) if p.name.endswith(":emitter:update")),
               len(passes))
     rest = passes[at + 1:]
@@ -384,24 +287,23 @@ def ranked_update_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> P
     """The one-pass ordered step (emitter/update_ranked.wgsl), compiled as update_pass says.
     Software adapters keep the shader's bound on look-back rounds (llvmpipe leaves longer
     loops); elsewhere a wait may last far longer before it gives up."""
-    b = sim.buffers
+    b, tuning = sim.buffers, system.tuning
     bindings, constants = _integration(system, pool, sim, UPDATE_RANKED)
-    per_tile, prefetch = tile_shape(pool, sim)
-    births_here = sim.births_here[pool.variant] = births_in_update(pool, sim)
-    constants.update(PUBLISH_INCLUSIVE=PUBLISH_INCLUSIVE, TILE_BLOCKS=per_tile,
-                     RANK_AFTER_NEXT=RANK_AFTER_NEXT, BIRTHS_HERE=births_here,
+    per_tile, prefetch = tile_shape(tuning, pool, sim)
+    births_here = sim.births_here[pool.variant] = births_in_update(tuning, pool, sim)
+    constants.update(PUBLISH_INCLUSIVE=tuning.publish_inclusive, TILE_BLOCKS=per_tile,
+                     RANK_AFTER_NEXT=tuning.rank_after_next, BIRTHS_HERE=births_here,
                      PREFETCH_PARTICLES=prefetch)
-    if LOOK_FIRST_LANES is not None:
-        if not 1 <= LOOK_FIRST_LANES <= BLOCK:   # 0 would never read a tile: a wait to the cap
-            raise ValueError(f"LOOK_FIRST_LANES: expected 1 to {BLOCK}, found {LOOK_FIRST_LANES}")
-        constants["LOOK_FIRST_LANES"] = LOOK_FIRST_LANES
-    if LOOK_BACK_ROUNDS is not None:
-        constants["MAX_ROUNDS"] = LOOK_BACK_ROUNDS
+    if tuning.look_first_lanes is not None:
+        constants["LOOK_FIRST_LANES"] = tuning.look_first_lanes
+    if tuning.look_back_rounds is not None:
+        constants["MAX_ROUNDS"] = tuning.look_back_rounds
     elif not system.gpu.is_software:
         constants["MAX_ROUNDS"] = 1 << 22
+    tiles = math.ceil(sim.blocks / per_tile)
     return system.build.compute(
         f"{sim.name}:emitter:update", Phase.SIMULATE, pool.shader(UPDATE_RANKED),
-        system.gpu.grid(min(math.ceil(sim.blocks / per_tile), WORKGROUPS_AT_MOST or sim.blocks)),
+        system.gpu.grid(min(tiles, tuning.workgroups_at_most or tiles)),
         {**bindings, "alive_list": b["alive_list"], "alive_totals": b["alive_total"],
          "tiles": b["tiles"], "draw_args": b["draw_args"], "birth_slots": b["birth_slots"]},
         constants=constants,
@@ -455,7 +357,7 @@ def draw_pass(system: EmitterSystem, name: str, pool: _Pool, b: dict[str, Buffer
                 **pool.program_bindings(DRAW_SOFT if soft else DRAW)}
     if soft:
         bindings["scene_depth"] = "scene/depth"
-    offsets = [k * PARAMS.itemsize for k in records]
+    offsets = [k * RECORD for k in records]
     return system.build.draw(name, shader, _draw_pipeline(system, component, shader), bindings,
                              indirect=(b["draw_args"], offsets[0]), depth_read_only=soft,
                              index=(sprite_indices(system.resources, system.key), "uint32",

@@ -30,12 +30,11 @@ import wgpu
 from emberfx.core.layout import record_view
 from emberfx.core.resources import BufferView
 from emberfx.systems.emitter.events import COUNTERS_CLEARED, kinds_sent
-from emberfx.systems.emitter.params import PARAMS
+from emberfx.systems.emitter.params import PARAMS, RECORD
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.system import EmitterSystem, _Pool
 
-RECORD = PARAMS.itemsize          # bytes of every per-emitter record (emitter/types.wgsl)
 PAGE_RECORDS = 16                 # records per page: 4 KiB per kind
 KINDS = ("params", "counters")
 _USAGE = {"params": wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.STORAGE,

@@ -87,11 +87,9 @@ from emberfx.systems.emitter.params import (
 )
 from emberfx.systems.emitter.passes import DEPTH_PARAMS
 from emberfx.systems.emitter.records import LoneRecords
+from emberfx.systems.emitter.tuning import DEFAULT, EmitterTuning
 from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, kind_bits
 from emberfx.systems.meshes.draw import mesh_particle_passes, write_mesh_look
-
-DRAW, DRAW_SOFT = "emitter/draw.wgsl", "emitter/draw_soft.wgsl"
-UPDATE = "emitter/update.wgsl"
 
 
 @dataclass
@@ -136,6 +134,12 @@ class EmitterSystem(System):
 
     def __init__(self, gpu, shared):
         super().__init__(gpu, shared)
+        tuning = shared.tuning.get(self.key, DEFAULT)
+        if not isinstance(tuning, EmitterTuning):
+            raise TypeError(f"Engine(emitter_tuning=...): expected an EmitterTuning "
+                            f"(emberfx.systems.emitter.tuning), found {type(tuning).__name__}")
+        # how every pool and batch of this system steps (tuning.py), fixed for its life
+        self.tuning: EmitterTuning = tuning
         self.pools: dict[str, _Pool] = {}
         self.acting: tuple = ()   # _acting_signature() when the pools were last refreshed
         self.events = EventWiring(self)   # GPU events between pools (sub-emitters)

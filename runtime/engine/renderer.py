@@ -19,11 +19,11 @@ from __future__ import annotations
 import numpy as np
 import wgpu
 
-from emberfx.core import wgsl
-from emberfx.core.bindings import RENDER, PassBuilder, pipeline_layout
+from emberfx.core.bindings import PassBuilder
 from emberfx.core.bundles import BundleCache
 from emberfx.core.frame_graph import DRAWING_PHASES, FrameGraph, Pass, Phase, RenderTarget
 from emberfx.core.layout import struct_dtype
+from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.readback import read_texture
 from emberfx.core.system import SharedResources, snapshot
 from emberfx.model.light import Light
@@ -53,7 +53,6 @@ class Renderer:
         self._graphs: dict[tuple[str, bool], FrameGraph] = {}
         self._stale_graphs: dict[tuple[str, bool], FrameGraph] = {}   # replaced: reuse order
         self._build = PassBuilder(shared.resources.gpu, shared.resources)
-        self._present_pipelines: dict[tuple[str, bool], wgpu.GPURenderPipeline] = {}
         # by (output format, transparent, image): the bound image's resource and the pass
         self._present: dict[tuple[str, bool, str], tuple[object, Pass]] = {}
         self._frame_record = np.zeros((), FRAME)
@@ -136,23 +135,13 @@ class Renderer:
         cached = self._present.get((output_format, transparent, image))
         if cached is not None and cached[0] is resource:
             return cached[1]
-        key = (output_format, transparent)
         shader = "frame/present.wgsl"
-        pipeline = self._present_pipelines.get(key)
-        if pipeline is None:
-            module = wgsl.create_module(self.device, shader)
-            constants = {"ENCODE_SRGB": not output_format.endswith("-srgb")}
-            if transparent:   # the opaque pipeline keeps the shader's default
-                constants["TRANSPARENT"] = True
-            pipeline = self._present_pipelines[key] = (
-                self.device.create_render_pipeline(
-                    label=f"scene:frame:present:{output_format}",
-                    layout=pipeline_layout(self.device, shader, RENDER),
-                    vertex={"module": module, "entry_point": "vs_main"},
-                    primitive={"topology": "triangle-list"},
-                    fragment={"module": module, "entry_point": "fs_main",
-                              "constants": constants,
-                              "targets": [{"format": output_format}]}))
+        constants = {"ENCODE_SRGB": not output_format.endswith("-srgb")}
+        if transparent:   # the opaque pipeline keeps the shader's default
+            constants["TRANSPARENT"] = True
+        pipeline = render_pipeline(self.device, RenderKey(
+            shader, output_format, constants=constants,
+            label=f"scene:frame:present:{output_format}"))
         present = self._build.draw("scene:frame:present", shader, pipeline,
                                    {"scene": resource}, target="output", phase=Phase.POST,
                                    vertices=3,
@@ -270,7 +259,6 @@ class Renderer:
         if self.bundles is not None:
             self.bundles.clear()
         self._present.clear()
-        self._present_pipelines.clear()
         self._output = None
         self._graphs.clear()
         self._stale_graphs.clear()

@@ -40,7 +40,7 @@ def frame_uniform_buffer(device) -> wgpu.GPUBuffer:
 
 class Renderer:
     """Targets, frame graphs (one per output format, rebuilt lazily when invalidated), the
-    present pipelines and the draws recorded once as render bundles and replayed."""
+    present passes and the draws recorded once as render bundles and replayed."""
 
     def __init__(self, device, shared: SharedResources, background, world, telemetry):
         self.device = device
@@ -129,8 +129,9 @@ class Renderer:
     def _present_pass(self, output_format: str, transparent: bool = False,
                       image: str = "scene/color") -> Pass:
         """The draw of the HDR image ``image`` into the output (frame/present.wgsl); its
-        pipeline is kept per output format and mode, its binding while ``image`` names the same
-        texture (new targets, or post effects gone and back, make new ones)."""
+        pipeline comes from core/pipelines.py by output format and mode, its binding is kept
+        while ``image`` names the same texture (new targets, or post effects gone and back, make
+        new ones)."""
         resource = self.shared.resources[image]
         cached = self._present.get((output_format, transparent, image))
         if cached is not None and cached[0] is resource:
@@ -254,7 +255,7 @@ class Renderer:
         return np.frombuffer(data, np.float32).reshape(h, w).copy()
 
     def release(self) -> None:
-        """The targets, the frame uniform and the cached pipelines and draws go now, not when
+        """The targets, the frame uniform and the cached passes and draws go now, not when
         the caller drops its last reference to the Engine."""
         if self.bundles is not None:
             self.bundles.clear()

@@ -10,9 +10,10 @@ import pytest
 import wgpu
 
 from emberfx.core import wgsl
-from emberfx.core.bindings import RENDER, BindingError, PassBuilder, bind, pipeline_layout
+from emberfx.core.bindings import BindingError, PassBuilder, bind
 from emberfx.core.errors import EmberError, FrameGraphError
 from emberfx.core.frame_graph import FrameGraph, Phase
+from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.readback import read_array
 from emberfx.core.resources import VIEW_ALIGNMENT, ResourceError, Resources
 
@@ -118,13 +119,7 @@ def test_a_draw_reads_its_sampled_texture_and_writes_its_target(gpu, build, reso
     usage = wgpu.TextureUsage.TEXTURE_BINDING
     hdr_texture(resources, "t", "image", usage)
     shader = "frame/present.wgsl"
-    module = wgsl.create_module(gpu.device, shader)
-    pipeline = gpu.device.create_render_pipeline(
-        layout=pipeline_layout(gpu.device, shader, RENDER),
-        vertex={"module": module, "entry_point": "vs_main"},
-        primitive={"topology": "triangle-list"},
-        fragment={"module": module, "entry_point": "fs_main",
-                  "targets": [{"format": "rgba8unorm-srgb"}]})
+    pipeline = render_pipeline(gpu.device, RenderKey(shader, "rgba8unorm-srgb"))
     draw = build.draw("t:present", shader, pipeline, {"scene": "t/image"}, target="output")
     assert (draw.reads, draw.writes) == (("t/image",), ("output/color",))
 

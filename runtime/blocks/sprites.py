@@ -1,4 +1,4 @@
-"""Render pipelines shared by several systems, cached per device: camera-facing sprites
+"""Render pipelines shared by several systems (made by core/pipelines.py): camera-facing sprites
 (shaders/common/sprite.wgsl) for every particle draw, and computed textures shown filling the
 view or as a world quad (shaders/common/texture_quad.wgsl) for Life and fractal layers."""
 
@@ -7,22 +7,8 @@ from __future__ import annotations
 import numpy as np
 import wgpu
 
-from emberfx.core import wgsl
-from emberfx.core.bindings import RENDER, pipeline_layout
 from emberfx.core.frame_graph import RenderQueue
-from emberfx.core.shader_cache import shader_cache
-
-BLENDS = {
-    "additive": {"color": {"src_factor": "one", "dst_factor": "one", "operation": "add"},
-                 "alpha": {"src_factor": "zero", "dst_factor": "one", "operation": "add"}},
-    "alpha": {"color": {"src_factor": "one", "dst_factor": "one-minus-src-alpha",
-                        "operation": "add"},
-              "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha",
-                        "operation": "add"}},
-    "opaque": None,
-}
-
-_CACHE: dict[tuple, object] = shader_cache()   # (device id, shader, blend, formats, entry)
+from emberfx.core.pipelines import RenderKey, render_pipeline
 
 # common/sprite.wgsl's sprite_corner(0..5) are two triangles sharing corners 0 and 2: drawn
 # through these indices, the GPU may shade each of the four corners once instead of six vertices
@@ -48,21 +34,11 @@ def sprite_pipeline(device, shader: str, blend: str, color_format: str, depth_fo
     """The pipeline drawing ``shader``'s vs_main with the fragment entry <fragment>_<blend>:
     common/sprite.wgsl's fs_<blend> by default, or the shader's own (emitter/draw.wgsl's
     fs_textured_<blend>) following the same premultiplied convention."""
-    key = (id(device), shader, blend, color_format, depth_format, fragment)
-    if key not in _CACHE:
-        module = wgsl.create_module(device, shader)
-        target: dict[str, object] = {"format": color_format}
-        if BLENDS[blend] is not None:
-            target["blend"] = BLENDS[blend]
-        _CACHE[key] = device.create_render_pipeline(
-            label=f"{shader}:{blend}", layout=pipeline_layout(device, shader, RENDER),
-            vertex={"module": module, "entry_point": "vs_main"},
-            primitive={"topology": "triangle-list"},
-            # sprites test depth (hidden behind opaque geometry); only opaque ones write it
-            depth_stencil={"format": depth_format, "depth_write_enabled": blend == "opaque",
-                           "depth_compare": "less"},
-            fragment={"module": module, "entry_point": f"{fragment}_{blend}", "targets": [target]})
-    return _CACHE[key]
+    return render_pipeline(device, RenderKey(
+        shader, color_format, blend=None if blend == "opaque" else blend,
+        # sprites test depth (hidden behind opaque geometry); only opaque ones write it
+        depth_format=depth_format, depth_write=blend == "opaque", depth_compare="less",
+        fragment_entry=f"{fragment}_{blend}", label=f"{shader}:{blend}"))
 
 
 def sprite_queue(blend: str, soft: float = 0.0) -> int:
@@ -83,16 +59,7 @@ def quad_queue(mode: str) -> int:
 def texture_quad_pipeline(device, mode: str, color_format: str, depth_format: str):
     """common/texture_quad.wgsl: mode "fill" draws behind everything (depth always, no write),
     "quad" is ordinary opaque geometry."""
-    key = (id(device), "texture_quad", mode, color_format, depth_format)
-    if key not in _CACHE:
-        module = wgsl.create_module(device, "common/texture_quad.wgsl")
-        _CACHE[key] = device.create_render_pipeline(
-            label=f"texture_quad:{mode}",
-            layout=pipeline_layout(device, "common/texture_quad.wgsl", RENDER),
-            vertex={"module": module, "entry_point": "vs_main"},
-            primitive={"topology": "triangle-list"},
-            depth_stencil={"format": depth_format, "depth_write_enabled": mode == "quad",
-                           "depth_compare": "less" if mode == "quad" else "always"},
-            fragment={"module": module, "entry_point": "fs_main",
-                      "targets": [{"format": color_format}]})
-    return _CACHE[key]
+    return render_pipeline(device, RenderKey(
+        "common/texture_quad.wgsl", color_format, depth_format=depth_format,
+        depth_write=mode == "quad", depth_compare="less" if mode == "quad" else "always",
+        label=f"texture_quad:{mode}"))

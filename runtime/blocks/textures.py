@@ -14,16 +14,17 @@ from pathlib import Path
 import numpy as np
 import wgpu
 
-from emberfx.core import wgsl
+from emberfx.core.bindings import RENDER, group_layouts
 from emberfx.core.errors import special_file_problem
+from emberfx.core.pipelines import RenderKey, render_pipeline
 
 FORMAT = "rgba8unorm-srgb"
+MIP_SHADER = "common/mip.wgsl"
 BUILTIN_SIZE = 64
 BUILTINS = ("dot", "soft", "star", "smoke", "spark")
 """names a scene's `texture` may give instead of a file"""
 
 _TEXTURES: dict[tuple, wgpu.GPUTextureView] = {}
-_PIPELINES: dict[int, wgpu.GPURenderPipeline] = {}
 _SAMPLERS: dict[int, wgpu.GPUSampler] = {}
 
 
@@ -174,7 +175,7 @@ def upload_with_mips(device, image: np.ndarray, label: str = "sprite") -> wgpu.G
         for level in range(1, levels):
             source = texture.create_view(base_mip_level=level - 1, mip_level_count=1)
             target = texture.create_view(base_mip_level=level, mip_level_count=1)
-            group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0),
+            group = device.create_bind_group(layout=group_layouts(device, MIP_SHADER, RENDER)[0],
                                              entries=[{"binding": 0, "resource": source}])
             rp = encoder.begin_render_pass(color_attachments=[{
                 "view": target, "load_op": "clear", "store_op": "store",
@@ -188,16 +189,7 @@ def upload_with_mips(device, image: np.ndarray, label: str = "sprite") -> wgpu.G
 
 
 def _mip_pipeline(device) -> wgpu.GPURenderPipeline:
-    key = id(device)
-    if key not in _PIPELINES:
-        module = wgsl.create_module(device, "common/mip.wgsl")
-        _PIPELINES[key] = device.create_render_pipeline(
-            label="mip", layout="auto",
-            vertex={"module": module, "entry_point": "vs_main"},
-            primitive={"topology": "triangle-list"},
-            fragment={"module": module, "entry_point": "fs_main",
-                      "targets": [{"format": FORMAT}]})
-    return _PIPELINES[key]
+    return render_pipeline(device, RenderKey(MIP_SHADER, FORMAT, label="mip"))
 
 
 def sprite_sampler(device) -> wgpu.GPUSampler:

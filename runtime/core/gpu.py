@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from emberfx.core.errors import DeviceLimitError, NoAdapterError
-from emberfx.core.shader_cache import shader_cache
 
 if TYPE_CHECKING:
     import wgpu  # imported where used at run time, after the adapter checks
@@ -125,9 +124,6 @@ class GpuContext:
     adapter: wgpu.GPUAdapter
     device: wgpu.GPUDevice
     limits: dict = field(default_factory=dict)
-    # (shader, constants) -> compute pipeline; generated shaders' entries are forgotten when
-    # their program is (core/shader_cache.py)
-    pipelines: dict = field(default_factory=shader_cache, repr=False)
 
     @property
     def label(self) -> str:
@@ -225,17 +221,10 @@ class GpuContext:
 
     def compute_pipeline(self, shader: str, constants: dict | None = None):
         """A compute pipeline for shaders/``shader`` (entry point ``main``) whose layout is made
-        from the shader's declarations (bindings.group_layouts), cached."""
-        from emberfx.core import bindings, wgsl
+        from the shader's declarations, cached (core/pipelines.py)."""
+        from emberfx.core.pipelines import compute_pipeline
 
-        key = (shader, tuple(sorted((constants or {}).items())))
-        cache = self.pipelines
-        if key not in cache:
-            cache[key] = self.device.create_compute_pipeline(
-                label=shader, layout=bindings.pipeline_layout(self.device, shader),
-                compute={"module": wgsl.create_module(self.device, shader), "entry_point": "main",
-                         "constants": dict(constants or {})})
-        return cache[key]
+        return compute_pipeline(self.device, shader, constants)
 
     def buffer(self, label: str, size: int, usage: int, *, what: str | None = None):
         """A buffer of at least 16 bytes; storage buffers are checked against the device limits."""

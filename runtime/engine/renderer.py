@@ -19,11 +19,11 @@ from __future__ import annotations
 import numpy as np
 import wgpu
 
-from emberfx.core import wgsl
-from emberfx.core.bindings import RENDER, PassBuilder, pipeline_layout
+from emberfx.core.bindings import PassBuilder
 from emberfx.core.bundles import BundleCache
 from emberfx.core.frame_graph import DRAWING_PHASES, FrameGraph, Pass, Phase, RenderTarget
 from emberfx.core.layout import struct_dtype
+from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.readback import read_texture
 from emberfx.core.system import SharedResources, snapshot
 from emberfx.model.light import Light
@@ -40,7 +40,7 @@ def frame_uniform_buffer(device) -> wgpu.GPUBuffer:
 
 class Renderer:
     """Targets, frame graphs (one per output format, rebuilt lazily when invalidated), the
-    present pipelines and the draws recorded once as render bundles and replayed."""
+    present passes and the draws recorded once as render bundles and replayed."""
 
     def __init__(self, device, shared: SharedResources, background, world, telemetry):
         self.device = device
@@ -53,7 +53,6 @@ class Renderer:
         self._graphs: dict[tuple[str, bool], FrameGraph] = {}
         self._stale_graphs: dict[tuple[str, bool], FrameGraph] = {}   # replaced: reuse order
         self._build = PassBuilder(shared.resources.gpu, shared.resources)
-        self._present_pipelines: dict[tuple[str, bool], wgpu.GPURenderPipeline] = {}
         # by (output format, transparent, image): the bound image's resource and the pass
         self._present: dict[tuple[str, bool, str], tuple[object, Pass]] = {}
         self._frame_record = np.zeros((), FRAME)
@@ -130,29 +129,20 @@ class Renderer:
     def _present_pass(self, output_format: str, transparent: bool = False,
                       image: str = "scene/color") -> Pass:
         """The draw of the HDR image ``image`` into the output (frame/present.wgsl); its
-        pipeline is kept per output format and mode, its binding while ``image`` names the same
-        texture (new targets, or post effects gone and back, make new ones)."""
+        pipeline comes from core/pipelines.py by output format and mode, its binding is kept
+        while ``image`` names the same texture (new targets, or post effects gone and back, make
+        new ones)."""
         resource = self.shared.resources[image]
         cached = self._present.get((output_format, transparent, image))
         if cached is not None and cached[0] is resource:
             return cached[1]
-        key = (output_format, transparent)
         shader = "frame/present.wgsl"
-        pipeline = self._present_pipelines.get(key)
-        if pipeline is None:
-            module = wgsl.create_module(self.device, shader)
-            constants = {"ENCODE_SRGB": not output_format.endswith("-srgb")}
-            if transparent:   # the opaque pipeline keeps the shader's default
-                constants["TRANSPARENT"] = True
-            pipeline = self._present_pipelines[key] = (
-                self.device.create_render_pipeline(
-                    label=f"scene:frame:present:{output_format}",
-                    layout=pipeline_layout(self.device, shader, RENDER),
-                    vertex={"module": module, "entry_point": "vs_main"},
-                    primitive={"topology": "triangle-list"},
-                    fragment={"module": module, "entry_point": "fs_main",
-                              "constants": constants,
-                              "targets": [{"format": output_format}]}))
+        constants = {"ENCODE_SRGB": not output_format.endswith("-srgb")}
+        if transparent:   # the opaque pipeline keeps the shader's default
+            constants["TRANSPARENT"] = True
+        pipeline = render_pipeline(self.device, RenderKey(
+            shader, output_format, constants=constants,
+            label=f"scene:frame:present:{output_format}"))
         present = self._build.draw("scene:frame:present", shader, pipeline,
                                    {"scene": resource}, target="output", phase=Phase.POST,
                                    vertices=3,
@@ -265,12 +255,11 @@ class Renderer:
         return np.frombuffer(data, np.float32).reshape(h, w).copy()
 
     def release(self) -> None:
-        """The targets, the frame uniform and the cached pipelines and draws go now, not when
+        """The targets, the frame uniform and the cached passes and draws go now, not when
         the caller drops its last reference to the Engine."""
         if self.bundles is not None:
             self.bundles.clear()
         self._present.clear()
-        self._present_pipelines.clear()
         self._output = None
         self._graphs.clear()
         self._stale_graphs.clear()

@@ -33,9 +33,9 @@ import numpy as np
 import wgpu
 
 from emberfx.core import step_batches, wgsl
-from emberfx.core.bindings import RENDER, pipeline_layout
 from emberfx.core.frame_graph import SIMULATION_PHASES, FrameGraph, Pass, Phase, RenderQueue
 from emberfx.core.layout import struct_dtype
+from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.readback import read_array
 from emberfx.core.step_batches import PrewarmNotice, StagedUniforms
 from emberfx.core.system import EntityRef, Priority, StepInfo, System
@@ -307,19 +307,10 @@ class ClothSystem(System):
                 pick=lambda: sim.parity, index=(b["edges"], "uint32", patch.edge_count),
                 order=RenderQueue.OPAQUE + 1, does="the cloth's springs as lines"))
 
-    def _render_pipeline(self, shader: str, topology: str, cull: str = "none"):
-        cache = self.__dict__.setdefault("_pipelines", {})
-        if shader not in cache:
-            module = wgsl.create_module(self.device, shader)
-            cache[shader] = self.device.create_render_pipeline(
-                label=shader, layout=pipeline_layout(self.device, shader, RENDER),
-                vertex={"module": module, "entry_point": "vs_main"},
-                primitive={"topology": topology, "cull_mode": cull},
-                depth_stencil={"format": self.shared.depth_format, "depth_write_enabled": True,
-                               "depth_compare": "less"},
-                fragment={"module": module, "entry_point": "fs_main",
-                          "targets": [{"format": self.shared.scene_format}]})
-        return cache[shader]
+    def _render_pipeline(self, shader: str, topology: str):
+        return render_pipeline(self.device, RenderKey(
+            shader, self.shared.scene_format, depth_format=self.shared.depth_format,
+            depth_write=True, depth_compare="less", topology=topology, cull_mode="none"))
 
     def _mesh_pipeline(self):
         return self._render_pipeline("cloth/draw.wgsl", "triangle-list")

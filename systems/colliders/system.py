@@ -22,10 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 import wgpu
 
-from emberfx.core import wgsl
-from emberfx.core.bindings import RENDER, pipeline_layout
 from emberfx.core.frame_graph import Pass, RenderQueue
 from emberfx.core.layout import struct_dtype
+from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.system import EntityRef, Priority, System
 from emberfx.model.colors import linear_color
 from emberfx.model.registry import set_system
@@ -80,7 +79,6 @@ class ColliderSystem(System):
     def __init__(self, gpu, shared):
         super().__init__(gpu, shared)
         self.shown: dict[str, _Shown] = {}
-        self._pipelines: dict[str, wgpu.GPURenderPipeline] = {}
 
     def add(self, entity: EntityRef, component: Collider) -> None:
         make = MESHES.get(component.shape)
@@ -135,20 +133,12 @@ class ColliderSystem(System):
                                 else "the collider's surface, lit")]
 
     def _pipeline(self, shader: str):
-        pipeline = self._pipelines.get(shader)
-        if pipeline is None:
-            module = wgsl.create_module(self.device, shader)
-            topology = "line-list" if shader.endswith("wire.wgsl") else "triangle-list"
-            pipeline = self._pipelines[shader] = self.device.create_render_pipeline(
-                label=shader, layout=pipeline_layout(self.device, shader, RENDER),
-                vertex={"module": module, "entry_point": "vs_main"},
-                # both faces: a floor may be seen from below; the fragment shader flips the normal
-                primitive={"topology": topology, "cull_mode": "none"},
-                depth_stencil={"format": self.shared.depth_format, "depth_write_enabled": True,
-                               "depth_compare": "less"},
-                fragment={"module": module, "entry_point": "fs_main",
-                          "targets": [{"format": self.shared.scene_format}]})
-        return pipeline
+        return render_pipeline(self.device, RenderKey(
+            shader, self.shared.scene_format, depth_format=self.shared.depth_format,
+            depth_write=True, depth_compare="less",
+            topology="line-list" if shader.endswith("wire.wgsl") else "triangle-list",
+            # both faces: a floor may be seen from below; the fragment shader flips the normal
+            cull_mode="none"))
 
     def before_draw(self) -> None:
         for shown in self.shown.values():

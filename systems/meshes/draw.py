@@ -21,10 +21,10 @@ import numpy as np
 import wgpu
 
 from emberfx.core import wgsl
-from emberfx.core.bindings import RENDER, pipeline_layout
 from emberfx.core.errors import SceneError
 from emberfx.core.frame_graph import Pass, Phase, RenderQueue
 from emberfx.core.layout import struct_dtype
+from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.systems.emitter.looks import step_identity
 from emberfx.systems.meshes.obj import ObjError, read_obj
 from emberfx.systems.meshes.shapes import BUILT_IN, TriangleMesh, built_in_mesh, vertex_records
@@ -35,7 +35,6 @@ ALIGN = {"camera": wgsl.int_constant("meshes/types.wgsl", "MESH_ALIGN_SPIN"),
          "velocity": wgsl.int_constant("meshes/types.wgsl", "MESH_ALIGN_VELOCITY"),
          "axis": wgsl.int_constant("meshes/types.wgsl", "MESH_ALIGN_AXIS")}
 DRAW_ORDER = RenderQueue.OPAQUE   # before the transparent sprites that test against its depth
-_PIPELINES: dict[tuple, wgpu.GPURenderPipeline] = {}
 
 
 def load_mesh(name: str, resolve) -> TriangleMesh:
@@ -63,20 +62,11 @@ def pack_mesh_look(component, vertex_count: int, params=None) -> bytes:
 
 
 def mesh_pipeline(device, color_format: str, depth_format: str) -> wgpu.GPURenderPipeline:
-    key = (id(device), color_format, depth_format)
-    if key not in _PIPELINES:
-        shader = "meshes/draw.wgsl"
-        module = wgsl.create_module(device, shader)
-        _PIPELINES[key] = device.create_render_pipeline(
-            label=shader, layout=pipeline_layout(device, shader, RENDER),
-            vertex={"module": module, "entry_point": "vs_main"},
-            # closed meshes wind counter-clockwise seen from outside
-            primitive={"topology": "triangle-list", "front_face": "ccw", "cull_mode": "back"},
-            depth_stencil={"format": depth_format, "depth_write_enabled": True,
-                           "depth_compare": "less"},
-            fragment={"module": module, "entry_point": "fs_main",
-                      "targets": [{"format": color_format}]})
-    return _PIPELINES[key]
+    return render_pipeline(device, RenderKey(
+        "meshes/draw.wgsl", color_format, depth_format=depth_format, depth_write=True,
+        depth_compare="less",
+        # closed meshes wind counter-clockwise seen from outside
+        front_face="ccw", cull_mode="back"))
 
 
 def mesh_particle_passes(system, entity, component, buffers: dict) -> list[Pass]:

@@ -316,9 +316,12 @@ def test_engines_opened_and_closed_in_turn_do_not_accumulate(gpu):
     # alone, and test_close_destroys_every_buffer_and_texture_the_engine_created the device side.
     if gpu.is_software:
         assert held[0] - before > FLAT_MB
-    # An engine left behind per round grows RSS by that much every round. The allocators may
-    # still take one more arena in a later round (seen: +36 MB once at round 5, flat after), so
-    # the bound is on the growth per round from the third on, at most half of FLAT_MB.
-    per_round = (after_close[-1] - after_close[2]) / (len(after_close) - 3)
-    assert per_round <= FLAT_MB / 2, (f"RSS after each close: {[round(m) for m in after_close]} "
-                                      f"MB (before: {before:.0f} MB)")
+    # An engine left behind per round grows RSS by that much in every round. The allocators may
+    # still take one more arena in a single later round (seen: +36 MB once on lavapipe, +89 MB
+    # once on an H100, flat before and after), so from the third round on the typical (median)
+    # round may grow by at most half of FLAT_MB, and all of them together by 3 x FLAT_MB (one
+    # engine left behind in each would add 4 x ~85 MB).
+    growth = np.diff(after_close[2:])
+    shown = f"RSS after each close: {[round(m) for m in after_close]} MB (before: {before:.0f} MB)"
+    assert float(np.median(growth)) <= FLAT_MB / 2, shown
+    assert float(growth.sum()) <= 3 * FLAT_MB, shown

@@ -150,7 +150,7 @@ def test_a_failing_depth_leaves_no_out_file_either(gpu, tmp_path, full_disk, suf
     assert os.listdir(full_disk) == ["filler"]
 
 
-def test_out_and_depth_on_one_path_are_refused_before_rendering(gpu, tmp_path):
+def test_exr_out_and_depth_on_one_path_are_refused_before_rendering(gpu, tmp_path):
     pytest.importorskip("OpenEXR")
     r = run_module("render", FOUNTAIN, "--frames", 2, "--size", "64x36", "--out", "x.exr",
                    "--depth", "./sub/../x.exr", cwd=tmp_path)

@@ -53,3 +53,15 @@ def small_disk(tmp_path):
         yield folder
     finally:
         subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.fixture
+def full_disk(small_disk):
+    """The 200 KiB tmpfs of small_disk, filled up."""
+    with open(small_disk / "filler", "wb", buffering=0) as filler:
+        try:
+            for _ in range(64):
+                filler.write(bytes(4096))
+        except OSError:   # ENOSPC: full
+            pass
+    return small_disk

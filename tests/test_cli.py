@@ -554,18 +554,6 @@ def test_kill_9_leaves_a_temp_file_that_the_next_render_removes(tmp_path, gpu):
     assert os.listdir(tmp_path) == ["other.gif"]
 
 
-@pytest.fixture
-def full_disk(small_disk):
-    """The 200 KiB tmpfs of conftest's small_disk, filled up."""
-    with open(small_disk / "filler", "wb", buffering=0) as filler:
-        try:
-            for _ in range(64):
-                filler.write(bytes(4096))
-        except OSError:   # ENOSPC: full
-            pass
-    return small_disk
-
-
 @pytest.mark.parametrize("frames", [3, 400])   # the disk fills at the end / mid-stream
 def test_render_onto_a_full_disk_fails_in_one_line_and_leaves_nothing(tmp_path, gpu, full_disk,
                                                                       frames):

@@ -110,17 +110,6 @@ def test_export_without_a_folder_is_one_line(gpu, tmp_path):
 
 # ---------------------------------------------------------------------------- EXR, depth, groups
 
-@pytest.fixture
-def full_disk(small_disk):
-    """conftest's 200 KiB tmpfs, filled up."""
-    with open(small_disk / "filler", "wb", buffering=0) as filler:
-        try:
-            for _ in range(64):
-                filler.write(bytes(4096))
-        except OSError:   # ENOSPC: full
-            pass
-    return small_disk
-
 
 def test_exr_onto_a_full_disk_is_one_line_and_leaves_nothing(gpu, tmp_path, full_disk):
     pytest.importorskip("OpenEXR")

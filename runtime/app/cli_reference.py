@@ -17,7 +17,7 @@ from pathlib import Path
 
 from emberfx.app.cli import PROG, build_parser
 
-__all__ = ["cli_reference", "write_cli_reference"]
+__all__ = ["cli_reference"]
 
 PAGE = Path("reference") / "cli.md"
 """where the page goes, relative to the docs folder"""
@@ -130,11 +130,3 @@ def cli_reference() -> str:
         lines += ["```text", _usage(sub), "```", ""]
         lines += _arguments(sub)
     return "\n".join(lines).rstrip("\n") + "\n"
-
-
-def write_cli_reference(docs: Path) -> Path:
-    """Write the page under ``docs`` (a docs folder); returns its path."""
-    target = Path(docs) / PAGE
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(cli_reference(), encoding="utf-8", newline="\n")
-    return target

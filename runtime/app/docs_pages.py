@@ -14,18 +14,26 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from emberfx.app.cli_reference import write_cli_reference
+from emberfx.app import cli_reference, reference
 from emberfx.app.gallery import write_gallery
 from emberfx.app.performance_page import write_performance_page
-from emberfx.app.reference import write_scene_reference
 
 COMMAND = "python -m emberfx.app.docs_pages docs/"
 """what the generated pages and the staleness test tell a reader to run"""
 
 
+def write_page(docs: Path, page: Path, text: str) -> Path:
+    """Write ``text`` as ``page`` under ``docs``; returns its path."""
+    target = Path(docs) / page
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8", newline="\n")
+    return target
+
+
 def write_pages(docs: Path) -> list[Path]:
     """Write every generated page under ``docs`` (a docs folder); their paths."""
-    return [write_scene_reference(docs), write_cli_reference(docs),
+    return [write_page(docs, reference.PAGE, reference.scene_reference()),
+            write_page(docs, cli_reference.PAGE, cli_reference.cli_reference()),
             write_performance_page(docs), write_gallery(docs, pictures=False)]
 
 

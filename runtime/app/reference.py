@@ -41,7 +41,7 @@ from emberfx.model.scene_fields import (
     type_hints,
 )
 
-__all__ = ["scene_reference", "write_scene_reference", "field_docs", "unit_of", "type_text"]
+__all__ = ["scene_reference", "field_docs", "unit_of", "type_text"]
 
 PAGE = Path("reference") / "scene.md"
 """where the page goes, relative to the docs folder"""
@@ -327,11 +327,3 @@ def scene_reference() -> str:
             families = True
         lines += _table_text(table, links)
     return "\n".join(lines).rstrip("\n") + "\n"
-
-
-def write_scene_reference(docs: Path) -> Path:
-    """Write the page under ``docs`` (a docs folder); returns its path."""
-    target = Path(docs) / PAGE
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(scene_reference(), encoding="utf-8", newline="\n")
-    return target

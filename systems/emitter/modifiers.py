@@ -473,17 +473,3 @@ def modifier_problem(component) -> str | None:
                         f"modifiers apply to sprites)")
     return None
 
-
-def reprogram(system, pool, program: Program) -> None:
-    """Give an emitter's pool (systems/emitter/system.py) the update, spawn and sprite draw
-    passes of a new program; its buffers and particles stay."""
-    from emberfx.systems.emitter.passes import lone_draw_pass
-
-    pool.program = program
-    pool.updates.clear()
-    system._refresh(pool)
-    if pool.component.allocation == "ordered":
-        system.replace_spawn(pool)
-    prefix = f"{pool.entity.name}:emitter"
-    pool.passes = [lone_draw_pass(system, pool) if p.name == f"{prefix}:draw" else p
-                   for p in pool.passes]

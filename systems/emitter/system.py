@@ -70,7 +70,6 @@ from emberfx.systems.emitter.modifiers import (
     layout_signature,
     only_program_changed,
     program_key,
-    reprogram,
 )
 from emberfx.systems.emitter.params import (
     BLOCK,
@@ -283,8 +282,20 @@ class EmitterSystem(System):
         if pool is None or not only_program_changed(pool.layout, component, self.shared.resolve):
             super().rebuild(entity, component)
             return
-        reprogram(self, pool, self._program(entity, component))
+        self.reprogram(pool, self._program(entity, component))
         pool.layout = layout_signature(component, self.shared.resolve)
+
+    def reprogram(self, pool: _Pool, program: Program) -> None:
+        """Give a lone pool the update, spawn and sprite draw passes of a new program; its
+        buffers and particles stay."""
+        pool.program = program
+        pool.updates.clear()
+        self._refresh(pool)
+        if pool.component.allocation == "ordered":
+            self.replace_spawn(pool)
+        draw = f"{pool.entity.name}:emitter:draw"
+        pool.passes = [emitter_passes.lone_draw_pass(self, pool) if p.name == draw else p
+                       for p in pool.passes]
 
     def replace_spawn(self, pool: _Pool) -> None:
         """A new spawn pass for the pool (its event links changed: events.py)."""
@@ -411,7 +422,7 @@ class EmitterSystem(System):
                 if pool.batch is not None:   # it leaves its batch before this step encodes
                     pool.program = program
                 else:
-                    reprogram(self, pool, program)
+                    self.reprogram(pool, program)
                 # either way this step's frame graph is made again, with the new passes
                 self.shared.arrange_requested = True
             if pool.batch is None:

@@ -23,8 +23,8 @@ def path_values(component) -> list[tuple[str, str]]:
     (a field may hold one path or a list of them; unset ones are skipped)."""
     out = []
     is_path = getattr(component, "is_path", None)   # a field that holds a path only sometimes
-    for name in getattr(type(component), "PATH_FIELDS", ()):
-        value = getattr(component, name, None)
+    for name in getattr(type(component), "PATH_FIELDS", ()):   # a dotted one: a nested field
+        value = reference_value(component, name)
         for item in value if isinstance(value, (list, tuple)) else [value]:
             if item is not None and (is_path is None or is_path(name, item)):
                 out.append((name, item))

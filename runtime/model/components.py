@@ -123,11 +123,14 @@ def changed_between(cls: type, before, after,
                     among: Iterable[str] | None = None) -> Change | None:
     """The largest declared Change among the fields whose values differ between two instances
     of ``cls`` (an edit of a nested object counts as an edit of the field holding it, or of the
-    nested field if that declares more); None when they are equal. ``among``: the only fields
-    that can differ, where the caller knows (the others hold the very same values)."""
+    nested field if that declares more; a class's ``VALUE_CHANGES``, field -> f(before, after),
+    may name a larger Change for some pairs of values); None when they are equal. ``among``:
+    the only fields that can differ, where the caller knows (the others hold the very same
+    values)."""
     changes = changes_of(cls)
     declared = changes.items() if among is None else [
         (name, changes[name]) for name in among if name in changes]
+    by_value = getattr(cls, "VALUE_CHANGES", {})
     worst: Change | None = None
     for name, change in declared:
         a, b = getattr(before, name), getattr(after, name)
@@ -135,6 +138,8 @@ def changed_between(cls: type, before, after,
             continue
         nested = _nested_change(a, b)
         change = max(change, nested) if nested is not None else change
+        refined = by_value[name](a, b) if name in by_value else None
+        change = max(change, refined) if refined is not None else change
         worst = change if worst is None else max(worst, change)
         if worst is Change.REBUILD:
             break

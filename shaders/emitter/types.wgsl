@@ -4,6 +4,7 @@
 // and pack buffers, so they are the only description of the layout.
 
 //! include common/random.wgsl
+//! include emitter/shape_hook.wgsl
 
 // Two vec4s rather than vec3 + f32 pairs: each half is one 16-byte load/store.
 struct Particle {
@@ -40,7 +41,8 @@ struct EmitterParams {
     size: f32,               // billboard edge: world units, or pixels when size_in_pixels = 1
     shape_kind: u32,         // SHAPE_* below
     shape_surface: u32,      // 1: on the surface only
-    radial: u32,             // 1: initial direction outward from the shape
+    radial: u32,             // initial direction: 0 around `direction`, 1 outward from the
+                             // shape's centre, 2 along the mesh's surface normal
     size_in_pixels: u32,
     substeps: u32,           // integration substeps per step
     force_count: u32,        // records in the forces array
@@ -52,7 +54,9 @@ struct EmitterParams {
     alive_base: u32,         // its first entry in the batch's alive list
     batch_blocks: u32,       // blocks in the whole batch (the scans' length)
     force_base: u32,         // its first record in the batch's forces array
-    reserved: array<vec4u, 3>,  // pads the record to RECORD_WORDS words (vec4s: a uniform array)
+    shape_x: vec4f,          // mesh shape: the rows of scale x rotation (xyz) and the offset
+    shape_y: vec4f,          // (w) taking mesh coordinates to offsets from `origin`
+    shape_z: vec4f,          // (emitter/mesh_shape.wgsl); the record is RECORD_WORDS words
 };
 
 // Words per emitter record in a batch arena (EmitterParams, Counters, draw args, alive total):
@@ -71,6 +75,7 @@ const SHAPE_BOX: u32 = 2u;
 const SHAPE_DISK: u32 = 3u;
 const SHAPE_CONE: u32 = 4u;
 const SHAPE_RING: u32 = 5u;
+const SHAPE_MESH: u32 = 6u;   // emitter/mesh_shape.wgsl, in the passes that give births
 
 // Appearance over life, baked by the host (systems/emitter/system.py) into LOOK_SAMPLES evenly spaced
 // samples: linear rgb + alpha, and the size multiplier (4 per vec4).
@@ -159,6 +164,9 @@ fn sample_shape(params: EmitterParams, key: u32) -> ShapeSample {
                 out.outward = normalize(axis + radial * spread);
             }
         }
+        case SHAPE_MESH: {
+            out = sample_mesh_shape(params, key);
+        }
         default: {   // point
             out.offset = vec3f(0.0);
             out.outward = sphere_dir;
@@ -180,7 +188,7 @@ fn spawn_particle_at(params: EmitterParams, slot: u32, origin: vec3f,
     let key = birth_key(params.seed, params.entity, slot, params.frame);
     let where_ = sample_shape(params, key);
     var axis = params.direction.xyz;
-    if (params.radial == 1u || params.shape_kind == SHAPE_CONE) { axis = where_.outward; }
+    if (params.radial != 0u || params.shape_kind == SHAPE_CONE) { axis = where_.outward; }
     let dir = cone_direction(axis, params.direction.w, random01(key, 0u), random01(key, 1u));
     let speed = mix(params.speed_range.x, params.speed_range.y, random01(key, 2u));
     let lifetime = mix(params.lifetime_range.x, params.lifetime_range.y, random01(key, 3u));

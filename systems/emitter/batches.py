@@ -48,13 +48,14 @@ from emberfx.blocks.sort import TILE
 from emberfx.core.frame_graph import Pass
 from emberfx.core.layout import record_view
 from emberfx.core.resources import VIEW_ALIGNMENT, BufferView
-from emberfx.systems.emitter import culling
+from emberfx.systems.emitter import culling, features
 from emberfx.systems.emitter import passes as emitter_passes
-from emberfx.systems.emitter.events import INBOX, SPAWN
+from emberfx.systems.emitter.events import INBOX
 from emberfx.systems.emitter.events import RECORD as EVENT_RECORD
 from emberfx.systems.emitter.looks import SPRITE_LOOK
 from emberfx.systems.emitter.params import BLOCK, BLOCK_WORDS, LOOKS, PARAMS, PARTICLE, RECORD
-from emberfx.systems.emitter.passes import DEPTH_PARAMS, UPDATE
+from emberfx.systems.emitter.passes import DEPTH_PARAMS
+from emberfx.systems.emitter.shader_names import SPAWN, UPDATE
 from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES
 
 if TYPE_CHECKING:
@@ -121,9 +122,9 @@ def batch_key(system: EmitterSystem, pool: _Pool, fields: bool) -> tuple | None:
     if (fields or c.allocation != "ordered" or c.mesh is not None
             or c.collision is not None or c.sub_emitters()
             or pool.program is None or pool.program.dtype is not None
-            or pool.shader(UPDATE) != UPDATE or pool.shader(SPAWN) != SPAWN):
+            or pool.program.shader(UPDATE) != UPDATE or pool.program.shader(SPAWN) != SPAWN):
         return None
-    return (system.scene_has_forces(),)
+    return (system.scene_has_forces(), *features.batch_key(c, system.shared.resolve))
 
 
 def wanted_groups(system: EmitterSystem) -> dict[tuple, list[list[_Pool]]]:
@@ -289,6 +290,9 @@ def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch
     if culling.culls(system.tuning, members, slots + len(alpha) * segment):
         sizes.update(culling.arena_sizes(slots + len(alpha) * segment, n))
     lead = members[0]
+    # the features' buffers, one for all: the batch key says the members' are alike
+    contents = features.buffers(lead.component, system.shared.resolve)
+    sizes.update({k: (len(data), STORAGE) for k, data in contents.items()})
     assert lead.contacts is not None
     for binding, view in {**lead.contacts.buffers,
                           "event_marks": lead.buffers["event_marks"]}.items():
@@ -302,6 +306,8 @@ def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch
     owners = np.repeat(np.arange(n, dtype=np.uint32),
                        [_padded(p.component.capacity) // BLOCK for p in members])
     system.resources.write(arenas["block_owner"], owners.tobytes())
+    for k, data in contents.items():
+        system.resources.write(arenas[k], data)
     # the emitter of each 256 alive-list entries, which the draws find their emitter by
     # (emitter/billboard.wgsl): the blocks' owners, then the alpha segments'
     alpha_owners = np.repeat(np.arange(n - len(alpha), n, dtype=np.uint32), segment // BLOCK)

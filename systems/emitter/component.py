@@ -12,17 +12,19 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from emberfx.model.colors import parse_color
-from emberfx.model.components import Tracked, live, passes, rebuild
+from emberfx.model.components import Change, Tracked, live, passes, rebuild
 from emberfx.model.numbers import U32_MAX
 from emberfx.model.registry import component
 from emberfx.systems.emitter.expression_ranges import EXPRESSION_RANGES, constant_problem
 from emberfx.systems.emitter.looks import Flipbook, check_texture_files
+from emberfx.systems.emitter.mesh_shape import check_shape_file
 from emberfx.systems.emitter.modifiers import (
     check_modifier_files,
     is_modifier_file,
     modifier_problem,
 )
 from emberfx.systems.forces.forces import MAX_FORCES
+from emberfx.systems.meshes.files import mesh_format
 from emberfx.systems.meshes.obj import check_mesh_file
 from emberfx.systems.meshes.shapes import mesh_problem
 
@@ -96,8 +98,10 @@ def _finite_ordered(pair) -> bool:
 @dataclass(slots=True)
 class Shape(Tracked):
     """Where on the emitter particles are born (centred on ``position``, oriented by
-    ``direction`` for disk, cone and ring)."""
-    kind: Literal["point", "sphere", "box", "disk", "cone", "ring"] = live("point")
+    ``direction`` for disk, cone and ring; a mesh as authored, by its own transform)."""
+    # a mesh shape owns a buffer: kind becoming or leaving "mesh" makes the emitter anew
+    VALUE_CHANGES = {"kind": lambda a, b: Change.REBUILD if "mesh" in (a, b) else None}
+    kind: Literal["point", "sphere", "box", "disk", "cone", "ring", "mesh"] = live("point")
     radius: NonNegative = live(0.5)
     """sphere, disk, cone (base), ring: world units"""
     size: tuple[NonNegative, NonNegative, NonNegative] = live((1.0, 1.0, 1.0))
@@ -107,12 +111,31 @@ class Shape(Tracked):
     angle_deg: Annotated[float, msgspec.Meta(ge=0.0, lt=90.0)] = live(25.0)
     """cone: half-angle of the velocity directions at the base's rim"""
     surface: bool = live(False)
-    """true: on the shape's surface (sphere shell, box faces, disk/cone rim, ring circle)"""
+    """true: on the shape's surface (sphere shell, box faces, disk/cone rim, ring circle, mesh
+    triangles); false: in its volume (a mesh must be closed)"""
+    path: str | None = rebuild(None)
+    """mesh: a Wavefront .obj or .ply file (relative to the scene), used as authored: births are
+    uniform over its triangles' area (surface) or its volume"""
+    scale: Annotated[float, msgspec.Meta(gt=0.0)] = live(1.0)
+    """mesh: its vertices are scaled by this, then turned by `rotation_deg`, then moved by
+    `offset`, in the emitter's frame at `position`"""
+    rotation_deg: Vec3 = live((0.0, 0.0, 0.0))
+    """mesh: degrees about x, then y, then z (as a collider's rotation_deg)"""
+    offset: Vec3 = live((0.0, 0.0, 0.0))
+    """mesh: world units from `position`"""
 
     def __post_init__(self):
         if self.kind == "ring" and self.thickness > self.radius:
             raise ValueError(f"thickness: expected <= radius ({self.radius}), "
                              f"found {self.thickness}")
+        if self.kind == "mesh" and not self.path:
+            raise ValueError('path: expected a mesh file "*.obj" or "*.ply" for kind = "mesh", '
+                             'found none')
+        if self.path is not None and mesh_format(self.path) is None:
+            raise ValueError(f'path: expected a mesh file "*.obj" or "*.ply", found '
+                             f'{self.path!r}')
+        for name in ("scale", "rotation_deg", "offset"):
+            _check_finite(name, getattr(self, name))
 
 
 @dataclass(slots=True)
@@ -234,8 +257,10 @@ class Emitter(Tracked):
     """axis of the emission cone (and of disk, cone and ring shapes)"""
     spread_deg: Annotated[float, msgspec.Meta(ge=0.0, le=180.0)] = live(15.0)
     """cone half-angle of initial directions around `direction`, degrees"""
-    velocity: Literal["direction", "radial"] = live("direction")
-    """initial direction: around `direction`, or outward from the shape's centre"""
+    velocity: Literal["direction", "radial", "normal"] = live("direction")
+    """initial direction: around `direction`, outward from the shape's centre, or along the
+    surface normal of a mesh shape (shape.kind = "mesh", surface = true); `spread_deg` opens a
+    cone around it"""
     inherit_velocity: Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)] = live(0.0)
     """share of the emitter's own velocity (from its moving position) given to new particles"""
     prewarm: Annotated[float, msgspec.Meta(ge=0.0, le=60.0)] = rebuild(0.0)
@@ -317,7 +342,7 @@ class Emitter(Tracked):
     """custom per-particle attributes, name -> f32 | i32 | u32 | vec2f | vec3f | vec4f: fields of
     ParticleState, zero at birth, in Engine.state(name) under their names"""
 
-    PATH_FIELDS = ("init", "update", "color")   # color: only a .wgsl file (is_path)
+    PATH_FIELDS = ("init", "update", "color", "shape.path")   # color: only a .wgsl file
     REFERENCES = {"affected_by": ("attractor", "force_field", "kill_zone", "collider"),
                   **{f"on_{kind}.emitter": ("emitter",) for kind in EVENT_KINDS}}
     # forces and colliders go to separate buffers of MAX_FORCES records each
@@ -335,6 +360,10 @@ class Emitter(Tracked):
                      "substeps": None}
 
     def __post_init__(self):
+        if self.velocity == "normal" and (self.shape.kind != "mesh" or not self.shape.surface):
+            raise ValueError(f'velocity: "normal" needs a mesh surface (shape.kind = "mesh", '
+                             f'shape.surface = true), found shape.kind = "{self.shape.kind}"'
+                             + (", surface = false" if self.shape.kind == "mesh" else ""))
         problem = mesh_problem(self)
         if problem is not None:
             raise ValueError(problem)
@@ -394,6 +423,7 @@ class Emitter(Tracked):
         of an OBJ `mesh` (systems/meshes/obj.py) and of the modifier files (modifiers.py)."""
         check_texture_files(self, resolve)
         check_mesh_file(self, resolve)
+        check_shape_file(self.shape, resolve)
         check_modifier_files(self, resolve)
 
     def is_path(self, field: str, value) -> bool:

@@ -51,8 +51,10 @@ from emberfx.core import wgsl
 from emberfx.core.errors import SceneError
 from emberfx.core.frame_graph import Folded, Folding, Pass, Phase
 from emberfx.core.layout import struct_dtype
+from emberfx.systems.emitter import features
 from emberfx.systems.emitter.component import EVENT_KINDS, MAX_EVENT_LINKS, sub_emitter_problem
 from emberfx.systems.emitter.params import BLOCK, BLOCK_WORDS
+from emberfx.systems.emitter.shader_names import SPAWN
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.batches import Batch, Simulation
@@ -67,7 +69,6 @@ COUNTERS_CLEARED = int(COUNTERS.fields["event_totals"][1])
 KIND_INDEX = {kind: wgsl.int_constant("emitter/event_types.wgsl", f"EVENT_{kind.upper()}")
               for kind in EVENT_KINDS}
 assert wgsl.int_constant("emitter/event_types.wgsl", "MAX_EVENT_LINKS") == MAX_EVENT_LINKS
-SPAWN = "emitter/spawn.wgsl"
 FAMILY = "emitter_events"   # the records buffers: remade when the links change, not the pool
 STORAGE = wgpu.BufferUsage.STORAGE
 
@@ -181,7 +182,7 @@ class EventWiring:
              "free_offset": b["block_free"], "alive_list": b["alive_list"],
              "block_owner": b["block_owner"], "budget": b["counters"],
              "inboxes": b["event_links"], "event_records": b["event_records"],
-             **pool.program_bindings(SPAWN)},
+             **pool.program_bindings(SPAWN), **features.bindings(pool.component, SPAWN, b)},
             constants={"EVENT_TARGET": any(self.into.get(m.entity.name) for m in members),
                        "BLOCKS_PER_GROUP": per_group},
             does="births to the lowest free slots (the host's budget, then event records), and "

@@ -29,10 +29,12 @@ from emberfx.core import shader_cache, wgsl
 from emberfx.core.errors import SceneError, ShaderError, read_user_text
 from emberfx.core.layout import struct_dtype
 from emberfx.core.wgsl_bounds import BoundError, check_wgsl_bounds
+from emberfx.systems.emitter import features
 from emberfx.systems.emitter.attributes import ATTRIBUTE_TYPES, attributes_problem
 from emberfx.systems.emitter.expression_ranges import bounded_return
 from emberfx.systems.emitter.expressions import EXPRESSION_FIELDS, expression_problem, expressions
 from emberfx.systems.emitter.looks import DRAW, DRAW_SOFT
+from emberfx.systems.emitter.shader_names import BIRTHS, SPAWN, UPDATE, UPDATE_RANKED
 
 MODIFIER_FIELDS = ("init", "update", "color")
 SIGNATURES = {
@@ -54,10 +56,9 @@ GENERATED = "emitter modifiers (generated)"   # the origin of generated lines in
 # least they take), for wgsl_bounds' count of array bytes
 GENERATED_SIZES = {"ParticleState": 48, "ModifierContext": 96}
 # (kind, base pass): the built-in passes that run an emitter's generated code
-_PASSES = (("update", "emitter/update.wgsl"), ("update", "emitter/update_ranked.wgsl"),
-           ("spawn", "emitter/spawn.wgsl"), ("spawn", "emitter/births.wgsl"))
+_PASSES = (("update", UPDATE), ("update", UPDATE_RANKED), ("spawn", SPAWN), ("spawn", BIRTHS))
 # where a pass's generated code binds `attributes`: group 1, unless the pass uses group 1 itself
-ATTRIBUTE_GROUPS = {"emitter/update_ranked.wgsl": 2}
+ATTRIBUTE_GROUPS = {UPDATE_RANKED: 2}
 _DRAWS = (DRAW, DRAW_SOFT)
 
 
@@ -147,6 +148,10 @@ class Program:
                                                     text)
             self.dtype = struct_dtype(self._attributes_source, "ParticleAttributes")
         self.shaders: dict[str, str] = {}   # base pass shader -> derived one
+        # what the emitter's features swap into each pass (emitter/features.py), kept in the
+        # derived passes beside the generated code
+        self.feature_includes = {base: features.includes(component, base)
+                                 for _, base in _PASSES}
         self._registered: list[str] = [self._attributes_source] if self._attributes_source else []
         roles = {"update": self.attributes or self._has("init", "speed", "lifetime", "update"),
                  "spawn": self.attributes or self._has("init", "speed", "lifetime"),
@@ -239,7 +244,9 @@ class Program:
         digest = _digest(text + repr(origins))
         include = wgsl.register(f"emitter/modifiers+{digest}.wgsl", text, origins)
         stem = base.removesuffix(".wgsl")
-        derived = wgsl.derive(f"{stem}+{digest}.wgsl", base, {"emitter/modifiers.wgsl": include})
+        swaps = {"emitter/modifiers.wgsl": include, **self.feature_includes.get(base, {})}
+        derived = wgsl.derive(f"{stem}+{_digest(repr(sorted(swaps.items())))}.wgsl", base,
+                              swaps)
         self._registered += [include, derived]
         return derived
 

@@ -17,6 +17,7 @@ from emberfx.core.layout import FieldPacker, struct_dtype
 from emberfx.model.colors import linear_color
 from emberfx.model.numbers import U32_MAX
 from emberfx.systems.emitter.component import Emitter, as_range, numeric
+from emberfx.systems.emitter.mesh_shape import transform_rows
 from emberfx.systems.forces.forces import MAX_FORCES, pack_forces
 from emberfx.systems.forces.forces import arrange as arrange_forces
 
@@ -41,6 +42,9 @@ FULL_PACK = FieldPacker(PARAMS, _NAMES[:_NAMES.index("first_block")])
 STEP_FIELDS = ("budget", "frame", "seed", "h", "time", "force_count", "accelerate_end",
                "kill_start")
 STEP_PACK = FieldPacker(PARAMS, STEP_FIELDS)
+# EmitterParams.radial: the initial direction (emitter/types.wgsl)
+VELOCITY_MODES = {"direction": 0, "radial": 1, "normal": 2}
+SHAPE_PACK = FieldPacker(PARAMS, ("shape_x", "shape_y", "shape_z"))   # a mesh shape's transform
 STEP_PACK_INHERIT = FieldPacker(PARAMS, (*STEP_FIELDS, "inherit"))
 
 
@@ -109,13 +113,15 @@ def pack_params(record: np.ndarray, c: Emitter, *, entity: int, frame: int, seed
         "capacity": c.capacity, "budget": budget, "frame": frame, "seed": seed,
         "entity": entity, "block_count": math.ceil(c.capacity / BLOCK), "h": dt,
         "size": numeric(c.size), "shape_kind": SHAPES[s.kind],
-        "shape_surface": int(s.surface), "radial": int(c.velocity == "radial"),
+        "shape_surface": int(s.surface), "radial": VELOCITY_MODES[c.velocity],
         "size_in_pixels": int(c.size_unit == "pixels"), "substeps": c.substeps,
         "force_count": force_count,
         "accelerate_end": force_count if accelerate_end is None else accelerate_end,
         "kill_start": kill_start,
         "age_event_rate": 1.0 / c.on_age.every if c.on_age is not None else 0.0,
         "time": time})
+    x, y, z = transform_rows(s)
+    SHAPE_PACK.pack(record, {"shape_x": x, "shape_y": y, "shape_z": z})
     return record.tobytes()
 
 

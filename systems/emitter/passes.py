@@ -19,19 +19,17 @@ from emberfx.core import wgsl
 from emberfx.core.frame_graph import Folded, Folding, Pass, Phase
 from emberfx.core.layout import struct_dtype
 from emberfx.core.resources import BufferView
-from emberfx.systems.emitter import culling
+from emberfx.systems.emitter import culling, features
 from emberfx.systems.emitter.events import kinds_sent
 from emberfx.systems.emitter.looks import DRAW, DRAW_SOFT, textured
 from emberfx.systems.emitter.params import BLOCK, RECORD
+from emberfx.systems.emitter.shader_names import BIRTHS, UPDATE, UPDATE_RANKED
 from emberfx.systems.emitter.tuning import EmitterTuning
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.batches import Simulation
     from emberfx.systems.emitter.system import EmitterSystem, _Pool
 
-UPDATE = "emitter/update.wgsl"
-UPDATE_RANKED = "emitter/update_ranked.wgsl"
-BIRTHS = "emitter/births.wgsl"
 # the most slots a one-pass step ranks: its state words hold free counts in VALUE_BITS bits
 RANKED_MAX_SLOTS = 1 << wgsl.int_constant(UPDATE_RANKED, "VALUE_BITS")
 TILE_CONTROL_WORDS = wgsl.int_constant(UPDATE_RANKED, "CONTROL_WORDS")
@@ -239,7 +237,8 @@ def births_pass(system: EmitterSystem, pool: _Pool, sim: Simulation) -> Pass:
     return system.build.compute(
         f"{sim.name}:emitter:births", Phase.SIMULATE, pool.shader(BIRTHS), groups,
         {"emitters": b["params"], "counters": b["counters"], "particles": b["particles"],
-         "birth_slots": b["birth_slots"], **pool.program_bindings(BIRTHS)},
+         "birth_slots": b["birth_slots"], **pool.program_bindings(BIRTHS),
+         **features.bindings(pool.component, BIRTHS, b)},
         does="new particles in the slots the update ranked for this step's births")
 
 
@@ -275,7 +274,7 @@ def _integration(system: EmitterSystem, pool: _Pool, sim: Simulation,
                 "counters": b["counters"], "forces": b["forces"],
                 "block_owner": b["block_owner"], **pool.contacts.bindings(),
                 **system.events.update_bindings(pool), **pool.program_bindings(base),
-                **sim.stand_ins}
+                **features.bindings(pool.component, base, b), **sim.stand_ins}
     constants = {"HAS_FORCES": force_kinds != 0, "FORCE_KINDS": force_kinds,
                  "HAS_COLLISIONS": solid_kinds != 0,
                  "SOLID_KINDS": solid_kinds, "HAS_VECTOR_FIELDS": has_fields,

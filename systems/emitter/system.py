@@ -58,7 +58,7 @@ from emberfx.core.frame_graph import Pass
 from emberfx.core.resources import BufferView
 from emberfx.core.system import EntityRef, Priority, Readback, StepInfo, System
 from emberfx.model.registry import set_system
-from emberfx.systems.emitter import batch_upload, batches, readout
+from emberfx.systems.emitter import batch_upload, batches, features, readout
 from emberfx.systems.emitter import passes as emitter_passes
 from emberfx.systems.emitter import prewarm as emitter_prewarm
 from emberfx.systems.emitter.component import Emitter
@@ -119,8 +119,11 @@ class _Pool:
     look_key: tuple | None = None            # what that look was packed from
 
     def shader(self, base: str) -> str:
-        """The shader pass ``base`` runs for this pool (specialised by its modifiers)."""
-        return self.program.shader(base) if self.program is not None else base
+        """The shader pass ``base`` runs for this pool (specialised by its modifiers and its
+        features)."""
+        if self.program is not None and base in self.program.shaders:
+            return self.program.shaders[base]
+        return features.shader(self.component, base)
 
     def program_bindings(self, base: str) -> dict:
         """What the pass ``base`` binds beyond the built-in (the attributes)."""
@@ -172,13 +175,19 @@ class EmitterSystem(System):
         if problem is not None:
             raise SceneError(self.shared.scene_path, problem, entity=name, field="emitter.prewarm")
         check_links(self, entity, component)
+        problem = features.problem(component, self.shared.resolve)
+        if problem is not None:
+            field, _, why = problem.partition(": ")
+            raise SceneError(self.shared.scene_path, why, entity=name, field=f"emitter.{field}")
+        contents = features.buffers(component, self.shared.resolve)
         texture = self._sprite_texture(name, component)   # before any resource: it may refuse
         program = self._program(entity, component)           # compiled: it may refuse too
         self.gpu.check_buffer_size(n * PARTICLE.itemsize,
                                    f"entity '{name}': emitter.capacity = {n:,} "
                                    f"({PARTICLE.itemsize} bytes per particle)")
         storage = wgpu.BufferUsage.STORAGE
-        sizes = {**EventWiring.buffer_sizes(component)}
+        sizes = {**EventWiring.buffer_sizes(component),
+                 **{key: (len(data), storage) for key, data in contents.items()}}
         if program.dtype is not None:
             sizes["attributes"] = (n * program.dtype.itemsize, storage)
             self.gpu.check_buffer_size(n * program.dtype.itemsize,
@@ -189,6 +198,8 @@ class EmitterSystem(System):
         pool = _Pool(entity, component, b, [], contacts=Contacts(self, entity))
         pool.program, pool.texture = program, texture
         pool.layout = layout_signature(component, self.shared.resolve)
+        for key, data in contents.items():
+            self.resources.write(b[key], data)
         self.events.attach(pool)
         self.place_alone(pool)
         self.pools[name] = pool

@@ -1,0 +1,88 @@
+"""Emitter features as plug-ins: each declares, in its own module, what it adds to an emitter.
+
+A feature (the EmitterFeature protocol) says whether it applies to an emitter, what it adds to
+the batch key (emitters batch only with emitters whose features add the same), the buffers it
+owns (one set per simulation: a lone pool's, or a batch's, made from its first member), the
+WGSL parts it swaps into each pass shader (``//! include`` swaps, wgsl.derive), the bindings it
+adds to those passes, and why an emitter's values cannot be used. The shared shaders stay
+branch-free of any one emitter: a feature's data comes from its bindings and the emitter's
+params record, so every emitter with the same features runs the same pipeline, batched or not.
+
+The system and the pass builders call the functions below, never a feature directly; adding a
+feature is one module and its WGSL, plus its entry in FEATURES. docs/architecture.md walks
+through the mesh shape (emitter/mesh_shape.py) as the example.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Protocol
+
+from emberfx.core import wgsl
+from emberfx.systems.emitter.mesh_shape import MeshShapeFeature
+
+
+class EmitterFeature(Protocol):
+    name: str
+
+    def applies(self, component) -> bool:
+        """Whether the emitter uses the feature (the other methods are asked only then)."""
+
+    def batch_key(self, component, resolve) -> tuple:
+        """What it adds to the emitter's batch key."""
+
+    def buffers(self, component, resolve) -> dict[str, bytes]:
+        """Its buffers by key (``<owner>/<key>``), with their contents."""
+
+    def includes(self, base: str) -> dict[str, str]:
+        """The includes it swaps in pass shader ``base`` (include -> replacement)."""
+
+    def bindings(self, base: str, buffers: dict) -> dict:
+        """What pass shader ``base`` binds for it, from the simulation's buffers."""
+
+    def problem(self, component, resolve) -> str | None:
+        """Why the emitter's values cannot run, as "field.path: expected ..., found ...", or
+        None."""
+
+
+FEATURES: tuple[EmitterFeature, ...] = (MeshShapeFeature(),)
+_variants: dict[tuple, str] = {}   # (base, swaps) -> derived shader name, one per combination
+
+
+def applying(component) -> list[EmitterFeature]:
+    return [f for f in FEATURES if f.applies(component)]
+
+
+def batch_key(component, resolve) -> tuple:
+    return tuple(part for f in applying(component) for part in f.batch_key(component, resolve))
+
+
+def buffers(component, resolve) -> dict[str, bytes]:
+    return {k: v for f in applying(component) for k, v in f.buffers(component, resolve).items()}
+
+
+def includes(component, base: str) -> dict[str, str]:
+    return {k: v for f in applying(component) for k, v in f.includes(base).items()}
+
+
+def bindings(component, base: str, buffers: dict) -> dict:
+    return {k: v for f in applying(component) for k, v in f.bindings(base, buffers).items()}
+
+
+def problem(component, resolve) -> str | None:
+    return next((p for f in applying(component) if (p := f.problem(component, resolve))), None)
+
+
+def shader(component, base: str) -> str:
+    """Pass shader ``base`` with the parts of the features the emitter uses swapped in (the
+    same name for every emitter that uses the same features)."""
+    swaps = includes(component, base)
+    if not swaps:
+        return base
+    key = (base, tuple(sorted(swaps.items())))
+    name = _variants.get(key)
+    if name is None:
+        digest = hashlib.sha256(repr(key).encode()).hexdigest()[:12]
+        name = _variants[key] = wgsl.derive(f"{base.removesuffix('.wgsl')}+{digest}.wgsl",
+                                            base, dict(swaps))
+    return name

@@ -35,7 +35,7 @@ from emberfx.core import wgsl
 from emberfx.core.readback import read_array
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import loads_scene
-from emberfx.systems.emitter import passes
+from emberfx.systems.emitter import step
 from emberfx.systems.emitter.tuning import DEFAULT, EmitterTuning
 
 SHADER = "emitter/update_ranked.wgsl"
@@ -321,7 +321,7 @@ def test_which_step_is_taken(gpu):
     assert not any(n.endswith(":emitter:spawn") for n in names)
     _, names, _ = run(MIXED, True, steps=1, tuning=replace(BASE, one_pass_slot_limit=512))
     assert any(n.endswith(":emitter:spawn") for n in names)   # the batch holds > 512 slots
-    assert passes.RANKED_MAX_SLOTS > 2 * 1024 * 256   # the default limit is far above these
+    assert step.RANKED_MAX_SLOTS > 2 * 1024 * 256   # the default limit is far above these
 
 
 def test_a_wait_that_gives_up_is_reported_in_the_stats(gpu):
@@ -366,14 +366,14 @@ def test_a_pool_that_forces_act_on_takes_the_forces_row_of_tile_sizes():
     for blocks, free, forced in ((4096, (16, False), (4, True)), (100, (16, False), (4, True)),
                                  (99, (2, True), (3, False))):
         sim: Any = SimpleNamespace(members=1, blocks=blocks)
-        assert passes.tile_shape(tuning, alone, sim) == free, blocks
-        assert passes.tile_shape(tuning, pulled, sim) == forced, blocks
+        assert step.tile_shape(tuning, alone, sim) == free, blocks
+        assert step.tile_shape(tuning, pulled, sim) == forced, blocks
     batch: Any = SimpleNamespace(members=2, blocks=4096)
-    assert passes.tile_shape(tuning, pulled, batch) == (1, True)
+    assert step.tile_shape(tuning, pulled, batch) == (1, True)
     tuning = replace(tuning, tile_blocks=5, prefetch_particles=False)
     alone_sim: Any = SimpleNamespace(members=1, blocks=4096)
-    assert passes.tile_shape(tuning, pulled, alone_sim) == (5, False)
-    assert passes.tile_shape(tuning, pulled, batch) == (1, False)
+    assert step.tile_shape(tuning, pulled, alone_sim) == (5, False)
+    assert step.tile_shape(tuning, pulled, batch) == (1, False)
 
 
 @pytest.mark.parametrize("lanes", [0, LANES + 1])

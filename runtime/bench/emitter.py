@@ -21,7 +21,9 @@ from emberfx.bench.harness import (
     timed_passes,
 )
 from emberfx.core.errors import EmberError
+from emberfx.systems.emitter import step
 from emberfx.systems.emitter.params import PARTICLE
+from emberfx.systems.emitter.shader_names import UPDATE_RANKED
 from emberfx.systems.emitter.tuning import EmitterTuning
 
 PARTICLE_BYTES = PARTICLE.itemsize   # what a step reads and writes of each slot at least
@@ -30,11 +32,9 @@ PARTICLE_BYTES = PARTICLE.itemsize   # what a step reads and writes of each slot
 def one_pass_choices(tuning: EmitterTuning, pool) -> dict[str, bool]:
     """Switches of the one-pass step (systems/emitter/tuning.py) timed both ways in the same
     run, with the value each took for ``pool`` under ``tuning``."""
-    from emberfx.systems.emitter import passes
-
     return {"rank_after_next": tuning.rank_after_next,
             "births_in_update": pool.sim.births_here[pool.variant],
-            "prefetch_particles": passes.tile_shape(tuning, pool, pool.sim)[1]}
+            "prefetch_particles": step.tile_shape(tuning, pool, pool.sim)[1]}
 
 
 def step_baselines(tuning: EmitterTuning, pool,
@@ -205,7 +205,6 @@ def look_back_stalls(ctx, engine) -> int:
     """Waits of the one-pass step's look-back that gave up since the pool was made."""
     from emberfx.core import wgsl
     from emberfx.core.readback import read_array
-    from emberfx.systems.emitter.passes import UPDATE_RANKED
 
     tiles = engine.system_of("bench", "emitter").pools["bench"].sim.buffers["tiles"]
     return int(read_array(ctx.device, tiles, np.uint32)[wgsl.int_constant(UPDATE_RANKED,

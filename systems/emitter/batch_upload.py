@@ -21,10 +21,11 @@ from emberfx.systems.forces.forces import arrange as arrange_forces
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.batches import Batch
-    from emberfx.systems.emitter.system import EmitterSystem, _Pool
+    from emberfx.systems.emitter.host import EmitterHost
+    from emberfx.systems.emitter.pool import Pool
 
 
-def upload_step(system: EmitterSystem, batch: Batch, step, start: float, in_scene: list) -> None:
+def upload_step(system: EmitterHost, batch: Batch, step, start: float, in_scene: list) -> None:
     """One step's records of every member, packed into the batch's arrays and written with one
     write per arena. What a member's component alone decides is packed only after an edit
     (``pool.dirty``); the step's frame, time, budgets and the forces (once per distinct
@@ -87,7 +88,7 @@ def batch_readback(batch: Batch) -> Readback:
                     len(batch.members) * RECORD)
 
 
-def readback_of(pool: _Pool, size: int) -> Readback:
+def readback_of(pool: Pool, size: int) -> Readback:
     counters = pool.buffers["counters"]
     return Readback(pool.entity.name, "emitter", counters.name, counters.buffer, counters.offset,
                     size)

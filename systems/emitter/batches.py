@@ -50,6 +50,7 @@ from emberfx.core.layout import record_view
 from emberfx.core.resources import VIEW_ALIGNMENT, BufferView
 from emberfx.systems.emitter import culling, features
 from emberfx.systems.emitter import passes as emitter_passes
+from emberfx.systems.emitter import step as emitter_step
 from emberfx.systems.emitter.events import INBOX
 from emberfx.systems.emitter.events import RECORD as EVENT_RECORD
 from emberfx.systems.emitter.looks import SPRITE_LOOK
@@ -59,7 +60,9 @@ from emberfx.systems.emitter.shader_names import SPAWN, UPDATE
 from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES
 
 if TYPE_CHECKING:
-    from emberfx.systems.emitter.system import EmitterSystem, _Pool
+    from emberfx.systems.emitter.host import EmitterHost
+    from emberfx.systems.emitter.pool import Pool
+    from emberfx.systems.emitter.step import StepStrategy
 
 STORAGE = wgpu.BufferUsage.STORAGE
 # what a pool's new place receives from its old one on the GPU (the rest is written by the host
@@ -85,12 +88,16 @@ class Simulation:
     # (no batched emitter collides or sends events: these are never read, but must outlive any
     # member)
     stand_ins: dict[str, BufferView] = field(default_factory=dict)
-    # ordered allocation stepped by one pass (emitter/update_ranked.wgsl), as simulation_passes
-    # decided when it built the passes
-    one_pass: bool = False
+    # how it is stepped (step.py), as simulation_passes chose when it built the passes
+    strategy: StepStrategy | None = None
     # by update variant: whether that one-pass update gives the births itself, as decided when
     # it was built (the births pass follows it or not accordingly)
     births_here: dict[tuple, bool] = field(default_factory=dict)
+
+    @property
+    def one_pass(self) -> bool:
+        """Stepped by the one-pass strategy (emitter/update_ranked.wgsl)."""
+        return self.strategy is not None and self.strategy.name == "one-pass"
 
 
 @dataclass
@@ -98,7 +105,7 @@ class Batch:
     """Like emitters sharing arenas and simulation passes."""
     name: str
     key: tuple
-    members: list[_Pool]
+    members: list[Pool]
     sim: Simulation
     base_slots: list[int]                       # each member's first slot in the arenas
     alive_bases: list[int]                      # and first entry in the alive list arena
@@ -116,7 +123,7 @@ class Batch:
     dead: set[int] = field(default_factory=set)   # members deleted since it was made (idle)
 
 
-def batch_key(system: EmitterSystem, pool: _Pool, fields: bool) -> tuple | None:
+def batch_key(system: EmitterHost, pool: Pool, fields: bool) -> tuple | None:
     """What a pool's shared passes compile to, or None when it must run alone."""
     c = pool.component
     if (fields or c.allocation != "ordered" or c.mesh is not None
@@ -127,7 +134,7 @@ def batch_key(system: EmitterSystem, pool: _Pool, fields: bool) -> tuple | None:
     return (system.scene_has_forces(), *features.batch_key(c, system.shared.resolve))
 
 
-def wanted_groups(system: EmitterSystem) -> dict[tuple, list[list[_Pool]]]:
+def wanted_groups(system: EmitterHost) -> dict[tuple, list[list[Pool]]]:
     """The batches the pools should form now: like pools in entity order, split where an arena
     would pass the device's largest storage binding; groups of one run alone."""
     if not system.shared.batching:
@@ -135,7 +142,7 @@ def wanted_groups(system: EmitterSystem) -> dict[tuple, list[list[_Pool]]]:
     fields = any(getattr(f, "kind", None) == "vector_field" for _, f in system.query(*FORCE_KEYS))
     limit = system.gpu.limits["max-storage-buffer-binding-size"]
     per_slot = PARTICLE.itemsize
-    groups: dict[tuple, list[list[_Pool]]] = {}
+    groups: dict[tuple, list[list[Pool]]] = {}
     for pool in system.pools.values():
         key = batch_key(system, pool, fields)
         if key is None:
@@ -154,7 +161,7 @@ def _padded(capacity: int) -> int:
     return math.ceil(capacity / BLOCK) * BLOCK
 
 
-def arrange(system: EmitterSystem) -> bool:
+def arrange(system: EmitterHost) -> bool:
     """Regroup all the pools into the batches wanted now; True when any pool's buffers moved."""
     system.pending.clear()
     wanted = [(key, members) for key, chunks in wanted_groups(system).items()
@@ -171,7 +178,7 @@ def arrange(system: EmitterSystem) -> bool:
 SPAWN_GROUP = 8   # like emitters spawned alone that form a batch of their own
 
 
-def arrange_after(system: EmitterSystem, changed: str) -> bool:
+def arrange_after(system: EmitterHost, changed: str) -> bool:
     """After a spawn or delete of ``changed``, at a cost that does not grow with the world: a
     batch with more idle members (deleted) than live ones is packed again; a spawned emitter
     that can share waits alone until SPAWN_GROUP like ones have come, which then form a batch,
@@ -204,11 +211,11 @@ def arrange_after(system: EmitterSystem, changed: str) -> bool:
     return _regroup(system, [(key, members)], merged)
 
 
-def _live(system: EmitterSystem, batch: Batch) -> list[_Pool]:
+def _live(system: EmitterHost, batch: Batch) -> list[Pool]:
     return [p for p in batch.members if system.pools.get(p.entity.name) is p]
 
 
-def _regroup(system: EmitterSystem, joining: list[tuple[tuple, list[_Pool]]],
+def _regroup(system: EmitterHost, joining: list[tuple[tuple, list[Pool]]],
              retired: list[Batch]) -> bool:
     """Make the batches ``joining`` (groups of fewer than two run alone) and retire those
     ``retired``: each pool that moves gets its state copied on the GPU into its new place."""
@@ -245,7 +252,7 @@ def _regroup(system: EmitterSystem, joining: list[tuple[tuple, list[_Pool]]],
     return True
 
 
-def retire_member(system: EmitterSystem, pool: _Pool) -> None:
+def retire_member(system: EmitterHost, pool: Pool) -> None:
     """A deleted member idles: no slots, no births (its record says capacity 0), no draw."""
     batch = pool.batch
     assert batch is not None
@@ -257,7 +264,7 @@ def retire_member(system: EmitterSystem, pool: _Pool) -> None:
     batch.inboxes[k] = np.zeros((), INBOX)
 
 
-def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch:
+def _new_batch(system: EmitterHost, key: tuple, members: list[Pool]) -> Batch:
     """The arenas of a new batch (zeroed; block_owner written). The alpha emitters' alive lists
     and sort keys sit in segments of a power of two past the others' alive lists, so one
     segmented sort orders them all (runtime/blocks/sort.py)."""
@@ -283,7 +290,7 @@ def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch
              "sprite_look": (n * RECORD, STORAGE), "forces": (n * MAX_FORCES * FORCE.itemsize,
                                                              STORAGE),
              "looks": (n * LOOKS.itemsize, STORAGE), "event_links": (n * INBOX.itemsize, STORAGE)}
-    sizes.update(emitter_passes.one_pass_sizes(system, blocks, n, members[0].component))
+    sizes.update(emitter_step.scratch_sizes(system, blocks, n, members[0].component))
     if alpha:
         sizes["sort_keys"] = (len(alpha) * segment * 4, STORAGE)
         sizes["depth_params"] = (DEPTH_PARAMS.itemsize, STORAGE)
@@ -327,7 +334,7 @@ def _new_batch(system: EmitterSystem, key: tuple, members: list[_Pool]) -> Batch
                  counters=np.zeros((n, RECORD // 4), np.uint32), inboxes=np.zeros(n, INBOX))
 
 
-def _take_place(system: EmitterSystem, pool: _Pool, spent: list) -> dict[str, BufferView]:
+def _take_place(system: EmitterHost, pool: Pool, spent: list) -> dict[str, BufferView]:
     """Forget the names of the pool's arena-replaceable buffers (own buffers go to ``spent``);
     return the old views of its moving state."""
     resources, name = system.resources, pool.entity.name
@@ -350,7 +357,7 @@ def _take_place(system: EmitterSystem, pool: _Pool, spent: list) -> dict[str, Bu
     return old
 
 
-def _place_in_batch(system: EmitterSystem, batch: Batch, k: int, pool: _Pool) -> None:
+def _place_in_batch(system: EmitterHost, batch: Batch, k: int, pool: Pool) -> None:
     """Member k's views into the arenas, published under its own names, and its records."""
     name, n = pool.entity.name, pool.component.capacity
     base, alive_base = batch.base_slots[k], batch.alive_bases[k]
@@ -389,7 +396,7 @@ def _copy_state(encoder, old: dict[str, BufferView], new: dict[str, BufferView])
                                               target.offset, size)
 
 
-def _finish_batch(system: EmitterSystem, batch: Batch) -> None:
+def _finish_batch(system: EmitterHost, batch: Batch) -> None:
     """The batch's records arena, its shared passes, each member's own passes and readback,
     and the uniforms a render before the next step reads."""
     _place_records(system, batch)
@@ -399,20 +406,20 @@ def _finish_batch(system: EmitterSystem, batch: Batch) -> None:
     system.resources.write(batch.sim.buffers["params"], batch.params.tobytes())
 
 
-def rewire(system: EmitterSystem, batch: Batch) -> None:
+def rewire(system: EmitterHost, batch: Batch) -> None:
     """The links into some members changed (events.refresh): their records laid out again, and
     a new spawn pass (it reads events where any member receives them; passes.with_new_spawn)."""
     _place_records(system, batch)
     lead = batch.members[0]
     one_pass = batch.sim.one_pass
-    passes = emitter_passes.with_new_spawn(system, lead, batch.sim, batch.passes, batch.updates)
+    passes = emitter_step.with_new_spawn(system, lead, batch.sim, batch.passes, batch.updates)
     batch.passes = [member_writes(batch, p) for p in passes]
     if one_pass:   # (the update passes were made again)
         batch.updates = {lead.variant: next(p for p in batch.passes
                                             if p.name.endswith(":emitter:update"))}
 
 
-def _place_records(system: EmitterSystem, batch: Batch) -> None:
+def _place_records(system: EmitterHost, batch: Batch) -> None:
     """The batch's records arena (made anew): each member that events spawn into gets a region
     of it, 256-byte aligned, as its ``<e>/event_records`` view (its first record goes into its
     inbox, ``records_base``); the others keep their own one-record buffers. Records live for a
@@ -450,11 +457,11 @@ def _place_records(system: EmitterSystem, batch: Batch) -> None:
         old.destroy()
 
 
-def _build_passes(system: EmitterSystem, batch: Batch) -> None:
+def _build_passes(system: EmitterHost, batch: Batch) -> None:
     """The batch's shared simulation passes, its culling and its alpha sort."""
     lead = batch.members[0]
     batch.updates.clear()
-    passes = emitter_passes.simulation_passes(system, lead, batch.sim, batch.updates)
+    passes = emitter_step.simulation_passes(system, lead, batch.sim, batch.updates)
     alphas, segment = batch.alpha
     b = batch.sim.buffers
     culled = "drawn_list" in b

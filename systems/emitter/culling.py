@@ -45,7 +45,8 @@ from emberfx.systems.emitter.looks import DRAW, DRAW_SOFT
 from emberfx.systems.emitter.tuning import EmitterTuning
 
 if TYPE_CHECKING:
-    from emberfx.systems.emitter.system import EmitterSystem, _Pool
+    from emberfx.systems.emitter.host import EmitterHost
+    from emberfx.systems.emitter.pool import Pool
 
 CULL, COMPACT = "emitter/cull.wgsl", "emitter/cull_compact.wgsl"
 BLOCK = wgsl.int_constant(CULL, "BLOCK")
@@ -53,7 +54,7 @@ BLOCK_WORDS = wgsl.int_constant(CULL, "BLOCK_WORDS")
 RECORD = 4 * wgsl.int_constant(CULL, "RECORD_WORDS")
 
 
-def culls(tuning: EmitterTuning, members: list[_Pool], entries: int) -> bool:
+def culls(tuning: EmitterTuning, members: list[Pool], entries: int) -> bool:
     """Whether a batch of ``members`` with ``entries`` alive-list entries culls its sprites
     (from ``tuning.cull_from`` entries; None: never)."""
     return tuning.cull_from is not None and entries >= tuning.cull_from and all(
@@ -72,7 +73,7 @@ def arena_sizes(entries: int, emitters: int) -> dict[str, tuple[int, int]]:
             "drawn_total": (emitters * RECORD, storage)}
 
 
-def add_sort_view(system: EmitterSystem, name: str, arenas: dict[str, BufferView],
+def add_sort_view(system: EmitterHost, name: str, arenas: dict[str, BufferView],
                   offset: int, size: int) -> None:
     """The alpha emitters' segments of batch ``name``'s drawn list (``size`` bytes from
     ``offset``), which their back-to-front sort orders in place of the alive list's."""
@@ -88,7 +89,7 @@ def sort_inputs(b: dict[str, BufferView]) -> dict[str, BufferView]:
     return {**b, "sort_values": b["drawn_sort_values"], "alive_total": b["drawn_total"]}
 
 
-def cull_passes(system: EmitterSystem, name: str, b: dict[str, BufferView]) -> list[Pass]:
+def cull_passes(system: EmitterHost, name: str, b: dict[str, BufferView]) -> list[Pass]:
     """The cull, scan and compaction of batch ``name`` (its arenas ``b``)."""
     blocks = b["drawn_block"].size // 4
     grid = system.gpu.grid(blocks)

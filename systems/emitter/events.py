@@ -58,7 +58,8 @@ from emberfx.systems.emitter.shader_names import SPAWN
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.batches import Batch, Simulation
-    from emberfx.systems.emitter.system import EmitterSystem, _Pool
+    from emberfx.systems.emitter.host import EmitterHost
+    from emberfx.systems.emitter.pool import Pool
 
 INBOX = struct_dtype("emitter/event_types.wgsl", "EventInbox")
 RECORD = struct_dtype("emitter/event_types.wgsl", "EventRecord")
@@ -95,9 +96,9 @@ def marks_size(component) -> int:
 
 
 class EventWiring:
-    """The links between one EmitterSystem's pools, and the buffers and passes they need."""
+    """The links between one EmitterHost's pools, and the buffers and passes they need."""
 
-    def __init__(self, system: EmitterSystem):
+    def __init__(self, system: EmitterHost):
         self.system = system
         self.links: list[Link] = []
         self.into: dict[str, list[Link]] = {}          # target -> its links, in tally order
@@ -125,7 +126,7 @@ class EventWiring:
         placed: alone, or as a view into its batch's inbox arena)."""
         return {"event_marks": (marks_size(component), STORAGE)}
 
-    def attach(self, pool: _Pool) -> None:
+    def attach(self, pool: Pool) -> None:
         """A new pool: the scan of its event counts (a source), a placeholder records buffer
         (no links into it until the next refresh) and, for a prewarm, whether events will
         spawn into it (its unset `rate` is then none already)."""
@@ -160,13 +161,13 @@ class EventWiring:
         """Whether events spawn into the pool (its unset `rate` is then none)."""
         return name in self.into or name in self.early_targets
 
-    def update_bindings(self, pool: _Pool) -> dict:
+    def update_bindings(self, pool: Pool) -> dict:
         return {"event_marks": pool.buffers["event_marks"]}
 
-    def update_constants(self, pool: _Pool) -> dict:
+    def update_constants(self, pool: Pool) -> dict:
         return {"EVENT_KINDS": sum(1 << KIND_INDEX[k] for k in kinds_sent(pool.component))}
 
-    def spawn_pass(self, pool: _Pool, sim: Simulation) -> Pass:
+    def spawn_pass(self, pool: Pool, sim: Simulation) -> Pass:
         """The ordered spawn (emitter/spawn.wgsl) over ``sim`` (the pool's buffers, or its
         batch's arenas), reading the budgets from the counters and, where events spawn into an
         emitter, its births from its inbox and records (a batch's inbox and records arenas)."""
@@ -192,14 +193,14 @@ class EventWiring:
         """Records the links into pool ``name`` may store in a step."""
         return sum(link.quota for link in self.into.get(name, ()))
 
-    def own_records(self, pool: _Pool) -> None:
+    def own_records(self, pool: Pool) -> None:
         """Records of the pool's own (a pool alone, or a batched one no events reach), unless
         it has them already; a view into a batch's records arena is replaced."""
         view = pool.buffers.get("event_records")
         if view is None or view.family != FAMILY:
             self._make_records(pool, self.records_quota(pool.entity.name))
 
-    def drop_records(self, pool: _Pool) -> None:
+    def drop_records(self, pool: Pool) -> None:
         """Forget the pool's records: its own buffer is destroyed; a view into its batch's
         records arena only loses its name (the arena is the batch's)."""
         old = pool.buffers.pop("event_records", None)
@@ -208,7 +209,7 @@ class EventWiring:
         elif old is not None:
             self.system.resources.take(old.name)
 
-    def _make_records(self, pool: _Pool, count: int) -> None:
+    def _make_records(self, pool: Pool, count: int) -> None:
         name = pool.entity.name
         self.drop_records(pool)
         pool.buffers["event_records"] = self.system.resources.buffer(
@@ -325,14 +326,14 @@ class EventWiring:
                      "records"))
         return passes
 
-    def ordered(self) -> list[_Pool]:
+    def ordered(self) -> list[Pool]:
         """The pools, sources before their targets, otherwise in the order they were made."""
         pools = self.system.pools
         if not self.links:
             return list(pools.values())
         return [pools[name] for name in _sources_first(list(pools), self.links)]
 
-    def with_events(self, pool: _Pool) -> list[Pass]:
+    def with_events(self, pool: Pool) -> list[Pass]:
         """The pool's passes with, for a source, its event passes after its update."""
         name = pool.entity.name
         scan = self.scans.get(name)
@@ -346,13 +347,13 @@ class EventWiring:
         return [*pool.passes[:at], *extra, *pool.passes[at:]]
 
     # each step -------------------------------------------------------------------------------
-    def write_inbox(self, pool: _Pool, host_budget: int) -> None:
+    def write_inbox(self, pool: Pool, host_budget: int) -> None:
         """A lone target's inbox for the step (inbox_record), written to its own buffer."""
         record = self.inbox_record(pool, host_budget)
         if record is not None:
             self.system.resources.write(pool.buffers["event_links"], record.tobytes())
 
-    def inbox_record(self, pool: _Pool, host_budget: int, records_base: int = 0
+    def inbox_record(self, pool: Pool, host_budget: int, records_base: int = 0
                      ) -> np.ndarray | None:
         """A target's inbox for the step, or None when no events spawn into it: its host budget
         (ranked first), where its records start in the buffer its spawn binds, and its links'
@@ -383,7 +384,7 @@ class EventWiring:
 
     # what comes back -------------------------------------------------------------------------
     @staticmethod
-    def stats(pool: _Pool, counters: np.void) -> dict:
+    def stats(pool: Pool, counters: np.void) -> dict:
         """The events a source sent in the step read back, and since it was made, by kind."""
         kinds = kinds_sent(pool.component)
         if not kinds:
@@ -437,7 +438,7 @@ def _sources_first(names: list[str], links: list[Link]) -> list[str]:
     return out + [n for n in names if n not in placed]   # a cycle, should one slip through
 
 
-def check_links(system: EmitterSystem, entity, component) -> None:
+def check_links(system: EmitterHost, entity, component) -> None:
     """Refuse, before a pool is made, sub-emitter links that the world with ``component`` on
     ``entity`` cannot run (a cycle, an unordered target, too many links into one emitter): the
     scene loader checks a file; this sees every emitter of the world (spawns, live edits)."""

@@ -23,7 +23,7 @@ from emberfx.systems.forces.forces import arrange as arrange_forces
 
 if TYPE_CHECKING:
     from emberfx.core.system import StepInfo
-    from emberfx.systems.emitter.system import _Pool
+    from emberfx.systems.emitter.pool import Pool
 
 PARAMS = struct_dtype("emitter/types.wgsl", "EmitterParams")
 RECORD = PARAMS.itemsize   # bytes of every per-emitter record (EmitterParams is padded to it)
@@ -145,7 +145,7 @@ def _curve(t: np.ndarray, values: list[float]) -> np.ndarray:
     return np.interp(t, np.linspace(0.0, 1.0, len(values)), values)
 
 
-def pack_step(pool: _Pool, step: StepInfo, start: float, acting: list, full: bool,
+def pack_step(pool: Pool, step: StepInfo, start: float, acting: list, full: bool,
               event_target: bool) -> tuple[int, list]:
     """Advance the pool's birth bookkeeping by the step covering [start, start + dt) and pack
     its params record (``pool.param_record``; ``full`` False: only the fields a step changes,
@@ -172,7 +172,7 @@ def pack_step(pool: _Pool, step: StepInfo, start: float, acting: list, full: boo
     return budget, forces
 
 
-def forces_bytes(pool: _Pool, forces: list, step: StepInfo) -> bytes:
+def forces_bytes(pool: Pool, forces: list, step: StepInfo) -> bytes:
     """The pool's Force records for the step (one zero record when no force acts)."""
     if not forces:
         return NO_FORCES

@@ -18,7 +18,8 @@ from emberfx.core.system import StepInfo
 from emberfx.systems.forces.forces import FORCE_KEYS
 
 if TYPE_CHECKING:
-    from emberfx.systems.emitter.system import EmitterSystem, _Pool
+    from emberfx.systems.emitter.host import EmitterHost
+    from emberfx.systems.emitter.pool import Pool
 
 PREWARM_FRAMES = 1 << 31         # birth-seed frames used while prewarming
 # the emitter's share of the batching limits (emberfx.core.step_batches), in particle-steps
@@ -27,7 +28,7 @@ PREWARM_BATCH_STEPS = step_batches.BATCH_STEPS
 PREWARM_NOTICE_WORK = step_batches.NOTICE_WORK
 
 
-def prewarm(system: EmitterSystem, pool: _Pool) -> None:
+def prewarm(system: EmitterHost, pool: Pool) -> None:
     """Advance ``pool`` by its component's prewarm time (see the module docstring)."""
     c, name = pool.component, pool.entity.name
     device = system.device

@@ -1,6 +1,6 @@
 """Blocking reads of one emitter's GPU state for ``Engine.state``, tests and the inspector, and
 its stats from the frame's readback ring; never the frame loop's own path (a blocking read waits
-for the GPU, readback.py). ``pool`` is the system's record of the emitter (system._Pool): its
+for the GPU, readback.py). ``pool`` is the system's record of the emitter (system.Pool): its
 buffers are its own or views into a batch's arenas, so each read sees only its emitter."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from emberfx.systems.emitter.params import COUNTERS, PARTICLE
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.events import EventWiring
-    from emberfx.systems.emitter.system import _Pool
+    from emberfx.systems.emitter.pool import Pool
 
 
-def state(device, pool: _Pool) -> dict[str, np.ndarray]:
+def state(device, pool: Pool) -> dict[str, np.ndarray]:
     """Every slot's position, velocity, age, lifetime and alive flag, plus custom attributes."""
     rows = read_array(device, pool.buffers["particles"], PARTICLE, pool.component.capacity)
     position_age, velocity_lifetime = rows["position_age"], rows["velocity_lifetime"]
@@ -37,7 +37,7 @@ def state(device, pool: _Pool) -> dict[str, np.ndarray]:
     return out
 
 
-def counters(device, pool: _Pool) -> dict:
+def counters(device, pool: Pool) -> dict:
     """The counters (per-kind event counts as lists), the draw arguments and the last budget."""
     record = np.frombuffer(read_buffer(device, pool.buffers["counters"], COUNTERS.itemsize),
                            COUNTERS)[0]
@@ -48,13 +48,13 @@ def counters(device, pool: _Pool) -> dict:
     return out
 
 
-def alive_list(device, pool: _Pool) -> np.ndarray:
+def alive_list(device, pool: Pool) -> np.ndarray:
     """The compacted alive list (the draw's instances), alive-count long."""
     count = counters(device, pool)["alive"]
     return read_array(device, pool.buffers["alive_list"], np.uint32, count)
 
 
-def stats(pool: _Pool, readback: dict[str, bytes], events: EventWiring) -> dict:
+def stats(pool: Pool, readback: dict[str, bytes], events: EventWiring) -> dict:
     """Capacity, and alive, born and event counts from the ring's copy of the counters (a
     batched emitter's record lies in its batch's region)."""
     if pool.batch is None:

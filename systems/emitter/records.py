@@ -33,7 +33,8 @@ from emberfx.systems.emitter.events import COUNTERS_CLEARED, kinds_sent
 from emberfx.systems.emitter.params import PARAMS, RECORD
 
 if TYPE_CHECKING:
-    from emberfx.systems.emitter.system import EmitterSystem, _Pool
+    from emberfx.systems.emitter.host import EmitterHost
+    from emberfx.systems.emitter.pool import Pool
 
 PAGE_RECORDS = 16                 # records per page: 4 KiB per kind
 KINDS = ("params", "counters")
@@ -49,7 +50,7 @@ class Page:
     buffers: dict[str, BufferView]             # kind -> the whole page buffer
     params: np.ndarray                         # (PAGE_RECORDS,) EmitterParams
     counters: np.ndarray                       # (PAGE_RECORDS, RECORD // 4) u32, cleared parts
-    users: list[_Pool | None] = field(default_factory=lambda: [None] * PAGE_RECORDS)
+    users: list[Pool | None] = field(default_factory=lambda: [None] * PAGE_RECORDS)
 
     def used(self) -> int:
         """Records up to the last one in use."""
@@ -57,14 +58,14 @@ class Page:
 
 
 class LoneRecords:
-    """The pages of one EmitterSystem."""
+    """The pages of one EmitterHost."""
 
-    def __init__(self, system: EmitterSystem):
+    def __init__(self, system: EmitterHost):
         self.system = system
         self.pages: list[Page] = []
         self.places: dict[int, tuple[Page, int]] = {}   # id(pool) -> its page and record
 
-    def place(self, pool: _Pool) -> None:
+    def place(self, pool: Pool) -> None:
         """Give the pool a record in a page (a new page when all are full): its ``params`` and
         ``counters`` views, published under its own names, and ``param_record`` becomes the
         page's host row (packing a step writes the page's array)."""
@@ -87,7 +88,7 @@ class LoneRecords:
         pool.param_record = record_view(page.params, k)
         page.counters[k] = 0
 
-    def free(self, pool: _Pool, spent: list | None = None) -> None:
+    def free(self, pool: Pool, spent: list | None = None) -> None:
         """The pool's record is free again (its views are the caller's to forget). A page left
         empty is released, or its buffers go to ``spent`` when work not yet submitted may still
         read them (the caller destroys those after submitting)."""
@@ -111,10 +112,10 @@ class LoneRecords:
             if buffer is not None:
                 spent.append(buffer)
 
-    def holds(self, pool: _Pool) -> bool:
+    def holds(self, pool: Pool) -> bool:
         return id(pool) in self.places
 
-    def set_cleared(self, pool: _Pool, budget: int) -> None:
+    def set_cleared(self, pool: Pool, budget: int) -> None:
         """The pool's counters for the step: its budget, and zero counts."""
         page, k = self.places[id(pool)]
         page.counters[k, 0] = budget
@@ -139,7 +140,7 @@ class LoneRecords:
             end = (used - 1) * RECORD + COUNTERS_CLEARED
             write(page.buffers["counters"], data[start:end].tobytes(), start)
 
-    def upload_pool(self, pool: _Pool) -> None:
+    def upload_pool(self, pool: Pool) -> None:
         """Write one pool's params and the cleared part of its counters alone, as ``upload``
         writes them for every pool (two writes: for a path that steps one pool by itself)."""
         page, k = self.places[id(pool)]

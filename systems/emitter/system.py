@@ -47,7 +47,6 @@ Allocation modes (the ``allocation`` field):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 import wgpu
@@ -55,12 +54,12 @@ import wgpu
 from emberfx.blocks.textures import TextureError, sprite_texture
 from emberfx.core.errors import SceneError
 from emberfx.core.frame_graph import Pass
-from emberfx.core.resources import BufferView
 from emberfx.core.system import EntityRef, Priority, Readback, StepInfo, System
 from emberfx.model.registry import set_system
 from emberfx.systems.emitter import batch_upload, batches, features, readout
 from emberfx.systems.emitter import passes as emitter_passes
 from emberfx.systems.emitter import prewarm as emitter_prewarm
+from emberfx.systems.emitter import step as emitter_step
 from emberfx.systems.emitter.component import Emitter
 from emberfx.systems.emitter.contacts import Contacts
 from emberfx.systems.emitter.events import COUNTERS_CLEARED, INBOX, EventWiring, check_links
@@ -78,56 +77,17 @@ from emberfx.systems.emitter.params import (
     LOOKS,
     PARAMS,
     PARTICLE,
-    Births,
     bake_looks,
     forces_bytes,
     pack_params,
     pack_step,
 )
 from emberfx.systems.emitter.passes import DEPTH_PARAMS
+from emberfx.systems.emitter.pool import Pool
 from emberfx.systems.emitter.records import LoneRecords
 from emberfx.systems.emitter.tuning import DEFAULT, EmitterTuning
 from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, kind_bits
 from emberfx.systems.meshes.draw import mesh_particle_passes, write_mesh_look
-
-
-@dataclass
-class _Pool:
-    """The GPU side of one emitter entity."""
-    entity: EntityRef
-    component: Emitter
-    buffers: dict[str, BufferView]   # the registry's <entity>/<key> views, by key
-    passes: list[Pass]
-    readback: Readback | None = None   # the counters region the engine gathers back each step
-    births: Births = field(default_factory=Births)
-    looks_key: tuple | None = None   # the curves last baked into the looks buffer
-    param_record: np.ndarray = field(default_factory=lambda: np.zeros((), PARAMS))
-    contacts: Contacts | None = None   # colliders and volumes its update binds
-    # update passes built so far by variant (FORCE_KINDS, SOLID_KINDS, HAS_VECTOR_FIELDS), and
-    # the one in use
-    updates: dict[tuple[int, int, bool], Pass] = field(default_factory=dict)
-    variant: tuple[int, int, bool] = (0, 0, False)
-    program: Program | None = None   # its modifiers, attributes and expressions (modifiers.py)
-    texture: object = None           # the sprite texture's view the draw binds
-    layout: tuple = ()               # modifiers.layout_signature when the pool was made
-    sim: batches.Simulation | None = None   # what its simulation passes bind, when alone
-    batch: batches.Batch | None = None      # the batch it runs in, if any
-    member: int = 0                          # and its index there
-    dirty: bool = True   # the component was edited since its static fields were last packed
-    written_forces: bytes = b""              # a lone pool's forces as last written
-    written_look: bytes = b""                # and its sprite look
-    look_key: tuple | None = None            # what that look was packed from
-
-    def shader(self, base: str) -> str:
-        """The shader pass ``base`` runs for this pool (specialised by its modifiers and its
-        features)."""
-        if self.program is not None and base in self.program.shaders:
-            return self.program.shaders[base]
-        return features.shader(self.component, base)
-
-    def program_bindings(self, base: str) -> dict:
-        """What the pass ``base`` binds beyond the built-in (the attributes)."""
-        return self.program.bindings(base, self.buffers) if self.program is not None else {}
 
 
 class EmitterSystem(System):
@@ -142,11 +102,11 @@ class EmitterSystem(System):
                             f"(emberfx.systems.emitter.tuning), found {type(tuning).__name__}")
         # how every pool and batch of this system steps (tuning.py), fixed for its life
         self.tuning: EmitterTuning = tuning
-        self.pools: dict[str, _Pool] = {}
+        self.pools: dict[str, Pool] = {}
         self.acting: tuple = ()   # _acting_signature() when the pools were last refreshed
         self.events = EventWiring(self)   # GPU events between pools (sub-emitters)
         self.batches: list[batches.Batch] = []   # like pools sharing arenas and passes
-        self.pending: dict[tuple, list[_Pool]] = {}   # spawned like pools waiting to batch
+        self.pending: dict[tuple, list[Pool]] = {}   # spawned like pools waiting to batch
         self.runs: tuple[tuple, dict[int, Pass]] = ((), {})   # batches.draw_runs, cached
         self.records = LoneRecords(self)   # lone pools' params and counters (records.py)
 
@@ -195,7 +155,7 @@ class EmitterSystem(System):
                                        f"({program.dtype.itemsize} bytes per particle)")
         # published in the registry as <entity>/<key>: a trail binds <entity>/particles
         b = {key: self.buffer(entity, key, size, usage) for key, (size, usage) in sizes.items()}
-        pool = _Pool(entity, component, b, [], contacts=Contacts(self, entity))
+        pool = Pool(entity, component, b, [], contacts=Contacts(self, entity))
         pool.program, pool.texture = program, texture
         pool.layout = layout_signature(component, self.shared.resolve)
         for key, data in contents.items():
@@ -211,7 +171,7 @@ class EmitterSystem(System):
         if component.prewarm > 0.0:
             emitter_prewarm.prewarm(self, pool)
 
-    def place_alone(self, pool: _Pool) -> None:
+    def place_alone(self, pool: Pool) -> None:
         """Give the pool buffers of its own (the same layout as a batch of one: batches.py) and
         its own passes but the simulation's (``simulation_passes``, which ``add`` prepends)."""
         c, entity = pool.component, pool.entity
@@ -237,7 +197,7 @@ class EmitterSystem(System):
         if c.allocation == "ordered":
             sizes["free_mask"] = (blocks * BLOCK_WORDS * 4, storage)
             sizes["block_free"] = (blocks * 4, storage)
-            sizes.update(emitter_passes.one_pass_sizes(self, blocks, 1, c))
+            sizes.update(emitter_step.scratch_sizes(self, blocks, 1, c))
         else:
             sizes["alive_mask"] = (blocks * BLOCK_WORDS * 4, storage)
         for key, (size, usage) in sizes.items():
@@ -255,10 +215,10 @@ class EmitterSystem(System):
         pool.variant = self._variant(pool)
         pool.updates.clear()
         self.place_member(pool)
-        pool.passes = (emitter_passes.simulation_passes(self, pool, pool.sim, pool.updates)
+        pool.passes = (emitter_step.simulation_passes(self, pool, pool.sim, pool.updates)
                        + pool.passes)
 
-    def place_member(self, pool: _Pool) -> None:
+    def place_member(self, pool: Pool) -> None:
         """The pool's own passes over its buffers (views into its batch's arenas, or its own):
         the alpha sort, the draw, and its readback."""
         component, b = pool.component, pool.buffers
@@ -296,7 +256,7 @@ class EmitterSystem(System):
         self.reprogram(pool, self._program(entity, component))
         pool.layout = layout_signature(component, self.shared.resolve)
 
-    def reprogram(self, pool: _Pool, program: Program) -> None:
+    def reprogram(self, pool: Pool, program: Program) -> None:
         """Give a lone pool the update, spawn and sprite draw passes of a new program; its
         buffers and particles stay."""
         pool.program = program
@@ -308,22 +268,22 @@ class EmitterSystem(System):
         pool.passes = [emitter_passes.lone_draw_pass(self, pool) if p.name == draw else p
                        for p in pool.passes]
 
-    def replace_spawn(self, pool: _Pool) -> None:
+    def replace_spawn(self, pool: Pool) -> None:
         """A new spawn pass for the pool (its event links changed: events.py)."""
         assert pool.sim is not None   # (alone)
-        pool.passes = emitter_passes.with_new_spawn(self, pool, pool.sim, pool.passes,
+        pool.passes = emitter_step.with_new_spawn(self, pool, pool.sim, pool.passes,
                                                     pool.updates)
 
     def rewire_batch(self, batch: batches.Batch) -> None:
         """The event links into members of ``batch`` changed (events.py)."""
         batches.rewire(self, batch)
 
-    def _variant(self, pool: _Pool) -> tuple[int, int, bool]:
+    def _variant(self, pool: Pool) -> tuple[int, int, bool]:
         assert pool.contacts is not None
         fields = any(getattr(f, "kind", None) == "vector_field" for f in self.forces_on(pool))
         return (self.scene_force_kinds(), pool.contacts.solid_kinds(pool.component), fields)
 
-    def _refresh(self, pool: _Pool) -> None:
+    def _refresh(self, pool: Pool) -> None:
         """Bring the pool's update pass up to date: the variant for what acts on it now, bound
         to the volumes buffer that holds what it samples (remade when it grew). A batched pool
         acts with nothing of its own (batches.batch_key): its batch's pass is refreshed."""
@@ -339,10 +299,10 @@ class EmitterSystem(System):
         assert pool.sim is not None
         if update is None:
             pool.variant = variant
-            update = pool.updates[variant] = emitter_passes.update_pass_for(self, pool, pool.sim)
+            update = pool.updates[variant] = emitter_step.update_pass_for(self, pool, pool.sim)
         pool.variant = variant
         if current is not None:   # (and the births pass, as the variant needs)
-            pool.passes = emitter_passes.with_update(self, pool, pool.sim, pool.passes, update)
+            pool.passes = emitter_step.with_update(self, pool, pool.sim, pool.passes, update)
 
     def world_changed(self) -> None:
         """Entities were spawned or deleted, or a volume changed: each pool's update pass is
@@ -388,8 +348,8 @@ class EmitterSystem(System):
             lead.variant = self._variant(lead)
             if lead.variant not in batch.updates:
                 batch.updates[lead.variant] = batches.member_writes(
-                    batch, emitter_passes.update_pass_for(self, lead, batch.sim))
-            batch.passes = emitter_passes.with_update(self, lead, batch.sim, batch.passes,
+                    batch, emitter_step.update_pass_for(self, lead, batch.sim))
+            batch.passes = emitter_step.with_update(self, lead, batch.sim, batch.passes,
                                                       batch.updates[lead.variant])
         self.events.refresh()
         # batches that no events reach first; then the pools alone, sources before their
@@ -447,7 +407,7 @@ class EmitterSystem(System):
         if pool is not None:
             pool.dirty = True
 
-    def _upload_step(self, pool: _Pool, step: StepInfo, start: float,
+    def _upload_step(self, pool: Pool, step: StepInfo, start: float,
                      in_scene: list | None = None) -> None:
         """A lone pool's step: what its component alone decides is packed again only after an
         edit (``pool.dirty``); the forces and its look are written only when they changed. Its
@@ -479,7 +439,7 @@ class EmitterSystem(System):
         self.records.set_cleared(pool, budget)   # the budget, and zero counts (no clear pass)
         self.events.write_inbox(pool, budget)
 
-    def write_looks(self, pool: _Pool) -> None:
+    def write_looks(self, pool: Pool) -> None:
         """Rebake the looks only when the curves changed (a live edit)."""
         c = pool.component
         looks_key = (repr(c.color), tuple(c.alpha_curve), tuple(c.size_curve))
@@ -487,7 +447,7 @@ class EmitterSystem(System):
             self.resources.write(pool.buffers["looks"], bake_looks(c))
             pool.looks_key = looks_key
 
-    def step_uniforms(self, pool: _Pool, step: StepInfo, start: float,
+    def step_uniforms(self, pool: Pool, step: StepInfo, start: float,
                       in_scene: list | None = None, full: bool = True
                       ) -> tuple[bytes, bytes, bytes]:
         """One step's bytes for the params record, the forces array and the counters' cleared
@@ -502,7 +462,7 @@ class EmitterSystem(System):
         return (pool.param_record.tobytes(), forces_bytes(pool, forces, step),
                 cleared.tobytes())
 
-    def forces_on(self, pool: _Pool, in_scene: list | None = None) -> list:
+    def forces_on(self, pool: Pool, in_scene: list | None = None) -> list:
         """The force components acting on this emitter, in scene order."""
         wanted = pool.component.affected_by
         if in_scene is None:

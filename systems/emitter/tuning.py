@@ -62,7 +62,7 @@ class EmitterTuning:
     # receiving events, tiles of one block included; False: never.
     one_pass: bool | None = None
     # Simulations of this many slots or more keep the multi-pass step; None: the most the
-    # one-pass step's state words count (passes.RANKED_MAX_SLOTS). Only lower limits apply.
+    # one-pass step's state words count (step.RANKED_MAX_SLOTS). Only lower limits apply.
     one_pass_slot_limit: int | None = None
     # Whether the one-pass step's tiles publish inclusive prefixes; False: every look-back walks
     # back to its emitter's first tile (the long path, for tests).

@@ -78,6 +78,9 @@ def test_children_carry_the_colour_of_the_parent_they_came_from(gpu):
         assert pool(engine, "sparks").batch is None   # a colour carrier runs alone
 
 
+FADE_OUT = '[{ t = 0.0, color = "#ffffff" }, { t = 1.0, color = "#000000" }]'
+
+
 def test_the_parent_colour_is_its_look_at_its_age_times_its_own(gpu, tmp_path):
     """A parent whose init sets p.color = (0.5, 1, 0.25, 1) under a white look gives its
     children that colour; one whose look fades from white to black over its life gives each
@@ -86,7 +89,7 @@ def test_the_parent_colour_is_its_look_at_its_age_times_its_own(gpu, tmp_path):
         "fn init(p: ptr<function, ParticleState>, ctx: ModifierContext) {\n"
         "    (*p).color = vec4f(0.5, 1.0, 0.25, 1.0);\n}\n")
     text = (HEAD + parent("tinted", -PARENT_X, "#ffffff", init='"tint.wgsl"')
-            + parent("fading", PARENT_X, "#ffffff", **{"color":'[{ t = 0.0, color = "#ffffff" }, { t = 1.0, color = "#000000" }]'})
+            + parent("fading", PARENT_X, "#ffffff", color=FADE_OUT)
             + SPARKS)
     (tmp_path / "scene.toml").write_text(text)
     with Engine(load_scene(tmp_path / "scene.toml")) as engine:
@@ -131,7 +134,7 @@ def test_update_writes_the_colour_each_step(gpu, tmp_path):
         np.testing.assert_array_equal(state["color"][newborn], np.ones((newborn.sum(), 4)))
 
 
-def _render(path: Path, extra: str) -> np.ndarray:
+def _render(path: Path, extra: dict[str, str]) -> np.ndarray:
     path.write_text(HEAD + emitter("dots", capacity=400, rate="2000.0", lifetime="[1.0, 1.0]",
                                    speed="0.0", gravity="[0.0, 0.0, 0.0]", size="0.5",
                                    shape='{ kind = "sphere", radius = 2.0 }',
@@ -179,3 +182,22 @@ def test_an_emitter_without_colour_keeps_its_particles_and_its_batch(gpu):
             assert PARTICLE.itemsize == 32
             assert p.buffers["particles"].size == 300 * PARTICLE.itemsize
             assert p.batch is not None   # like emitters share a batch
+
+
+def test_a_source_spawned_later_makes_its_target_carry_colour(gpu):
+    """Sparks running without colour, then a red parent spawned with inherit_color naming them:
+    the sparks are built again carrying colour, and its children are red."""
+    with Engine(loads_scene(HEAD + SPARKS)) as engine:
+        engine.step(2)
+        assert "color" not in engine.state("sparks")
+        engine.spawn("red", {"emitter": {
+            "capacity": 50, "rate": 500.0,
+            "lifetime": [0.05, 0.2], "speed": 0.0, "gravity": [0.0, 0.0, 0.0],
+            "color": ["#ff0000"],
+            "on_death": {"emitter": "sparks", "count": 2, "inherit_color": True}}})
+        engine.step(15)
+        sparks = engine.state("sparks")
+        alive = sparks["alive"]
+        assert alive.sum() > 50
+        np.testing.assert_array_equal(sparks["color"][alive],
+                                      np.tile([1, 0, 0, 1], (alive.sum(), 1)))

@@ -6,6 +6,8 @@ colour keeps its 32-byte particles, its batch and no "color" in its state."""
 
 from __future__ import annotations
 
+import io
+import os
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +15,7 @@ import pytest
 
 from emberfx.core.errors import SceneError
 from emberfx.engine.engine import Engine
+from emberfx.model.hot_reload import HotReloader
 from emberfx.model.scene import load_scene, loads_scene
 from emberfx.systems.emitter.params import PARTICLE
 
@@ -201,3 +204,24 @@ def test_a_source_spawned_later_makes_its_target_carry_colour(gpu):
         assert alive.sum() > 50
         np.testing.assert_array_equal(sparks["color"][alive],
                                       np.tile([1, 0, 0, 1], (alive.sum(), 1)))
+
+
+def test_a_reloaded_update_that_starts_using_colour_rebuilds_the_emitter(gpu, tmp_path):
+    """An update file edited to set p.color: the reload builds the emitter again with its colour
+    array (a reload that only recompiles would have nowhere to keep it)."""
+    update = tmp_path / "age.wgsl"
+    update.write_text("fn update(p: ptr<function, ParticleState>, ctx: ModifierContext) {}\n")
+    (tmp_path / "scene.toml").write_text(HEAD + emitter(
+        "aged", capacity=300, rate="600.0", lifetime="[1.0, 2.0]", update='"age.wgsl"'))
+    with Engine(load_scene(tmp_path / "scene.toml")) as engine:
+        reloader = HotReloader(engine, interval=0.0, out=io.StringIO())
+        engine.step(3)
+        assert "color" not in engine.state("aged")
+        update.write_text(UPDATE)
+        os.utime(update, ns=(update.stat().st_mtime_ns + 10**9,) * 2)
+        assert "reloaded" in (reloader.poll() or "")
+        engine.step(3)   # (built again: its particles started over)
+        state = engine.state("aged")
+        moved = state["alive"] & (state["age"] > 0)
+        assert moved.sum() > 10
+        np.testing.assert_allclose(state["color"][moved, 0], state["age"][moved], atol=1e-6)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from emberfx.engine.engine import Engine
 from emberfx.model.hot_reload import HotReloader
 from emberfx.model.scene import load_scene, loads_scene
 from emberfx.systems.emitter.params import PARTICLE
+from emberfx.systems.emitter.tuning import DEFAULT
 
 DT = 0.02
 HEAD = f"""
@@ -113,18 +115,37 @@ UPDATE = """fn update(p: ptr<function, ParticleState>, ctx: ModifierContext) {
     (*p).color = vec4f((*p).age, 0.5, 0.25, 1.0);
 }
 """
+INIT_TINT = """fn init(p: ptr<function, ParticleState>, ctx: ModifierContext) {
+    (*p).color = vec4f(0.25, 0.5, 0.75, 1.0);
+}
+"""
 INIT_GREEN = """fn init(p: ptr<function, ParticleState>, ctx: ModifierContext) {
     (*p).color = vec4f(0.0, 1.0, 0.0, 1.0);
 }
 """
 
 
-def test_update_writes_the_colour_each_step(gpu, tmp_path):
-    """update sets p.color = (age, 0.5, 0.25, 1): after the step, red = the particle's age."""
+PATHS = {   # allocation, one_pass, births_in_update: every birth path
+    "ordered": ("ordered", False, False),
+    "atomic": ("atomic", False, False),
+    "ticket": ("ticket", False, False),
+    "one-pass": ("ordered", True, False),
+    "one-pass-births-in-update": ("ordered", True, True),
+}
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_init_and_update_write_the_colour_on_every_birth_path(gpu, tmp_path, path):
+    """init sets p.color = (0.25, 0.5, 0.75, 1), update (age, 0.5, 0.25, 1): after the step,
+    particles born before it have red = their age, those born in it init's colour."""
+    allocation, one_pass, births_in_update = PATHS[path]
     (tmp_path / "age.wgsl").write_text(UPDATE)
+    (tmp_path / "tint.wgsl").write_text(INIT_TINT)
     (tmp_path / "scene.toml").write_text(HEAD + emitter(
-        "aged", capacity=300, rate="600.0", lifetime="[1.0, 2.0]", update='"age.wgsl"'))
-    with Engine(load_scene(tmp_path / "scene.toml")) as engine:
+        "aged", capacity=300, rate="600.0", lifetime="[1.0, 2.0]", update='"age.wgsl"',
+        init='"tint.wgsl"', allocation=f'"{allocation}"'))
+    tuning = replace(DEFAULT, one_pass=one_pass, births_in_update=births_in_update)
+    with Engine(load_scene(tmp_path / "scene.toml"), emitter_tuning=tuning) as engine:
         engine.step(10)
         state = engine.state("aged")
         alive = state["alive"]
@@ -133,8 +154,10 @@ def test_update_writes_the_colour_each_step(gpu, tmp_path):
         np.testing.assert_allclose(state["color"][moved, 0], state["age"][moved], atol=1e-6)
         np.testing.assert_array_equal(state["color"][moved, 1:],
                                       np.tile([0.5, 0.25, 1.0], (moved.sum(), 1)))
-        newborn = alive & (state["age"] == 0)   # born this step: white until their update
-        np.testing.assert_array_equal(state["color"][newborn], np.ones((newborn.sum(), 4)))
+        newborn = alive & (state["age"] == 0)   # born this step: init's colour
+        assert newborn.sum() > 0
+        np.testing.assert_array_equal(state["color"][newborn],
+                                      np.tile([0.25, 0.5, 0.75, 1.0], (newborn.sum(), 1)))
 
 
 def _render(path: Path, extra: dict[str, str]) -> np.ndarray:

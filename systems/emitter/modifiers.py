@@ -9,6 +9,10 @@ at them) and derives each pass with the include swapped (wgsl.derive). Sources a
 hash of their text, so emitters with identical modifiers share shaders and pipelines, and the
 struct layout of the attributes comes from the generated WGSL (layout.struct_dtype).
 
+An emitter that carries a colour per particle (systems/emitter/color.py: `.color` in `init` or
+`update`, or a link into it with `inherit_color`) gets `color` in ParticleState and the colour's
+bindings in the same generated code; the rest of an emitter's code is as without it.
+
 Checks that need no GPU (attribute names and types, function signatures, the shape of an
 expression) run when the scene loads (component.py); the compile runs when the pool is made or
 reprogrammed, and its errors are SceneErrors naming the field.

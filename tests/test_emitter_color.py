@@ -11,6 +11,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+import emitter_model as model
 import numpy as np
 import pytest
 
@@ -123,6 +124,28 @@ INIT_GREEN = """fn init(p: ptr<function, ParticleState>, ctx: ModifierContext) {
     (*p).color = vec4f(0.0, 1.0, 0.0, 1.0);
 }
 """
+
+
+def test_each_child_gets_its_own_parents_colour_variation(gpu):
+    """A white parent with color_variation = 0.5: each child, found by where its parent died
+    (point shape, no speed), carries that parent's shade, 1 + 0.5 (2 r - 1) with r the
+    parent's draw 1 of pcg_hash(slot ^ bits(lifetime)) (emitter_model.py), on rgb only."""
+    text = HEAD + parent("varied", 0.0, "#ffffff", color_variation="0.5",
+                         speed="[0.5, 1.5]", spread_deg="180.0") + SPARKS
+    with Engine(loads_scene(text)) as engine:
+        engine.step(20)
+        parents, sparks = engine.state("varied"), engine.state("sparks")
+    assert not parents["alive"].any()   # every parent died once, where its slot still says
+    alive = sparks["alive"]
+    assert alive.sum() == 200
+    key = model.pcg_hash(np.arange(200, dtype=np.uint32)
+                         ^ parents["lifetime"].view(np.uint32))
+    shade = (1.0 + 0.5 * (2.0 * model.random01(key, 1) - 1.0)).astype(np.float32)
+    assert shade.std() > 0.1   # the parents differ
+    for child, where in zip(sparks["color"][alive], sparks["position"][alive]):
+        slot = np.flatnonzero((parents["position"] == where).all(axis=1))
+        assert len(slot) == 1
+        np.testing.assert_allclose(child, [*[shade[slot[0]]] * 3, 1.0], rtol=0, atol=1e-6)
 
 
 PATHS = {   # allocation, one_pass, births_in_update: every birth path

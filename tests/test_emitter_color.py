@@ -15,6 +15,7 @@ import emitter_model as model
 import numpy as np
 import pytest
 
+from emberfx.app.point_cache import points_of
 from emberfx.core.errors import SceneError
 from emberfx.engine.engine import Engine
 from emberfx.model.hot_reload import HotReloader
@@ -271,3 +272,19 @@ def test_a_reloaded_update_that_starts_using_colour_rebuilds_the_emitter(gpu, tm
         moved = state["alive"] & (state["age"] > 0)
         assert moved.sum() > 10
         np.testing.assert_allclose(state["color"][moved, 0], state["age"][moved], atol=1e-6)
+
+
+def test_point_cache_colour_is_the_look_times_the_carried_colour(gpu):
+    """The exported colour of red and blue sparks under a grey look (#808080, linear
+    ((128/255 + 0.055) / 1.055) ** 2.4) is that grey times red or blue."""
+    grey = ((128 / 255 + 0.055) / 1.055) ** 2.4
+    text = HEAD + parent("red", -PARENT_X, "#ff0000") + parent("blue", PARENT_X, "#0000ff")
+    with Engine(loads_scene(text + SPARKS)) as engine:
+        engine.step(20)
+        points = points_of(engine, "sparks")
+    x = points["position"][:, 0]
+    assert len(x) == 400
+    np.testing.assert_allclose(points["color"][x < 0], np.tile([grey, 0, 0, 1], (200, 1)),
+                               rtol=0, atol=1e-6)
+    np.testing.assert_allclose(points["color"][x > 0], np.tile([0, 0, grey, 1], (200, 1)),
+                               rtol=0, atol=1e-6)

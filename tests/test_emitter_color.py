@@ -288,3 +288,26 @@ def test_point_cache_colour_is_the_look_times_the_carried_colour(gpu):
                                rtol=0, atol=1e-6)
     np.testing.assert_allclose(points["color"][x > 0], np.tile([0, 0, grey, 1], (200, 1)),
                                rtol=0, atol=1e-6)
+
+
+def test_inherit_color_edited_live_rebuilds_the_target_to_carry_colour(gpu):
+    """A running link without inherit_color, then the field set live: the sparks are built
+    again with their colour array and the children born since are red; set back, new children
+    are white (the target keeps its array)."""
+    text = HEAD + parent("red", -PARENT_X, "#ff0000", rate="300.0", bursts="[]",
+                         on_death='{ emitter = "sparks", count = 1 }') + SPARKS
+    with Engine(loads_scene(text)) as engine:
+        engine.step(5)
+        assert "color" not in engine.state("sparks")
+        engine.entity("red").emitter.on_death.inherit_color = True
+        engine.step(10)
+        sparks = engine.state("sparks")
+        red = sparks["alive"]
+        assert red.sum() > 5
+        np.testing.assert_array_equal(sparks["color"][red], np.tile([1, 0, 0, 1], (red.sum(), 1)))
+        engine.entity("red").emitter.on_death.inherit_color = False
+        engine.step(10)
+        sparks = engine.state("sparks")
+        white = sparks["alive"] & (sparks["age"] < 9 * DT)   # born after the second edit
+        assert white.sum() > 5
+        np.testing.assert_array_equal(sparks["color"][white], np.ones((white.sum(), 4)))

@@ -135,6 +135,12 @@ def birth_color(base: str) -> list[str]:
             "}"]
 
 
+UPDATE_HOOKS = ("var<private> modifier_color: vec4f;",
+                f"modifier_color = {PARTICLE_COLORS}[slot];",
+                f"{PARTICLE_COLORS}[slot] = modifier_color;")
+"""(declaration, load, store) of the colour across an `update`'s substeps"""
+
+
 def bindings(base: str, buffers: dict) -> dict:
     """What the generated code of pass ``base`` binds for the colour (from the pool's)."""
     out = {PARTICLE_COLORS: buffers[BUFFER]}

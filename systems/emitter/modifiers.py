@@ -9,9 +9,8 @@ at them) and derives each pass with the include swapped (wgsl.derive). Sources a
 hash of their text, so emitters with identical modifiers share shaders and pipelines, and the
 struct layout of the attributes comes from the generated WGSL (layout.struct_dtype).
 
-An emitter that carries a colour per particle (systems/emitter/color.py: `.color` in `init` or
-`update`, or a link into it with `inherit_color`) gets `color` in ParticleState and the colour's
-bindings in the same generated code; the rest of an emitter's code is as without it.
+An emitter that carries a colour per particle (systems/emitter/color.py) gets `color` in
+ParticleState and the colour's bindings in the same generated code.
 
 Checks that need no GPU (attribute names and types, function signatures, the shape of an
 expression) run when the scene loads (component.py); the compile runs when the pool is made or
@@ -144,8 +143,7 @@ class Program:
         for field, text in expressions(component).items():
             self.parts[field] = _Part(f"expression emitter.{field}", field, (text.strip(),),
                                       text.strip())
-        # a colour per particle (systems/emitter/color.py): `.color` in init or update, or a
-        # link into the emitter that inherits colour
+        # a colour per particle: `.color` in init or update, or an inheriting link into it
         self.color = inherited_color or particle_color.uses_color(
             "\n".join(self.parts[f].lines) for f in ("init", "update") if f in self.parts)
         self.dtype: np.dtype | None = None
@@ -360,18 +358,16 @@ class Program:
 
     def _update(self) -> list[str]:
         has_update, attrs = "update" in self.parts, bool(self.attributes)
-        out, begin, end = [], [], []
-        if attrs:
-            out.append("var<private> modifier_attributes: ParticleAttributes;")
-            begin.append("modifier_attributes = attributes[slot];")
-            end.append("attributes[slot] = modifier_attributes;")
+        # (declaration, load in begin_update, store in end_update) of each kept across substeps
+        kept = [("var<private> modifier_attributes: ParticleAttributes;",
+                 "modifier_attributes = attributes[slot];",
+                 "attributes[slot] = modifier_attributes;")] if attrs else []
         if self.color and has_update:   # (without `update` the colour stays as born)
-            colors = particle_color.PARTICLE_COLORS
-            out.append("var<private> modifier_color: vec4f;")
-            begin.append(f"modifier_color = {colors}[slot];")
-            end.append(f"{colors}[slot] = modifier_color;")
-        out += [f"fn begin_update(slot: u32) {_body(begin)}",
-                f"fn end_update(slot: u32) {_body(end)}"]
+            kept.append(particle_color.UPDATE_HOOKS)
+        out = [declared for declared, _, _ in kept]
+        for n, hook in ((1, "begin_update"), (2, "end_update")):
+            body = f"{{ {' '.join(k[n] for k in kept)} }}" if kept else "{}"
+            out.append(f"fn {hook}(slot: u32) {body}")
         out += [
             "// the acceleration the emitter's force entities give at (position, velocity)",
             "fn forces_at(position: vec3f, velocity: vec3f) -> vec3f {",
@@ -445,11 +441,6 @@ class Program:
                "    let t = p.age / max(p.lifetime, 1e-6);", "    let position = p.position;",
                "    let velocity = p.velocity;", "    let time = ctx.time;"]
         return out + [f"    let {n} = p.{n};" for n in self.attributes]
-
-
-def _body(statements: list[str]) -> str:
-    """A one-line WGSL function body."""
-    return "{ " + " ".join(statements) + " }" if statements else "{}"
 
 
 def _digest(text: str) -> str:

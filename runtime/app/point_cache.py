@@ -69,7 +69,9 @@ def points_of(engine, name: str) -> dict[str, np.ndarray]:
     out.update((key, np.ascontiguousarray(value[keep])) for key, value in rows.items())
     emitter = engine.components_of(name).get("emitter")
     if emitter is not None and "age" in out and "lifetime" in out:
-        out["color"] = colors_over_life(emitter, out["age"], out["lifetime"])
+        over_life = colors_over_life(emitter, out["age"], out["lifetime"])
+        carried = out.get("color")   # a colour per particle (p.color), which it multiplies
+        out["color"] = over_life if carried is None else over_life * carried
     return out
 
 

@@ -24,8 +24,9 @@
 // EmitterParams per emitter), 2 particles (read), 3 alive_list (read), 4 looks (read: Looks per
 // emitter), 5 sprite_looks (read: SpriteLook per emitter), 6 sprite_texture (texture_2d<f32>),
 // 7 sprite_sampler, 9 list_owner (read: the emitter of each 256 alive-list entries); group 1:
-// 0 attributes (read, only with custom attributes). A `color` modifier or a `size` expression
-// replaces the colour over life or `size` (emitter/modifiers.wgsl).
+// 0 attributes (read, only with custom attributes), 1 particle_colors (read, only for an
+// emitter carrying colour). A `color` modifier or a `size` expression replaces the colour over
+// life or `size`; a carried colour multiplies the colour over life (emitter/modifiers.wgsl).
 
 //! include common/frame.wgsl
 //! include common/random.wgsl

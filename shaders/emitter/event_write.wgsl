@@ -17,13 +17,16 @@
 //                       the slots of the dead; a plain reader would follow every writer),
 //                     2 event_marks (read: the source's, counts scanned), 3 inboxes (read:
 //                     EventInbox per target record), 4 records (rw: the targets'
-//                     EventRecords, each target's from its inbox.records_base)
+//                     EventRecords, each target's from its inbox.records_base);
+//                     group 1: those of emitter/event_color_write.wgsl, only where the target
+//                     carries colour (systems/emitter/color.py)
 
 //! include common/dispatch.wgsl
 //! include common/random.wgsl
 //! include emitter/types.wgsl
 //! include emitter/event_types.wgsl
 //! include emitter/event_links.wgsl
+//! include emitter/event_color.wgsl
 
 @group(0) @binding(0) var<uniform> params: EmitterParams;
 @group(0) @binding(1) var<storage, read_write> particles: array<Particle>;
@@ -53,7 +56,9 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         let link = inboxes[at.y].links[at.z];
         if (rank >= link.stored) { continue; }
         let p = particles[i];
-        records[inboxes[at.y].records_base + link.record_base + rank] =
-            EventRecord(vec4f(p.position_age.xyz, 0.0), vec4f(p.velocity_lifetime.xyz, 0.0));
+        let record = inboxes[at.y].records_base + link.record_base + rank;
+        records[record] = EventRecord(vec4f(p.position_age.xyz, 0.0),
+                                      vec4f(p.velocity_lifetime.xyz, 0.0));
+        write_event_color(i, p, record, l);   // (a target carrying colour: its record's colour)
     }
 }

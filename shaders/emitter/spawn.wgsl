@@ -37,7 +37,9 @@
 //                     7 inboxes (read: one EventInbox per emitter), 8 event_records (read:
 //                       EventRecord array, each emitter's from its inbox.records_base);
 //                     7 and 8 are read only with EVENT_TARGET (8: one record otherwise)
-//                     group 1: 0 attributes (rw, only with custom attributes: generated code)
+//                     group 1: 0 attributes (rw, only with custom attributes: generated code),
+//                     1 particle_colors and 2 event_colors (only for an emitter carrying colour:
+//                     systems/emitter/color.py)
 
 //! include common/dispatch.wgsl
 //! include common/random.wgsl
@@ -81,6 +83,10 @@ var<workgroup> spans: array<BlockSpan, BLOCKS_PER_GROUP>;
 // the emitter of a birth (private, so that modifier code reads `params` as a uniform); loaded
 // only where a slot is born: the other slots need four of its words, not all 64
 var<private> params: EmitterParams;
+// the event record a birth comes from (NO_EVENT_RECORD: the host's), for modifier code: a target
+// carrying colour gives the birth its record's colour (systems/emitter/color.py)
+const NO_EVENT_RECORD: u32 = 0xffffffffu;
+var<private> birth_record: u32;
 
 // The birth of free rank `rank` of emitter `owner`: the host's (centred on the emitter) below
 // its inbox's host_budget, else from the event record the rank belongs to (an emitter no events
@@ -89,13 +95,15 @@ var<private> params: EmitterParams;
 fn birth(p: EmitterParams, owner: u32, slot: u32, rank: u32) -> Particle {
     var origin = p.origin.xyz;
     var added = p.inherit.xyz;
+    birth_record = NO_EVENT_RECORD;
     if (EVENT_TARGET && rank >= inboxes[owner].host_budget) {
         let base = inboxes[owner].records_base;
         for (var l = 0u; l < inboxes[owner].link_count; l++) {
             let link = inboxes[owner].links[l];
             let offset = rank - link.birth_base;   // wraps past every range when rank < birth_base
             if (rank >= link.birth_base && offset < link.stored * link.count) {
-                let record = event_records[base + link.record_base + offset / link.count];
+                birth_record = base + link.record_base + offset / link.count;
+                let record = event_records[birth_record];
                 origin = record.position.xyz;
                 added = link.inherit * record.velocity.xyz;
                 break;

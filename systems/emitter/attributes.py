@@ -26,7 +26,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # names an attribute may not take: ParticleState's own fields, what expressions see, Engine.state's
 # keys, and WGSL's keywords and reserved words that a user may plausibly type
 RESERVED_NAMES = frozenset({
-    "position", "velocity", "age", "lifetime", "alive", "t", "time", "p", "ctx", "rand",
+    "position", "velocity", "age", "lifetime", "alive", "color", "t", "time", "p", "ctx", "rand",
     "alias", "break", "case", "const", "const_assert", "continue", "continuing", "default",
     "diagnostic", "discard", "else", "enable", "false", "fn", "for", "if", "let", "loop",
     "override", "requires", "return", "struct", "switch", "true", "var", "while", "bool", "f16",

@@ -48,6 +48,7 @@ from emberfx.blocks.sort import TILE
 from emberfx.core.frame_graph import Pass
 from emberfx.core.layout import record_view
 from emberfx.core.resources import VIEW_ALIGNMENT, BufferView
+from emberfx.systems.emitter import color as particle_color
 from emberfx.systems.emitter import culling, features
 from emberfx.systems.emitter import passes as emitter_passes
 from emberfx.systems.emitter import step as emitter_step
@@ -129,6 +130,7 @@ def batch_key(system: EmitterHost, pool: Pool, fields: bool) -> tuple | None:
     if (fields or c.allocation != "ordered" or c.mesh is not None
             or c.collision is not None or c.sub_emitters()
             or pool.program is None or pool.program.dtype is not None
+            or particle_color.refuses_batch(pool)
             or pool.program.shader(UPDATE) != UPDATE or pool.program.shader(SPAWN) != SPAWN):
         return None
     return (system.scene_has_forces(), *features.batch_key(c, system.shared.resolve))

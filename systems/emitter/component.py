@@ -211,6 +211,9 @@ class SubEmitter(Tracked):
     inherit_velocity: EventShare = live(0.0)
     """share of the PARENT PARTICLE's velocity added to each child's own (the emitter field of
     the same name is the share of the emitter's motion)"""
+    inherit_color: bool = rebuild(False)
+    """children start with the colour the parent shows at the event (its look at its age, times
+    its own `p.color`): the target then carries a colour per particle (systems/emitter/color.py)"""
 
 
 @dataclass(slots=True)
@@ -225,6 +228,8 @@ class AgeSubEmitter(Tracked):
     """particles per event (fewer when the target's pool is full)"""
     inherit_velocity: EventShare = live(0.0)
     """share of the parent particle's velocity added to each child's own"""
+    inherit_color: bool = rebuild(False)
+    """children start with the colour the parent shows at the event (as on_death's)"""
 
 
 DEFAULT_RATE = 1000.0

@@ -51,6 +51,7 @@ from emberfx.core import wgsl
 from emberfx.core.errors import SceneError
 from emberfx.core.frame_graph import Folded, Folding, Pass, Phase
 from emberfx.core.layout import struct_dtype
+from emberfx.systems.emitter import color as particle_color
 from emberfx.systems.emitter import features
 from emberfx.systems.emitter.component import EVENT_KINDS, MAX_EVENT_LINKS, sub_emitter_problem
 from emberfx.systems.emitter.params import BLOCK, BLOCK_WORDS
@@ -204,6 +205,7 @@ class EventWiring:
         """Forget the pool's records: its own buffer is destroyed; a view into its batch's
         records arena only loses its name (the arena is the batch's)."""
         old = pool.buffers.pop("event_records", None)
+        pool.buffers.pop(particle_color.EVENT_BUFFER, None)   # (of the same family)
         if old is not None and old.family == FAMILY:
             self.system.resources.release(pool.entity.name, FAMILY)
         elif old is not None:
@@ -216,6 +218,7 @@ class EventWiring:
             name, "event_records", max(1, count) * RECORD.itemsize,
             STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC, family=FAMILY,
             what=f"entity '{name}': the event records of its sub-emitter links")
+        particle_color.make_event_colors(self.system.resources, pool, count, FAMILY)
         self.records_made[name] = next(self._serials)
 
     def records_moved(self, name: str) -> None:
@@ -305,6 +308,10 @@ class EventWiring:
                                   f"MEMBER{k}": target.member if target.batch is not None else 0})
             prefix = (f"{source_name}:emitter:events" if len(groups) == 1
                       else f"{source_name}:emitter:events:{key}")
+            # a target carrying colour: the records' colours too (systems/emitter/color.py)
+            shader, colors, color_constants = particle_color.event_write(
+                source, first, [getattr(source.component, f"on_{link.kind}").inherit_color
+                                for link in group])
             passes.append(compute(
                 f"{prefix}:tally", Phase.SIMULATE, "emitter/event_tally.wgsl", (1, 1, 1),
                 {"params": s["params"], "event_marks": s["event_marks"],
@@ -316,12 +323,12 @@ class EventWiring:
                                f"{t['event_links'].name}: each target's inbox, reset to the "
                                f"host's budget"),)))
             passes.append(compute(
-                f"{prefix}:write", Phase.SIMULATE, "emitter/event_write.wgsl",
+                f"{prefix}:write", Phase.SIMULATE, shader,
                 self.system.gpu.grid(math.ceil(source.component.capacity / BLOCK)),
                 {"params": s["params"], "particles": s["particles"],
                  "event_marks": s["event_marks"], "inboxes": t["event_links"],
-                 "records": t["event_records"]},
-                constants=constants,
+                 "records": t["event_records"], **colors},
+                constants={**constants, **color_constants},
                 does="each event's record (the parent's position and velocity) in the target's "
                      "records"))
         return passes

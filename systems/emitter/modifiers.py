@@ -9,6 +9,9 @@ at them) and derives each pass with the include swapped (wgsl.derive). Sources a
 hash of their text, so emitters with identical modifiers share shaders and pipelines, and the
 struct layout of the attributes comes from the generated WGSL (layout.struct_dtype).
 
+An emitter that carries a colour per particle (systems/emitter/color.py) gets `color` in
+ParticleState and the colour's bindings in the same generated code.
+
 Checks that need no GPU (attribute names and types, function signatures, the shape of an
 expression) run when the scene loads (component.py); the compile runs when the pool is made or
 reprogrammed, and its errors are SceneErrors naming the field.
@@ -29,6 +32,7 @@ from emberfx.core import shader_cache, wgsl
 from emberfx.core.errors import SceneError, ShaderError, read_user_text
 from emberfx.core.layout import struct_dtype
 from emberfx.core.wgsl_bounds import BoundError, check_wgsl_bounds
+from emberfx.systems.emitter import color as particle_color
 from emberfx.systems.emitter import features
 from emberfx.systems.emitter.attributes import ATTRIBUTE_TYPES, attributes_problem
 from emberfx.systems.emitter.expression_ranges import bounded_return
@@ -124,7 +128,8 @@ class _Part:
 class Program:
     """One emitter's generated code: the specialised pass shaders and what they bind."""
 
-    def __init__(self, component, resolve, entity: str, scene_path=None):
+    def __init__(self, component, resolve, entity: str, scene_path=None,
+                 inherited_color: bool = False):
         self.key = program_key(component)
         self.entity, self.scene_path = entity, scene_path
         self.attributes = dict(component.attributes)
@@ -139,6 +144,9 @@ class Program:
         for field, text in expressions(component).items():
             self.parts[field] = _Part(f"expression emitter.{field}", field, (text.strip(),),
                                       text.strip())
+        # a colour per particle: `.color` in init or update, or an inheriting link into it
+        self.color = inherited_color or particle_color.uses_color(
+            "\n".join(self.parts[f].lines) for f in ("init", "update") if f in self.parts)
         self.dtype: np.dtype | None = None
         self._attributes_source = None
         if self.attributes:
@@ -153,9 +161,10 @@ class Program:
         self.feature_includes = {base: features.includes(component, base)
                                  for _, base in _PASSES}
         self._registered: list[str] = [self._attributes_source] if self._attributes_source else []
-        roles = {"update": self.attributes or self._has("init", "speed", "lifetime", "update"),
-                 "spawn": self.attributes or self._has("init", "speed", "lifetime"),
-                 "draw": self._has("color", "size")}
+        roles = {"update": self.attributes or self.color
+                 or self._has("init", "speed", "lifetime", "update"),
+                 "spawn": self.attributes or self.color or self._has("init", "speed", "lifetime"),
+                 "draw": self.color or self._has("color", "size")}
         for kind, base in [*_PASSES, *(("draw", d) for d in _DRAWS)]:
             if roles[kind]:
                 self.shaders[base] = self._derive(kind, base)
@@ -177,9 +186,12 @@ class Program:
 
     def bindings(self, base: str, buffers: dict) -> dict:
         """Bindings the generated code of pass ``base`` adds (from the pool's buffers)."""
+        out = {}
         if base in self.shaders and self.attributes:
-            return {"attributes": buffers["attributes"]}
-        return {}
+            out["attributes"] = buffers["attributes"]
+        if base in self.shaders and self.color:
+            out.update(particle_color.bindings(base, buffers))
+        return out
 
     def compiled(self, device) -> Program:
         """Itself, with every derived shader compiled now, so a mistake is a SceneError naming
@@ -223,6 +235,10 @@ class Program:
                     lines.append((line, (GENERATED, generated)))
 
         emit(*self._common(kind, ATTRIBUTE_GROUPS.get(base, 1)))
+        if self.color:
+            access = "read" if kind == "draw" else "read_write"
+            emit(*particle_color.declarations(base, ATTRIBUTE_GROUPS.get(base, 1), access),
+                 *particle_color.birth_color(base))
         if kind in ("update", "spawn"):
             emit(*self._births())
         if kind == "update":
@@ -256,7 +272,8 @@ class Program:
         return [f for f in wanted if f in self.parts]
 
     def _state_fields(self) -> list[str]:
-        return [f"    {n}: {t}," for n, t in self.attributes.items()]
+        fields = [f"    {n}: {t}," for n, t in self.attributes.items()]
+        return fields + [particle_color.STATE_FIELD] if self.color else fields
 
     def _common(self, kind: str, group: int) -> list[str]:
         access = "read" if kind == "draw" else "read_write"
@@ -270,7 +287,7 @@ class Program:
         out += [
             "const HAS_MODIFIERS: bool = true;",
             f"const HAS_UPDATE: bool = {str(kind == 'update').lower()};",
-            f"const HAS_COLOR: bool = {str('color' in self.parts).lower()};",
+            f"const HAS_COLOR: bool = {str('color' in self.parts or self.color).lower()};",
             f"const HAS_SIZE: bool = {str('size' in self.parts).lower()};",
             f"const MODIFIER_DRAWS: u32 = {MODIFIER_DRAWS}u;",
             "struct ParticleState {", "    position: vec3f,", "    velocity: vec3f,",
@@ -313,22 +330,25 @@ class Program:
                     "built_in: f32) -> f32 { return built_in; }"]
         return out
 
-    def _state(self, particle: str, attributes: str | None) -> str:
+    def _state(self, particle: str, attributes: str | None, color: str) -> str:
         values = [f"{particle}.position_age.xyz", f"{particle}.velocity_lifetime.xyz",
                   f"{particle}.position_age.w", f"{particle}.velocity_lifetime.w"]
         values += [(f"{attributes}.{n}" if attributes else ATTRIBUTE_TYPES[t])
                    for n, t in self.attributes.items()]
+        if self.color:
+            values.append(color)
         return f"ParticleState({', '.join(values)})"
 
-    def _store(self, target: str) -> list[str]:
+    def _store(self, target: str, color_target: str) -> list[str]:
+        out = [f"    {color_target} = state.color;"] if self.color else []
         if not self.attributes:
-            return []
+            return out
         values = ", ".join(f"state.{n}" for n in self.attributes)
-        return [f"    {target} = ParticleAttributes({values});"]
+        return [f"    {target} = ParticleAttributes({values});", *out]
 
     def _births(self) -> list[str]:
         out = ["fn born_particle(particle: Particle, slot: u32, e: EmitterParams) -> Particle {",
-               f"    var state = {self._state('particle', None)};",
+               f"    var state = {self._state('particle', None, 'inherited_color()')};",
                "    let key = birth_key(e.seed, e.entity, slot, e.frame);",
                "    let ctx = modifier_context(e, slot, key, e.time + e.h, e.h, e.frame, 0u, 0u);"]
         if "speed" in self.parts:   # the birth direction kept, its speed replaced
@@ -338,20 +358,23 @@ class Program:
             out.append("    state.lifetime = expression_lifetime(state, ctx);")
         if "init" in self.parts:
             out.append("    init(&state, ctx);")
-        out += self._store("attributes[slot]")
+        out += self._store("attributes[slot]", f"{particle_color.PARTICLE_COLORS}[slot]")
         out += ["    return Particle(vec4f(state.position, state.age), "
                 "vec4f(state.velocity, state.lifetime));", "}"]
         return out
 
     def _update(self) -> list[str]:
         has_update, attrs = "update" in self.parts, bool(self.attributes)
-        out = []
-        if attrs:
-            out += ["var<private> modifier_attributes: ParticleAttributes;",
-                    "fn begin_update(slot: u32) { modifier_attributes = attributes[slot]; }",
-                    "fn end_update(slot: u32) { attributes[slot] = modifier_attributes; }"]
-        else:
-            out += ["fn begin_update(slot: u32) {}", "fn end_update(slot: u32) {}"]
+        # (declaration, load in begin_update, store in end_update) of each kept across substeps
+        kept = [("var<private> modifier_attributes: ParticleAttributes;",
+                 "modifier_attributes = attributes[slot];",
+                 "attributes[slot] = modifier_attributes;")] if attrs else []
+        if self.color and has_update:   # (without `update` the colour stays as born)
+            kept.append(particle_color.UPDATE_HOOKS)
+        out = [declared for declared, _, _ in kept]
+        for n, hook in ((1, "begin_update"), (2, "end_update")):
+            body = f"{{ {' '.join(k[n] for k in kept)} }}" if kept else "{}"
+            out.append(f"fn {hook}(slot: u32) {body}")
         out += [
             "// the acceleration the emitter's force entities give at (position, velocity)",
             "fn forces_at(position: vec3f, velocity: vec3f) -> vec3f {",
@@ -369,6 +392,7 @@ class Program:
             attributes = "modifier_attributes" if attrs else None
             particle_values = ["*x", "*v", "age + *age_shift", "*life"]
             values = particle_values + [f"{attributes}.{n}" for n in self.attributes]
+            values += ["modifier_color"] if self.color else []
             out += [
                 f"    var state = ParticleState({', '.join(values)});",
                 "    let started = state.age;",
@@ -382,7 +406,7 @@ class Program:
                 "    *v = state.velocity;",
                 "    *life = state.lifetime;",
                 "    *age_shift += state.age - started;",
-                *self._store("modifier_attributes"),
+                *self._store("modifier_attributes", "modifier_color"),
             ]
         out.append("}")
         return out
@@ -392,7 +416,8 @@ class Program:
         out = ["fn draw_state(slot: u32, particle: Particle) -> ParticleState {"]
         if attrs:
             out.append("    let stored = attributes[slot];")
-        out += [f"    return {self._state('particle', 'stored' if attrs else None)};", "}",
+        colors = f"{particle_color.PARTICLE_COLORS}[slot]"
+        out += [f"    return {self._state('particle', 'stored' if attrs else None, colors)};", "}",
                 "fn draw_context(slot: u32, birth: u32) -> ModifierContext {",
                 "    return modifier_context(params, slot, birth,",
                 "                            f32(params.frame + 1u) * params.h,",
@@ -402,6 +427,8 @@ class Program:
                 "built_in: vec4f) -> vec4f {"]
         if "color" in self.parts:
             out.append("    return color(draw_state(slot, particle), draw_context(slot, birth));")
+        elif self.color:   # the colour over life times the particle's own
+            out.append(f"    return built_in * {colors};")
         else:
             out.append("    return built_in;")
         out += ["}", "fn particle_size(slot: u32, particle: Particle, birth: u32, "

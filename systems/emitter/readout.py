@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from emberfx.core.readback import read_array, read_buffer
+from emberfx.systems.emitter import color as particle_color
 from emberfx.systems.emitter.attributes import attribute_arrays
 from emberfx.systems.emitter.params import COUNTERS, PARTICLE
 
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
 
 
 def state(device, pool: Pool) -> dict[str, np.ndarray]:
-    """Every slot's position, velocity, age, lifetime and alive flag, plus custom attributes."""
+    """Every slot's position, velocity, age, lifetime and alive flag, plus custom attributes
+    and, for an emitter carrying colour, ``color``."""
     rows = read_array(device, pool.buffers["particles"], PARTICLE, pool.component.capacity)
     position_age, velocity_lifetime = rows["position_age"], rows["velocity_lifetime"]
     age, lifetime = position_age[:, 3].copy(), velocity_lifetime[:, 3].copy()
@@ -34,6 +36,7 @@ def state(device, pool: Pool) -> dict[str, np.ndarray]:
     if dtype is not None:   # custom attributes, each its own array
         out.update(attribute_arrays(dtype, read_array(
             device, pool.buffers["attributes"], dtype, pool.component.capacity)))
+    out.update(particle_color.arrays(device, pool))   # a carried colour, if any
     return out
 
 

@@ -57,6 +57,7 @@ from emberfx.core.frame_graph import Pass
 from emberfx.core.system import EntityRef, Priority, Readback, StepInfo, System
 from emberfx.model.registry import set_system
 from emberfx.systems.emitter import batch_upload, batches, features, readout
+from emberfx.systems.emitter import color as particle_color
 from emberfx.systems.emitter import passes as emitter_passes
 from emberfx.systems.emitter import prewarm as emitter_prewarm
 from emberfx.systems.emitter import step as emitter_step
@@ -147,6 +148,7 @@ class EmitterSystem(System):
                                    f"({PARTICLE.itemsize} bytes per particle)")
         storage = wgpu.BufferUsage.STORAGE
         sizes = {**EventWiring.buffer_sizes(component),
+                 **particle_color.buffer_sizes(n, program.color),
                  **{key: (len(data), storage) for key, data in contents.items()}}
         if program.dtype is not None:
             sizes["attributes"] = (n * program.dtype.itemsize, storage)
@@ -170,6 +172,8 @@ class EmitterSystem(System):
         self.resources.write(b["sprite_look"], pack_sprite_look(component))
         if component.prewarm > 0.0:
             emitter_prewarm.prewarm(self, pool)
+        for target in particle_color.targets_to_rebuild(self, pool):   # they now carry colour
+            self.rebuild(target.entity, target.component)
 
     def place_alone(self, pool: Pool) -> None:
         """Give the pool buffers of its own (the same layout as a batch of one: batches.py) and
@@ -242,8 +246,9 @@ class EmitterSystem(System):
 
     def _program(self, entity: EntityRef, component: Emitter) -> Program:
         """The emitter's modifiers, attributes and expressions, compiled (SceneError if not)."""
-        return Program(component, self.shared.resolve, entity.name,
-                       self.shared.scene_path).compiled(self.device)
+        inherited = particle_color.inherited(self.query("emitter"), entity.name)
+        return Program(component, self.shared.resolve, entity.name, self.shared.scene_path,
+                       inherited).compiled(self.device)
 
     def rebuild(self, entity: EntityRef, component: Emitter) -> None:
         """A rebuild that only the modifiers need (a watched modifier file changed, or
@@ -253,7 +258,11 @@ class EmitterSystem(System):
         if pool is None or not only_program_changed(pool.layout, component, self.shared.resolve):
             super().rebuild(entity, component)
             return
-        self.reprogram(pool, self._program(entity, component))
+        program = self._program(entity, component)
+        if program.color != particle_color.carries(pool):   # its colour buffer comes or goes
+            super().rebuild(entity, component)
+            return
+        self.reprogram(pool, program)
         pool.layout = layout_signature(component, self.shared.resolve)
 
     def reprogram(self, pool: Pool, program: Program) -> None:

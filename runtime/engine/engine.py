@@ -40,7 +40,7 @@ from emberfx.core.resources import Resources
 from emberfx.core.shader_cache import release_idle
 from emberfx.core.submission import HeldSubmission, bound_buffers
 from emberfx.core.system import EntityRef, SharedResources, StepInfo
-from emberfx.engine import interrupts, live_edits
+from emberfx.engine import app_hooks, interrupts, live_edits
 from emberfx.engine.engine_guard import (
     checked_components,
     checked_scene,
@@ -386,21 +386,18 @@ class Engine:
     def export(self, folder, format: str = "npz") -> list:
         """Write the current state of every emitter, particle-life swarm and cloth to
         ``folder`` as point caches (npz, ply or usd; app/export.py); returns the paths."""
-        from emberfx.app.export import export_frame
-        return export_frame(self, folder, format)
+        return app_hooks.hook(app_hooks.EXPORT)(self, folder, format)
 
     def _repr_png_(self) -> bytes | None:
         """Jupyter shows an Engine as its current frame; a closed one falls back to its repr."""
         if self._owner_ident is None:
             return None
-        from emberfx.app.notebook import png_bytes
-        return png_bytes(self)
+        return app_hooks.hook(app_hooks.PNG)(self)
 
     def video(self, frames: int = 120, fps: float | None = None):
         """Step ``frames`` fixed steps and return them as an inline MP4 for Jupyter
         (``IPython.display.Video``; needs the notebook extra): app/notebook.py."""
-        from emberfx.app.notebook import video
-        return video(self, frames, fps)
+        return app_hooks.hook(app_hooks.VIDEO)(self, frames, fps)
 
     # inspection --------------------------------------------------------------------------------
     def _ref(self, name: str, what: str = "entity name") -> EntityRef:

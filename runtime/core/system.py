@@ -72,7 +72,8 @@ class SharedResources:
     # whether systems may batch like entities into shared arenas (Engine(batching=...))
     batching: bool = True
     # by component key, the frozen tuning value a family's system is built with (the emitters':
-    # Engine(emitter_tuning=...)); a family missing here takes its defaults
+    # Engine(emitter_tuning=...), the cloth's: Engine(cloth_tuning=...)); a family missing here
+    # takes its defaults
     tuning: Mapping[str, Any] = field(default_factory=dict)
     # a system asks for ``arrange`` and a new frame graph before the next encode (its passes
     # changed in before_step); the Engine clears it

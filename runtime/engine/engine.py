@@ -60,6 +60,7 @@ from emberfx.model import registry
 from emberfx.model.colors import linear_color
 
 if TYPE_CHECKING:
+    from emberfx.systems.cloth.tuning import ClothTuning
     from emberfx.systems.emitter.tuning import EmitterTuning
 
 __all__ = ["OUTPUT_FORMAT", "Engine", "EntityView", "Name"]   # tools import these from here
@@ -71,14 +72,17 @@ __all__ = ["OUTPUT_FORMAT", "Engine", "EntityView", "Name"]   # tools import the
 class Engine:
     def __init__(self, scene, size: tuple[int, int] | None = None, *, scripts=True,
                  script_timeout: float | None = None, batching: bool = True,
-                 emitter_tuning: EmitterTuning | None = None):
+                 emitter_tuning: EmitterTuning | None = None,
+                 cloth_tuning: ClothTuning | None = None):
         """``scripts``: False (or EMBERFX_NO_SCRIPTS=1) runs none of the scene's scripts; a
         ``ScriptPolicy`` also sets the time limit and allows scripts outside the scene's folder.
         ``script_timeout``: seconds a hook may run (default 5; 0: no limit). ``batching``:
         False runs every emitter alone (the same results, more passes: for comparison).
         ``emitter_tuning``: how the emitters step and cull (an
         ``emberfx.systems.emitter.tuning.EmitterTuning``; default ``DEFAULT``): which path of
-        the ordered step they take and its shape, for comparison and tests."""
+        the ordered step they take and its shape, for comparison and tests. ``cloth_tuning``:
+        how the cloth patches step (an ``emberfx.systems.cloth.tuning.ClothTuning``; default
+        ``DEFAULT``)."""
         from emberfx.engine.scripting import Scripts, check_script_locations, script_policy
 
         self._owner = threading.current_thread()
@@ -107,8 +111,9 @@ class Engine:
                                        fixed_dt=scene.settings.fixed_dt, seed=scene.settings.seed,
                                        resolve=scene.resolve, scene_path=scene.path,
                                        batching=bool(batching),
-                                       tuning={} if emitter_tuning is None
-                                       else {"emitter": emitter_tuning})
+                                       tuning={key: value for key, value in (
+                                           ("emitter", emitter_tuning), ("cloth", cloth_tuning))
+                                           if value is not None})
         self._store = World(self.gpu, self._shared)
         self._telemetry = Telemetry(self.gpu, self.resources)
         self._renderer = Renderer(self.device, self._shared,

@@ -122,7 +122,7 @@ class Engine:
         self._reloader = Reloader(self, self._store, build_world=self._build_world,
                                   release_world=self._release_world, sync=self._sync_components,
                                   lay_out_readback=self._lay_out_readback,
-                                  retarget=self._retarget)
+                                  retarget=self._retarget, adopt=self._adopt)
         self._renderer.make_targets(self.size)
         try:
             self._build_world()
@@ -175,6 +175,21 @@ class Engine:
         self._store.world_changed()
         self._telemetry.lay_out(self._store.system_objects())
         self._renderer.invalidate_graphs()
+
+    def _adopt(self, *, scene=None, clock: FixedClock | None = None, camera=None,
+               scripts=None) -> None:
+        """What a reload changes of the Engine itself, those given (reload.py calls this): the
+        scene it runs, a new world's clock (the systems' seed and timestep are then the
+        scene's), the live camera, the scripts."""
+        if scene is not None:
+            self.scene = scene
+        if clock is not None:
+            self.clock = clock
+            self._shared.seed, self._shared.fixed_dt = self.scene.settings.seed, clock.fixed_dt
+        if camera is not None:
+            self.camera = camera
+        if scripts is not None:
+            self.scripts = scripts
 
     def _retarget(self, background) -> None:
         self._renderer.background = background
@@ -257,7 +272,7 @@ class Engine:
         info = StepInfo(frame=self.clock.steps, dt=self.clock.fixed_dt,
                         seed=self.scene.settings.seed)
         self._store.process(info)   # esper.process: each system's before_step, by priority
-        if self._shared.arrange_requested:   # e.g. an emitter left its batch (a live edit)
+        if self._store.rearrange_due:   # e.g. an emitter left its batch (a live edit)
             self._lay_out_readback()
         encoder = self.device.create_command_encoder(label=f"emberfx:step:{info.frame}")
         telemetry = self._telemetry

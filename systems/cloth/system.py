@@ -31,6 +31,7 @@ import numpy as np
 import wgpu
 
 from emberfx.core import step_batches, wgsl
+from emberfx.core.events import REARRANGE
 from emberfx.core.frame_graph import SIMULATION_PHASES, FrameGraph, Pass, Phase, RenderQueue
 from emberfx.core.layout import struct_dtype
 from emberfx.core.pipelines import RenderKey, render_pipeline
@@ -359,7 +360,7 @@ class ClothSystem(System):
         # leaves its batch, or joins one, or its step is compiled anew
         if any(self.sim_key(patch, acting) != patch.sim.key for patch in self.patches.values()):
             batches.arrange(self)
-            self.shared.arrange_requested = True   # this step's frame graph is made again
+            self.shared.events.dispatch_event(REARRANGE)   # this step's frame graph is made again
         packs: dict = {}
         start = step.frame * step.dt
         for sim in self.sims():

@@ -314,3 +314,10 @@ def test_batching_off_or_a_lone_patch_runs_under_its_own_name(gpu, count):
                 assert names == [f"p{k}:cloth:substeps" for k in range(count)]
             step = next(p for p in engine.frame_passes({Phase.SIMULATE}) if p.name == names[0])
             assert step.op.groups[2] == (count if batching else 1)
+
+
+def test_the_engine_refuses_a_cloth_tuning_of_another_type(gpu):
+    with pytest.raises(TypeError, match=r"^Engine\(cloth_tuning=\.\.\.\): expected a ClothTuning "
+                                        r"\(emberfx\.systems\.cloth\.tuning\), found dict$"):
+        Engine(loads_scene(HEADER + patch("p0", 0.0), path="<cloth batches>"),
+               cloth_tuning={"resident_up_to_vertices": 0})   # type: ignore[arg-type]

@@ -8,6 +8,7 @@
 """
 
 from emberfx.core.errors import EmberError, SceneError
+from emberfx.engine import app_hooks
 
 __version__ = "0.1.0"
 __all__ = ["Camera", "Engine", "EmberError", "Scene", "SceneError", "SceneSettings", "load_scene",
@@ -40,3 +41,26 @@ def __getattr__(name):
         from emberfx.app.notebook import show
         return show
     raise AttributeError(f"module 'emberfx' has no attribute {name!r}")
+
+
+# The Engine's app-layer methods (engine/app_hooks.py): the engine imports no app module, so
+# the package, which sits above both, hands it these. Each imports its module when first
+# called, so that `import emberfx` loads neither PIL nor the export code.
+def _export_frame(engine, folder, format):
+    from emberfx.app.export import export_frame
+    return export_frame(engine, folder, format)
+
+
+def _png_bytes(engine):
+    from emberfx.app.notebook import png_bytes
+    return png_bytes(engine)
+
+
+def _video(engine, frames, fps):
+    from emberfx.app.notebook import video
+    return video(engine, frames, fps)
+
+
+app_hooks.provide(app_hooks.EXPORT, _export_frame)
+app_hooks.provide(app_hooks.PNG, _png_bytes)
+app_hooks.provide(app_hooks.VIDEO, _video)

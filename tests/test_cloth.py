@@ -11,31 +11,31 @@ from emberfx.engine.engine import Engine
 from emberfx.model.camera import Camera
 from emberfx.model.scene import EntitySpec, Scene, SceneSettings, loads_scene
 from emberfx.systems.cloth.component import Cloth
+from emberfx.systems.cloth.tuning import ClothTuning
 from emberfx.systems.colliders.component import Collider
 
 DT = 1.0 / 60.0
 
 
-def cloth_engine(extra: dict | None = None, **fields) -> Engine:
+def cloth_engine(extra: dict | None = None, tuning: ClothTuning | None = None,
+                 **fields) -> Engine:
     entities = [EntitySpec("flag", {"cloth": Cloth(**fields)})]
     for name, comp in (extra or {}).items():
         entities.append(EntitySpec(name, {"collider": comp}))
     scene = Scene(SceneSettings(seed=1, fixed_dt=DT), Camera(kind="orthographic"), entities)
-    return Engine(scene, size=(48, 32))
+    return Engine(scene, size=(48, 32), cloth_tuning=tuning)
 
 
 @pytest.mark.parametrize("resident", [True, False])
-def test_fifty_substeps_equal_the_numpy_replica(gpu, monkeypatch, resident):
+def test_fifty_substeps_equal_the_numpy_replica(gpu, resident):
     """17x13 patch, top corners pinned, 50 substeps (5 steps x 10): positions within 2e-5 and
     velocities within 2e-3 (float32 on the GPU against float64, relative to speeds ~1 m/s),
     every substep of a step in one workgroup (cloth/step_resident.wgsl) or a dispatch each."""
-    from emberfx.systems.cloth import system
-
-    monkeypatch.setattr(system, "RESIDENT_UP_TO_VERTICES", 17 * 13 if resident else 0)
+    tuning = ClothTuning(resident_up_to_vertices=17 * 13 if resident else 0)
     fields = dict(resolution=(17, 13), size=(1.6, 1.2), position=(0.1, 0.5, -0.2),
                   pins="top-corners", stiffness=800.0, damping=0.3, drag=0.2, mass=0.02,
                   substeps=10, gravity=(0.3, -9.81, 0.5))
-    engine = cloth_engine(**fields)
+    engine = cloth_engine(tuning=tuning, **fields)
     start = engine.state("flag")
     x, v = start["position"].astype(np.float64), start["velocity"].astype(np.float64)
     rest = x.copy()

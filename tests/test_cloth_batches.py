@@ -21,6 +21,7 @@ import pytest
 from emberfx.core.frame_graph import Phase
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import loads_scene
+from emberfx.systems.cloth.tuning import ClothTuning
 
 HEADER = """
 [scene]
@@ -130,13 +131,11 @@ def test_batched_patches_are_byte_identical_to_each_patch_alone(gpu):
 
 
 @pytest.mark.parametrize("resident", [True, False])
-def test_one_dispatch_over_all_patches_and_views_into_one_arena(gpu, monkeypatch, resident):
-    from emberfx.systems.cloth import system
-
-    monkeypatch.setattr(system, "RESIDENT_UP_TO_VERTICES", 19 * 13 if resident else 0)
+def test_one_dispatch_over_all_patches_and_views_into_one_arena(gpu, resident):
+    tuning = ClothTuning(resident_up_to_vertices=19 * 13 if resident else 0)
     text = HEADER + "".join(patch(f"p{k}", k - 2.0, f"stiffness = {700 + 100 * k}")
                             for k in range(5))
-    with Engine(loads_scene(text, path="<cloth batches>")) as engine:
+    with Engine(loads_scene(text, path="<cloth batches>"), cloth_tuning=tuning) as engine:
         names = cloth_passes(engine)
         substeps = [n for n in names if n.endswith(":cloth:substeps")]
         assert len(substeps) == 1 and substeps[0].startswith("~cloth")
@@ -156,22 +155,20 @@ def test_one_dispatch_over_all_patches_and_views_into_one_arena(gpu, monkeypatch
         assert {f"p{k}/pos0" for k in range(5)} <= set(step.writes)
 
 
-def test_resident_substeps_equal_a_dispatch_per_substep_to_the_byte(gpu, monkeypatch):
+def test_resident_substeps_equal_a_dispatch_per_substep_to_the_byte(gpu):
     """cloth/step_resident.wgsl (every substep of a step in one workgroup per patch) against
     cloth/step.wgsl (a dispatch per substep), which share their substep code: the ragged scene
     (batches, lone patches, 13 substeps, a prewarm, winds and colliders) plus a soft patch of a
     single substep and patches of 1200 vertices (the limit here, past the 1024 invocations a
     workgroup may have: some step two) and 1230 (past the limit: a dispatch per substep either
     way), byte for byte, and the image."""
-    from emberfx.systems.cloth import system
-
     text = (RAGGED + patch("j", 1.5, "stiffness = 5.0\ndamping = 0.01", substeps=1)
             + patch("k", -1.5, "", resolution=(40, 30), substeps=7)
             + patch("m", 2.5, "", resolution=(41, 30), substeps=7))
     runs = {}
     for limit in (40 * 30, 0):
-        monkeypatch.setattr(system, "RESIDENT_UP_TO_VERTICES", limit)
-        with Engine(loads_scene(text, path="<cloth resident>")) as engine:
+        tuning = ClothTuning(resident_up_to_vertices=limit)
+        with Engine(loads_scene(text, path="<cloth resident>"), cloth_tuning=tuning) as engine:
             repeats = {p.name: p.op.repeat for p in engine.frame_passes()
                        if p.name.endswith(":cloth:substeps")}
             engine.step(9)
@@ -304,13 +301,12 @@ def test_live_edits_move_a_patch_out_of_its_batch_and_stay_identical(gpu):
 
 
 @pytest.mark.parametrize("count", [1, 2])
-def test_batching_off_or_a_lone_patch_runs_under_its_own_name(gpu, monkeypatch, count):
-    from emberfx.systems.cloth import system
-
-    monkeypatch.setattr(system, "RESIDENT_UP_TO_VERTICES", 0)   # z: one per patch
+def test_batching_off_or_a_lone_patch_runs_under_its_own_name(gpu, count):
+    tuning = ClothTuning(resident_up_to_vertices=0)   # z: one per patch
     text = HEADER + "".join(patch(f"p{k}", float(k)) for k in range(count))
     for batching in (True, False):
-        with Engine(loads_scene(text, path="<cloth batches>"), batching=batching) as engine:
+        with Engine(loads_scene(text, path="<cloth batches>"), batching=batching,
+                    cloth_tuning=tuning) as engine:
             names = [n for n in cloth_passes(engine) if n.endswith(":cloth:substeps")]
             if batching and count > 1:
                 assert names == [names[0]] and names[0].startswith("~cloth")
@@ -318,3 +314,10 @@ def test_batching_off_or_a_lone_patch_runs_under_its_own_name(gpu, monkeypatch, 
                 assert names == [f"p{k}:cloth:substeps" for k in range(count)]
             step = next(p for p in engine.frame_passes({Phase.SIMULATE}) if p.name == names[0])
             assert step.op.groups[2] == (count if batching else 1)
+
+
+def test_the_engine_refuses_a_cloth_tuning_of_another_type(gpu):
+    with pytest.raises(TypeError, match=r"^Engine\(cloth_tuning=\.\.\.\): expected a ClothTuning "
+                                        r"\(emberfx\.systems\.cloth\.tuning\), found dict$"):
+        Engine(loads_scene(HEADER + patch("p0", 0.0), path="<cloth batches>"),
+               cloth_tuning={"resident_up_to_vertices": 0})   # type: ignore[arg-type]

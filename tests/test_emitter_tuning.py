@@ -1,13 +1,25 @@
-"""The emitter family keeps no tuning in module state: no ``global`` statement and no
-``globals()`` in systems/emitter, so the only way to choose a path of the step is the Engine's
-``emitter_tuning`` value (systems/emitter/tuning.py), which the system reads once."""
+"""The emitter and cloth families keep no tuning in module state: no ``global`` statement and
+no ``globals()`` in systems/emitter or systems/cloth, so the only way to choose a path of their
+step (or the size of an emitter's prewarm submissions) is the Engine's ``emitter_tuning`` /
+``cloth_tuning`` value (systems/emitter/tuning.py, systems/cloth/tuning.py), which the system
+reads once."""
 
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
-EMITTER = Path(__file__).resolve().parent.parent / "systems" / "emitter"
+import pytest
+
+from emberfx.systems.cloth.tuning import DEFAULT as CLOTH_DEFAULT
+from emberfx.systems.cloth.tuning import RESIDENT_ON_HARDWARE, ClothTuning
+from emberfx.systems.emitter.tuning import DEFAULT
+
+SYSTEMS = Path(__file__).resolve().parent.parent / "systems"
+EMITTER = SYSTEMS / "emitter"
 
 
 def module_state_writes(source: str) -> list[int]:
@@ -28,9 +40,33 @@ def test_the_check_finds_module_state_writes():
     assert module_state_writes("X = (1, 2)\ndef f(x=X):\n    return x\n") == []
 
 
-def test_no_emitter_module_writes_module_state():
-    files = sorted(EMITTER.glob("*.py"))
-    assert len(files) > 10 and EMITTER.joinpath("tuning.py") in files
+@pytest.mark.parametrize("family, at_least", [("emitter", 10), ("cloth", 3)])
+def test_no_module_of_the_family_writes_module_state(family, at_least):
+    folder = SYSTEMS / family
+    files = sorted(folder.glob("*.py"))
+    assert len(files) > at_least and folder.joinpath("tuning.py") in files
     found = {f.name: lines for f in files
              if (lines := module_state_writes(f.read_text(encoding="utf-8")))}
     assert found == {}
+
+
+@pytest.mark.parametrize("field", ["prewarm_batch_work", "prewarm_batch_steps",
+                                   "prewarm_notice_work"])
+def test_the_prewarm_limits_are_checked(field):
+    one: dict[str, Any] = {field: 1}
+    assert getattr(replace(DEFAULT, **one), field) == 1
+    with pytest.raises(ValueError, match=rf"^EmitterTuning\.{field}: expected 1 or more, "
+                                         rf"found 0$"):
+        replace(DEFAULT, **{**one, field: 0})
+
+
+def test_the_cloth_resident_limit_is_the_tuning_or_the_adapter_s():
+    software, hardware = SimpleNamespace(is_software=True), SimpleNamespace(is_software=False)
+    assert CLOTH_DEFAULT.resident_limit(software) == 0
+    assert CLOTH_DEFAULT.resident_limit(hardware) == RESIDENT_ON_HARDWARE
+    assert ClothTuning(resident_up_to_vertices=77).resident_limit(software) == 77
+    assert ClothTuning(resident_up_to_vertices=0).resident_limit(hardware) == 0
+    bad: Any
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match=r"^ClothTuning\.resident_up_to_vertices: "):
+            ClothTuning(resident_up_to_vertices=bad)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from emberfx.core.system import StepInfo
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import loads_scene
 from emberfx.systems.emitter.component import MAX_PREWARM_WORK, Emitter
+from emberfx.systems.emitter.tuning import DEFAULT
 
 DT = 0.02
 STEPS = 31                      # prime: no batch size above 1 divides it
@@ -110,12 +112,13 @@ def assert_identical(batched: dict, stepwise: dict) -> None:
 
 
 def test_batched_prewarm_is_byte_identical_to_stepping_one_step_at_a_time(gpu, monkeypatch):
-    monkeypatch.setattr(emitter_prewarm, "PREWARM_BATCH_WORK", BATCH_WORK)
-    batches = {name: emitter_prewarm.prewarm_batch_steps(cap) for name, cap in CAPACITIES.items()}
+    tuning = replace(DEFAULT, prewarm_batch_work=BATCH_WORK)
+    batches = {name: emitter_prewarm.prewarm_batch_steps(cap, tuning)
+               for name, cap in CAPACITIES.items()}
     assert batches == {"small": 7, "ragged": 1, "tiny": 23}
     assert STEPS % 7 and STEPS % 23   # the last batch of each is a partial one
     scene = loads_scene(SCENE)
-    with Engine(scene) as batched_engine:
+    with Engine(scene, emitter_tuning=tuning) as batched_engine:
         batched = states(batched_engine)
         counters = {n: batched_engine.system_of(n, "emitter").counters(batched_engine.entity_ref(n))
                     for n in CAPACITIES}
@@ -135,11 +138,13 @@ def test_batched_prewarm_is_byte_identical_to_stepping_one_step_at_a_time(gpu, m
 
 
 def test_prewarm_batches_respect_the_work_per_submission():
-    assert emitter_prewarm.prewarm_batch_steps(1) == emitter_prewarm.PREWARM_BATCH_STEPS
+    batch_steps = emitter_prewarm.prewarm_batch_steps
+    assert batch_steps(1, DEFAULT) == DEFAULT.prewarm_batch_steps
     big = 4_000_000
-    assert emitter_prewarm.prewarm_batch_steps(big) == max(
-        1, emitter_prewarm.PREWARM_BATCH_WORK // big)
-    assert emitter_prewarm.prewarm_batch_steps(emitter_prewarm.PREWARM_BATCH_WORK + 1) == 1
+    assert batch_steps(big, DEFAULT) == max(1, DEFAULT.prewarm_batch_work // big)
+    assert batch_steps(DEFAULT.prewarm_batch_work + 1, DEFAULT) == 1
+    fewer = replace(DEFAULT, prewarm_batch_steps=5, prewarm_batch_work=1000)
+    assert batch_steps(1, fewer) == 5 and batch_steps(300, fewer) == 3
 
 
 def test_the_prewarm_bound_is_on_work_not_seconds():
@@ -212,7 +217,7 @@ prewarm = 60.0
     assert not (tmp_path / "out.png").exists()
 
 
-def test_a_long_prewarm_says_that_it_runs(gpu, monkeypatch, capsys):
+def test_a_long_prewarm_says_that_it_runs(gpu, capsys):
     text = HEAD + f"""
 [[entity]]
 name = "warm"
@@ -221,13 +226,13 @@ capacity = 1000
 rate = 500.0
 prewarm = {PREWARM!r}
 """
-    monkeypatch.setattr(emitter_prewarm, "PREWARM_NOTICE_WORK", 1000 * STEPS)
-    with Engine(loads_scene(text)):
+    with Engine(loads_scene(text),
+                emitter_tuning=replace(DEFAULT, prewarm_notice_work=1000 * STEPS)):
         pass
     err = capsys.readouterr().err
     assert (f"emberfx: entity 'warm': prewarming {PREWARM:g} s = {STEPS} steps of 1,000 slots "
             f"({1000 * STEPS:,} particle-steps)") in err
-    monkeypatch.setattr(emitter_prewarm, "PREWARM_NOTICE_WORK", 1000 * STEPS + 1)
-    with Engine(loads_scene(text)):
+    with Engine(loads_scene(text),
+                emitter_tuning=replace(DEFAULT, prewarm_notice_work=1000 * STEPS + 1)):
         pass
     assert "prewarming" not in capsys.readouterr().err   # a short one stays quiet

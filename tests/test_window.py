@@ -323,7 +323,7 @@ def _save(path: Path, text: str) -> None:
 
 
 def test_key_names_have_one_spelling():
-    from emberfx.app.keys import key_name
+    from emberfx.model.keys import key_name
 
     assert [key_name(k) for k in (" ", "+", "=", "_", "A", "F1", "ArrowUp", ".", "Shift", None)] \
         == ["space", "=", "=", "-", "a", "f1", "arrowup", ".", None, None]

@@ -24,8 +24,8 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from emberfx.app.keys import key_name
 from emberfx.core.errors import EmberError
+from emberfx.model.keys import key_name
 
 if TYPE_CHECKING:
     from emberfx.app.inspector import Inspector

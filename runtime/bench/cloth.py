@@ -51,23 +51,24 @@ RESIDENT_SHAPES = ((16, 16), (32, 20), (32, 32), (48, 48))   # (32, 20): the sho
 def resident_rows(ctx, shapes=RESIDENT_SHAPES) -> list[dict]:
     """Small patches, 20 substeps: ms of GPU per step with every substep in one dispatch of a
     workgroup (cloth/step_resident.wgsl) and, in the same run, with a dispatch per substep
-    (cloth/step.wgsl), whatever ``RESIDENT_UP_TO_VERTICES`` picks for the shape."""
+    (cloth/step.wgsl), whatever the default ``ClothTuning`` picks for the shape."""
     from emberfx.core.frame_graph import Phase
     from emberfx.engine.engine import Engine
     from emberfx.model.camera import Camera
     from emberfx.model.scene import EntitySpec, Scene, SceneSettings
-    from emberfx.systems.cloth import system
     from emberfx.systems.cloth.component import Cloth
+    from emberfx.systems.cloth.tuning import DEFAULT, ClothTuning
 
     rows = []
-    limit = system.resident_limit(ctx)
+    limit = DEFAULT.resident_limit(ctx)
     for nx, ny in shapes:
         ms = {}
         for resident in (True, False):
-            with system.resident_up_to(nx * ny if resident else 0):
-                engine = Engine(Scene(SceneSettings(seed=1), Camera(kind="orthographic"), [
-                    EntitySpec("cloth", {"cloth": Cloth(resolution=(nx, ny), pins="top-edge",
-                                                        substeps=20)})]), size=(64, 64))
+            tuning = ClothTuning(resident_up_to_vertices=nx * ny if resident else 0)
+            engine = Engine(Scene(SceneSettings(seed=1), Camera(kind="orthographic"), [
+                EntitySpec("cloth", {"cloth": Cloth(resolution=(nx, ny), pins="top-edge",
+                                                    substeps=20)})]), size=(64, 64),
+                            cloth_tuning=tuning)
             engine.step(2)
             ms[resident] = timed_passes(ctx.device, engine.frame_passes({Phase.SIMULATE}),
                                         2 if ctx.is_software else 50) * 1e3

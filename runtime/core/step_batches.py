@@ -48,10 +48,13 @@ class PrewarmNotice:
     unit: str      # the unit of work ("particle-steps")
 
 
-def batch_steps(work_per_step: int, batch_work: int | None = None) -> int:
+def batch_steps(work_per_step: int, batch_work: int | None = None,
+                most_steps: int | None = None) -> int:
     """Steps per submission for steps of ``work_per_step`` units each, at most ``batch_work``
-    units (default BATCH_WORK) per submission."""
-    return max(1, min(BATCH_STEPS, (batch_work or BATCH_WORK) // max(1, work_per_step)))
+    units (default BATCH_WORK) and ``most_steps`` steps (default BATCH_STEPS) per
+    submission."""
+    return max(1, min(most_steps or BATCH_STEPS,
+                      (batch_work or BATCH_WORK) // max(1, work_per_step)))
 
 
 def run_steps(device: wgpu.GPUDevice, label: str, steps: int, work_per_step: int,

@@ -9,7 +9,10 @@ never encodes commands itself.
 A system is an esper Processor of the Engine's esper world: each step the Engine runs
 ``esper.process(step)``, which calls every system's ``process`` (``before_step``) by descending
 ``priority`` (see ``Priority``). A system sees other entities through ``query`` (an emitter, the
-forces acting on it), which reads the esper world.
+forces acting on it), which reads the esper world, and hears of changes through the Engine's
+notices (``shared.events``, core/events.py): the World makes ``world_changed`` and
+``targets_changed`` handlers of WORLD_CHANGED and TARGETS_CHANGED, a system that changed its
+passes during its step sends REARRANGE, and a family announces what another family reads of it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import numpy as np
 import wgpu
 
 from emberfx.core.bindings import PassBuilder
+from emberfx.core.events import Events
 from emberfx.core.frame_graph import Pass
 from emberfx.core.gpu import GpuContext
 from emberfx.core.resources import Resources
@@ -56,9 +60,6 @@ class SharedResources:
     resources: Resources
     # the Engine's world query (World.query): (EntityRef, component) pairs in entity order
     query: Callable[..., list[tuple[EntityRef, Any]]] = lambda *kinds: []
-    # the system object running a component key in this world, or None (a family reading what
-    # another family's system keeps, e.g. an emitter the samples of a vector field)
-    system_for: Callable[[str], Any] = lambda key: None
     # world -> clip (4x4, column vectors) of the last render into the scene target and its size;
     # None before the first render (depth-buffer collisions do nothing until then)
     drawn_view: tuple[np.ndarray, tuple[int, int]] | None = None
@@ -72,11 +73,13 @@ class SharedResources:
     # whether systems may batch like entities into shared arenas (Engine(batching=...))
     batching: bool = True
     # by component key, the frozen tuning value a family's system is built with (the emitters':
-    # Engine(emitter_tuning=...)); a family missing here takes its defaults
+    # Engine(emitter_tuning=...), the cloth's: Engine(cloth_tuning=...)); a family missing here
+    # takes its defaults
     tuning: Mapping[str, Any] = field(default_factory=dict)
-    # a system asks for ``arrange`` and a new frame graph before the next encode (its passes
-    # changed in before_step); the Engine clears it
-    arrange_requested: bool = False
+    # notices among the Engine's parts and its systems (core/events.py): a system asks for
+    # ``arrange`` and a new frame graph with REARRANGE; a family announces what others read
+    # of it (the vector fields' samples)
+    events: Events = field(default_factory=Events)
 
 
 @dataclass(frozen=True)
@@ -143,18 +146,20 @@ class System(esper.Processor):
     def arrange(self, changed: str | None = None) -> bool:
         """Regroup this system's entities' resources, e.g. like entities into shared arenas
         (their registry names stay, as views). The Engine calls it before ``world_changed``:
-        when the world was built or an entity rebuilt, or ``shared.arrange_requested`` was set
-        (``changed`` None: look at everything), and after the entity ``changed`` was spawned or
+        when the world was built or an entity rebuilt, or a system sent REARRANGE during the
+        step (``changed`` None: look at everything), and after the entity ``changed`` was spawned or
         deleted (look at that one: the cost of a spawn must not grow with the world). True
         when any resource moved (the readback is laid out again)."""
         return False
 
     def world_changed(self) -> None:
-        """Entities were spawned or deleted (other systems' too): adapt, e.g. to new forces."""
+        """Entities were spawned or deleted (other systems' too): adapt, e.g. to new forces
+        (the handler of the WORLD_CHANGED notice)."""
 
     def targets_changed(self) -> None:
         """The renderer made new render targets (a resize, a new background): a system that
-        binds "scene/color" or sizes resources by it makes those bindings again."""
+        binds "scene/color" or sizes resources by it makes those bindings again (the handler
+        of the TARGETS_CHANGED notice)."""
 
     def query(self, *kinds: str | type) -> list[tuple[EntityRef, Any]]:
         """Every component of the given keys (``"attractor"``) or classes in the Engine's world,

@@ -40,7 +40,7 @@ from emberfx.core.resources import Resources
 from emberfx.core.shader_cache import release_idle
 from emberfx.core.submission import HeldSubmission, bound_buffers
 from emberfx.core.system import EntityRef, SharedResources, StepInfo
-from emberfx.engine import interrupts, live_edits
+from emberfx.engine import app_hooks, interrupts, live_edits
 from emberfx.engine.engine_guard import (
     checked_components,
     checked_scene,
@@ -60,6 +60,7 @@ from emberfx.model import registry
 from emberfx.model.colors import linear_color
 
 if TYPE_CHECKING:
+    from emberfx.systems.cloth.tuning import ClothTuning
     from emberfx.systems.emitter.tuning import EmitterTuning
 
 __all__ = ["OUTPUT_FORMAT", "Engine", "EntityView", "Name"]   # tools import these from here
@@ -71,14 +72,17 @@ __all__ = ["OUTPUT_FORMAT", "Engine", "EntityView", "Name"]   # tools import the
 class Engine:
     def __init__(self, scene, size: tuple[int, int] | None = None, *, scripts=True,
                  script_timeout: float | None = None, batching: bool = True,
-                 emitter_tuning: EmitterTuning | None = None):
+                 emitter_tuning: EmitterTuning | None = None,
+                 cloth_tuning: ClothTuning | None = None):
         """``scripts``: False (or EMBERFX_NO_SCRIPTS=1) runs none of the scene's scripts; a
         ``ScriptPolicy`` also sets the time limit and allows scripts outside the scene's folder.
         ``script_timeout``: seconds a hook may run (default 5; 0: no limit). ``batching``:
         False runs every emitter alone (the same results, more passes: for comparison).
         ``emitter_tuning``: how the emitters step and cull (an
         ``emberfx.systems.emitter.tuning.EmitterTuning``; default ``DEFAULT``): which path of
-        the ordered step they take and its shape, for comparison and tests."""
+        the ordered step they take and its shape, for comparison and tests. ``cloth_tuning``:
+        how the cloth patches step (an ``emberfx.systems.cloth.tuning.ClothTuning``; default
+        ``DEFAULT``)."""
         from emberfx.engine.scripting import Scripts, check_script_locations, script_policy
 
         self._owner = threading.current_thread()
@@ -107,8 +111,9 @@ class Engine:
                                        fixed_dt=scene.settings.fixed_dt, seed=scene.settings.seed,
                                        resolve=scene.resolve, scene_path=scene.path,
                                        batching=bool(batching),
-                                       tuning={} if emitter_tuning is None
-                                       else {"emitter": emitter_tuning})
+                                       tuning={key: value for key, value in (
+                                           ("emitter", emitter_tuning), ("cloth", cloth_tuning))
+                                           if value is not None})
         self._store = World(self.gpu, self._shared)
         self._telemetry = Telemetry(self.gpu, self.resources)
         self._renderer = Renderer(self.device, self._shared,
@@ -117,7 +122,7 @@ class Engine:
         self._reloader = Reloader(self, self._store, build_world=self._build_world,
                                   release_world=self._release_world, sync=self._sync_components,
                                   lay_out_readback=self._lay_out_readback,
-                                  retarget=self._retarget)
+                                  retarget=self._retarget, adopt=self._adopt)
         self._renderer.make_targets(self.size)
         try:
             self._build_world()
@@ -170,6 +175,21 @@ class Engine:
         self._store.world_changed()
         self._telemetry.lay_out(self._store.system_objects())
         self._renderer.invalidate_graphs()
+
+    def _adopt(self, *, scene=None, clock: FixedClock | None = None, camera=None,
+               scripts=None) -> None:
+        """What a reload changes of the Engine itself, those given (reload.py calls this): the
+        scene it runs, a new world's clock (the systems' seed and timestep are then the
+        scene's), the live camera, the scripts."""
+        if scene is not None:
+            self.scene = scene
+        if clock is not None:
+            self.clock = clock
+            self._shared.seed, self._shared.fixed_dt = self.scene.settings.seed, clock.fixed_dt
+        if camera is not None:
+            self.camera = camera
+        if scripts is not None:
+            self.scripts = scripts
 
     def _retarget(self, background) -> None:
         self._renderer.background = background
@@ -252,7 +272,7 @@ class Engine:
         info = StepInfo(frame=self.clock.steps, dt=self.clock.fixed_dt,
                         seed=self.scene.settings.seed)
         self._store.process(info)   # esper.process: each system's before_step, by priority
-        if self._shared.arrange_requested:   # e.g. an emitter left its batch (a live edit)
+        if self._store.rearrange_due:   # e.g. an emitter left its batch (a live edit)
             self._lay_out_readback()
         encoder = self.device.create_command_encoder(label=f"emberfx:step:{info.frame}")
         telemetry = self._telemetry
@@ -386,21 +406,18 @@ class Engine:
     def export(self, folder, format: str = "npz") -> list:
         """Write the current state of every emitter, particle-life swarm and cloth to
         ``folder`` as point caches (npz, ply or usd; app/export.py); returns the paths."""
-        from emberfx.app.export import export_frame
-        return export_frame(self, folder, format)
+        return app_hooks.hook(app_hooks.EXPORT)(self, folder, format)
 
     def _repr_png_(self) -> bytes | None:
         """Jupyter shows an Engine as its current frame; a closed one falls back to its repr."""
         if self._owner_ident is None:
             return None
-        from emberfx.app.notebook import png_bytes
-        return png_bytes(self)
+        return app_hooks.hook(app_hooks.PNG)(self)
 
     def video(self, frames: int = 120, fps: float | None = None):
         """Step ``frames`` fixed steps and return them as an inline MP4 for Jupyter
         (``IPython.display.Video``; needs the notebook extra): app/notebook.py."""
-        from emberfx.app.notebook import video
-        return video(self, frames, fps)
+        return app_hooks.hook(app_hooks.VIDEO)(self, frames, fps)
 
     # inspection --------------------------------------------------------------------------------
     def _ref(self, name: str, what: str = "entity name") -> EntityRef:

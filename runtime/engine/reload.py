@@ -22,11 +22,14 @@ class Reloader:
     """Applies reload plans to ``engine`` through its public methods and its entity store.
     ``build_world`` and ``release_world`` make and drop the world with its readbacks, ``sync``
     applies pending live edits, ``lay_out_readback`` lays out the readbacks again (after a
-    rebuild), ``retarget`` remakes the render targets for a new background colour."""
+    rebuild), ``retarget`` remakes the render targets for a new background colour, and
+    ``adopt(scene=, clock=, camera=, scripts=)`` sets what the reload changes of the Engine
+    itself (the given ones): the Reloader reads the Engine's fields but never writes them."""
 
     def __init__(self, engine, world, *, build_world: Callable[[], None],
                  release_world: Callable[[], None], sync: Callable[[], list],
-                 lay_out_readback: Callable[[], None], retarget: Callable[[tuple], None]):
+                 lay_out_readback: Callable[[], None], retarget: Callable[[tuple], None],
+                 adopt: Callable[..., None]):
         self.engine = engine
         self.world = world
         self._build_world = build_world
@@ -34,6 +37,7 @@ class Reloader:
         self._sync = sync
         self._lay_out_readback = lay_out_readback
         self._retarget = retarget
+        self._adopt = adopt
 
     def reload(self, scene, changed_files=()):
         from emberfx.engine.scripting import Scripts, check_script_locations
@@ -48,15 +52,16 @@ class Reloader:
         elif not plan.empty:
             self.apply(plan, scene)
         if plan.camera or scene.settings.size != engine.scene.settings.size:
-            engine.camera = scene.camera.with_reference(scene.settings.size)
+            self._adopt(camera=scene.camera.with_reference(scene.settings.size))
         if plan.background:
             self._retarget(linear_color(scene.settings.background))
-        old_scene, engine.scene = engine.scene, scene
+        old_scene = engine.scene
+        self._adopt(scene=scene)
         if plan.scripts or plan.restart or scene.path != old_scene.path:
             if plan.restart:   # a new world starts its scripts afresh (the window's input stays)
-                engine.scripts = Scripts(engine, inputs=engine.scripts.input)
+                self._adopt(scripts=Scripts(engine, inputs=engine.scripts.input))
             else:
-                engine.scripts = Scripts(engine, previous=engine.scripts)
+                self._adopt(scripts=Scripts(engine, previous=engine.scripts))
                 if engine.scripts.started:
                     engine.scripts.start()   # on_start for the scripts the edit added
         return plan
@@ -98,17 +103,15 @@ class Reloader:
     def restart(self, scene) -> None:
         """A new world for a new seed or timestep. If the new one cannot be built, the old
         scene starts again from its beginning (its GPU state went with its world)."""
-        engine, shared = self.engine, self.world.shared
-        old = (engine.scene, engine.clock, shared.seed, shared.fixed_dt)
+        old_scene, old_clock = self.engine.scene, self.engine.clock
         self._release_world()
         self.world.renew()
-        engine.scene, engine.clock = scene, FixedClock(scene.settings.fixed_dt)
-        shared.seed, shared.fixed_dt = scene.settings.seed, scene.settings.fixed_dt
+        self._adopt(scene=scene, clock=FixedClock(scene.settings.fixed_dt))
         try:
             self._build_world()
         except Exception:
             self._release_world()
             self.world.renew()
-            engine.scene, engine.clock, shared.seed, shared.fixed_dt = old
+            self._adopt(scene=old_scene, clock=old_clock)
             self._build_world()
             raise

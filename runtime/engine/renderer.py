@@ -21,6 +21,7 @@ import wgpu
 
 from emberfx.core.bindings import PassBuilder
 from emberfx.core.bundles import BundleCache
+from emberfx.core.events import TARGETS_CHANGED
 from emberfx.core.frame_graph import DRAWING_PHASES, FrameGraph, Pass, Phase, RenderTarget
 from emberfx.core.layout import struct_dtype
 from emberfx.core.pipelines import RenderKey, render_pipeline
@@ -97,8 +98,8 @@ class Renderer:
                                                 self._scene_target.depth_view,
                                                 shared.scene_format, shared.depth_format)
         self._present.clear()
-        for system in self.world.system_objects():   # those binding "scene/color" bind the new one
-            system.targets_changed()
+        # the systems binding "scene/color" or "scene/depth" bind the new ones
+        self.shared.events.dispatch_event(TARGETS_CHANGED)
         self.invalidate_graphs()
 
     # the frame graph ---------------------------------------------------------------------------

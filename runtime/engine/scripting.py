@@ -168,7 +168,7 @@ def check_script_locations(scene, policy: ScriptPolicy) -> None:
 @dataclass
 class InputState:
     """What the window saw (filled by the window; empty headless): keys held, by their emberfx
-    names ("a", "space", "f2"; see runtime/app/keys.py), the cursor in logical pixels from the
+    names ("a", "space", "f2"; see runtime/model/keys.py), the cursor in logical pixels from the
     window's top-left, the mouse buttons held (1 left, 2 right, 3 middle) and whether the cursor is
     inside."""
     keys: set = field(default_factory=set)

@@ -1,6 +1,11 @@
 """The Engine's world: its esper world (the entities, their components, the systems that run
 them) and the entities by name.
 
+The World wires its systems to the Engine's notices (core/events.py): each system's
+``world_changed`` and ``targets_changed`` hear WORLD_CHANGED and TARGETS_CHANGED from the
+moment the system is made until the world is released, and a REARRANGE from a system during a
+step sets ``rearrange_due``, which the Engine looks at before the step encodes.
+
 Every scene entity is an esper entity of the Engine's own esper world, holding a ``Name`` and its
 components (the registered dataclasses): there is no other component store. ``entities`` maps
 names to EntityRefs in index order (scene order, then spawns). Systems are esper Processors of
@@ -29,6 +34,7 @@ from typing import Any
 import esper
 
 from emberfx.core.errors import EmberError, SceneError
+from emberfx.core.events import REARRANGE, TARGETS_CHANGED, WORLD_CHANGED
 from emberfx.core.system import EntityRef, SharedResources, StepInfo, System
 from emberfx.engine import live_edits
 from emberfx.engine.engine_guard import switch_to, visiting
@@ -171,7 +177,9 @@ class World:
         self._queries: dict[tuple, tuple[tuple, list]] = {}   # classes -> (esper's lists, result)
         self._query_classes: dict[tuple, tuple[type, ...]] = {}
         shared.query = self.query
-        shared.system_for = lambda key: self.systems.get(key)
+        # a system changed its passes during the step: arrange before the step encodes
+        self.rearrange_due = False
+        shared.events.set_handler(REARRANGE, self._rearrange_requested)
 
     # building and releasing --------------------------------------------------------------------
     def build(self, specs) -> None:
@@ -202,6 +210,9 @@ class World:
         for _, components in self._all_components():
             for component in components.values():
                 untrack(component)   # references kept elsewhere edit nothing any more
+        for system in self.system_objects():   # they hear no notice any more
+            self.shared.events.forget(system)
+        self.shared.events.forget_announcements()
         self.systems = {}
         self._queries, self._query_classes = {}, {}
         # esper cannot delete the current world; the caller's own world stays current
@@ -233,6 +244,8 @@ class World:
                     system = system_cls(self.gpu, self.shared)
                     with visiting(self.esper_world):
                         esper.add_processor(system, system.priority)
+                    self.shared.events.set_handler(WORLD_CHANGED, system.world_changed)
+                    self.shared.events.set_handler(TARGETS_CHANGED, system.targets_changed)
                 self.systems[key] = system
             self.systems[key].add(ref, component)
             self._added.append((key, name))
@@ -392,18 +405,21 @@ class World:
         with visiting(self.esper_world):
             esper.process(info)
 
+    def _rearrange_requested(self) -> None:
+        self.rearrange_due = True
+
     def arrange(self, changed: str | None = None) -> bool:
         """Every system regroups its entities' resources (System.arrange); True when any
         moved."""
         if changed is None:
-            self.shared.arrange_requested = False
+            self.rearrange_due = False
         moved = [system.arrange(changed) for system in self.system_objects()]
         return any(moved)
 
     def world_changed(self) -> None:
-        """After a spawn or delete: the systems adapt (e.g. to a new force)."""
-        for system in self.system_objects():
-            system.world_changed()
+        """After a spawn or delete: the systems adapt (e.g. to a new force), each hearing the
+        WORLD_CHANGED notice in the order the systems were made."""
+        self.shared.events.dispatch_event(WORLD_CHANGED)
 
     def state(self, ref: EntityRef) -> dict:
         out: dict = {}

@@ -8,24 +8,26 @@ and that the files a component reads parse (``check_files``), that fields naming
 name one with a wanted component (``REFERENCES``, ``REFERENCE_LIMITS``, ``references_problem``),
 and what a component can check only with the scene's timestep (``timestep_problem``).
 
-This module imports the scene classes it builds; emberfx.model.scene imports it inside the
-functions that load, so either module may be imported first.
+It builds the tables of emberfx.model.scene_parts and returns a scene's parts
+(``scene_fields``); emberfx.model.scene makes the Scene of them and imports this module, never
+the other way round. Key names of ``[bindings]`` are checked with emberfx.model.keys.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from emberfx.core.errors import SceneError
 from emberfx.model.camera import Camera
 from emberfx.model.component_values import path_values, reference_value, referenced_names
+from emberfx.model.keys import check_binding
 from emberfx.model.light import Light
 from emberfx.model.numbers import bad_numbers
 from emberfx.model.registry import component_types, entity_name_problem
-from emberfx.model.scene import EntitySpec, Scene, SceneSettings, resolve_path
 from emberfx.model.scene_fields import (
     check_decodable,
     explain,
@@ -34,6 +36,7 @@ from emberfx.model.scene_fields import (
     suggest,
     unknown_keys,
 )
+from emberfx.model.scene_parts import EntitySpec, SceneSettings, resolve_path
 
 __all__ = ["SceneLoader", "TOP_LEVEL", "ENTITY_KEYS"]
 
@@ -51,7 +54,8 @@ class SceneLoader:
     def error(self, message: str, *, field: str | None = None, entity: str | None = None):
         return SceneError(self.path, message.replace("\n", " "), entity=entity, field=field)
 
-    def scene(self, doc: dict) -> Scene:
+    def scene_fields(self, doc: dict) -> dict[str, Any]:
+        """The keyword arguments of emberfx.model.scene.Scene for the document ``doc``."""
         for key in doc:
             if key not in TOP_LEVEL:
                 what = "table" if isinstance(doc[key], dict) else "key"
@@ -63,10 +67,10 @@ class SceneLoader:
         self.timestep_problems(entities, settings.fixed_dt)
         if settings.script is not None:
             self.path_value(settings.script, "scene.script", None)
-        return Scene(settings, camera, entities,
-                     Path(os.path.abspath(self.path)) if self.path is not None else None,
-                     self.bindings(self.table(doc, "bindings")),
-                     self.convert(Light, self.table(doc, "light"), "light"))
+        return {"settings": settings, "camera": camera, "entities": entities,
+                "path": Path(os.path.abspath(self.path)) if self.path is not None else None,
+                "bindings": self.bindings(self.table(doc, "bindings")),
+                "light": self.convert(Light, self.table(doc, "light"), "light")}
 
     def timestep_problems(self, entities: list[EntitySpec], fixed_dt: float) -> None:
         """Checks a component cannot make alone because they need the scene's timestep
@@ -81,8 +85,6 @@ class SceneLoader:
 
     def bindings(self, table: dict) -> dict[str, str]:
         """``[bindings]``: key name = "event name" (sent to on_event(ctx, name, {"key": key}))."""
-        from emberfx.app.keys import check_binding
-
         out = {}
         for key, event in table.items():
             problem = check_binding(key)

@@ -1,9 +1,10 @@
 """Scene files: TOML -> validated dataclasses, and back.
 
-This module holds the classes a scene file becomes (SceneSettings, EntitySpec, Scene) and the
-functions that read, validate and locate scenes (load_scene, loads_scene, validated_copy,
-check_references, resolve_scene_path); the table-by-table checks they run are
-emberfx.model.loader's SceneLoader.
+This module holds the Scene a scene file becomes (with SceneSettings and EntitySpec, the tables
+it holds, from emberfx.model.scene_parts) and the functions that read, validate and locate
+scenes (load_scene, loads_scene, validated_copy, check_references, resolve_scene_path); the
+table-by-table checks they run are emberfx.model.loader's SceneLoader, which builds the tables
+and leaves the Scene to this module, so the imports point one way (scene -> loader).
 
 A scene file has a ``[scene]`` table (SceneSettings), a ``[camera]`` table
 (emberfx.model.camera.Camera) and any number of ``[[entity]]`` tables, each with a ``name``,
@@ -33,73 +34,25 @@ import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Any
 
 import msgspec
 
 from emberfx.core.errors import SceneError, read_user_text
 from emberfx.model.camera import Camera
-from emberfx.model.colors import check_colors
 from emberfx.model.component_values import checked_alone, plain_builtin, plain_edit, same_builtin
 from emberfx.model.components import field_names as component_field_names
 from emberfx.model.components import field_values
 from emberfx.model.light import Light
+from emberfx.model.loader import SceneLoader
 from emberfx.model.registry import component_types, entity_name_problem
 from emberfx.model.scene_fields import show, suggest
+from emberfx.model.scene_parts import EntitySpec, SceneSettings, resolve_path
 from emberfx.model.scene_summary import describe
+from emberfx.model.scene_toml import scene_toml
 
-if TYPE_CHECKING:
-    from emberfx.model.loader import SceneLoader
-
-__all__ = ["SceneSettings", "EntitySpec", "Scene", "load_scene", "loads_scene", "describe"]
-
-Pixels = Annotated[int, msgspec.Meta(ge=1, le=16384)]
-MAX_PREVIEW = 3600.0
-"""seconds: the latest moment `[scene] preview` may name"""
-
-
-@dataclass(slots=True)
-class SceneSettings:
-    """The ``[scene]`` table."""
-
-    name: str = "Untitled"
-    seed: Annotated[int, msgspec.Meta(ge=0, lt=2**32)] = 0
-    """all randomness derives from it (with entity, slot and frame)"""
-    fixed_dt: Annotated[float, msgspec.Meta(
-        ge=1e-6, le=1.0,
-        description="a step lasts from a microsecond to a second: per-step budgets assume at "
-                    "most 1 s")] = 1 / 60
-    """seconds per simulation step"""
-    size: tuple[Pixels, Pixels] = (1280, 720)
-    """default window / render size in pixels: (width, height)"""
-    background: str = "#101014"
-    """clear colour: '#rrggbb', '#rrggbbaa', '#rgb' or '#rgba'"""
-    script: str | None = None
-    """a Python file with scene-wide hooks (on_start, on_update, ...), relative to the scene"""
-    preview: Annotated[float, msgspec.Meta(
-        ge=0.0, le=MAX_PREVIEW,
-        description="the preview is a moment of a short clip: at most an hour")] = 2.0
-    """seconds: the moment the scene's picture shows, rendered by `emberfx render` without
-    --frames and by the gallery (preview / fixed_dt steps, at least one)"""
-
-    def __post_init__(self):
-        check_colors(self, "background")
-
-    def preview_steps(self) -> int:
-        """Fixed steps from the start to the preview moment (at least one: a picture is drawn
-        after a step)."""
-        return max(1, round(self.preview / self.fixed_dt))
-
-
-@dataclass(slots=True)
-class EntitySpec:
-    """One ``[[entity]]``: its components in file order, keyed by table name."""
-
-    name: str
-    components: dict[str, object]
-    script: str | None = None
-    """path relative to the scene file, as written"""
-
+__all__ = ["SceneSettings", "EntitySpec", "Scene", "load_scene", "loads_scene", "describe",
+           "resolve_path"]
 
 @dataclass(slots=True)
 class Scene:
@@ -139,7 +92,7 @@ class Scene:
                                  + suggest(key, sorted(types), "components"), entity=name)
             built[key] = validated_copy(value, key, entity=name, path=self.path)
         spec = EntitySpec(name, built, script)
-        _loader(self.path).references([*self.entities, spec])
+        SceneLoader(self.path).references([*self.entities, spec])
         self.entities.append(spec)
         return spec
 
@@ -155,8 +108,6 @@ class Scene:
         return resolve_path(self.path, relative)
 
     def to_toml(self) -> str:
-        from emberfx.model.scene_toml import scene_toml
-
         return scene_toml(self)
 
     def save(self, path: str | os.PathLike) -> None:
@@ -228,12 +179,12 @@ def loads_scene(text: str, path: str | os.PathLike | None = None) -> Scene:
     except RecursionError:   # tomllib parses nested arrays and inline tables recursively
         raise SceneError(path, "invalid TOML: expected arrays and inline tables nested at most a "
                                "few hundred levels deep, found deeper nesting") from None
-    return _loader(path).scene(doc)
+    return Scene(**SceneLoader(path).scene_fields(doc))
 
 
 def validate_component(key: str, table: dict, *, entity: str, path=None) -> object:
     """A component from a dict of scene-file fields, validated like a scene file's table."""
-    loader = _loader(path)
+    loader = SceneLoader(path)
     return loader.component(key, table, entity)
 
 
@@ -280,7 +231,7 @@ def _validated(value, key: str, entity: str | None, path, since,
             quick = plain_edit(cls, value, since, differing)   # a script's every-step edit
             if quick is not None:
                 return quick, differing
-            loader = _loader(path)
+            loader = SceneLoader(path)
             edited = _builtins(loader, key, entity, {n: getattr(value, n) for n in differing})
             old = msgspec.to_builtins({n: getattr(since, n) for n in differing},
                                       enc_hook=plain_builtin)
@@ -290,12 +241,12 @@ def _validated(value, key: str, entity: str | None, path, since,
             alone = checked_alone(cls, key, edited, since, fields)
             if alone is not None:
                 return alone, differing
-        loader = loader or _loader(path)
+        loader = loader or SceneLoader(path)
         value = _builtins(loader, key, entity, value)
     elif dataclasses.is_dataclass(value) or isinstance(value, msgspec.Struct):
-        raise _loader(path).error(f"expected {cls.__name__}(...) or a table of its fields, "
+        raise SceneLoader(path).error(f"expected {cls.__name__}(...) or a table of its fields, "
                                   f"found {type(value).__name__}(...)", field=key, entity=entity)
-    loader = loader or _loader(path)
+    loader = loader or SceneLoader(path)
     if cls in (SceneSettings, Camera, Light):
         return loader.convert(cls, loader.table({key: value}, key), key), None
     return loader.component(key, value, entity, fields), None
@@ -315,7 +266,7 @@ def check_references(entities: list[EntitySpec], among: list[EntitySpec] | None 
                      path=None) -> None:
     """The fields of ``entities`` that name other entities (``REFERENCES``) must name one of
     ``among`` (default: ``entities`` themselves) that has a wanted component."""
-    _loader(path).references(entities, among)
+    SceneLoader(path).references(entities, among)
 
 
 def _syntax_error(path, exc: tomllib.TOMLDecodeError) -> SceneError:
@@ -327,18 +278,3 @@ def _syntax_error(path, exc: tomllib.TOMLDecodeError) -> SceneError:
         message = message[:where.start()]
         position = where[1].replace("end of document", "end of file")
     return SceneError(path, f"invalid TOML: {message[:1].lower()}{message[1:]}", field=position)
-
-
-def _loader(path) -> SceneLoader:
-    """A SceneLoader for the file ``path`` (None: a scene without a file). Imported here, not at
-    the top: emberfx.model.loader imports this module's classes to build them."""
-    from emberfx.model.loader import SceneLoader
-
-    return SceneLoader(path)
-
-
-def resolve_path(scene_path, relative) -> Path:
-    """Relative to the scene file's folder (the working directory for a scene without a file);
-    normalised but not symlink-resolved, so messages show the path the user would expect."""
-    base = Path(os.path.abspath(scene_path)).parent if scene_path is not None else Path.cwd()
-    return Path(os.path.normpath(base / relative))

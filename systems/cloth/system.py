@@ -5,7 +5,7 @@ Patches of one shape (resolution, substeps, and whether wind and colliders act) 
 batch of one over its own buffers. Per simulation step, for each batch (``<b>`` is the batch,
 or the entity that runs alone):
   SIMULATE  <b>:cloth:substeps     `substeps` explicit substeps (one dispatch over (x, y, patch),
-                                   repeated; patches of at most resident_limit() vertices: one
+                                   repeated; patches of at most the tuning's resident limit: one
                                    dispatch of a workgroup per patch that loops over the
                                    substeps), positions and velocities ping-ponging between two
                                    buffer pairs (cloth/step.wgsl)
@@ -24,15 +24,14 @@ act (ones spawned later do not reach back).
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import wgpu
 
 from emberfx.core import step_batches, wgsl
+from emberfx.core.events import REARRANGE
 from emberfx.core.frame_graph import SIMULATION_PHASES, FrameGraph, Pass, Phase, RenderQueue
 from emberfx.core.layout import struct_dtype
 from emberfx.core.pipelines import RenderKey, render_pipeline
@@ -55,39 +54,13 @@ from emberfx.systems.cloth.batches import (
     ClothSim,
 )
 from emberfx.systems.cloth.component import Cloth
+from emberfx.systems.cloth.tuning import DEFAULT, ClothTuning
 from emberfx.systems.colliders.cloth import COLLIDER, cloth_colliders, pack_colliders
 from emberfx.systems.forces.forces import MAX_FORCES, ForceField, pack_forces
 
 GROUP = wgsl.workgroup_size("cloth/step.wgsl")   # also cloth/normals.wgsl's
-# Patches of at most this many vertices step all their substeps in one dispatch, a workgroup
-# each (cloth/step_resident.wgsl): one launch and a few wgpu calls a step instead of several per
-# substep. Larger ones take a dispatch per substep over the whole grid, which spreads a patch
-# over the GPU. None: RESIDENT_ON_HARDWARE on a hardware adapter, and 0 on a software one, where
-# one workgroup runs on one CPU core (on lavapipe the showcase's 32 x 20 flag stepped in 14 ms
-# against 11 ms). `emberfx bench cloth` times both ways for small patches.
-RESIDENT_UP_TO_VERTICES: int | None = None
-RESIDENT_ON_HARDWARE = 1024
 LOOK = struct_dtype("cloth/draw.wgsl", "ClothLook")
 COLLIDER_KEYS = ("collider",)
-
-
-@contextlib.contextmanager
-def resident_up_to(vertices: int) -> Iterator[None]:
-    """Patches made inside step every substep in one workgroup up to ``vertices`` vertices
-    (0: never): a baseline to measure against, whatever the adapter."""
-    global RESIDENT_UP_TO_VERTICES
-    saved, RESIDENT_UP_TO_VERTICES = RESIDENT_UP_TO_VERTICES, vertices
-    try:
-        yield
-    finally:
-        RESIDENT_UP_TO_VERTICES = saved
-
-
-def resident_limit(gpu) -> int:
-    """The most vertices of a patch that steps every substep in one workgroup."""
-    if RESIDENT_UP_TO_VERTICES is not None:
-        return RESIDENT_UP_TO_VERTICES
-    return 0 if gpu.is_software else RESIDENT_ON_HARDWARE
 
 
 def initial_positions(c: Cloth) -> np.ndarray:
@@ -152,6 +125,12 @@ class ClothSystem(System):
 
     def __init__(self, gpu, shared):
         super().__init__(gpu, shared)
+        tuning = shared.tuning.get(self.key, DEFAULT)
+        if not isinstance(tuning, ClothTuning):
+            raise TypeError(f"Engine(cloth_tuning=...): expected a ClothTuning "
+                            f"(emberfx.systems.cloth.tuning), found {type(tuning).__name__}")
+        # how every patch of this system steps (tuning.py), fixed for its life
+        self.tuning: ClothTuning = tuning
         self.patches: dict[str, _Patch] = {}
         self.batches: list[ClothSim] = []           # like patches sharing arenas and passes
         self.pending: dict[tuple, list[_Patch]] = {}   # spawned like patches waiting to batch
@@ -255,7 +234,7 @@ class ClothSystem(System):
         constants = {"HAS_WIND": wind, "HAS_COLLIDERS": colliders}
         shared = {"records": b["params"], "rest": b["rest"], "forces": b["forces"],
                   "colliders": b["colliders"]}
-        if nx * ny <= resident_limit(self.gpu):
+        if nx * ny <= self.tuning.resident_limit(self.gpu):
             # variant p starts from pos<p>/vel<p> (the a pair); the state ends in the other
             # pair after an odd number of substeps
             resident = [{**shared, "pos_a": b[f"pos{p}"], "vel_a": b[f"vel{p}"],
@@ -381,7 +360,7 @@ class ClothSystem(System):
         # leaves its batch, or joins one, or its step is compiled anew
         if any(self.sim_key(patch, acting) != patch.sim.key for patch in self.patches.values()):
             batches.arrange(self)
-            self.shared.arrange_requested = True   # this step's frame graph is made again
+            self.shared.events.dispatch_event(REARRANGE)   # this step's frame graph is made again
         packs: dict = {}
         start = step.frame * step.dt
         for sim in self.sims():

@@ -91,8 +91,7 @@ class Contacts:
         for c in self.colliders(component):
             if c.shape == "sdf" and c.sdf is not None:
                 out.append((c, self._sdf_samples(c)))
-        fields = self.system.shared.system_for("force_field")
-        arrays = getattr(fields, "arrays", {})
+        arrays = self.system.vector_fields.samples   # as the force_field system announced
         names = {id(comp): ref.name for ref, comp in self.system.query("force_field")}
         for f in forces:
             if getattr(f, "kind", None) == "vector_field":

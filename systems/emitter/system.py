@@ -53,6 +53,7 @@ import wgpu
 
 from emberfx.blocks.textures import TextureError, sprite_texture
 from emberfx.core.errors import SceneError
+from emberfx.core.events import REARRANGE
 from emberfx.core.frame_graph import Pass
 from emberfx.core.system import EntityRef, Priority, Readback, StepInfo, System
 from emberfx.model.registry import set_system
@@ -87,6 +88,7 @@ from emberfx.systems.emitter.passes import DEPTH_PARAMS
 from emberfx.systems.emitter.pool import Pool
 from emberfx.systems.emitter.records import LoneRecords
 from emberfx.systems.emitter.tuning import DEFAULT, EmitterTuning
+from emberfx.systems.forces.fields import NO_VECTOR_FIELDS, VECTOR_FIELDS, VectorFields
 from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, kind_bits
 from emberfx.systems.meshes.draw import mesh_particle_passes, write_mesh_look
 
@@ -110,6 +112,14 @@ class EmitterSystem(System):
         self.pending: dict[tuple, list[Pool]] = {}   # spawned like pools waiting to batch
         self.runs: tuple[tuple, dict[int, Pass]] = ((), {})   # batches.draw_runs, cached
         self.records = LoneRecords(self)   # lone pools' params and counters (records.py)
+        # the vector fields' samples, as the force_field system last announced them
+        self.vector_fields: VectorFields = NO_VECTOR_FIELDS
+        shared.events.set_handler(VECTOR_FIELDS, self._vector_fields_announced)
+
+    def _vector_fields_announced(self, fields: VectorFields) -> None:
+        """Kept for the next ``world_changed`` (the force_field system's changes are followed
+        by one), which compares the version and refreshes the pools' update passes."""
+        self.vector_fields = fields
 
     def scene_has_forces(self) -> bool:
         return bool(self.query(*FORCE_KEYS))
@@ -327,9 +337,8 @@ class EmitterSystem(System):
     def _acting_signature(self) -> tuple:
         """What the pools' update passes depend on beyond their own components: the collider
         components, whether any force acts, and the vector fields' samples."""
-        fields = self.shared.system_for("force_field")
         return (tuple((id(c), c.shape, c.sdf, c.sdf_kind) for _, c in self.query("collider")),
-                self.scene_force_kinds(), getattr(fields, "version", 0))
+                self.scene_force_kinds(), self.vector_fields.version)
 
     def targets_changed(self) -> None:
         """New render targets: update passes bind the new "scene/depth"."""
@@ -404,7 +413,7 @@ class EmitterSystem(System):
                 else:
                     self.reprogram(pool, program)
                 # either way this step's frame graph is made again, with the new passes
-                self.shared.arrange_requested = True
+                self.shared.events.dispatch_event(REARRANGE)
             if pool.batch is None:
                 self._upload_step(pool, step, start, in_scene)
         self.records.upload()   # every lone pool's params and counters, a write per page

@@ -3,13 +3,20 @@
 file, or set from Python (``Engine.set_field``, ``ctx.set_field``). Other kinds of force field
 need nothing here (they are packed from their fields each step).
 
-It owns no GPU resources: each emitter packs the volumes acting on it into its own buffer
-(systems/emitter/contacts.py) and repacks when ``version`` changes.
+It owns no GPU resources: whenever a vector field's samples come, change or go, it announces
+every field's samples (``VECTOR_FIELDS``, a ``VectorFields`` with a new ``version``) on the
+Engine's notices (core/events.py); each emitter keeps the last announcement, packs the volumes
+acting on it into its own buffer (systems/emitter/contacts.py) and repacks when the version
+changes.
 """
 
 from __future__ import annotations
 
+import itertools
 import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -19,6 +26,22 @@ from emberfx.model.registry import script_action, set_system
 from emberfx.systems.forces import forces  # noqa: F401  (registers force_field first)
 from emberfx.systems.forces.volumes import VolumeError, check_volume, load_volume
 
+VECTOR_FIELDS = "vector_fields"   # the notice: fn(fields: VectorFields)
+
+_versions = itertools.count(1)   # across Engines and worlds: no two announcements share one
+
+
+@dataclass(frozen=True)
+class VectorFields:
+    """What the force_field system announces (``VECTOR_FIELDS``): every vector field's
+    samples by entity name, and a version that no other announcement in the process has."""
+
+    samples: Mapping[str, np.ndarray]
+    version: int
+
+
+NO_VECTOR_FIELDS = VectorFields(MappingProxyType({}), 0)   # before any announcement
+
 
 class FieldSystem(System):
     key = "force_field"
@@ -27,7 +50,11 @@ class FieldSystem(System):
     def __init__(self, gpu, shared):
         super().__init__(gpu, shared)
         self.arrays: dict[str, np.ndarray] = {}   # vector field entity -> its samples
-        self.version = 0   # changes whenever any array does
+
+    def _announce(self) -> None:
+        """Tell the families that sample vector fields (the emitters) of the samples now."""
+        fields = VectorFields(MappingProxyType(dict(self.arrays)), next(_versions))
+        self.shared.events.announce(VECTOR_FIELDS, fields)
 
     def add(self, entity: EntityRef, component) -> None:
         if component.kind != "vector_field" or component.field is None:
@@ -42,15 +69,15 @@ class FieldSystem(System):
         self.gpu.check_buffer_size(array.nbytes, f"entity '{entity.name}': force_field.field "
                                    f"{tuple(array.shape)} float32")
         self.arrays[entity.name] = array
-        self.version += 1
+        self._announce()
 
     def remove(self, entity: EntityRef) -> None:
         if self.arrays.pop(entity.name, None) is not None:
-            self.version += 1
+            self._announce()
 
     def set_field(self, entity: EntityRef, array: np.ndarray) -> None:
         self.arrays[entity.name] = array
-        self.version += 1
+        self._announce()
 
 
 set_system("force_field", FieldSystem)

@@ -1,4 +1,5 @@
-"""Key names: one spelling for the window, scripts and the scene's ``[bindings]`` table.
+"""Key names: one spelling for the window, scripts and the scene's ``[bindings]`` table (the scene
+loader checks bindings with ``check_binding``; the window names keys with ``key_name``).
 
 rendercanvas reports a key as the character it types (``"a"``, ``" "``, ``"."``) or as a DOM-style
 name (``"Escape"``, ``"F1"``, ``"ArrowUp"``). emberfx gives scripts and bindings the lower-case form

@@ -250,8 +250,13 @@ size = 0.05
 {extra}
 shape = {{ kind = "mesh", path = "{tmp_path / mesh}", surface = {surface}, {rotation} }}
 """
-    batched, passes, passes_alone = same_as_alone(text, steps=12)
-    assert passes < passes_alone   # like meshes shared their passes
+    same_as_alone(text, steps=12)
+    with Engine(loads_scene(text, path="<batches>")) as engine:   # and they did batch
+        engine.step()
+        batches = engine.system_of("mesh0", "emitter").batches
+        members = sorted(sorted(p.entity.name for p in b.members) for b in batches)
+    # by mesh file (the batch key holds its digest); the alpha one batches with its like
+    assert members == [["mesh0", "mesh1", "mesh4"], ["mesh2", "mesh3"]]
 
 
 @pytest.mark.parametrize("shape, extra, pieces", [

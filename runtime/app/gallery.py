@@ -15,6 +15,7 @@ pictures themselves come from the GPU and are checked by eye.
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import sys
@@ -119,12 +120,18 @@ def write_gallery(docs: Path, names: list[str] | None = None, pictures: bool = T
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    page_only = "--page-only" in argv
-    args = [a for a in argv if a != "--page-only"]
-    docs = Path(args[0]) if args else Path("docs")
+    parser = argparse.ArgumentParser(
+        prog="python -m emberfx.app.gallery",
+        description="Render the gallery's pictures and write its page under DOCS.")
+    parser.add_argument("docs", nargs="?", type=Path, default=Path("docs"),
+                        help="the documentation folder (default: docs)")
+    parser.add_argument("scenes", nargs="*", metavar="SCENE",
+                        help="bundled scenes to render again (default: all)")
+    parser.add_argument("--page-only", action="store_true",
+                        help="write the page without rendering any picture")
+    args = parser.parse_args(argv)
     try:
-        print(f"wrote {write_gallery(docs, args[1:] or None, pictures=not page_only)}")
+        print(f"wrote {write_gallery(args.docs, args.scenes or None, pictures=not args.page_only)}")
     except EmberError as exc:
         print(f"emberfx: error: {exc}", file=sys.stderr)
         return 1

@@ -210,7 +210,7 @@ class SceneLoader:
         obj = self.convert(cls, raw, key, entity, fields)
         # Fields the class declares as file paths must exist; they stay relative, as written.
         for name, item in path_values(obj):
-            if fields is None or name in fields:
+            if fields is None or name.split(".")[0] in fields:   # (a nested path: its table)
                 self.path_value(item, f"{key}.{name}", entity)
         # A class that reads its files (a Life pattern) checks their contents as the engine
         # will; by convention its ValueError reads "field: expected ..., found ...".

@@ -1,8 +1,8 @@
 // emitter/mesh_shape.wgsl: births on or in a triangle mesh (shape.kind = "mesh"; no pass of its
 // own).
 //
-// Swapped in for emitter/shape_hook.wgsl, by systems/emitter/mesh_shape.py, in the passes that
-// give births (emitter/update.wgsl, update_ranked.wgsl, spawn.wgsl, births.wgsl) of emitters with
+// In place of emitter/shape_hook.wgsl (systems/emitter/mesh_shape.py swaps it in) in the passes
+// that give births (emitter/update.wgsl, update_ranked.wgsl, spawn.wgsl, births.wgsl) of emitters with
 // a mesh shape; a batch of such emitters shares one mesh (the batch key holds its digest), each
 // emitter its own transform (EmitterParams.shape_x/y/z: rows of scale x rotation, offset in w).
 //

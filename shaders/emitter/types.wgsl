@@ -164,13 +164,14 @@ fn sample_shape(params: EmitterParams, key: u32) -> ShapeSample {
                 out.outward = normalize(axis + radial * spread);
             }
         }
-        case SHAPE_MESH: {
-            out = sample_mesh_shape(params, key);
-        }
-        default: {   // point
+        default: {   // point (a mesh without emitter/mesh_shape.wgsl: HAS_MESH_SHAPE is false)
             out.offset = vec3f(0.0);
             out.outward = sphere_dir;
         }
+    }
+    // a mesh: only the passes that give births to mesh emitters compile this in
+    if (HAS_MESH_SHAPE && params.shape_kind == SHAPE_MESH) {
+        out = sample_mesh_shape(params, key);
     }
     return out;
 }

@@ -1,19 +1,19 @@
 """The ``emitter`` component: what a scene file's ``[entity.emitter]`` table describes.
 
 Kept apart from the system (systems/emitter/system.py) so that validating a scene needs no GPU code.
+Its nested tables (``Shape``, ``Burst``, ``SubEmitter`` ...) are systems/emitter/tables.py's,
+and importable from here as the component's parts.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import msgspec
 
 from emberfx.model.colors import parse_color
-from emberfx.model.components import Change, Tracked, live, passes, rebuild
-from emberfx.model.numbers import U32_MAX
+from emberfx.model.components import Tracked, live, passes, rebuild
 from emberfx.model.registry import component
 from emberfx.systems.emitter.expression_ranges import EXPRESSION_RANGES, constant_problem
 from emberfx.systems.emitter.looks import Flipbook, check_texture_files
@@ -23,214 +23,42 @@ from emberfx.systems.emitter.modifiers import (
     is_modifier_file,
     modifier_problem,
 )
+from emberfx.systems.emitter.tables import (
+    EVENT_KINDS,
+    MAX_CAPACITY,
+    MAX_EVENT_LINKS,
+    MAX_PREWARM_WORK,
+    MIN_BURST_REPEAT,
+    AgeSubEmitter,
+    BirthRate,
+    Burst,
+    CollisionMaterial,
+    ColorStop,
+    Expression,
+    Fraction,
+    NonNegative,
+    Range,
+    Shape,
+    SubEmitter,
+    Vec3,
+    as_range,
+    check_finite,
+    finite,
+    finite_non_zero,
+    finite_or_unset,
+    finite_ordered,
+    non_zero,
+    numeric,
+    ordered,
+)
 from emberfx.systems.forces.forces import MAX_FORCES
-from emberfx.systems.meshes.files import mesh_format
 from emberfx.systems.meshes.obj import check_mesh_file
 from emberfx.systems.meshes.shapes import mesh_problem
 
-MAX_CAPACITY = 1 << 28  # 268M slots; the device's buffer limit usually refuses less
-MAX_PREWARM_WORK = 1 << 30
-"""particle-steps (capacity x prewarm steps) one emitter's prewarm may take before the first
-frame: a 200k pool prewarms the full 60 s at 60 steps/s, a 4M pool about 4.5 s (roughly a minute
-of lavapipe on a small CPU; well under a second on a discrete GPU)"""
-MIN_BURST_REPEAT = 1e-3
-"""seconds: a burst fires at most 1000 times a second (faster is what `rate` is for); the
-births of one step are a 32-bit budget"""
-BirthRate = Annotated[float, msgspec.Meta(
-    ge=0.0, le=float(U32_MAX),
-    description="a step's births are a 32-bit count on the GPU and a step lasts at most 1 s")]
-
-NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
-Positive = Annotated[float, msgspec.Meta(gt=0.0)]
-Fraction = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
-# msgspec cannot decode a union of a constrained scalar and a tuple: signs are checked below
-Range = float | tuple[float, float]
-Vec3 = tuple[float, float, float]
-Expression = str
-"""a WGSL expression evaluated per particle (systems/emitter/modifiers.py)"""
-
-
-def numeric(value):
-    """A field that may hold an expression, as the host's number: 1.0 for an expression (the
-    GPU computes the value, emitter/modifiers.py)."""
-    return 1.0 if isinstance(value, str) else value
-
-
-def as_range(value: float | tuple[float, float]) -> tuple[float, float]:
-    """A scene "number or [min, max]" as (min, max)."""
-    if isinstance(value, tuple):
-        return value
-    return (value, value)
-
-
-def _finite(values) -> bool:
-    flat: list[float] = []
-    for v in values if isinstance(values, (tuple, list)) else (values,):
-        flat.extend(v if isinstance(v, (tuple, list)) else (v,))
-    return all(math.isfinite(v) for v in flat)
-
-
-def _check_finite(name: str, values) -> None:
-    if not _finite(values):
-        raise ValueError(f"{name}: expected finite numbers, found {values}")
-
-
-def _non_zero(vector) -> bool:
-    return sum(c * c for c in vector) != 0.0
-
-
-def _ordered(pair) -> bool:
-    return not pair[1] < pair[0]
-
-
-def _finite_or_unset(value) -> bool:
-    return value is None or _finite(value)
-
-
-def _finite_non_zero(vector) -> bool:
-    return _finite(vector) and _non_zero(vector)
-
-
-def _finite_ordered(pair) -> bool:
-    return _finite(pair) and _ordered(pair)
-
-
-@dataclass(slots=True)
-class Shape(Tracked):
-    """Where on the emitter particles are born (centred on ``position``, oriented by
-    ``direction`` for disk, cone and ring; a mesh as authored, by its own transform)."""
-    # a mesh shape owns a buffer: kind becoming or leaving "mesh" makes the emitter anew
-    VALUE_CHANGES = {"kind": lambda a, b: Change.REBUILD if "mesh" in (a, b) else None}
-    kind: Literal["point", "sphere", "box", "disk", "cone", "ring", "mesh"] = live("point")
-    radius: NonNegative = live(0.5)
-    """sphere, disk, cone (base), ring: world units"""
-    size: tuple[NonNegative, NonNegative, NonNegative] = live((1.0, 1.0, 1.0))
-    """box: full extents along x, y, z"""
-    thickness: NonNegative = live(0.1)
-    """ring: radial width (the ring spans radius - thickness .. radius)"""
-    angle_deg: Annotated[float, msgspec.Meta(ge=0.0, lt=90.0)] = live(25.0)
-    """cone: half-angle of the velocity directions at the base's rim"""
-    surface: bool = live(False)
-    """true: on the shape's surface (sphere shell, box faces, disk/cone rim, ring circle, mesh
-    triangles); false: in its volume (a mesh must be closed)"""
-    path: str | None = rebuild(None)
-    """mesh: a Wavefront .obj or .ply file (relative to the scene), used as authored: births are
-    uniform over its triangles' area (surface) or its volume"""
-    scale: Annotated[float, msgspec.Meta(gt=0.0)] = live(1.0)
-    """mesh: its vertices are scaled by this, then turned by `rotation_deg`, then moved by
-    `offset`, in the emitter's frame at `position`"""
-    rotation_deg: Vec3 = live((0.0, 0.0, 0.0))
-    """mesh: degrees about x, then y, then z (as a collider's rotation_deg)"""
-    offset: Vec3 = live((0.0, 0.0, 0.0))
-    """mesh: world units from `position`"""
-
-    def __post_init__(self):
-        if self.kind == "ring" and self.thickness > self.radius:
-            raise ValueError(f"thickness: expected <= radius ({self.radius}), "
-                             f"found {self.thickness}")
-        if self.kind == "mesh" and not self.path:
-            raise ValueError('path: expected a mesh file "*.obj" or "*.ply" for kind = "mesh", '
-                             'found none')
-        if self.path is not None and mesh_format(self.path) is None:
-            raise ValueError(f'path: expected a mesh file "*.obj" or "*.ply", found '
-                             f'{self.path!r}')
-        for name in ("scale", "rotation_deg", "offset"):
-            _check_finite(name, getattr(self, name))
-
-
-@dataclass(slots=True)
-class Burst(Tracked):
-    """``count`` particles at ``time`` seconds, then every ``repeat`` seconds, ``cycles`` times."""
-    time: NonNegative = live(0.0)
-    count: Annotated[int, msgspec.Meta(ge=1)] = live(100)
-    repeat: NonNegative = live(0.0)
-    """seconds between cycles; 0 fires once"""
-    cycles: Annotated[int, msgspec.Meta(ge=0, le=U32_MAX)] = live(1)
-    """how many times it fires; 0 = forever (needs repeat > 0)"""
-
-    def __post_init__(self):
-        if 0.0 < self.repeat < MIN_BURST_REPEAT:
-            raise ValueError(f"repeat: expected 0 (fire once) or at least {MIN_BURST_REPEAT:g} s, "
-                             f"found {self.repeat:g}")
-
-    def times(self, start: float, end: float) -> int:
-        """How many firings fall in the step interval [start, end) (seconds)."""
-        if end <= self.time:
-            return 0
-        if self.repeat <= 0.0:
-            return int(start <= self.time < end)
-        first = max(0, math.ceil((start - self.time) / self.repeat))
-        last = math.ceil((end - self.time) / self.repeat) - 1
-        if self.cycles:
-            last = min(last, self.cycles - 1)
-        return max(0, last - first + 1)
-
-
-@dataclass(slots=True)
-class ColorStop(Tracked):
-    t: Fraction = live()
-    """position over life, 0 = birth, 1 = death"""
-    color: str = live()
-    """'#rrggbb', '#rrggbbaa', '#rgb' or '#rgba'"""
-
-
-@dataclass(slots=True)
-class CollisionMaterial(Tracked):
-    """How an emitter's particles answer colliders (``collision = {...}``): on contact the
-    particle is put back on the surface, the normal velocity is reflected and scaled by
-    ``restitution``, and the tangential velocity loses ``friction`` x the normal speed change
-    (Coulomb), down to zero."""
-    restitution: Fraction = live(0.5)
-    """share of the normal speed kept, reflected (0: stops dead, 1: elastic)"""
-    friction: NonNegative = live(0.2)
-    """Coulomb coefficient: tangential speed lost = friction x normal speed change"""
-    lifetime_loss: Fraction = live(0.0)
-    """share of its lifetime a particle loses at each collision"""
-    kill: bool = live(False)
-    """the particle dies when it touches a collider"""
-
-
-EVENT_KINDS = ("death", "collision", "age")
-"""the GPU events an emitter can send (field ``on_<kind>``), in the order they are ranked
-(EVENT_* in shaders/emitter/event_types.wgsl)"""
-MAX_EVENT_LINKS = 8
-"""sub-emitter links (a source and one of its event kinds) that may name one target emitter
-(the size of EventInbox.links in shaders/emitter/event_types.wgsl)"""
-EventShare = Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)]
-
-
-@dataclass(slots=True)
-class SubEmitter(Tracked):
-    """``on_death = { emitter = "sparks", count = 20, inherit_velocity = 0.3 }``: each event
-    spawns ``count`` particles of the emitter named, its shape centred where the parent was.
-    Which emitter and how many per event decide the GPU buffers: editing them rebuilds."""
-    emitter: str = rebuild()
-    """the target: an emitter entity with allocation = "ordered\""""
-    count: Annotated[int, msgspec.Meta(ge=1, le=MAX_CAPACITY)] = rebuild(1)
-    """particles per event (fewer when the target's pool is full)"""
-    inherit_velocity: EventShare = live(0.0)
-    """share of the PARENT PARTICLE's velocity added to each child's own (the emitter field of
-    the same name is the share of the emitter's motion)"""
-    inherit_color: bool = rebuild(False)
-    """children start with the colour the parent shows at the event (its look at its age, times
-    its own `p.color`): the target then carries a colour per particle (systems/emitter/color.py)"""
-
-
-@dataclass(slots=True)
-class AgeSubEmitter(Tracked):
-    """``on_age = { every = 0.1, emitter = "smoke", count = 1 }``: a trail of spawns, one event
-    each time a particle's age passes a whole multiple of ``every`` (at most one per step)."""
-    emitter: str = rebuild()
-    """the target: an emitter entity with allocation = "ordered\""""
-    every: Positive = live()
-    """seconds of a particle's age between events; at least the scene's fixed_dt"""
-    count: Annotated[int, msgspec.Meta(ge=1, le=MAX_CAPACITY)] = rebuild(1)
-    """particles per event (fewer when the target's pool is full)"""
-    inherit_velocity: EventShare = live(0.0)
-    """share of the parent particle's velocity added to each child's own"""
-    inherit_color: bool = rebuild(False)
-    """children start with the colour the parent shows at the event (as on_death's)"""
-
+# the component's parts, as users and the other emitter modules import them from here
+__all__ = ["EVENT_KINDS", "MAX_CAPACITY", "MAX_EVENT_LINKS", "MAX_PREWARM_WORK",
+           "MIN_BURST_REPEAT", "AgeSubEmitter", "Burst", "CollisionMaterial", "ColorStop",
+           "Emitter", "Shape", "SubEmitter", "as_range", "numeric", "sub_emitter_problem"]
 
 DEFAULT_RATE = 1000.0
 """particles per second of an emitter whose scene sets no `rate` and that no event targets"""
@@ -357,11 +185,11 @@ class Emitter(Tracked):
     # The fields that no check of several fields reads, each with what __post_init__ asks of it
     # alone besides its type (None: nothing). A live edit of these fields only is checked field
     # by field (model/scene.validated_copy): scripts move emitters every step.
-    CHECKED_ALONE = {"position": _finite, "direction": _finite_non_zero, "gravity": _finite,
-                     "rate": _finite_or_unset, "rate_over_distance": None, "drag": _finite,
-                     "spread_deg": None, "inherit_velocity": None, "axis": _finite_non_zero,
-                     "stretch": _finite, "size_variation": None, "color_variation": None,
-                     "rotation_deg": _finite_ordered, "angular_velocity_deg": _finite_ordered,
+    CHECKED_ALONE = {"position": finite, "direction": finite_non_zero, "gravity": finite,
+                     "rate": finite_or_unset, "rate_over_distance": None, "drag": finite,
+                     "spread_deg": None, "inherit_velocity": None, "axis": finite_non_zero,
+                     "stretch": finite, "size_variation": None, "color_variation": None,
+                     "rotation_deg": finite_ordered, "angular_velocity_deg": finite_ordered,
                      "substeps": None}
 
     def __post_init__(self):
@@ -384,7 +212,7 @@ class Emitter(Tracked):
             if isinstance(getattr(self, name), str):
                 continue
             lo, hi = as_range(getattr(self, name))
-            _check_finite(name, (lo, hi))
+            check_finite(name, (lo, hi))
             if lo < 0.0:
                 raise ValueError(f"{name}: expected values >= 0, found {getattr(self, name)}")
             if hi < lo:
@@ -394,13 +222,13 @@ class Emitter(Tracked):
         for name in ("position", "direction", "gravity", "rate", "drag", "size", "axis",
                      "stretch", "soft", "rotation_deg", "angular_velocity_deg"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
-                _check_finite(name, getattr(self, name))
+                check_finite(name, getattr(self, name))
         for name in ("direction", "axis"):
-            if not _non_zero(getattr(self, name)):
+            if not non_zero(getattr(self, name)):
                 raise ValueError(f"{name}: expected a non-zero vector, found [0, 0, 0]")
         for name in ("rotation_deg", "angular_velocity_deg"):
             lo, hi = getattr(self, name)
-            if not _ordered((lo, hi)):
+            if not ordered((lo, hi)):
                 raise ValueError(f"{name}: expected [min, max] with min <= max, found [{lo}, {hi}]")
         if self.soft > 0.0 and self.blend == "opaque":
             raise ValueError(f'soft: expected blend "additive" or "alpha" for soft particles '

@@ -38,10 +38,10 @@ import wgpu
 
 from emberfx.blocks.scan import PrefixScan
 from emberfx.blocks.textures import sprite_sampler, sprite_texture
-from emberfx.core import wgsl
 from emberfx.core.frame_graph import Folded, Folding, Pass, Phase
 from emberfx.core.resources import BufferView
 from emberfx.systems.emitter.looks import DRAW, DRAW_SOFT
+from emberfx.systems.emitter.params import BLOCK, BLOCK_WORDS, RECORD
 from emberfx.systems.emitter.tuning import EmitterTuning
 
 if TYPE_CHECKING:
@@ -49,9 +49,6 @@ if TYPE_CHECKING:
     from emberfx.systems.emitter.pool import Pool
 
 CULL, COMPACT = "emitter/cull.wgsl", "emitter/cull_compact.wgsl"
-BLOCK = wgsl.int_constant(CULL, "BLOCK")
-BLOCK_WORDS = wgsl.int_constant(CULL, "BLOCK_WORDS")
-RECORD = 4 * wgsl.int_constant(CULL, "RECORD_WORDS")
 
 
 def culls(tuning: EmitterTuning, members: list[Pool], entries: int) -> bool:

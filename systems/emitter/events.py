@@ -54,7 +54,7 @@ from emberfx.core.layout import struct_dtype
 from emberfx.systems.emitter import color as particle_color
 from emberfx.systems.emitter import features
 from emberfx.systems.emitter.component import EVENT_KINDS, MAX_EVENT_LINKS, sub_emitter_problem
-from emberfx.systems.emitter.params import BLOCK, BLOCK_WORDS
+from emberfx.systems.emitter.params import BLOCK, BLOCK_WORDS, COUNTERS
 from emberfx.systems.emitter.shader_names import SPAWN
 
 if TYPE_CHECKING:
@@ -64,7 +64,6 @@ if TYPE_CHECKING:
 
 INBOX = struct_dtype("emitter/event_types.wgsl", "EventInbox")
 RECORD = struct_dtype("emitter/event_types.wgsl", "EventRecord")
-COUNTERS = struct_dtype("emitter/types.wgsl", "Counters")
 assert COUNTERS.fields is not None   # a struct
 COUNTERS_CLEARED = int(COUNTERS.fields["event_totals"][1])
 """bytes of the counters each step's clear covers (from word 1): all but the event totals"""

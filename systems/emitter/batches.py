@@ -127,13 +127,14 @@ class Batch:
 def batch_key(system: EmitterHost, pool: Pool, fields: bool) -> tuple | None:
     """What a pool's shared passes compile to, or None when it must run alone."""
     c = pool.component
-    if (fields or c.allocation != "ordered" or c.mesh is not None
+    if (fields or c.allocation != "ordered"
             or c.collision is not None or c.sub_emitters()
             or pool.program is None or pool.program.dtype is not None
             or particle_color.refuses_batch(pool)
             or pool.program.shader(UPDATE) != UPDATE or pool.program.shader(SPAWN) != SPAWN):
         return None
-    return (system.scene_has_forces(), *features.batch_key(c, system.shared.resolve))
+    added = features.batch_key(c, system.shared.resolve)
+    return None if added is None else (system.scene_has_forces(), *added)
 
 
 def wanted_groups(system: EmitterHost) -> dict[tuple, list[list[Pool]]]:

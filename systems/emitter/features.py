@@ -1,10 +1,12 @@
 """Emitter features as plug-ins: each declares, in its own module, what it adds to an emitter.
 
 A feature (the EmitterFeature protocol) says whether it applies to an emitter, what it adds to
-the batch key (emitters batch only with emitters whose features add the same), the buffers it
-owns (one set per simulation: a lone pool's, or a batch's, made from its first member), the
-WGSL parts it swaps into each pass shader (``//! include`` swaps, wgsl.derive), the bindings it
-adds to those passes, and why an emitter's values cannot be used. The shared shaders stay
+the batch key (emitters batch only with emitters whose features add the same; None: the emitter
+runs alone), the buffers it owns (one set per simulation: a lone pool's, or a batch's, made from
+its first member), the WGSL parts it swaps into each pass shader (``//! include`` swaps,
+wgsl.derive), the bindings it adds to those passes, the draw it gives the pool in place of the
+sprite draw (if any), what it writes each step for a lone pool, and why an emitter's values
+cannot be used. The shared shaders stay
 branch-free of any one emitter: a feature's data comes from its bindings and the emitter's
 params record, so every emitter with the same features runs the same pipeline, batched or not.
 
@@ -16,10 +18,16 @@ through the mesh shape (emitter/mesh_shape.py) as the example.
 from __future__ import annotations
 
 import hashlib
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from emberfx.core import wgsl
+from emberfx.systems.emitter.mesh_particles import MeshParticlesFeature
 from emberfx.systems.emitter.mesh_shape import MeshShapeFeature
+
+if TYPE_CHECKING:
+    from emberfx.core.frame_graph import Pass
+    from emberfx.systems.emitter.host import EmitterHost
+    from emberfx.systems.emitter.pool import Pool
 
 
 class EmitterFeature(Protocol):
@@ -28,8 +36,8 @@ class EmitterFeature(Protocol):
     def applies(self, component) -> bool:
         """Whether the emitter uses the feature (the other methods are asked only then)."""
 
-    def batch_key(self, component, resolve) -> tuple:
-        """What it adds to the emitter's batch key."""
+    def batch_key(self, component, resolve) -> tuple | None:
+        """What it adds to the emitter's batch key; None: the emitter runs alone."""
 
     def buffers(self, component, resolve) -> dict[str, bytes]:
         """Its buffers by key (``<owner>/<key>``), with their contents."""
@@ -44,8 +52,14 @@ class EmitterFeature(Protocol):
         """Why the emitter's values cannot run, as "field.path: expected ..., found ...", or
         None."""
 
+    def draw(self, system: EmitterHost, pool: Pool) -> list[Pass] | None:
+        """The pool's draw passes in place of the sprite draw, or None (the sprites)."""
 
-FEATURES: tuple[EmitterFeature, ...] = (MeshShapeFeature(),)
+    def upload(self, system: EmitterHost, pool: Pool) -> None:
+        """What it writes for a lone pool each step, after the params record is packed."""
+
+
+FEATURES: tuple[EmitterFeature, ...] = (MeshShapeFeature(), MeshParticlesFeature())
 _variants: dict[tuple, str] = {}   # (base, swaps) -> derived shader name, one per combination
 
 
@@ -53,8 +67,26 @@ def applying(component) -> list[EmitterFeature]:
     return [f for f in FEATURES if f.applies(component)]
 
 
-def batch_key(component, resolve) -> tuple:
-    return tuple(part for f in applying(component) for part in f.batch_key(component, resolve))
+def batch_key(component, resolve) -> tuple | None:
+    """What the features add to the emitter's batch key, or None when one makes it run alone."""
+    parts: list = []
+    for f in applying(component):
+        key = f.batch_key(component, resolve)
+        if key is None:
+            return None
+        parts += key
+    return tuple(parts)
+
+
+def draw(system: EmitterHost, pool: Pool) -> list[Pass] | None:
+    """The draw a feature gives the pool in place of the sprite draw, or None."""
+    return next((d for f in applying(pool.component) if (d := f.draw(system, pool)) is not None),
+                None)
+
+
+def upload(system: EmitterHost, pool: Pool) -> None:
+    for f in applying(pool.component):
+        f.upload(system, pool)
 
 
 def buffers(component, resolve) -> dict[str, bytes]:

@@ -174,3 +174,9 @@ class MeshShapeFeature:
 
     def problem(self, component, resolve) -> str | None:
         return shape_problem(component.shape, resolve)
+
+    def draw(self, system, pool) -> None:
+        return None
+
+    def upload(self, system, pool) -> None:
+        return None

@@ -90,7 +90,6 @@ from emberfx.systems.emitter.records import LoneRecords
 from emberfx.systems.emitter.tuning import DEFAULT, EmitterTuning
 from emberfx.systems.forces.fields import NO_VECTOR_FIELDS, VECTOR_FIELDS, VectorFields
 from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, kind_bits
-from emberfx.systems.meshes.draw import mesh_particle_passes, write_mesh_look
 
 
 class EmitterSystem(System):
@@ -241,8 +240,9 @@ class EmitterSystem(System):
             passes += emitter_passes.alpha_sort(self, pool.entity.name,
                                                 {**b, "sort_values": b["alive_list"]},
                                                 component.capacity, 0, 1)
-        if component.mesh is not None:   # the mesh family draws these particles, not sprites
-            passes += mesh_particle_passes(self, pool.entity, component, b)
+        drawn = features.draw(self, pool)   # a feature's draw (mesh particles), or sprites
+        if drawn is not None:
+            passes += drawn
         elif pool.batch is None:   # (a batch's emitters draw in runs: batches.draw_runs)
             passes.append(emitter_passes.lone_draw_pass(self, pool))
         pool.passes = passes
@@ -450,8 +450,7 @@ class EmitterSystem(System):
                     write(b["sprite_look"], look)
                     pool.written_look = look
                 pool.look_key = look_key
-        if "mesh_look" in b:
-            write_mesh_look(self, b, c, pool.param_record)
+        features.upload(self, pool)
         if full:
             self.write_looks(pool)
         self.records.set_cleared(pool, budget)   # the budget, and zero counts (no clear pass)

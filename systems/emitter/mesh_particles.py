@@ -1,0 +1,53 @@
+"""Mesh particles, an emitter feature: ``mesh = "cube" | "sphere" | "tetra" | "rock.obj"`` draws
+each alive particle as a lit mesh instance (the meshes family, systems/meshes/draw.py) instead of
+a camera-facing sprite.
+
+What the feature adds, and where (emitter/features.py lists the features):
+  applies      ``mesh`` is set
+  batch key    none: such an emitter runs alone (its draw binds its own views)
+  draw         the mesh family's prepare and draw passes, in place of the sprite draw; they make
+               the pool's ``mesh_vertices``, ``mesh_args`` and ``mesh_look`` buffers
+  upload       the MeshLook again each step, from the emitter's live fields and params record
+The simulation passes and their shaders are untouched: no WGSL of the emitter changes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from emberfx.systems.meshes.draw import mesh_particle_passes, write_mesh_look
+
+if TYPE_CHECKING:
+    from emberfx.core.frame_graph import Pass
+    from emberfx.systems.emitter.host import EmitterHost
+    from emberfx.systems.emitter.pool import Pool
+
+
+class MeshParticlesFeature:
+    """The feature as emitter/features.py runs it."""
+    name = "mesh_particles"
+
+    def applies(self, component) -> bool:
+        return component.mesh is not None
+
+    def batch_key(self, component, resolve) -> tuple | None:
+        return None
+
+    def buffers(self, component, resolve) -> dict[str, bytes]:
+        return {}
+
+    def includes(self, base: str) -> dict[str, str]:
+        return {}
+
+    def bindings(self, base: str, buffers: dict) -> dict:
+        return {}
+
+    def problem(self, component, resolve) -> str | None:
+        return None   # the component's own check (meshes/shapes.py mesh_problem) reads the file
+
+    def draw(self, system: EmitterHost, pool: Pool) -> list[Pass] | None:
+        return mesh_particle_passes(system, pool.entity, pool.component, pool.buffers)
+
+    def upload(self, system: EmitterHost, pool: Pool) -> None:
+        if "mesh_look" in pool.buffers:
+            write_mesh_look(system, pool.buffers, pool.component, pool.param_record)

@@ -5,10 +5,12 @@
     image = engine.render()          # (360, 640, 4) uint8
     engine.state("fountain")["alive"].sum()
 
-The Engine owns four parts and coordinates them: world.py (the esper world, entities by name,
+The Engine owns five parts and coordinates them: world.py (the esper world, entities by name,
 their components and systems), reload.py (reload transactions), renderer.py (targets, frame
-graph, frame uniform, present) and telemetry.py (readback ring, stats, profiler). ``step``
-encodes the CLEAR, SIMULATE, PREPARE and READBACK phases once per fixed step; ``render``/
+graph, frame uniform, present), telemetry.py (readback ring, stats, profiler) and stepper.py
+(a fixed step's encoding and submission; the readback layout and frame graph kept in step with
+the world). ``step`` encodes the CLEAR, SIMULATE, PREPARE and READBACK phases once per fixed
+step (stepper.py); ``render``/
 ``draw_to`` encode RENDER and POST for the current state. Each is a submission of its own,
 except inside ``with engine.frame():``, where a step's encoder stays open for the draw that
 follows and they share one (core/submission.py). The window and the CLI are thin faces over
@@ -23,7 +25,6 @@ final), it is used from the thread that created it, and esper is switched to its
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
 import time
 from collections.abc import Iterator
@@ -32,20 +33,21 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from emberfx.core.clock import FixedClock
-from emberfx.core.errors import DeviceLimitError, EmberError
-from emberfx.core.frame_graph import SIMULATION_PHASES, Pass, PassTable, Phase, pass_table
+from emberfx.core.errors import EmberError
+from emberfx.core.frame_graph import Pass, PassTable, pass_table
 from emberfx.core.gpu import get_context
 from emberfx.core.readback import reading
 from emberfx.core.resources import Resources
 from emberfx.core.shader_cache import release_idle
-from emberfx.core.submission import HeldSubmission, bound_buffers
 from emberfx.core.system import EntityRef, SharedResources, StepInfo
 from emberfx.engine import app_hooks, interrupts, live_edits
 from emberfx.engine.engine_guard import (
     checked_components,
     checked_scene,
+    device_size,
     entity_name,
     guard_public_methods,
+    phase_set,
     refusal,
     render_size,
     seconds,
@@ -54,6 +56,7 @@ from emberfx.engine.engine_guard import (
 )
 from emberfx.engine.reload import Reloader
 from emberfx.engine.renderer import OUTPUT_FORMAT, Renderer, frame_uniform_buffer
+from emberfx.engine.stepper import Stepper
 from emberfx.engine.telemetry import Telemetry
 from emberfx.engine.world import EntityView, Name, World, WorldHandle
 from emberfx.model import registry
@@ -98,12 +101,9 @@ class Engine:
         self.device = self.gpu.device
         self.adapter = self.gpu.adapter
         self.clock = FixedClock(scene.settings.fixed_dt)
-        self.size = self._checked_size(size if size is not None else scene.settings.size)
+        self.size = device_size(size if size is not None else scene.settings.size, self.gpu)
         self.readback_every = 1   # steps between counter readbacks (the window reads fewer)
         self._frames_open = 0     # depth of frame() blocks: a step may hold its encoder
-        # phases -> (the names of their resources, those buffers' ids): a step with a readback
-        # and one without have different phases, and the window alternates them
-        self._held_buffers: dict[frozenset, tuple[frozenset, frozenset[int]]] = {}
         self.resources = Resources(self.gpu)   # every GPU buffer and texture, by name
         frame_uniform = frame_uniform_buffer(self.device)
         self.resources.adopt("frame", frame_uniform)
@@ -119,9 +119,11 @@ class Engine:
         self._renderer = Renderer(self.device, self._shared,
                                   linear_color(scene.settings.background),
                                   self._store, self._telemetry)
+        self._stepper = Stepper(self.device, self.resources, self._store, self._renderer,
+                                self._telemetry)
         self._reloader = Reloader(self, self._store, build_world=self._build_world,
                                   release_world=self._release_world, sync=self._sync_components,
-                                  lay_out_readback=self._lay_out_readback,
+                                  lay_out_readback=self._stepper.lay_out,
                                   retarget=self._retarget, adopt=self._adopt)
         self._renderer.make_targets(self.size)
         try:
@@ -130,7 +132,6 @@ class Engine:
             self.close()   # release what was built and the esper world before reporting
             raise
         self.scripts = Scripts(self)
-        self._events_frame: int | None = None   # the readback whose GPU counts scripts heard
 
     @property
     def _world(self) -> str:
@@ -151,30 +152,13 @@ class Engine:
             raise refusal(self, what)
 
     # construction ------------------------------------------------------------------------------
-    def _checked_size(self, size) -> tuple[int, int]:
-        w, h = render_size(size)
-        limit = self.gpu.limits["max-texture-dimension-2d"]
-        if not (1 <= w <= limit and 1 <= h <= limit):
-            raise DeviceLimitError(f"render size {w}x{h} is outside 1..{limit} per side on "
-                                   f"this device ({self.gpu.label})")
-        return (w, h)
-
     def _system_objects(self) -> list:
         """Each system object once (tests check which families a scene makes)."""
         return self._store.system_objects()
 
     def _build_world(self) -> None:
         self._store.build(self.scene.entities)
-        self._lay_out_readback()
-
-    def _lay_out_readback(self) -> None:
-        """A new readback layout for every system (the world was built or an entity rebuilt)."""
-        # first the systems regroup and adapt: one that binds another entity's buffers binds the
-        # remade ones
-        self._store.arrange()
-        self._store.world_changed()
-        self._telemetry.lay_out(self._store.system_objects())
-        self._renderer.invalidate_graphs()
+        self._stepper.lay_out()
 
     def _adopt(self, *, scene=None, clock: FixedClock | None = None, camera=None,
                scripts=None) -> None:
@@ -195,23 +179,6 @@ class Engine:
         self._renderer.background = background
         self._renderer.make_targets(self.size)
 
-    def _world_changed(self, spawned: str | None = None, deleted: str | None = None) -> None:
-        """After a spawn or delete: the systems adapt (e.g. to a new force), only that entity's
-        readback regions change, and the graph is rebuilt lazily, at the next encode. When a
-        system regrouped resources (``arrange``), the whole readback is laid out again."""
-        if self._store.arrange(spawned or deleted):
-            self._store.world_changed()
-            self._telemetry.lay_out(self._store.system_objects())
-            self._renderer.invalidate_graphs()
-            return
-        self._store.world_changed()
-        regions = None
-        if spawned is not None:
-            ref = self._store.entities[spawned]
-            regions = (spawned, [s.readbacks_of(ref) for s in self._store.systems_of(spawned)])
-        self._telemetry.entity_changed(spawned=regions, deleted=deleted)
-        self._renderer.invalidate_graphs()
-
     # simulation --------------------------------------------------------------------------------
     def step(self, frames: int = 1) -> None:
         """Advance the simulation by ``frames`` fixed steps (engine_guard.step_budget: at most
@@ -223,7 +190,7 @@ class Engine:
             for _ in range(count):
                 interrupts.check()
                 # their edits apply to this step; on_event hears the GPU's counts first
-                self.scripts.update(self.clock.fixed_dt, self._counted_events)
+                self.scripts.update(self.clock.fixed_dt, self._stepper.counted_events)
                 applied = self._sync_components()
                 try:
                     self._simulate_one()
@@ -251,15 +218,6 @@ class Engine:
             if not self._frames_open:
                 self.resources.submit_held()
 
-    def _counted_events(self) -> list[tuple[str, dict]]:
-        """Events the systems counted on the GPU since the last call (an emitter's
-        "death:<name>"), from the newest readback: one or two steps late, never a stall."""
-        frame, per_entity = self._telemetry.latest(heard=self._events_frame)
-        if frame is None or frame == self._events_frame:
-            return []
-        self._events_frame = frame
-        return [e for s in self._store.system_objects() for e in s.script_events(per_entity)]
-
     def advance(self, real_dt: float) -> int:
         """Interactive clock: run the whole fixed steps that ``real_dt`` seconds make."""
         n = self.clock.advance(seconds(real_dt, "advance(real_dt)"))
@@ -271,54 +229,16 @@ class Engine:
         self.resources.submit_held()   # the previous step of a frame() block, held
         info = StepInfo(frame=self.clock.steps, dt=self.clock.fixed_dt,
                         seed=self.scene.settings.seed)
-        self._store.process(info)   # esper.process: each system's before_step, by priority
-        if self._store.rearrange_due:   # e.g. an emitter left its batch (a live edit)
-            self._lay_out_readback()
-        encoder = self.device.create_command_encoder(label=f"emberfx:step:{info.frame}")
-        telemetry = self._telemetry
-        # Each readback maps a buffer, and every map wakes wgpu-py's poll thread (about 1 ms of
-        # GIL hand-over on a small CPU), so an interactive loop may read every few steps; the
-        # gather copies (the READBACK phase) are then left out too.
-        due = info.frame % self.readback_every == 0
-        slot = telemetry.acquire_slot() if due else None
-        phases = SIMULATION_PHASES if slot is not None else SIMULATION_PHASES - {Phase.READBACK}
-        graph = self._renderer.graph(OUTPUT_FORMAT)
-        # the draw that follows records into this encoder (and its last compute pass) and
-        # submits both; the readback's copy goes last, after the draw's passes, and its map
-        # after the submit
-        held = self._frames_open > 0 and telemetry.profiler is None
-        compute = graph.encode(encoder, {}, phases=phases, profiler=telemetry.profiler,
-                               keep_compute=held)
-        copy = telemetry.readback_copy(slot) if slot is not None else None
-        if held:
-            after = None
-            if slot is not None:
-                after = functools.partial(telemetry.submitted, slot, info.frame)
-            self.resources.hold(HeldSubmission(self.device.queue, encoder,
-                                               self._bound_buffers(graph, phases), compute,
-                                               last=copy, after_submit=after))
-        else:
-            if copy is not None:
-                copy(encoder)
-            self.device.queue.submit([encoder.finish()])
-            telemetry.submitted(slot, info.frame)
+        self._stepper.simulate(info, readback_every=self.readback_every,
+                               frame_open=self._frames_open > 0)
         self.clock.tick()
-        telemetry.step_seconds = time.perf_counter() - t0
-
-    def _bound_buffers(self, graph, phases) -> frozenset[int]:
-        """The buffers the step's passes bind, worked out again only for other passes (new
-        buffers come with new passes: their bind groups change)."""
-        names = graph.resource_names(phases)
-        known = self._held_buffers.get(phases)
-        if known is None or known[0] is not names:
-            known = self._held_buffers[phases] = (names, bound_buffers(names, self.resources))
-        return known[1]
+        self._telemetry.step_seconds = time.perf_counter() - t0
 
     def _sync_components(self) -> list:
         """Apply the edits made through entity() since the last call (live_edits.sync)."""
         return live_edits.sync(self._store, self.scene.path,
                                invalidate_graphs=self._renderer.invalidate_graphs,
-                               lay_out_readback=self._lay_out_readback)
+                               lay_out_readback=self._stepper.lay_out)
 
     # entities at run time ----------------------------------------------------------------------
     def spawn(self, name: str, components: dict) -> EntityView:
@@ -337,13 +257,13 @@ class Engine:
         except Exception:
             self.delete(name)   # release what was attached; the world is as before the call
             raise
-        self._world_changed(spawned=name)
+        self._stepper.world_changed(spawned=name)
         return self.entity(name)
 
     def delete(self, name: str) -> None:
         """Remove an entity and release its GPU resources."""
         self._store.remove(self._ref(name))
-        self._world_changed(deleted=name)
+        self._stepper.world_changed(deleted=name)
 
     # hot reload --------------------------------------------------------------------------------
     def reload(self, scene, changed_files=()):
@@ -363,7 +283,7 @@ class Engine:
         self._sync_components()   # edits made since the last step show in this frame
         w, h = texture.size[:2]
         if (w, h) != self.size:
-            self.size = self._checked_size((w, h))
+            self.size = device_size((w, h), self.gpu)
             self._renderer.make_targets(self.size)
         extra = {} if phases is None else {"phases": phases}
         self._renderer.draw(texture, self.camera, self.clock, self.scene.light,
@@ -458,7 +378,7 @@ class Engine:
         """A family changed what its passes bind outside a live edit (a vector field's samples
         set from Python may need a larger buffer): the systems adapt now and the frame graph is
         rebuilt before the next step or frame."""
-        self._world_changed()
+        self._stepper.world_changed()
 
     def state(self, name: str) -> dict[str, np.ndarray]:
         """The entity's GPU state as numpy arrays (a blocking read: not for every frame)."""
@@ -478,12 +398,7 @@ class Engine:
         """This frame's ``Pass`` objects in the order ``encode`` records them, those of
         ``phases`` (Phase values; default: all). Tools and benchmarks time a part of the frame
         by encoding these in a ``FrameGraph`` of their own."""
-        if phases is not None:
-            phases = set(phases)
-            bad = [p for p in phases if not isinstance(p, Phase)]
-            if bad:
-                raise EmberError(f"frame_passes(phases): expected Phase values "
-                                 f"({', '.join(p.name for p in Phase)}), found {bad[0]!r}")
+        phases = phase_set(phases, "frame_passes(phases)")
         return [p for p in self._renderer.graph(OUTPUT_FORMAT).order
                 if phases is None or p.phase in phases]
 

@@ -27,7 +27,8 @@ import threading
 
 import esper
 
-from emberfx.core.errors import EmberError, SceneError
+from emberfx.core.errors import DeviceLimitError, EmberError, SceneError
+from emberfx.core.frame_graph import Phase
 from emberfx.model.registry import entity_name_problem
 
 # reentrant: a system's query during esper.process (which holds it) switches nothing
@@ -232,7 +233,7 @@ def entity_name(name, what: str) -> str:
 
 
 def render_size(size, what: str = "Engine(size)") -> tuple[int, int]:
-    """(width, height) in whole pixels; the device's limit is checked by the Engine."""
+    """(width, height) in whole pixels; ``device_size`` also checks the device's limit."""
     try:
         w, h = size
         if isinstance(w, bool) or isinstance(h, bool):
@@ -241,6 +242,29 @@ def render_size(size, what: str = "Engine(size)") -> tuple[int, int]:
     except (TypeError, ValueError):
         raise EngineUsageError(f"{what}: expected (width, height) in whole pixels, found "
                                f"{_shown(size)}") from None
+
+
+def device_size(size, gpu) -> tuple[int, int]:
+    """A render size (``render_size``) within the texture size limit of ``gpu`` (a GPU
+    context: its limits and label)."""
+    w, h = render_size(size)
+    limit = gpu.limits["max-texture-dimension-2d"]
+    if not (1 <= w <= limit and 1 <= h <= limit):
+        raise DeviceLimitError(f"render size {w}x{h} is outside 1..{limit} per side on "
+                               f"this device ({gpu.label})")
+    return (w, h)
+
+
+def phase_set(phases, what: str) -> set | None:
+    """The Phase values of ``phases`` as a set (None: all phases, left None)."""
+    if phases is None:
+        return None
+    phases = set(phases)
+    bad = [p for p in phases if not isinstance(p, Phase)]
+    if bad:
+        raise EmberError(f"{what}: expected Phase values ({', '.join(p.name for p in Phase)}), "
+                         f"found {bad[0]!r}")
+    return phases
 
 
 def checked_scene(scene, what: str):

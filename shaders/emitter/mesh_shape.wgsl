@@ -18,7 +18,7 @@
 // proposal's density at x is m / the tetrahedra's total volume). Each try costs one pass over
 // the triangles; after MESH_VOLUME_TRIES refused tries the birth takes a surface point.
 // Draws of the birth key: 9..12 (surface), 16 + 6 k .. 20 + 6 k for try k (volume): below the
-// modifiers' (systems/emitter/modifiers.py MODIFIER_DRAWS).
+// modifiers' (systems/emitter/modifier_code.py MODIFIER_DRAWS).
 //
 // Bindings (group 3): 0 mesh_shape (read: the apex and one MeshTriangle per triangle).
 

@@ -3,11 +3,12 @@ custom attributes and expression fields, turned into specialised copies of its p
 
 The built-in passes (emitter/update.wgsl, spawn.wgsl, billboard.wgsl) call hooks declared in
 emitter/modifiers.wgsl, whose defaults do nothing. For an emitter that programs something, this
-module writes the hooks again around the user's code, registers that text with the WGSL loader
-(wgsl.register: the user's lines keep their file names and line numbers, so compile errors point
-at them) and derives each pass with the include swapped (wgsl.derive). Sources are named after a
-hash of their text, so emitters with identical modifiers share shaders and pipelines, and the
-struct layout of the attributes comes from the generated WGSL (layout.struct_dtype).
+module puts the hooks, written again (modifier_code.py), around the user's code, registers that
+text with the WGSL loader (wgsl.register: the user's lines keep their file names and line
+numbers, so compile errors point at them) and derives each pass with the include swapped
+(wgsl.derive). Sources are named after a hash of their text, so emitters with identical
+modifiers share shaders and pipelines, and the struct layout of the attributes comes from the
+generated WGSL (layout.struct_dtype).
 
 An emitter that carries a colour per particle (systems/emitter/color.py) gets `color` in
 ParticleState and the colour's bindings in the same generated code.
@@ -34,10 +35,11 @@ from emberfx.core.layout import struct_dtype
 from emberfx.core.wgsl_bounds import BoundError, check_wgsl_bounds
 from emberfx.systems.emitter import color as particle_color
 from emberfx.systems.emitter import features
-from emberfx.systems.emitter.attributes import ATTRIBUTE_TYPES, attributes_problem
+from emberfx.systems.emitter.attributes import attributes_problem
 from emberfx.systems.emitter.expression_ranges import bounded_return
 from emberfx.systems.emitter.expressions import EXPRESSION_FIELDS, expression_problem, expressions
 from emberfx.systems.emitter.looks import DRAW, DRAW_SOFT
+from emberfx.systems.emitter.modifier_code import Hooks
 from emberfx.systems.emitter.shader_names import BIRTHS, SPAWN, UPDATE, UPDATE_RANKED
 
 MODIFIER_FIELDS = ("init", "update", "color")
@@ -54,7 +56,6 @@ _SIGNATURE_RE = {
     "color": re.compile(r"fn\s+color\s*" + _ARGS.format(state="ParticleState")
                         + r"\s*->\s*(?:vec4f|vec4\s*<\s*f32\s*>)\s*\{"),
 }
-MODIFIER_DRAWS = 128   # rand()'s draws of a key start here, past those built-in code uses
 GENERATED = "emitter modifiers (generated)"   # the origin of generated lines in messages
 # bytes of the generated structs user code may hold in arrays (without custom attributes: the
 # least they take), for wgsl_bounds' count of array bytes
@@ -155,6 +156,8 @@ class Program:
             self._attributes_source = wgsl.register(f"emitter/attributes+{_digest(text)}.wgsl",
                                                     text)
             self.dtype = struct_dtype(self._attributes_source, "ParticleAttributes")
+        # the WGSL text around the user's code (modifier_code.py)
+        self._hooks = Hooks(self.attributes, self.color, self.parts, self._attributes_source)
         self.shaders: dict[str, str] = {}   # base pass shader -> derived one
         # what the emitter's features swap into each pass (emitter/features.py), kept in the
         # derived passes beside the generated code
@@ -234,23 +237,23 @@ class Program:
                     generated += 1
                     lines.append((line, (GENERATED, generated)))
 
-        emit(*self._common(kind, ATTRIBUTE_GROUPS.get(base, 1)))
+        emit(*self._hooks.common(kind, ATTRIBUTE_GROUPS.get(base, 1)))
         if self.color:
             access = "read" if kind == "draw" else "read_write"
             emit(*particle_color.declarations(base, ATTRIBUTE_GROUPS.get(base, 1), access),
                  *particle_color.birth_color(base))
         if kind in ("update", "spawn"):
-            emit(*self._births())
+            emit(*self._hooks.births())
         if kind == "update":
-            emit(*self._update())
+            emit(*self._hooks.update())
         if kind == "draw":
-            emit(*self._draw())
-        for field in self._functions_of(kind):
+            emit(*self._hooks.draw())
+        for field in self._hooks.functions_of(kind):
             part = self.parts[field]
             if part.text:   # an expression: its own line, at column 1 of its origin
                 opening, closing = bounded_return(field)   # clamped to the field's range
                 emit(f"fn expression_{field}(p: ParticleState, ctx: ModifierContext) -> f32 {{",
-                     *self._scope(), opening)
+                     *self._hooks.scope(), opening)
                 lines.append((part.lines[0], (part.label, 1)))
                 emit(closing, "}")
             else:
@@ -265,189 +268,6 @@ class Program:
                               swaps)
         self._registered += [include, derived]
         return derived
-
-    def _functions_of(self, kind: str) -> list[str]:
-        wanted = {"update": ("speed", "lifetime", "init", "update"),
-                  "spawn": ("speed", "lifetime", "init"), "draw": ("size", "color")}[kind]
-        return [f for f in wanted if f in self.parts]
-
-    def _state_fields(self) -> list[str]:
-        fields = [f"    {n}: {t}," for n, t in self.attributes.items()]
-        return fields + [particle_color.STATE_FIELD] if self.color else fields
-
-    def _common(self, kind: str, group: int) -> list[str]:
-        access = "read" if kind == "draw" else "read_write"
-        # (no entity name here: emitters with the same program share its shaders)
-        out = ["// generated by systems/emitter/modifiers.py (emitter/modifiers.wgsl says what "
-               "each hook does)"]
-        if self._attributes_source:
-            out += [f"//! include {self._attributes_source}",
-                    f"@group({group}) @binding(0) var<storage, {access}> attributes: "
-                    "array<ParticleAttributes>;"]
-        out += [
-            "const HAS_MODIFIERS: bool = true;",
-            f"const HAS_UPDATE: bool = {str(kind == 'update').lower()};",
-            f"const HAS_COLOR: bool = {str('color' in self.parts or self.color).lower()};",
-            f"const HAS_SIZE: bool = {str('size' in self.parts).lower()};",
-            f"const MODIFIER_DRAWS: u32 = {MODIFIER_DRAWS}u;",
-            "struct ParticleState {", "    position: vec3f,", "    velocity: vec3f,",
-            "    age: f32,", "    lifetime: f32,", *self._state_fields(), "};",
-            "struct ModifierContext {",
-            "    time: f32,          // seconds: the scene time the particle's state describes",
-            "    dt: f32,            // seconds: the substep (init and draw: the step)",
-            "    step: u32,          // simulation step index",
-            "    key: u32,           // this call's random key (rand)",
-            "    slot: u32,          // the particle's pool slot",
-            "    substep: u32,",
-            "    force_count: u32,   // update: forces[0 .. force_count) accelerate (forces_at)",
-            "    origin: vec3f,      // the emitter's centre",
-            "    direction: vec3f,   // the emitter's unit axis",
-            "    gravity: vec3f,",
-            "    drag: f32,",
-            "};",
-            "var<private> modifier_draws: u32;",
-            "fn rand(ctx: ModifierContext) -> f32 {",
-            "    modifier_draws += 1u;",
-            "    return random01(ctx.key, MODIFIER_DRAWS + modifier_draws);",
-            "}",
-            "fn modifier_context(e: EmitterParams, slot: u32, key: u32, time: f32, dt: f32,",
-            "                    step: u32, substep: u32, force_count: u32) -> ModifierContext {",
-            "    modifier_draws = 0u;",
-            "    return ModifierContext(time, dt, step, key, slot, substep, force_count,",
-            "                           e.origin.xyz, e.direction.xyz, e.gravity.xyz,",
-            "                           e.gravity.w);",
-            "}",
-        ]
-        if kind != "update":
-            out += ["fn begin_update(slot: u32) {}", "fn end_update(slot: u32) {}",
-                    "fn update_particle(slot: u32, x: ptr<function, vec3f>, "
-                    "v: ptr<function, vec3f>, life: ptr<function, f32>, "
-                    "age_shift: ptr<function, f32>, age: f32, substep: u32, h: f32) {}"]
-        if kind != "draw":
-            out += ["fn particle_color(slot: u32, particle: Particle, birth: u32, "
-                    "built_in: vec4f) -> vec4f { return built_in; }",
-                    "fn particle_size(slot: u32, particle: Particle, birth: u32, "
-                    "built_in: f32) -> f32 { return built_in; }"]
-        return out
-
-    def _state(self, particle: str, attributes: str | None, color: str) -> str:
-        values = [f"{particle}.position_age.xyz", f"{particle}.velocity_lifetime.xyz",
-                  f"{particle}.position_age.w", f"{particle}.velocity_lifetime.w"]
-        values += [(f"{attributes}.{n}" if attributes else ATTRIBUTE_TYPES[t])
-                   for n, t in self.attributes.items()]
-        if self.color:
-            values.append(color)
-        return f"ParticleState({', '.join(values)})"
-
-    def _store(self, target: str, color_target: str) -> list[str]:
-        out = [f"    {color_target} = state.color;"] if self.color else []
-        if not self.attributes:
-            return out
-        values = ", ".join(f"state.{n}" for n in self.attributes)
-        return [f"    {target} = ParticleAttributes({values});", *out]
-
-    def _births(self) -> list[str]:
-        out = ["fn born_particle(particle: Particle, slot: u32, e: EmitterParams) -> Particle {",
-               f"    var state = {self._state('particle', None, 'inherited_color()')};",
-               "    let key = birth_key(e.seed, e.entity, slot, e.frame);",
-               "    let ctx = modifier_context(e, slot, key, e.time + e.h, e.h, e.frame, 0u, 0u);"]
-        if "speed" in self.parts:   # the birth direction kept, its speed replaced
-            out += ["    let along = state.velocity / max(length(state.velocity), 1e-30);",
-                    "    state.velocity = along * expression_speed(state, ctx);"]
-        if "lifetime" in self.parts:
-            out.append("    state.lifetime = expression_lifetime(state, ctx);")
-        if "init" in self.parts:
-            out.append("    init(&state, ctx);")
-        out += self._store("attributes[slot]", f"{particle_color.PARTICLE_COLORS}[slot]")
-        out += ["    return Particle(vec4f(state.position, state.age), "
-                "vec4f(state.velocity, state.lifetime));", "}"]
-        return out
-
-    def _update(self) -> list[str]:
-        has_update, attrs = "update" in self.parts, bool(self.attributes)
-        # (declaration, load in begin_update, store in end_update) of each kept across substeps
-        kept = [("var<private> modifier_attributes: ParticleAttributes;",
-                 "modifier_attributes = attributes[slot];",
-                 "attributes[slot] = modifier_attributes;")] if attrs else []
-        if self.color and has_update:   # (without `update` the colour stays as born)
-            kept.append(particle_color.UPDATE_HOOKS)
-        out = [declared for declared, _, _ in kept]
-        for n, hook in ((1, "begin_update"), (2, "end_update")):
-            body = f"{{ {' '.join(k[n] for k in kept)} }}" if kept else "{}"
-            out.append(f"fn {hook}(slot: u32) {body}")
-        out += [
-            "// the acceleration the emitter's force entities give at (position, velocity)",
-            "fn forces_at(position: vec3f, velocity: vec3f) -> vec3f {",
-            "    var a = vec3f(0.0);",
-            "    for (var k = 0u; k < params.accelerate_end; k++) {",
-            "        a += emitter_force(forces[params.force_base + k], position, velocity);",
-            "    }",
-            "    return a;",
-            "}",
-            "fn update_particle(slot: u32, x: ptr<function, vec3f>, v: ptr<function, vec3f>,",
-            "                   life: ptr<function, f32>, age_shift: ptr<function, f32>,",
-            "                   age: f32, substep: u32, h: f32) {",
-        ]
-        if has_update:
-            attributes = "modifier_attributes" if attrs else None
-            particle_values = ["*x", "*v", "age + *age_shift", "*life"]
-            values = particle_values + [f"{attributes}.{n}" for n in self.attributes]
-            values += ["modifier_color"] if self.color else []
-            out += [
-                f"    var state = ParticleState({', '.join(values)});",
-                "    let started = state.age;",
-                "    let key = pcg_hash(birth_key(params.seed, params.entity, slot, params.frame)",
-                "                       ^ (0x9E3779B9u * (substep + 1u)));",
-                "    let time = params.time + f32(substep + 1u) * h;",
-                "    let ctx = modifier_context(params, slot, key, time, h, params.frame, substep,",
-                "                               params.accelerate_end);",
-                "    update(&state, ctx);",
-                "    *x = state.position;",
-                "    *v = state.velocity;",
-                "    *life = state.lifetime;",
-                "    *age_shift += state.age - started;",
-                *self._store("modifier_attributes", "modifier_color"),
-            ]
-        out.append("}")
-        return out
-
-    def _draw(self) -> list[str]:
-        attrs = bool(self.attributes)
-        out = ["fn draw_state(slot: u32, particle: Particle) -> ParticleState {"]
-        if attrs:
-            out.append("    let stored = attributes[slot];")
-        colors = f"{particle_color.PARTICLE_COLORS}[slot]"
-        out += [f"    return {self._state('particle', 'stored' if attrs else None, colors)};", "}",
-                "fn draw_context(slot: u32, birth: u32) -> ModifierContext {",
-                "    return modifier_context(params, slot, birth,",
-                "                            f32(params.frame + 1u) * params.h,",
-                "                            params.h, params.frame, 0u, 0u);",
-                "}",
-                "fn particle_color(slot: u32, particle: Particle, birth: u32, "
-                "built_in: vec4f) -> vec4f {"]
-        if "color" in self.parts:
-            out.append("    return color(draw_state(slot, particle), draw_context(slot, birth));")
-        elif self.color:   # the colour over life times the particle's own
-            out.append(f"    return built_in * {colors};")
-        else:
-            out.append("    return built_in;")
-        out += ["}", "fn particle_size(slot: u32, particle: Particle, birth: u32, "
-                "built_in: f32) -> f32 {"]
-        if "size" in self.parts:
-            out.append("    return expression_size(draw_state(slot, particle), "
-                       "draw_context(slot, birth));")
-        else:
-            out.append("    return built_in;")
-        out += ["}", "fn born_particle(particle: Particle, slot: u32, e: EmitterParams) "
-                "-> Particle { return particle; }"]
-        return out
-
-    def _scope(self) -> list[str]:
-        """What an expression sees by name."""
-        out = ["    let age = p.age;", "    let lifetime = p.lifetime;",
-               "    let t = p.age / max(p.lifetime, 1e-6);", "    let position = p.position;",
-               "    let velocity = p.velocity;", "    let time = ctx.time;"]
-        return out + [f"    let {n} = p.{n};" for n in self.attributes]
 
 
 def _digest(text: str) -> str:

@@ -16,6 +16,7 @@ from emberfx.core.frame_graph import SIMULATION_PHASES, FrameGraph, Phase
 from emberfx.core.system import StepInfo
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import loads_scene
+from emberfx.systems.emitter import batch_upload
 from emberfx.systems.emitter.component import MAX_PREWARM_WORK, Emitter
 from emberfx.systems.emitter.tuning import DEFAULT
 
@@ -91,8 +92,8 @@ def stepwise_prewarm(system, pool) -> None:
     graph = FrameGraph([p for p in pool.passes if p.phase in SIMULATION_PHASES
                         and p.phase != Phase.READBACK], system.resources.persistent())
     for k in range(steps):
-        system._upload_step(pool, StepInfo(frame=emitter_prewarm.PREWARM_FRAMES + k, dt=dt,
-                                           seed=seed), start=(k - steps) * dt)
+        step = StepInfo(frame=emitter_prewarm.PREWARM_FRAMES + k, dt=dt, seed=seed)
+        batch_upload.upload_lone(system, pool, step, start=(k - steps) * dt)
         system.records.upload_pool(pool)   # its params and counters (pages hold them)
         encoder = system.device.create_command_encoder(label="test:prewarm:stepwise")
         graph.encode(encoder, {})

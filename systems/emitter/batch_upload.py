@@ -1,5 +1,5 @@
-"""What the host writes for a batch of emitters each step, and what it reads back (batches.py
-forms the batches and their arenas).
+"""What the host writes each step for a lone emitter and for a batch of emitters, and what it
+reads back (batches.py forms the batches and their arenas; records.py the lone emitters' pages).
 
 A step packs every member's records into the batch's host arrays and writes each arena once:
 params, the cleared counters (the budget word), the inboxes of the members events spawn into
@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from emberfx.core.system import Readback
-from emberfx.systems.emitter.looks import pack_sprite_look
-from emberfx.systems.emitter.params import RECORD, pack_params
+from emberfx.core.system import Readback, StepInfo
+from emberfx.systems.emitter import features
+from emberfx.systems.emitter.looks import pack_sprite_look, sprite_look_key
+from emberfx.systems.emitter.params import RECORD, forces_bytes, pack_params, pack_step
 from emberfx.systems.forces.forces import MAX_FORCES, pack_forces
 from emberfx.systems.forces.forces import arrange as arrange_forces
 
@@ -23,6 +24,39 @@ if TYPE_CHECKING:
     from emberfx.systems.emitter.batches import Batch
     from emberfx.systems.emitter.host import EmitterHost
     from emberfx.systems.emitter.pool import Pool
+
+
+def upload_lone(system: EmitterHost, pool: Pool, step: StepInfo, start: float,
+            in_scene: list | None = None) -> None:
+    """A lone pool's step: what its component alone decides is packed again only after an
+    edit (``pool.dirty``); the forces and its look are written only when they changed. Its
+    params record is a row of a page that records.upload writes for every pool at once."""
+    c, full = pool.component, pool.dirty
+    pool.dirty = False
+    acting = system.forces_on(pool, in_scene)
+    budget, forces = pack_step(pool, step, start, acting, full,
+                               system.events.is_target(pool.entity.name))
+    write, b = system.resources.write, pool.buffers
+    if pool.contacts is not None:
+        pool.contacts.write_step(c, acting)
+    packed = forces_bytes(pool, forces, step)
+    if packed != pool.written_forces:
+        write(b["forces"], packed)
+        pool.written_forces = packed
+    if full:   # the look is the component's alone: looked at after an edit only
+        look_key = sprite_look_key(c)
+        if look_key != pool.look_key:   # (a script moving the emitter leaves it)
+            look = pack_sprite_look(c)
+            if look != pool.written_look:
+                write(b["sprite_look"], look)
+                pool.written_look = look
+            pool.look_key = look_key
+    features.upload(system, pool)
+    if full:
+        system.write_looks(pool)
+    system.records.set_cleared(pool, budget)   # the budget, and zero counts (no clear pass)
+    system.events.write_inbox(pool, budget)
+
 
 
 def upload_step(system: EmitterHost, batch: Batch, step, start: float, in_scene: list) -> None:

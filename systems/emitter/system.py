@@ -65,7 +65,7 @@ from emberfx.systems.emitter import step as emitter_step
 from emberfx.systems.emitter.component import Emitter
 from emberfx.systems.emitter.contacts import Contacts
 from emberfx.systems.emitter.events import COUNTERS_CLEARED, INBOX, EventWiring, check_links
-from emberfx.systems.emitter.looks import SPRITE_LOOK, pack_sprite_look, sprite_look_key
+from emberfx.systems.emitter.looks import SPRITE_LOOK, pack_sprite_look
 from emberfx.systems.emitter.modifiers import (
     Program,
     layout_signature,
@@ -415,7 +415,7 @@ class EmitterSystem(System):
                 # either way this step's frame graph is made again, with the new passes
                 self.shared.events.dispatch_event(REARRANGE)
             if pool.batch is None:
-                self._upload_step(pool, step, start, in_scene)
+                batch_upload.upload_lone(self, pool, step, start, in_scene)
         self.records.upload()   # every lone pool's params and counters, a write per page
         for batch in self.batches:
             batch_upload.upload_step(self, batch, step, start, in_scene)
@@ -424,37 +424,6 @@ class EmitterSystem(System):
         pool = self.pools.get(entity.name)
         if pool is not None:
             pool.dirty = True
-
-    def _upload_step(self, pool: Pool, step: StepInfo, start: float,
-                     in_scene: list | None = None) -> None:
-        """A lone pool's step: what its component alone decides is packed again only after an
-        edit (``pool.dirty``); the forces and its look are written only when they changed. Its
-        params record is a row of a page that records.upload writes for every pool at once."""
-        c, full = pool.component, pool.dirty
-        pool.dirty = False
-        acting = self.forces_on(pool, in_scene)
-        budget, forces = pack_step(pool, step, start, acting, full,
-                                   self.events.is_target(pool.entity.name))
-        write, b = self.resources.write, pool.buffers
-        if pool.contacts is not None:
-            pool.contacts.write_step(c, acting)
-        packed = forces_bytes(pool, forces, step)
-        if packed != pool.written_forces:
-            write(b["forces"], packed)
-            pool.written_forces = packed
-        if full:   # the look is the component's alone: looked at after an edit only
-            look_key = sprite_look_key(c)
-            if look_key != pool.look_key:   # (a script moving the emitter leaves it)
-                look = pack_sprite_look(c)
-                if look != pool.written_look:
-                    write(b["sprite_look"], look)
-                    pool.written_look = look
-                pool.look_key = look_key
-        features.upload(self, pool)
-        if full:
-            self.write_looks(pool)
-        self.records.set_cleared(pool, budget)   # the budget, and zero counts (no clear pass)
-        self.events.write_inbox(pool, budget)
 
     def write_looks(self, pool: Pool) -> None:
         """Rebake the looks only when the curves changed (a live edit)."""

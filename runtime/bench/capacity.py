@@ -55,7 +55,7 @@ def scan_sums_bytes(n: int) -> int:
 def emitter_buffers(n: int, blend: str = "additive", allocation: str = "ordered",
                     ranks_pass: bool = False, one_pass: bool = False) -> dict:
     """Bytes of an emitter pool's buffers that grow with its capacity n. ``ranks_pass``: the
-    ordered step ranks free slots in one workgroup (systems/emitter/passes.py, pools up to a
+    ordered step ranks free slots in one workgroup (systems/emitter/step.py, pools up to a
     few million slots), without the scans' buffers; ``one_pass``: the pool may take the
     one-pass step (look-back words per block, born slots); the large pools this page is about
     scan."""

@@ -2,7 +2,7 @@
 step and the update pass alone), beside the copy rooflines and numpy's update on this CPU, plus
 the CPU cost of encoding a frame and of ``Engine.step``. Ordered pools also time the other
 paths of the step in the same run as baselines (the multi-pass step, and the three-pass or the
-one-pass step: systems/emitter/passes.py), and the passes after the update alone."""
+one-pass step: systems/emitter/step.py), and the passes after the update alone."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@
 //! include common/forces.wgsl
 //! include common/volumes.wgsl
 
-// false unless a vector field acts on the emitter: its sampling compiles out (an H200 ran the
-// update with four attractors ~12% slower with it compiled in)
+// false unless a vector field acts on the emitter: its sampling compiles out (compiled in, its
+// registers slow the force loop even where no field is sampled)
 override HAS_VECTOR_FIELDS: bool = true;
 
 fn field_acceleration(f: Force, x: vec3f, v: vec3f) -> vec3f {

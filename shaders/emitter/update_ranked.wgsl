@@ -30,7 +30,7 @@
 // is published once stepped, which waits for nothing: numbering tiles by workgroup_id instead
 // could wait for a workgroup that never started.
 // WebGPU promises nothing about one workgroup's progress while another spins, so the host runs
-// this pass only on adapters where resident workgroups keep running (systems/emitter/passes.py
+// this pass only on adapters where resident workgroups keep running (systems/emitter/step.py
 // says which); a wait longer than MAX_ROUNDS rounds gives up, counts itself in tiles[STALLS] and
 // in the emitter's Counters.tickets (unused by ordered allocation; cleared by the host each
 // step) and leaves a wrong step, which the emitter's stats then report (look_back_stalls).
@@ -81,8 +81,8 @@ override TILE_BLOCKS: u32 = 1u;
 // software adapters keep the default.
 override MAX_ROUNDS: u32 = 30000u;
 // true: a workgroup ranks a tile only after it stepped its next tile, so that by then the tiles
-// before have most likely published their counts and the look-back waits less (the wait for the
-// slowest tile before it was 40% of the update at 16M slots on an H200)
+// before have most likely published their counts and the look-back waits less (waiting for the
+// slowest tile before is most of a large pool's look-back)
 override RANK_AFTER_NEXT: bool = false;
 // true: the born slots get their particles here, and no births pass follows (its launch is
 // saved; the birth code's registers may cost the whole update occupancy)
@@ -91,12 +91,12 @@ override BIRTHS_HERE: bool = false;
 // look-back walks back to the first tile, through as many rounds as it takes
 override PUBLISH_INCLUSIVE: bool = true;
 // true: each block's particle is loaded while the block before is stepped (two loads in
-// flight); false: when its turn comes. Neither wins everywhere on the H200; the host picks by
-// pool size and forces (systems/emitter/passes.py, TILE_BLOCKS_FROM).
+// flight); false: when its turn comes. Neither wins at every size; the host picks by pool size
+// and forces (systems/emitter/tuning.py, TILE_BLOCKS_FROM).
 override PREFETCH_PARTICLES: bool = true;
 // tiles the look-back reads in its first round, one per lane (later rounds read one while the
-// tile before is not yet published, and BLOCK once it is). A first round of 32 lanes made the
-// whole step at 16M slots on an H200 1% faster than 1 or 256, and left 1M unchanged.
+// tile before is not yet published, and BLOCK once it is): a warp's worth covers the tiles most
+// likely published by then without a second round.
 override LOOK_FIRST_LANES: u32 = 32u;
 
 @group(0) @binding(3) var<storage, read_write> alive_list: array<u32>;

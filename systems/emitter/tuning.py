@@ -38,7 +38,7 @@ TILE_BLOCKS_FROM: tuple[tuple[TileRow, ...], tuple[TileRow, ...]] = (
 
 @dataclass(frozen=True)
 class EmitterTuning:
-    """The choices of the emitters' step (systems/emitter/passes.py builds it), of their
+    """The choices of the emitters' step (systems/emitter/step.py builds it), of their
     batches' draw (systems/emitter/culling.py) and of their prewarm's submissions
     (systems/emitter/prewarm.py)."""
 

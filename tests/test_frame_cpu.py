@@ -525,13 +525,13 @@ def test_a_step_packs_only_what_changed_for_lone_emitters(showcase, monkeypatch)
     an edit of a field it is packed from; a script moving the fountain packs its params, not
     its look. The oracle of the edit: the look's bytes as written equal a fresh packing of the
     edited component."""
+    import emberfx.systems.emitter.batch_upload as emitter_upload
     import emberfx.systems.emitter.params as emitter_params
-    import emberfx.systems.emitter.system as emitter_system
     from emberfx.systems.emitter.looks import pack_sprite_look
 
     engine, output = showcase
     packed: Counter = Counter()
-    for module, name in ((emitter_params, "pack_forces"), (emitter_system, "pack_sprite_look")):
+    for module, name in ((emitter_params, "pack_forces"), (emitter_upload, "pack_sprite_look")):
         original = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *a, _f=original, _n=name, **k:
                             packed.update([_n]) or _f(*a, **k))

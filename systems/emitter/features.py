@@ -6,13 +6,14 @@ runs alone), the buffers it owns (one set per simulation: a lone pool's, or a ba
 its first member), the WGSL parts it swaps into each pass shader (``//! include`` swaps,
 wgsl.derive), the bindings it adds to those passes, the draw it gives the pool in place of the
 sprite draw (if any), what it writes each step for a lone pool, and why an emitter's values
-cannot be used. The shared shaders stay
-branch-free of any one emitter: a feature's data comes from its bindings and the emitter's
-params record, so every emitter with the same features runs the same pipeline, batched or not.
+cannot be used. The shared shaders stay branch-free of any one emitter: a feature's data comes
+from its bindings and the emitter's params record, so every emitter with the same features runs
+the same pipeline, batched or not.
 
 The system and the pass builders call the functions below, never a feature directly; adding a
 feature is one module and its WGSL, plus its entry in FEATURES. docs/architecture.md walks
-through the mesh shape (emitter/mesh_shape.py) as the example.
+through the mesh shape (emitter/mesh_shape.py) as the example; mesh particles
+(emitter/mesh_particles.py) show the draw and the upload.
 """
 
 from __future__ import annotations

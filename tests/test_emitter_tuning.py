@@ -7,16 +7,15 @@ reads once."""
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from emberfx.core.step_batches import StepBatching
 from emberfx.systems.cloth.tuning import DEFAULT as CLOTH_DEFAULT
 from emberfx.systems.cloth.tuning import RESIDENT_ON_HARDWARE, ClothTuning
-from emberfx.systems.emitter.tuning import DEFAULT
 
 SYSTEMS = Path(__file__).resolve().parent.parent / "systems"
 EMITTER = SYSTEMS / "emitter"
@@ -50,14 +49,15 @@ def test_no_module_of_the_family_writes_module_state(family, at_least):
     assert found == {}
 
 
-@pytest.mark.parametrize("field", ["prewarm_batch_work", "prewarm_batch_steps",
-                                   "prewarm_notice_work"])
+@pytest.mark.parametrize("field", ["work", "steps", "notice_work"])
 def test_the_prewarm_limits_are_checked(field):
     one: dict[str, Any] = {field: 1}
-    assert getattr(replace(DEFAULT, **one), field) == 1
-    with pytest.raises(ValueError, match=rf"^EmitterTuning\.{field}: expected 1 or more, "
-                                         rf"found 0$"):
-        replace(DEFAULT, **{**one, field: 0})
+    assert getattr(StepBatching(**one), field) == 1
+    bad: Any
+    for bad in (0, -3, 1.5, True):
+        with pytest.raises(ValueError, match=rf"^StepBatching\.{field}: expected an integer of "
+                                             rf"1 or more, found {bad!r}$"):
+            StepBatching(**{field: bad})
 
 
 def test_the_cloth_resident_limit_is_the_tuning_or_the_adapter_s():

@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import replace
 
 import numpy as np
 import pytest
 
 import emberfx.systems.emitter.prewarm as emitter_prewarm
+from emberfx.core import step_batches
 from emberfx.core.errors import SceneError
 from emberfx.core.frame_graph import SIMULATION_PHASES, FrameGraph, Phase
+from emberfx.core.step_batches import StepBatching
 from emberfx.core.system import StepInfo
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import loads_scene
 from emberfx.systems.emitter import batch_upload
 from emberfx.systems.emitter.component import MAX_PREWARM_WORK, Emitter
-from emberfx.systems.emitter.tuning import DEFAULT
 
 DT = 0.02
 STEPS = 31                      # prime: no batch size above 1 divides it
@@ -113,13 +113,12 @@ def assert_identical(batched: dict, stepwise: dict) -> None:
 
 
 def test_batched_prewarm_is_byte_identical_to_stepping_one_step_at_a_time(gpu, monkeypatch):
-    tuning = replace(DEFAULT, prewarm_batch_work=BATCH_WORK)
-    batches = {name: emitter_prewarm.prewarm_batch_steps(cap, tuning)
-               for name, cap in CAPACITIES.items()}
+    batching = StepBatching(work=BATCH_WORK)
+    batches = {name: step_batches.batch_steps(cap, batching) for name, cap in CAPACITIES.items()}
     assert batches == {"small": 7, "ragged": 1, "tiny": 23}
     assert STEPS % 7 and STEPS % 23   # the last batch of each is a partial one
     scene = loads_scene(SCENE)
-    with Engine(scene, emitter_tuning=tuning) as batched_engine:
+    with Engine(scene, step_batching=batching) as batched_engine:
         batched = states(batched_engine)
         counters = {n: batched_engine.system_of(n, "emitter").counters(batched_engine.entity_ref(n))
                     for n in CAPACITIES}
@@ -139,12 +138,12 @@ def test_batched_prewarm_is_byte_identical_to_stepping_one_step_at_a_time(gpu, m
 
 
 def test_prewarm_batches_respect_the_work_per_submission():
-    batch_steps = emitter_prewarm.prewarm_batch_steps
-    assert batch_steps(1, DEFAULT) == DEFAULT.prewarm_batch_steps
+    batch_steps, default = step_batches.batch_steps, step_batches.DEFAULT
+    assert batch_steps(1) == default.steps
     big = 4_000_000
-    assert batch_steps(big, DEFAULT) == max(1, DEFAULT.prewarm_batch_work // big)
-    assert batch_steps(DEFAULT.prewarm_batch_work + 1, DEFAULT) == 1
-    fewer = replace(DEFAULT, prewarm_batch_steps=5, prewarm_batch_work=1000)
+    assert batch_steps(big) == max(1, default.work // big)
+    assert batch_steps(default.work + 1) == 1
+    fewer = StepBatching(steps=5, work=1000)
     assert batch_steps(1, fewer) == 5 and batch_steps(300, fewer) == 3
 
 
@@ -227,13 +226,11 @@ capacity = 1000
 rate = 500.0
 prewarm = {PREWARM!r}
 """
-    with Engine(loads_scene(text),
-                emitter_tuning=replace(DEFAULT, prewarm_notice_work=1000 * STEPS)):
+    with Engine(loads_scene(text), step_batching=StepBatching(notice_work=1000 * STEPS)):
         pass
     err = capsys.readouterr().err
     assert (f"emberfx: entity 'warm': prewarming {PREWARM:g} s = {STEPS} steps of 1,000 slots "
             f"({1000 * STEPS:,} particle-steps)") in err
-    with Engine(loads_scene(text),
-                emitter_tuning=replace(DEFAULT, prewarm_notice_work=1000 * STEPS + 1)):
+    with Engine(loads_scene(text), step_batching=StepBatching(notice_work=1000 * STEPS + 1)):
         pass
     assert "prewarming" not in capsys.readouterr().err   # a short one stays quiet

@@ -16,6 +16,7 @@ import pytest
 
 from emberfx.core import step_batches
 from emberfx.core.errors import SceneError
+from emberfx.core.step_batches import StepBatching
 from emberfx.engine.engine import Engine
 from emberfx.model.camera import Camera
 from emberfx.model.scene import EntitySpec, Scene, SceneSettings, loads_scene
@@ -33,16 +34,17 @@ STEPS = 31                 # prime: no batch size above 1 divides it, so the las
 PREWARM = STEPS * DT
 
 
-def engine_of(*entities: tuple[str, dict]) -> Engine:
+def engine_of(*entities: tuple[str, dict], batching: StepBatching | None = None) -> Engine:
     scene = Scene(SceneSettings(seed=7, fixed_dt=DT), Camera(kind="orthographic"),
                   [EntitySpec(name, components) for name, components in entities])
-    return Engine(scene, size=(32, 32))
+    return Engine(scene, size=(32, 32), step_batching=batching)
 
 
-def small_batches(monkeypatch, work_per_step: int, steps_per_batch: int) -> None:
+def small_batches(work_per_step: int, steps_per_batch: int) -> StepBatching:
     """Submissions of ``steps_per_batch`` steps, so the prewarm runs in several batches."""
-    monkeypatch.setattr(step_batches, "BATCH_WORK", work_per_step * steps_per_batch)
-    assert step_batches.batch_steps(work_per_step) == steps_per_batch
+    batching = StepBatching(work=work_per_step * steps_per_batch)
+    assert step_batches.batch_steps(work_per_step, batching) == steps_per_batch
+    return batching
 
 
 def assert_same_state(warm: dict, stepped: dict) -> None:
@@ -59,10 +61,11 @@ SWARM: dict[str, Any] = dict(count=700, species=4, box=(1.0, 1.0), r_max=0.1, fo
 
 
 @pytest.mark.parametrize("neighbours", ["grid", "all_pairs"])
-def test_particle_life_prewarm_equals_stepping(gpu, monkeypatch, neighbours):
-    small_batches(monkeypatch, SWARM["count"], 7)
+def test_particle_life_prewarm_equals_stepping(gpu, neighbours):
+    batching = small_batches(SWARM["count"], 7)
     with engine_of(("swarm", {"particle_life": ParticleLife(**SWARM, neighbours=neighbours,
-                                                            prewarm=PREWARM)})) as warm, \
+                                                            prewarm=PREWARM)}),
+                   batching=batching) as warm, \
             engine_of(("swarm", {"particle_life": ParticleLife(
                 **SWARM, neighbours=neighbours)})) as stepped:
         start = stepped.state("swarm")
@@ -84,11 +87,12 @@ BALL = Collider(shape="sphere", center=(0.0, 0.5, 0.25), radius=0.3)   # the she
 
 
 @pytest.mark.parametrize("with_ball", [False, True], ids=["free", "sphere"])
-def test_cloth_prewarm_equals_stepping(gpu, monkeypatch, with_ball):
+def test_cloth_prewarm_equals_stepping(gpu, with_ball):
     n = CLOTH["resolution"][0] * CLOTH["resolution"][1] * CLOTH["substeps"]
-    small_batches(monkeypatch, n, 4)
+    batching = small_batches(n, 4)
     extra = [("ball", {"collider": BALL})] if with_ball else []
-    with engine_of(*extra, ("flag", {"cloth": Cloth(**CLOTH, prewarm=PREWARM)})) as warm, \
+    with engine_of(*extra, ("flag", {"cloth": Cloth(**CLOTH, prewarm=PREWARM)}),
+                   batching=batching) as warm, \
             engine_of(*extra, ("flag", {"cloth": Cloth(**CLOTH)})) as stepped:
         start = stepped.state("flag")
         stepped.step(STEPS)
@@ -100,16 +104,17 @@ def test_cloth_prewarm_equals_stepping(gpu, monkeypatch, with_ball):
         assert_same_state(warm.state("flag"), stepped.state("flag"))
 
 
-def test_cloth_prewarm_lies_before_t0_under_a_gusting_wind(gpu, monkeypatch):
+def test_cloth_prewarm_lies_before_t0_under_a_gusting_wind(gpu):
     """Each prewarm step gets its own wind record (staged, not the batch's last), at the times
     [-P, 0) before the scene starts: positions equal the float64 replica within 1e-5 (float32
     over 31 x 8 substeps; the replica with the times [0, P) is off by far more)."""
     fields = dict(CLOTH, resolution=(11, 9), size=(1.0, 0.8), pins="top-edge")
-    small_batches(monkeypatch, 11 * 9 * 8, 4)
+    batching = small_batches(11 * 9 * 8, 4)
     gust = ForceField(kind="wind", direction=(0.3, 0.0, 1.0), strength=4.0, gust=0.9,
                       frequency=2.0)
     with engine_of(("gust", {"force_field": gust}),
-                   ("flag", {"cloth": Cloth(**fields, prewarm=PREWARM)})) as warm, \
+                   ("flag", {"cloth": Cloth(**fields, prewarm=PREWARM)}),
+                   batching=batching) as warm, \
             engine_of(("flag", {"cloth": Cloth(**fields)})) as cold:
         start = cold.state("flag")
         warm_position = warm.state("flag")["position"]
@@ -146,9 +151,10 @@ def life_trail(engine) -> np.ndarray:
 
 
 @pytest.mark.parametrize("memory", ["pingpong", "inplace"])
-def test_life_prewarm_equals_numpy_and_stepping(gpu, monkeypatch, memory):
-    small_batches(monkeypatch, 70 * 45 * 3, 5)
-    with engine_of(("life", {"life": Life(**LIFE, memory=memory, prewarm=PREWARM)})) as warm, \
+def test_life_prewarm_equals_numpy_and_stepping(gpu, memory):
+    batching = small_batches(70 * 45 * 3, 5)
+    with engine_of(("life", {"life": Life(**LIFE, memory=memory, prewarm=PREWARM)}),
+                   batching=batching) as warm, \
             engine_of(("life", {"life": Life(**LIFE, memory=memory)})) as stepped:
         start = stepped.state("life")["cells"]
         stepped.step(STEPS)
@@ -277,14 +283,14 @@ def test_validate_refuses_it_in_one_line(tmp_path):
 
 # ---------------------------------------------------------------------------- progress
 
-def test_a_long_prewarm_says_that_it_runs(gpu, monkeypatch, capsys):
+def test_a_long_prewarm_says_that_it_runs(gpu, capsys):
     work = SWARM["count"] * STEPS
-    monkeypatch.setattr(step_batches, "NOTICE_WORK", work)
-    with engine_of(("swarm", {"particle_life": ParticleLife(**SWARM, prewarm=PREWARM)})):
+    with engine_of(("swarm", {"particle_life": ParticleLife(**SWARM, prewarm=PREWARM)}),
+                   batching=StepBatching(notice_work=work)):
         pass
     assert (f"emberfx: entity 'swarm': prewarming {PREWARM:g} s = {STEPS} steps of 700 "
             f"particles ({work:,} particle-steps)") in capsys.readouterr().err
-    monkeypatch.setattr(step_batches, "NOTICE_WORK", work + 1)
-    with engine_of(("swarm", {"particle_life": ParticleLife(**SWARM, prewarm=PREWARM)})):
+    with engine_of(("swarm", {"particle_life": ParticleLife(**SWARM, prewarm=PREWARM)}),
+                   batching=StepBatching(notice_work=work + 1)):
         pass
     assert "prewarming" not in capsys.readouterr().err

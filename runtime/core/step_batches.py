@@ -22,12 +22,28 @@ import wgpu
 
 from emberfx.core.resources import BufferView
 
-# Each submission holds at most BATCH_WORK units of work (and at most BATCH_STEPS steps), so one
-# stays short on any device and the progress bar moves; a run of NOTICE_WORK or more says on
-# stderr that it runs (a bar on a terminal).
-BATCH_WORK = 1 << 25
-BATCH_STEPS = 256
-NOTICE_WORK = 1 << 25
+
+@dataclass(frozen=True)
+class StepBatching:
+    """How a prewarm's steps go to the GPU, for every family: each submission holds at most
+    ``work`` units of work and at most ``steps`` steps, so one stays short on any device and
+    the progress bar moves; a run of ``notice_work`` units or more says on stderr that it runs
+    (a bar on a terminal). An Engine takes one (``Engine(scene, step_batching=...)``, which the
+    families read from ``SharedResources.tuning["step_batches"]``); without one, ``DEFAULT``."""
+    work: int = 1 << 25
+    steps: int = 256
+    notice_work: int = 1 << 25
+
+    def __post_init__(self) -> None:
+        for name in ("work", "steps", "notice_work"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"StepBatching.{name}: expected an integer of 1 or more, "
+                                 f"found {value!r}")
+
+
+DEFAULT = StepBatching()
+KEY = "step_batches"   # its key in SharedResources.tuning
 
 
 @dataclass(frozen=True)
@@ -48,34 +64,35 @@ class PrewarmNotice:
     unit: str      # the unit of work ("particle-steps")
 
 
-def batch_steps(work_per_step: int, batch_work: int | None = None,
-                most_steps: int | None = None) -> int:
-    """Steps per submission for steps of ``work_per_step`` units each, at most ``batch_work``
-    units (default BATCH_WORK) and ``most_steps`` steps (default BATCH_STEPS) per
-    submission."""
-    return max(1, min(most_steps or BATCH_STEPS,
-                      (batch_work or BATCH_WORK) // max(1, work_per_step)))
+def batching_of(tuning) -> StepBatching:
+    """The Engine's StepBatching, from a SharedResources.tuning mapping."""
+    return tuning.get(KEY, DEFAULT)
+
+
+def batch_steps(work_per_step: int, batching: StepBatching = DEFAULT) -> int:
+    """Steps per submission for steps of ``work_per_step`` units each, within ``batching``'s
+    limits."""
+    return max(1, min(batching.steps, batching.work // max(1, work_per_step)))
 
 
 def run_steps(device: wgpu.GPUDevice, label: str, steps: int, work_per_step: int,
               encode_step: Callable[[wgpu.GPUCommandEncoder, int], None], *,
               fence_source: BufferView, notice: PrewarmNotice,
-              uniforms: StagedUniforms | None = None, batch: int | None = None,
-              notice_work: int | None = None) -> None:
+              uniforms: StagedUniforms | None = None,
+              batching: StepBatching = DEFAULT) -> None:
     """Encode steps 0 .. ``steps`` - 1 with ``encode_step(encoder, k)`` in batches (see the
     module docstring). ``uniforms``: records copied into place before each step's passes.
-    ``fence_source``: any buffer with COPY_SRC; 4 bytes of it mark a batch's end. ``batch``:
-    steps per submission (default batch_steps(work_per_step)); ``notice_work``: the work from
-    which the run says on stderr that it runs (default NOTICE_WORK)."""
+    ``fence_source``: any buffer with COPY_SRC; 4 bytes of it mark a batch's end.
+    ``batching``: the submissions' limits and the notice's threshold."""
     usage = wgpu.BufferUsage
-    batch = batch or batch_steps(work_per_step)
+    batch = batch_steps(work_per_step, batching)
     targets = uniforms.targets if uniforms is not None else ()
     records_of = uniforms.records if uniforms is not None else (lambda k: ())
     staging = None
     fences = [device.create_buffer(label=f"{label}:fence[{i}]", size=4,
                                    usage=usage.MAP_READ | usage.COPY_DST) for i in range(2)]
     in_flight: list[tuple[object, object, int]] = []   # (fence, its map, steps in the batch)
-    with _progress(notice, steps, work_per_step, notice_work or NOTICE_WORK) as progress:
+    with _progress(notice, steps, work_per_step, batching.notice_work) as progress:
         try:
             for first in range(0, steps, batch):
                 count = min(batch, steps - first)

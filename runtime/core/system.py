@@ -73,8 +73,9 @@ class SharedResources:
     # whether systems may batch like entities into shared arenas (Engine(batching=...))
     batching: bool = True
     # by component key, the frozen tuning value a family's system is built with (the emitters':
-    # Engine(emitter_tuning=...), the cloth's: Engine(cloth_tuning=...)); a family missing here
-    # takes its defaults
+    # Engine(emitter_tuning=...), the cloth's: Engine(cloth_tuning=...)), and under
+    # step_batches.KEY every family's prewarm submissions (Engine(step_batching=...)); what is
+    # missing here takes its defaults
     tuning: Mapping[str, Any] = field(default_factory=dict)
     # notices among the Engine's parts and its systems (core/events.py): a system asks for
     # ``arrange`` and a new frame graph with REARRANGE; a family announces what others read

@@ -39,6 +39,7 @@ from emberfx.core.gpu import get_context
 from emberfx.core.readback import reading
 from emberfx.core.resources import Resources
 from emberfx.core.shader_cache import release_idle
+from emberfx.core.step_batches import KEY as STEP_BATCHING
 from emberfx.core.system import EntityRef, SharedResources, StepInfo
 from emberfx.engine import app_hooks, interrupts, live_edits
 from emberfx.engine.engine_guard import (
@@ -63,6 +64,7 @@ from emberfx.model import registry
 from emberfx.model.colors import linear_color
 
 if TYPE_CHECKING:
+    from emberfx.core.step_batches import StepBatching
     from emberfx.systems.cloth.tuning import ClothTuning
     from emberfx.systems.emitter.tuning import EmitterTuning
 
@@ -76,7 +78,8 @@ class Engine:
     def __init__(self, scene, size: tuple[int, int] | None = None, *, scripts=True,
                  script_timeout: float | None = None, batching: bool = True,
                  emitter_tuning: EmitterTuning | None = None,
-                 cloth_tuning: ClothTuning | None = None):
+                 cloth_tuning: ClothTuning | None = None,
+                 step_batching: StepBatching | None = None):
         """``scripts``: False (or EMBERFX_NO_SCRIPTS=1) runs none of the scene's scripts; a
         ``ScriptPolicy`` also sets the time limit and allows scripts outside the scene's folder.
         ``script_timeout``: seconds a hook may run (default 5; 0: no limit). ``batching``:
@@ -85,7 +88,9 @@ class Engine:
         ``emberfx.systems.emitter.tuning.EmitterTuning``; default ``DEFAULT``): which path of
         the ordered step they take and its shape, for comparison and tests. ``cloth_tuning``:
         how the cloth patches step (an ``emberfx.systems.cloth.tuning.ClothTuning``; default
-        ``DEFAULT``)."""
+        ``DEFAULT``). ``step_batching``: how every family's prewarm sends its steps to the GPU
+        (an ``emberfx.core.step_batches.StepBatching``: steps and work per submission, and
+        from how much work a prewarm says that it runs)."""
         from emberfx.engine.scripting import Scripts, check_script_locations, script_policy
 
         self._owner = threading.current_thread()
@@ -112,7 +117,8 @@ class Engine:
                                        resolve=scene.resolve, scene_path=scene.path,
                                        batching=bool(batching),
                                        tuning={key: value for key, value in (
-                                           ("emitter", emitter_tuning), ("cloth", cloth_tuning))
+                                           ("emitter", emitter_tuning), ("cloth", cloth_tuning),
+                                           (STEP_BATCHING, step_batching))
                                            if value is not None})
         self._store = World(self.gpu, self._shared)
         self._telemetry = Telemetry(self.gpu, self.resources)

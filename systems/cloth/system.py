@@ -219,7 +219,8 @@ class ClothSystem(System):
             notice=PrewarmNotice(name, c.prewarm, f"{nx}x{ny} vertices x {c.substeps} substeps",
                                  "vertex-substeps"),
             uniforms=StagedUniforms((b["params"], b["forces"], b["colliders"]),
-                                    lambda k: self._step_records(patch, (k - steps) * dt, dt)))
+                                    lambda k: self._step_records(patch, (k - steps) * dt, dt)),
+            batching=step_batches.batching_of(self.shared.tuning))
 
     def sim_passes(self, sim: ClothSim) -> list[Pass]:
         """The substeps and normals passes of a lone patch or a batch: one dispatch over

@@ -3,9 +3,9 @@
 Those steps lie before t = 0 (so bursts do not fire) and seed births with frames from 2**31 up,
 apart from the scene's own frames.
 
-Steps go to the GPU in batches (emberfx.core.step_batches), as large as the system's tuning
-allows (EmitterTuning.prewarm_batch_work and prewarm_batch_steps): each step's params, forces
-and budget word are staged and copied into place before that step's passes.
+Steps go to the GPU in batches (emberfx.core.step_batches), as large as the Engine's
+StepBatching allows: each step's params, forces and budget word are staged and copied into place
+before that step's passes.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from emberfx.systems.forces.forces import FORCE_KEYS
 if TYPE_CHECKING:
     from emberfx.systems.emitter.host import EmitterHost
     from emberfx.systems.emitter.pool import Pool
-    from emberfx.systems.emitter.tuning import EmitterTuning
 
 PREWARM_FRAMES = 1 << 31         # birth-seed frames used while prewarming
 
@@ -47,13 +46,6 @@ def prewarm(system: EmitterHost, pool: Pool) -> None:
         notice=PrewarmNotice(name, c.prewarm, f"{c.capacity:,} slots", "particle-steps"),
         uniforms=StagedUniforms((pool.buffers["params"], pool.buffers["forces"], counters),
                                 records),
-        batch=prewarm_batch_steps(c.capacity, system.tuning),
-        notice_work=system.tuning.prewarm_notice_work)
+        batching=step_batches.batching_of(system.shared.tuning))
     pool.births.last_position = None
 
-
-def prewarm_batch_steps(capacity: int, tuning: EmitterTuning) -> int:
-    """Prewarm steps per submission for a pool of ``capacity`` slots (the tuning's prewarm
-    limits)."""
-    return step_batches.batch_steps(capacity, tuning.prewarm_batch_work,
-                                    most_steps=tuning.prewarm_batch_steps)

@@ -9,14 +9,14 @@ fields choose among them and shape them. An Engine takes one at construction
 and the like. The figures behind the defaults are in docs/performance.md.
 
 This module imports nothing of the emitter family (it reads the one-pass shader's limits from
-the WGSL), so the system, its batches, its passes and its prewarm may all import it.
+the WGSL), so the system, its batches and its passes may all import it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from emberfx.core import step_batches, wgsl
+from emberfx.core import wgsl
 
 # the most blocks a tile of the one-pass step holds (its per-block arrays are this long)
 MAX_TILE_BLOCKS = wgsl.int_constant("emitter/update_ranked.wgsl", "MAX_TILE_BLOCKS")
@@ -39,8 +39,7 @@ TILE_BLOCKS_FROM: tuple[tuple[TileRow, ...], tuple[TileRow, ...]] = (
 @dataclass(frozen=True)
 class EmitterTuning:
     """The choices of the emitters' step (systems/emitter/step.py builds it), of their
-    batches' draw (systems/emitter/culling.py) and of their prewarm's submissions
-    (systems/emitter/prewarm.py)."""
+    batches' draw (systems/emitter/culling.py)."""
 
     # Ordered allocation, where the one-pass step is not taken: True runs the free scan, births
     # per emitter and draw arguments as one single-workgroup pass (emitter/ranks.wgsl: update,
@@ -106,13 +105,6 @@ class EmitterTuning:
     # draw (systems/emitter/culling.py); None: none cull. Below it the draws are cheap either
     # way, and the cull's dispatches would be most of the cost.
     cull_from: int | None = 1 << 16
-    # A prewarm (systems/emitter/prewarm.py) sends its steps in submissions of at most
-    # ``prewarm_batch_work`` particle-steps and ``prewarm_batch_steps`` steps, and one of
-    # ``prewarm_notice_work`` particle-steps or more says on stderr that it runs (the
-    # emitter's share of emberfx.core.step_batches's limits).
-    prewarm_batch_work: int = step_batches.BATCH_WORK
-    prewarm_batch_steps: int = step_batches.BATCH_STEPS
-    prewarm_notice_work: int = step_batches.NOTICE_WORK
 
     def __post_init__(self) -> None:
         lanes = self.look_first_lanes
@@ -124,8 +116,7 @@ class EmitterTuning:
             raise ValueError(f"EmitterTuning.tile_blocks: expected 1 to {MAX_TILE_BLOCKS}, "
                              f"found {tile}")
         for name in ("ranks_threads", "one_pass_slot_limit", "workgroups_at_most",
-                     "spawn_blocks_per_group", "prewarm_batch_work", "prewarm_batch_steps",
-                     "prewarm_notice_work"):
+                     "spawn_blocks_per_group"):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"EmitterTuning.{name}: expected 1 or more, found {value}")

@@ -245,7 +245,8 @@ class LifeSystem(System):
             self.device, f"{name}:life:prewarm", c.prewarm_steps(self.shared.fixed_dt),
             layer.width * layer.height * gens, encode_step, fence_source=layer.buffers["params"],
             notice=PrewarmNotice(name, c.prewarm, f"{layer.width}x{layer.height} cells x {gens} "
-                                 f"generations", "cell-generations"))
+                                 f"generations", "cell-generations"),
+            batching=step_batches.batching_of(self.shared.tuning))
 
     def _initial_cells(self, layer: LifeLayer) -> np.ndarray:
         from emberfx.systems.life.patterns import place, random_soup, read_pattern, rule_mismatch

@@ -192,7 +192,8 @@ class ParticleLifeSystem(System):
             encode_step, fence_source=swarm.buffers["params"],
             notice=PrewarmNotice(name, c.prewarm, f"{c.count:,} particles", "particle-steps"),
             uniforms=StagedUniforms((swarm.buffers["params"],), lambda k: (self._params_record(
-                swarm, StepInfo(frame=k, dt=dt, seed=seed)),)))
+                swarm, StepInfo(frame=k, dt=dt, seed=seed)),)),
+            batching=step_batches.batching_of(self.shared.tuning))
         swarm.written_params = b""   # the prewarm's steps wrote their own records there
 
     def _passes(self, swarm: _Swarm) -> list[Pass]:

@@ -16,11 +16,12 @@ import numpy as np
 from emberfx.core.system import Readback, StepInfo
 from emberfx.systems.emitter import features
 from emberfx.systems.emitter.looks import pack_sprite_look, sprite_look_key
-from emberfx.systems.emitter.params import RECORD, forces_bytes, pack_params, pack_step
+from emberfx.systems.emitter.params import COUNTERS, forces_bytes, pack_params, pack_step
 from emberfx.systems.forces.forces import MAX_FORCES, pack_forces
 from emberfx.systems.forces.forces import arrange as arrange_forces
 
 if TYPE_CHECKING:
+    from emberfx.core.resources import BufferView
     from emberfx.systems.emitter.batches import Batch
     from emberfx.systems.emitter.host import EmitterHost
     from emberfx.systems.emitter.pool import Pool
@@ -115,14 +116,8 @@ def upload_step(system: EmitterHost, batch: Batch, step, start: float, in_scene:
             batch.written[key] = data
 
 
-def batch_readback(batch: Batch) -> Readback:
-    """Every member's counters in one region, copied back once per step."""
-    counters = batch.sim.buffers["counters"]
-    return Readback(batch.name, "emitter", counters.name, counters.buffer, counters.offset,
-                    len(batch.members) * RECORD)
-
-
-def readback_of(pool: Pool, size: int) -> Readback:
-    counters = pool.buffers["counters"]
-    return Readback(pool.entity.name, "emitter", counters.name, counters.buffer, counters.offset,
-                    size)
+def counters_readback(owner: str, counters: BufferView, members: int) -> Readback:
+    """The Counters records of a simulation's ``members`` emitters (a lone pool: 1; a batch:
+    every member's, side by side) as one region, copied back once per step."""
+    return Readback(owner, "emitter", counters.name, counters.buffer, counters.offset,
+                    members * COUNTERS.itemsize)

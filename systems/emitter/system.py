@@ -75,7 +75,6 @@ from emberfx.systems.emitter.modifiers import (
 from emberfx.systems.emitter.params import (
     BLOCK,
     BLOCK_WORDS,
-    COUNTERS,
     LOOKS,
     PARAMS,
     PARTICLE,
@@ -246,7 +245,8 @@ class EmitterSystem(System):
         elif pool.batch is None:   # (a batch's emitters draw in runs: batches.draw_runs)
             passes.append(emitter_passes.lone_draw_pass(self, pool))
         pool.passes = passes
-        pool.readback = batch_upload.readback_of(pool, COUNTERS.itemsize)
+        pool.readback = batch_upload.counters_readback(pool.entity.name,
+                                                       pool.buffers["counters"], 1)
 
     def arrange(self, changed: str | None = None) -> bool:
         """Regroup like pools into batches (batches.py); True when buffers moved."""
@@ -391,7 +391,9 @@ class EmitterSystem(System):
         """Each lone pool's counters, and each batch's in one region (one copy for all)."""
         return ([pool.readback for pool in self.pools.values()
                  if pool.batch is None and pool.readback is not None]
-                + [batch_upload.batch_readback(batch) for batch in self.batches])
+                + [batch_upload.counters_readback(batch.name, batch.sim.buffers["counters"],
+                                                  len(batch.members))
+                   for batch in self.batches])
 
     def readbacks_of(self, entity: EntityRef) -> list[Readback]:
         pool = self.pools.get(entity.name)   # (a spawn that joins a batch lays all out again)

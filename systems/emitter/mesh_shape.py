@@ -27,7 +27,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-import trimesh
 
 from emberfx.core.layout import struct_dtype
 from emberfx.model.transforms import rotation_matrix
@@ -76,6 +75,8 @@ def build_mesh_shape(vertices: np.ndarray, faces: np.ndarray,
     area = 0.5 * np.linalg.norm(face, axis=1)
     if not area.sum() > 0.0:
         raise MeshFileError("expected triangles with an area, found all of zero area")
+    import trimesh  # (with the file's reading: files.py says why not at import)
+
     mesh = trimesh.Trimesh(vertices, faces, process=True)      # merged corners: watertight?
     closed = bool(mesh.is_watertight)
     apex = (np.asarray(mesh.center_mass, np.float64) if closed and abs(mesh.volume) > 0.0

@@ -7,6 +7,10 @@ vertex (OBJ ``vn`` on every corner, PLY ``nx ny nz``), else None. Every problem 
 MeshFileError with a one-line "expected ..., found ..." message; the scene loader and the
 systems name the entity, the field and the file around it.
 
+trimesh is imported when a file is read, not with this module: it takes a tenth of a second, and
+most scenes name no mesh file (and an import cut short by a signal must not be swallowed by its
+optional-dependency guards).
+
 Only regular files are read (a FIFO would block and /dev/zero never ends), of at most
 ``MAX_MESH_BYTES``, with at most ``MAX_MESH_RECORDS`` vertices and as many faces, counted before
 trimesh parses anything: parsing costs memory in proportion, and every particle of a mesh
@@ -21,9 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from trimesh.exchange.obj import load_obj
-from trimesh.exchange.ply import load_ply
-from trimesh.geometry import triangulate_quads
 
 from emberfx.core.errors import special_file_problem
 
@@ -101,6 +102,8 @@ def _read_obj(path: Path, data: bytes):
     except UnicodeDecodeError:
         raise MeshFileError(f"expected a Wavefront OBJ text file, found binary data in "
                             f"'{path}'") from None
+    from trimesh.exchange.obj import load_obj
+
     try:
         loaded = load_obj(io.StringIO(text), maintain_order=True, skip_materials=True)
     except (ValueError, IndexError, KeyError, TypeError) as exc:
@@ -117,6 +120,8 @@ def _read_ply(path: Path, data: bytes):
                             f"'{path}'")
     for kind, count in _PLY_ELEMENT.findall(header):
         _check_count(path, f"{kind.decode()} elements", int(count))
+    from trimesh.exchange.ply import load_ply
+
     try:
         loaded = load_ply(io.BytesIO(data))
     except (ValueError, IndexError, KeyError, TypeError, AttributeError) as exc:
@@ -128,6 +133,8 @@ def _read_ply(path: Path, data: bytes):
 
 def _joined(parts: list[dict]):
     """One vertex and face list of the parts (objects of an OBJ), normals where all have them."""
+    from trimesh.geometry import triangulate_quads
+
     vertices: list[np.ndarray] = []
     faces: list[np.ndarray] = []
     normals: list[np.ndarray | None] = []

@@ -70,3 +70,22 @@ def test_the_cloth_resident_limit_is_the_tuning_or_the_adapter_s():
     for bad in (-1, 1.5, True):
         with pytest.raises(ValueError, match=r"^ClothTuning\.resident_up_to_vertices: "):
             ClothTuning(resident_up_to_vertices=bad)
+
+
+def test_the_engine_refuses_a_step_batching_of_another_type(gpu):
+    """Every family reads the one StepBatching through SharedResources.tuning_value, which
+    names the Engine's keyword and the expected type."""
+    from emberfx.engine.engine import Engine
+    from emberfx.model.scene import loads_scene
+
+    text = """
+[[entity]]
+name = "warm"
+[entity.emitter]
+capacity = 300
+prewarm = 0.5
+"""
+    with pytest.raises(TypeError, match=r"^Engine\(step_batching=\.\.\.\): expected a "
+                                        r"StepBatching \(emberfx\.core\.step_batches\), "
+                                        r"found dict$"):
+        Engine(loads_scene(text), step_batching={"work": 10})   # type: ignore[arg-type]

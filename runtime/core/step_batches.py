@@ -64,9 +64,9 @@ class PrewarmNotice:
     unit: str      # the unit of work ("particle-steps")
 
 
-def batching_of(tuning) -> StepBatching:
-    """The Engine's StepBatching, from a SharedResources.tuning mapping."""
-    return tuning.get(KEY, DEFAULT)
+def batching_of(shared) -> StepBatching:
+    """The Engine's StepBatching (``shared``: its SharedResources)."""
+    return shared.tuning_value(KEY, DEFAULT, "step_batching")
 
 
 def batch_steps(work_per_step: int, batching: StepBatching = DEFAULT) -> int:

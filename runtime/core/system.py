@@ -82,6 +82,17 @@ class SharedResources:
     # of it (the vector fields' samples)
     events: Events = field(default_factory=Events)
 
+    def tuning_value(self, key: str, default: Any, argument: str) -> Any:
+        """The tuning value under ``key`` (``default`` when the Engine got none), checked to be
+        of ``default``'s type; ``argument``: the Engine's keyword that gives it."""
+        value = self.tuning.get(key, default)
+        kind = type(default)
+        if not isinstance(value, kind):
+            article = "an" if kind.__name__[0] in "AEIOU" else "a"
+            raise TypeError(f"Engine({argument}=...): expected {article} {kind.__name__} "
+                            f"({kind.__module__}), found {type(value).__name__}")
+        return value
+
 
 @dataclass(frozen=True)
 class Readback:

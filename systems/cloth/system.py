@@ -125,12 +125,8 @@ class ClothSystem(System):
 
     def __init__(self, gpu, shared):
         super().__init__(gpu, shared)
-        tuning = shared.tuning.get(self.key, DEFAULT)
-        if not isinstance(tuning, ClothTuning):
-            raise TypeError(f"Engine(cloth_tuning=...): expected a ClothTuning "
-                            f"(emberfx.systems.cloth.tuning), found {type(tuning).__name__}")
         # how every patch of this system steps (tuning.py), fixed for its life
-        self.tuning: ClothTuning = tuning
+        self.tuning: ClothTuning = shared.tuning_value(self.key, DEFAULT, "cloth_tuning")
         self.patches: dict[str, _Patch] = {}
         self.batches: list[ClothSim] = []           # like patches sharing arenas and passes
         self.pending: dict[tuple, list[_Patch]] = {}   # spawned like patches waiting to batch
@@ -220,7 +216,7 @@ class ClothSystem(System):
                                  "vertex-substeps"),
             uniforms=StagedUniforms((b["params"], b["forces"], b["colliders"]),
                                     lambda k: self._step_records(patch, (k - steps) * dt, dt)),
-            batching=step_batches.batching_of(self.shared.tuning))
+            batching=step_batches.batching_of(self.shared))
 
     def sim_passes(self, sim: ClothSim) -> list[Pass]:
         """The substeps and normals passes of a lone patch or a batch: one dispatch over

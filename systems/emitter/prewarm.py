@@ -46,6 +46,6 @@ def prewarm(system: EmitterHost, pool: Pool) -> None:
         notice=PrewarmNotice(name, c.prewarm, f"{c.capacity:,} slots", "particle-steps"),
         uniforms=StagedUniforms((pool.buffers["params"], pool.buffers["forces"], counters),
                                 records),
-        batching=step_batches.batching_of(system.shared.tuning))
+        batching=step_batches.batching_of(system.shared))
     pool.births.last_position = None
 

@@ -97,12 +97,8 @@ class EmitterSystem(System):
 
     def __init__(self, gpu, shared):
         super().__init__(gpu, shared)
-        tuning = shared.tuning.get(self.key, DEFAULT)
-        if not isinstance(tuning, EmitterTuning):
-            raise TypeError(f"Engine(emitter_tuning=...): expected an EmitterTuning "
-                            f"(emberfx.systems.emitter.tuning), found {type(tuning).__name__}")
         # how every pool and batch of this system steps (tuning.py), fixed for its life
-        self.tuning: EmitterTuning = tuning
+        self.tuning: EmitterTuning = shared.tuning_value(self.key, DEFAULT, "emitter_tuning")
         self.pools: dict[str, Pool] = {}
         self.acting: tuple = ()   # _acting_signature() when the pools were last refreshed
         self.events = EventWiring(self)   # GPU events between pools (sub-emitters)

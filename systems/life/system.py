@@ -246,7 +246,7 @@ class LifeSystem(System):
             layer.width * layer.height * gens, encode_step, fence_source=layer.buffers["params"],
             notice=PrewarmNotice(name, c.prewarm, f"{layer.width}x{layer.height} cells x {gens} "
                                  f"generations", "cell-generations"),
-            batching=step_batches.batching_of(self.shared.tuning))
+            batching=step_batches.batching_of(self.shared))
 
     def _initial_cells(self, layer: LifeLayer) -> np.ndarray:
         from emberfx.systems.life.patterns import place, random_soup, read_pattern, rule_mismatch

@@ -193,7 +193,7 @@ class ParticleLifeSystem(System):
             notice=PrewarmNotice(name, c.prewarm, f"{c.count:,} particles", "particle-steps"),
             uniforms=StagedUniforms((swarm.buffers["params"],), lambda k: (self._params_record(
                 swarm, StepInfo(frame=k, dt=dt, seed=seed)),)),
-            batching=step_batches.batching_of(self.shared.tuning))
+            batching=step_batches.batching_of(self.shared))
         swarm.written_params = b""   # the prewarm's steps wrote their own records there
 
     def _passes(self, swarm: _Swarm) -> list[Pass]:

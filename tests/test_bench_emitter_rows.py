@@ -12,7 +12,7 @@ import pytest
 
 import emberfx.bench.emitter as bench_emitter
 from emberfx.engine.engine import Engine
-from emberfx.systems.emitter.params import PARTICLE
+from emberfx.systems.emitter.structs import PARTICLE
 from emberfx.systems.emitter.tuning import DEFAULT
 
 

@@ -18,7 +18,7 @@ from emberfx.core.readback import read_array
 from emberfx.core.resources import ResourceError
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import load_scene, loads_scene
-from emberfx.systems.emitter.params import PARTICLE
+from emberfx.systems.emitter.structs import PARTICLE
 from emberfx.systems.emitter.tuning import DEFAULT
 
 SCENE = """
@@ -71,7 +71,7 @@ ORDERED = {   # "jet": ordered allocation, alpha blending (depth + sort)
     "sort:local": ({"sort_keys:sort_params:local", "sort_keys", "alive_list", "alive_total"},
                    {"sort_keys", "alive_list"}),
     "draw": ({"/frame", "params", "particles", "alive_list", "looks", "sprite_look",
-              "block_owner", "draw_args", "/~sprites/indices"},
+              "list_owner", "draw_args", "/~sprites/indices"},
              {"/scene/color"}),
 }
 ATOMIC = {    # "spray": atomic allocation, additive

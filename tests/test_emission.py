@@ -12,7 +12,7 @@ from emberfx.core.errors import SceneError
 from emberfx.engine.engine import Engine
 from emberfx.model.colors import srgb_to_linear
 from emberfx.model.scene import loads_scene
-from emberfx.systems.emitter.params import LOOK_SAMPLES, LOOKS, bake_looks
+from emberfx.systems.emitter.looks_feature import LOOK_SAMPLES, LOOKS, bake_looks
 
 DT = 1.0 / 60.0
 HEAD = f"""

@@ -20,7 +20,7 @@ from emberfx.core.errors import SceneError
 from emberfx.engine.engine import Engine
 from emberfx.model.hot_reload import HotReloader
 from emberfx.model.scene import load_scene, loads_scene
-from emberfx.systems.emitter.params import PARTICLE
+from emberfx.systems.emitter.structs import PARTICLE
 from emberfx.systems.emitter.tuning import DEFAULT
 
 DT = 0.02

@@ -81,7 +81,7 @@ def run(text: str, cull: bool, steps: int = 12):
                 read[key] = read_array(engine.device, b[key], np.uint32)
             read["particles"] = read_array(engine.device, b["particles"], np.float32).reshape(-1, 8)
             read["first_blocks"] = [int(p.param_record["first_block"]) for p in batch.members]
-            read["alphas"] = batch.alpha[0]
+            read["alphas"] = batch.layout.alpha[0]
             view_proj, size = system.shared.drawn_view   # what the frame uniform holds
             read["view_proj"], read["viewport"] = np.asarray(view_proj, np.float64), size
         return image, read, names

@@ -17,7 +17,7 @@ from emberfx.core.step_batches import StepBatching
 from emberfx.core.system import StepInfo
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import loads_scene
-from emberfx.systems.emitter import batch_upload
+from emberfx.systems.emitter import step_upload
 from emberfx.systems.emitter.component import MAX_PREWARM_WORK, Emitter
 
 DT = 0.02
@@ -93,7 +93,7 @@ def stepwise_prewarm(system, pool) -> None:
                         and p.phase != Phase.READBACK], system.resources.persistent())
     for k in range(steps):
         step = StepInfo(frame=emitter_prewarm.PREWARM_FRAMES + k, dt=dt, seed=seed)
-        batch_upload.upload_lone(system, pool, step, start=(k - steps) * dt)
+        step_upload.upload(system, pool.buffers, [pool], pool.arrays, step, (k - steps) * dt)
         system.records.upload_pool(pool)   # its params and counters (pages hold them)
         encoder = system.device.create_command_encoder(label="test:prewarm:stepwise")
         graph.encode(encoder, {})

@@ -22,8 +22,8 @@ from emberfx.bench.harness import (
 )
 from emberfx.core.errors import EmberError
 from emberfx.systems.emitter import step
-from emberfx.systems.emitter.params import PARTICLE
 from emberfx.systems.emitter.shader_names import UPDATE_RANKED
+from emberfx.systems.emitter.structs import PARTICLE
 from emberfx.systems.emitter.tuning import EmitterTuning
 
 PARTICLE_BYTES = PARTICLE.itemsize   # what a step reads and writes of each slot at least

@@ -44,25 +44,24 @@ from typing import TYPE_CHECKING
 import numpy as np
 import wgpu
 
-from emberfx.blocks.sort import TILE
 from emberfx.core.frame_graph import Pass
-from emberfx.core.layout import record_view
 from emberfx.core.resources import VIEW_ALIGNMENT, BufferView
 from emberfx.systems.emitter import color as particle_color
 from emberfx.systems.emitter import culling, features
+from emberfx.systems.emitter import layout as emitter_layout
 from emberfx.systems.emitter import passes as emitter_passes
 from emberfx.systems.emitter import step as emitter_step
 from emberfx.systems.emitter.events import INBOX
 from emberfx.systems.emitter.events import RECORD as EVENT_RECORD
-from emberfx.systems.emitter.looks import SPRITE_LOOK
-from emberfx.systems.emitter.params import BLOCK, BLOCK_WORDS, LOOKS, PARAMS, PARTICLE, RECORD
-from emberfx.systems.emitter.passes import DEPTH_PARAMS
 from emberfx.systems.emitter.shader_names import SPAWN, UPDATE
-from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES
+from emberfx.systems.emitter.step_upload import StepArrays
+from emberfx.systems.emitter.structs import PARTICLE
+from emberfx.systems.forces.forces import FORCE_KEYS
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.host import EmitterHost
     from emberfx.systems.emitter.pool import Pool
+    from emberfx.systems.emitter.records import Page
     from emberfx.systems.emitter.step import StepStrategy
 
 STORAGE = wgpu.BufferUsage.STORAGE
@@ -72,7 +71,8 @@ MOVED_STATE = ("particles", "alive_list", "counters", "draw_args", "alive_total"
                "sprite_look", "looks")
 # a pool's own buffers that a batch's arenas replace (and their scans' and sorts' buffers)
 ARENA_KEYS = (*MOVED_STATE, "params", "sort_keys", "depth_params", "event_links",
-              "free_mask", "block_free", "block_alive", "block_owner", "tiles", "birth_slots")
+              "free_mask", "block_free", "block_alive", "block_owner", "list_owner", "tiles",
+              "birth_slots")
 _REPLACED_PREFIXES = ("block_free:", "block_alive:", "sort_keys:")
 _serials = itertools.count()
 
@@ -108,15 +108,9 @@ class Batch:
     key: tuple
     members: list[Pool]
     sim: Simulation
-    base_slots: list[int]                       # each member's first slot in the arenas
-    alive_bases: list[int]                      # and first entry in the alive list arena
-    alpha: tuple[int, int]                      # alpha members (last) and their segment size
-    params: np.ndarray                          # one EmitterParams record per member
-    forces: np.ndarray                          # MAX_FORCES Force records per member
-    sprites: np.ndarray                         # one RECORD-byte sprite look per member
-    counters: np.ndarray                        # each member's cleared Counters record, as words
-    inboxes: np.ndarray                         # each member's EventInbox (written when any
-                                                # member is an event target)
+    layout: emitter_layout.Layout               # its members' places in the arenas
+    page: Page                                  # its params and counters records (records.py)
+    arrays: StepArrays                          # its other per-member step records
     records_bases: dict[int, int] = field(default_factory=dict)   # target member -> first record
     passes: list[Pass] = field(default_factory=list)
     updates: dict[tuple, Pass] = field(default_factory=dict)   # update pass by variant
@@ -151,17 +145,13 @@ def wanted_groups(system: EmitterHost) -> dict[tuple, list[list[Pool]]]:
         if key is None:
             continue
         chunks = groups.setdefault(key, [[]])
-        slots = sum(_padded(p.component.capacity) for p in chunks[-1])
-        if (slots + _padded(pool.component.capacity)) * per_slot > limit:
+        slots = sum(emitter_layout.padded(p.component.capacity) for p in chunks[-1])
+        if (slots + emitter_layout.padded(pool.component.capacity)) * per_slot > limit:
             chunks.append([])
         chunks[-1].append(pool)
     # the alpha emitters last, so that their sort's segments count from one record on
     return {key: [sorted(c, key=lambda p: p.component.blend == "alpha") for c in chunks
                   if len(c) >= 2] for key, chunks in groups.items()}
-
-
-def _padded(capacity: int) -> int:
-    return math.ceil(capacity / BLOCK) * BLOCK
 
 
 def arrange(system: EmitterHost) -> bool:
@@ -247,6 +237,7 @@ def _regroup(system: EmitterHost, joining: list[tuple[tuple, list[Pool]]],
         buffer.destroy()
     for batch in retired:
         resources.release(batch.name, system.key)
+        system.records.drop(batch.page)
     system.batches = [b for b in system.batches if b not in retired] + made
     for batch in made:
         _finish_batch(system, batch)
@@ -261,44 +252,22 @@ def retire_member(system: EmitterHost, pool: Pool) -> None:
     assert batch is not None
     k = pool.member
     batch.dead.add(k)
-    row = batch.params[k]
+    row = batch.page.params[k]
     row["capacity"], row["budget"], row["force_count"] = 0, 0, 0
-    batch.counters[k, 0] = 0
-    batch.inboxes[k] = np.zeros((), INBOX)
+    batch.page.counters[k, 0] = 0
+    batch.arrays.inboxes[k] = np.zeros((), INBOX)
 
 
 def _new_batch(system: EmitterHost, key: tuple, members: list[Pool]) -> Batch:
-    """The arenas of a new batch (zeroed; block_owner written). The alpha emitters' alive lists
-    and sort keys sit in segments of a power of two past the others' alive lists, so one
-    segmented sort orders them all (runtime/blocks/sort.py)."""
+    """The arenas of a new batch (zeroed; the owner tables written), laid out as layout.py
+    lays out any simulation, with what only a batch has: the culling arenas, one copy of the
+    features' buffers for all, and stand-ins for its first member's contacts and event marks."""
     name = f"~batch{next(_serials)}"
-    bases, slots = [], 0
-    for pool in members:
-        bases.append(slots)
-        slots += _padded(pool.component.capacity)
-    blocks = slots // BLOCK
     n = len(members)
-    alpha = [p.component.capacity for p in members if p.component.blend == "alpha"]
-    segment = max(TILE, 1 << (max(alpha) - 1).bit_length()) if alpha else 0
-    alive_bases = [bases[k] if members[k].component.blend != "alpha"
-                   else slots + (k - (n - len(alpha))) * segment for k in range(n)]
-    uniform, indirect = wgpu.BufferUsage.UNIFORM, wgpu.BufferUsage.INDIRECT
-    sizes = {"particles": (slots * PARTICLE.itemsize, STORAGE),
-             "alive_list": ((slots + len(alpha) * segment) * 4, STORAGE),
-             "free_mask": (blocks * BLOCK_WORDS * 4, STORAGE), "block_free": (blocks * 4, STORAGE),
-             "block_alive": (blocks * 4, STORAGE), "block_owner": (blocks * 4, STORAGE),
-             "list_owner": ((slots + len(alpha) * segment) // BLOCK * 4, STORAGE),
-             "params": (n * RECORD, STORAGE | uniform), "counters": (n * RECORD, STORAGE),
-             "draw_args": (n * RECORD, STORAGE | indirect), "alive_total": (n * RECORD, STORAGE),
-             "sprite_look": (n * RECORD, STORAGE), "forces": (n * MAX_FORCES * FORCE.itemsize,
-                                                             STORAGE),
-             "looks": (n * LOOKS.itemsize, STORAGE), "event_links": (n * INBOX.itemsize, STORAGE)}
-    sizes.update(emitter_step.scratch_sizes(system, blocks, n, members[0].component))
-    if alpha:
-        sizes["sort_keys"] = (len(alpha) * segment * 4, STORAGE)
-        sizes["depth_params"] = (DEPTH_PARAMS.itemsize, STORAGE)
-    if culling.culls(system.tuning, members, slots + len(alpha) * segment):
-        sizes.update(culling.arena_sizes(slots + len(alpha) * segment, n))
+    layout = emitter_layout.plan(system, [p.component for p in members])
+    sizes = {k: v for k, v in layout.sizes.items() if k not in emitter_layout.RECORDS}
+    if culling.culls(system.tuning, members, layout.entries):
+        sizes.update(culling.arena_sizes(layout.entries, n))
     lead = members[0]
     # the features' buffers, one for all: the batch key says the members' are alike
     contents = features.buffers(lead.component, system.shared.resolve)
@@ -313,28 +282,31 @@ def _new_batch(system: EmitterHost, key: tuple, members: list[Pool]) -> Batch:
                                          | wgpu.BufferUsage.COPY_DST,
                                          family=system.key, what=f"{what}: {k}")
               for k, (size, usage) in sizes.items()}
-    owners = np.repeat(np.arange(n, dtype=np.uint32),
-                       [_padded(p.component.capacity) // BLOCK for p in members])
-    system.resources.write(arenas["block_owner"], owners.tobytes())
+    page = system.records.batch_page(name, n)
+    arenas.update(page.buffers)
+    write_owners(system, layout, arenas)
     for k, data in contents.items():
         system.resources.write(arenas[k], data)
-    # the emitter of each 256 alive-list entries, which the draws find their emitter by
-    # (emitter/billboard.wgsl): the blocks' owners, then the alpha segments'
-    alpha_owners = np.repeat(np.arange(n - len(alpha), n, dtype=np.uint32), segment // BLOCK)
-    system.resources.write(arenas["list_owner"],
-                           np.concatenate([owners, alpha_owners]).astype(np.uint32).tobytes())
-    if alpha:   # the alpha segments of the alive list, as the sort's values
+    alphas, segment = layout.alpha
+    if alphas:   # the alpha segments of the alive list, as the sort's values
         arenas["sort_values"] = system.resources.view(f"{name}/alive_list", "sort_values",
-                                                      slots * 4, len(alpha) * segment * 4)
+                                                      layout.slots * 4, alphas * segment * 4)
         if "drawn_list" in arenas:
-            culling.add_sort_view(system, name, arenas, slots * 4, len(alpha) * segment * 4)
+            culling.add_sort_view(system, name, arenas, layout.slots * 4,
+                                  alphas * segment * 4)
     stand_ins = {k.split(":", 1)[1]: arenas.pop(k) for k in list(arenas)
                  if k.startswith("stand_in:")}
-    return Batch(name, key, list(members), Simulation(name, arenas, blocks, n, stand_ins), bases,
-                 alive_bases, (len(alpha), segment),
-                 params=np.zeros(n, PARAMS), forces=np.zeros(n * MAX_FORCES, FORCE),
-                 sprites=np.zeros((n, RECORD), np.uint8),
-                 counters=np.zeros((n, RECORD // 4), np.uint32), inboxes=np.zeros(n, INBOX))
+    return Batch(name, key, list(members), Simulation(name, arenas, layout.blocks, n, stand_ins),
+                 layout, page, StepArrays.of(n, layout.records))
+
+
+def write_owners(system: EmitterHost, layout: emitter_layout.Layout,
+                 buffers: dict[str, BufferView]) -> None:
+    """The emitter of each block and of each 256 alive-list entries (all 0 for one)."""
+    blocks, listed = layout.owners()
+    if len(layout.bases) > 1:
+        system.resources.write(buffers["block_owner"], blocks.tobytes())
+        system.resources.write(buffers["list_owner"], listed.tobytes())
 
 
 def _take_place(system: EmitterHost, pool: Pool, spent: list) -> dict[str, BufferView]:
@@ -362,31 +334,19 @@ def _take_place(system: EmitterHost, pool: Pool, spent: list) -> dict[str, Buffe
 
 def _place_in_batch(system: EmitterHost, batch: Batch, k: int, pool: Pool) -> None:
     """Member k's views into the arenas, published under its own names, and its records."""
-    name, n = pool.entity.name, pool.component.capacity
-    base, alive_base = batch.base_slots[k], batch.alive_bases[k]
-    regions = {"particles": (base * PARTICLE.itemsize, n * PARTICLE.itemsize),
-               "alive_list": (alive_base * 4, n * 4),
-               "params": (k * RECORD, RECORD), "counters": (k * RECORD, RECORD),
-               "draw_args": (k * RECORD, 20), "alive_total": (k * RECORD, 16),
-               "sprite_look": (k * RECORD, SPRITE_LOOK.itemsize),
-               "forces": (k * MAX_FORCES * FORCE.itemsize, MAX_FORCES * FORCE.itemsize),
-               "looks": (k * LOOKS.itemsize, LOOKS.itemsize),
-               "event_links": (k * INBOX.itemsize, INBOX.itemsize)}
-    if pool.component.blend == "alpha":
-        regions["sort_keys"] = ((alive_base - batch.alive_bases[-batch.alpha[0]]) * 4, n * 4)
-    for key, (offset, size) in regions.items():
-        pool.buffers[key] = system.resources.view(f"{batch.name}/{key}", key, offset, size,
-                                                  owner=name)
-    batch.params[k] = pool.param_record
-    pool.param_record = record_view(batch.params, k)   # packing a step writes the batch's array
-    for field_name, value in (("first_block", base // BLOCK), ("alive_base", alive_base),
-                              ("batch_blocks", batch.sim.blocks),
-                              ("force_base", k * MAX_FORCES)):
+    name = pool.entity.name
+    layout = batch.layout
+    for key, (offset, size) in layout.regions(k).items():
+        if key not in emitter_layout.RECORDS:
+            pool.buffers[key] = system.resources.view(f"{batch.name}/{key}", key, offset, size,
+                                                      owner=name)
+    system.records.place(pool, (batch.page, k))   # packing a step writes the page's rows
+    for field_name, value in layout.record_fields(k).items():
         pool.param_record[field_name] = value
     pool.batch, pool.member = batch, k
-    # its looks and sprite look came along on the GPU (MOVED_STATE); its static fields are
-    # packed into the batch's arrays at the next step
-    pool.dirty = True
+    # its looks and sprite look came along on the GPU (MOVED_STATE); its static fields and
+    # sprite look are packed into the batch's records at the next step
+    pool.dirty, pool.record_keys = True, {}
 
 
 def _copy_state(encoder, old: dict[str, BufferView], new: dict[str, BufferView]) -> None:
@@ -406,7 +366,7 @@ def _finish_batch(system: EmitterHost, batch: Batch) -> None:
     _build_passes(system, batch)
     for pool in batch.members:
         system.place_member(pool)
-    system.resources.write(batch.sim.buffers["params"], batch.params.tobytes())
+    system.resources.write(batch.sim.buffers["params"], batch.page.params.tobytes())
 
 
 def rewire(system: EmitterHost, batch: Batch) -> None:
@@ -465,7 +425,7 @@ def _build_passes(system: EmitterHost, batch: Batch) -> None:
     lead = batch.members[0]
     batch.updates.clear()
     passes = emitter_step.simulation_passes(system, lead, batch.sim, batch.updates)
-    alphas, segment = batch.alpha
+    alphas, segment = batch.layout.alpha
     b = batch.sim.buffers
     culled = "drawn_list" in b
     if culled:

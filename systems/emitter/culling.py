@@ -41,7 +41,7 @@ from emberfx.blocks.textures import sprite_sampler, sprite_texture
 from emberfx.core.frame_graph import Folded, Folding, Pass, Phase
 from emberfx.core.resources import BufferView
 from emberfx.systems.emitter.looks import DRAW, DRAW_SOFT
-from emberfx.systems.emitter.params import BLOCK, BLOCK_WORDS, RECORD
+from emberfx.systems.emitter.structs import BLOCK, BLOCK_WORDS, RECORD
 from emberfx.systems.emitter.tuning import EmitterTuning
 
 if TYPE_CHECKING:

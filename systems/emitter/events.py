@@ -54,8 +54,8 @@ from emberfx.core.layout import struct_dtype
 from emberfx.systems.emitter import color as particle_color
 from emberfx.systems.emitter import features
 from emberfx.systems.emitter.component import EVENT_KINDS, MAX_EVENT_LINKS, sub_emitter_problem
-from emberfx.systems.emitter.params import BLOCK, BLOCK_WORDS, COUNTERS
 from emberfx.systems.emitter.shader_names import SPAWN
+from emberfx.systems.emitter.structs import BLOCK, BLOCK_WORDS, COUNTERS
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.batches import Batch, Simulation

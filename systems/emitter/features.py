@@ -1,27 +1,31 @@
 """Emitter features as plug-ins: each declares, in its own module, what it adds to an emitter.
 
-A feature (the EmitterFeature protocol) says whether it applies to an emitter, what it adds to
-the batch key (emitters batch only with emitters whose features add the same; None: the emitter
-runs alone), the buffers it owns (one set per simulation: a lone pool's, or a batch's, made from
-its first member), the WGSL parts it swaps into each pass shader (``//! include`` swaps,
-wgsl.derive), the bindings it adds to those passes, the draw it gives the pool in place of the
-sprite draw (if any), what it writes each step for a lone pool, and why an emitter's values
-cannot be used. The shared shaders stay branch-free of any one emitter: a feature's data comes
-from its bindings and the emitter's params record, so every emitter with the same features runs
-the same pipeline, batched or not.
+A feature (EmitterFeature, emitter/feature.py) says whether it applies to an emitter, what it
+adds to the batch key (emitters batch only with emitters whose features add the same; None: the
+emitter runs alone), the buffers it owns (one set per simulation: a lone pool's, or a batch's,
+made from its first member), the records it keeps per emitter (laid out for one emitter or many
+by layout.py, packed after an edit by step_upload.py), the WGSL parts it swaps into each pass
+shader (``//! include`` swaps, wgsl.derive), the bindings it adds to those passes, the draw it
+gives the pool in place of the sprite draw (if any), what it writes each step, and why an
+emitter's values cannot be used. The shared shaders stay branch-free of any one emitter: a
+feature's data comes from its bindings, its records and the emitter's params record, so every
+emitter with the same features runs the same pipeline, batched or not.
 
 The system and the pass builders call the functions below, never a feature directly; adding a
 feature is one module and its WGSL, plus its entry in FEATURES. docs/architecture.md walks
 through the mesh shape (emitter/mesh_shape.py) as the example; mesh particles
-(emitter/mesh_particles.py) show the draw and the upload.
+(emitter/mesh_particles.py) show the draw and the upload, the looks (emitter/looks.py) the
+records.
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from emberfx.core import wgsl
+from emberfx.systems.emitter.feature import EmitterFeature, Record
+from emberfx.systems.emitter.looks_feature import LooksFeature
 from emberfx.systems.emitter.mesh_particles import MeshParticlesFeature
 from emberfx.systems.emitter.mesh_shape import MeshShapeFeature
 
@@ -30,37 +34,11 @@ if TYPE_CHECKING:
     from emberfx.systems.emitter.host import EmitterHost
     from emberfx.systems.emitter.pool import Pool
 
-
-class EmitterFeature(Protocol):
-    name: str
-
-    def applies(self, component) -> bool:
-        """Whether the emitter uses the feature (the other methods are asked only then)."""
-
-    def batch_key(self, component, resolve) -> tuple | None:
-        """What it adds to the emitter's batch key; None: the emitter runs alone."""
-
-    def buffers(self, component, resolve) -> dict[str, bytes]:
-        """Its buffers by key (``<owner>/<key>``), with their contents."""
-
-    def includes(self, base: str) -> dict[str, str]:
-        """The includes it swaps in pass shader ``base`` (include -> replacement)."""
-
-    def bindings(self, base: str, buffers: dict) -> dict:
-        """What pass shader ``base`` binds for it, from the simulation's buffers."""
-
-    def problem(self, component, resolve) -> str | None:
-        """Why the emitter's values cannot run, as "field.path: expected ..., found ...", or
-        None."""
-
-    def draw(self, system: EmitterHost, pool: Pool) -> list[Pass] | None:
-        """The pool's draw passes in place of the sprite draw, or None (the sprites)."""
-
-    def upload(self, system: EmitterHost, pool: Pool) -> None:
-        """What it writes for a lone pool each step, after the params record is packed."""
+__all__ = ["FEATURES", "EmitterFeature", "Record"]
 
 
-FEATURES: tuple[EmitterFeature, ...] = (MeshShapeFeature(), MeshParticlesFeature())
+# every feature, in the order they apply
+FEATURES: tuple[EmitterFeature, ...] = (LooksFeature(), MeshShapeFeature(), MeshParticlesFeature())
 _variants: dict[tuple, str] = {}   # (base, swaps) -> derived shader name, one per combination
 
 
@@ -75,8 +53,13 @@ def batch_key(component, resolve) -> tuple | None:
         key = f.batch_key(component, resolve)
         if key is None:
             return None
-        parts += key
+        parts += (f.name, *key)
     return tuple(parts)
+
+
+def records(component) -> dict[str, tuple[EmitterFeature, Record]]:
+    """The per-emitter records of the features the emitter uses, by key, with their feature."""
+    return {k: (f, r) for f in applying(component) for k, r in f.records().items()}
 
 
 def draw(system: EmitterHost, pool: Pool) -> list[Pass] | None:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from emberfx.systems.emitter.batches import Batch
     from emberfx.systems.emitter.events import EventWiring
     from emberfx.systems.emitter.pool import Pool
-    from emberfx.systems.emitter.records import LoneRecords
+    from emberfx.systems.emitter.records import RecordPages
     from emberfx.systems.emitter.tuning import EmitterTuning
 
 
@@ -32,7 +32,7 @@ class EmitterHost(Protocol):
     build: PassBuilder
     tuning: EmitterTuning
     events: EventWiring
-    records: LoneRecords
+    records: RecordPages
     pools: dict[str, Pool]
     batches: list[Batch]
     pending: dict[tuple, list[Pool]]
@@ -55,8 +55,5 @@ class EmitterHost(Protocol):
 
     def rewire_batch(self, batch: Batch) -> None: ...
 
-    def write_looks(self, pool: Pool) -> None: ...
-
     def step_uniforms(self, pool: Pool, step: StepInfo, start: float,
-                      in_scene: list | None = None, full: bool = True
-                      ) -> tuple[bytes, bytes, bytes]: ...
+                      in_scene: list | None = None) -> tuple[bytes, bytes, bytes]: ...

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from emberfx.systems.emitter.feature import EmitterFeature
 from emberfx.systems.meshes.draw import mesh_particle_passes, write_mesh_look
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from emberfx.systems.emitter.pool import Pool
 
 
-class MeshParticlesFeature:
+class MeshParticlesFeature(EmitterFeature):
     """The feature as emitter/features.py runs it."""
     name = "mesh_particles"
 
@@ -33,17 +34,7 @@ class MeshParticlesFeature:
     def batch_key(self, component, resolve) -> tuple | None:
         return None
 
-    def buffers(self, component, resolve) -> dict[str, bytes]:
-        return {}
-
-    def includes(self, base: str) -> dict[str, str]:
-        return {}
-
-    def bindings(self, base: str, buffers: dict) -> dict:
-        return {}
-
-    def problem(self, component, resolve) -> str | None:
-        return None   # the component's own check (meshes/shapes.py mesh_problem) reads the file
+    # (problem: the component's own check, meshes/shapes.py mesh_problem, reads the file)
 
     def draw(self, system: EmitterHost, pool: Pool) -> list[Pass] | None:
         return mesh_particle_passes(system, pool.entity, pool.component, pool.buffers)

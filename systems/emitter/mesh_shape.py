@@ -30,6 +30,7 @@ import numpy as np
 
 from emberfx.core.layout import struct_dtype
 from emberfx.model.transforms import rotation_matrix
+from emberfx.systems.emitter.feature import EmitterFeature
 from emberfx.systems.emitter.shader_names import BIRTH_PASSES
 from emberfx.systems.meshes.files import MeshFileError, read_mesh_file
 
@@ -151,7 +152,7 @@ def transform_rows(shape) -> tuple[tuple[float, ...], ...]:
     return tuple((*(float(v) for v in m[r]), float(shape.offset[r])) for r in range(3))
 
 
-class MeshShapeFeature:
+class MeshShapeFeature(EmitterFeature):
     """The feature as emitter/features.py runs it."""
     name = "mesh_shape"
 
@@ -162,7 +163,7 @@ class MeshShapeFeature:
         return mesh_shape_data(resolve(component.shape.path))
 
     def batch_key(self, component, resolve) -> tuple:
-        return (self.name, self.data(component, resolve).digest)
+        return (self.data(component, resolve).digest,)
 
     def buffers(self, component, resolve) -> dict[str, bytes]:
         return {BUFFER: self.data(component, resolve).data}
@@ -175,9 +176,3 @@ class MeshShapeFeature:
 
     def problem(self, component, resolve) -> str | None:
         return shape_problem(component.shape, resolve)
-
-    def draw(self, system, pool) -> None:
-        return None
-
-    def upload(self, system, pool) -> None:
-        return None

@@ -12,12 +12,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from emberfx.core import wgsl
-from emberfx.core.layout import FieldPacker, struct_dtype
-from emberfx.model.colors import linear_color
+from emberfx.core.layout import FieldPacker
 from emberfx.model.numbers import U32_MAX
 from emberfx.systems.emitter.component import Emitter, as_range, numeric
 from emberfx.systems.emitter.mesh_shape import transform_rows
+from emberfx.systems.emitter.structs import BLOCK, PARAMS, SHAPES
 from emberfx.systems.forces.forces import MAX_FORCES, pack_forces
 from emberfx.systems.forces.forces import arrange as arrange_forces
 
@@ -25,16 +24,6 @@ if TYPE_CHECKING:
     from emberfx.core.system import StepInfo
     from emberfx.systems.emitter.pool import Pool
 
-PARAMS = struct_dtype("emitter/types.wgsl", "EmitterParams")
-RECORD = PARAMS.itemsize   # bytes of every per-emitter record (EmitterParams is padded to it)
-PARTICLE = struct_dtype("emitter/types.wgsl", "Particle")
-COUNTERS = struct_dtype("emitter/types.wgsl", "Counters")
-LOOKS = struct_dtype("emitter/types.wgsl", "Looks")
-LOOK_SAMPLES = wgsl.int_constant("emitter/types.wgsl", "LOOK_SAMPLES")
-SHAPES = wgsl.enum_constants("emitter/types.wgsl", "SHAPE")
-BLOCK = wgsl.int_constant("emitter/types.wgsl", "BLOCK")              # slots per mask block
-BLOCK_WORDS = wgsl.int_constant("emitter/types.wgsl", "BLOCK_WORDS")  # u32 mask words per block
-NO_FORCES = pack_forces([]).tobytes()   # what a pool that no force acts on binds
 # What pack_params sets (the batch layout's fields, first_block on, are the system's), and the
 # fields a step changes when the component was not edited (pack_step)
 _NAMES = PARAMS.names or ()
@@ -125,36 +114,16 @@ def pack_params(record: np.ndarray, c: Emitter, *, entity: int, frame: int, seed
     return record.tobytes()
 
 
-def bake_looks(c: Emitter) -> bytes:
-    """Colour (interpolated between stops in linear light) times the alpha curve, and the size
-    curve, sampled at LOOK_SAMPLES evenly spaced points over life."""
-    t = np.linspace(0.0, 1.0, LOOK_SAMPLES)
-    stops = c.color_stops()
-    ts = np.array([s[0] for s in stops])
-    rgba = np.array([linear_color(s[1]) for s in stops])
-    color = np.stack([np.interp(t, ts, rgba[:, k]) for k in range(4)], axis=1)
-    color[:, 3] *= _curve(t, c.alpha_curve)
-    record = np.zeros((), LOOKS)
-    record["color"] = color
-    record["size"] = _curve(t, c.size_curve).reshape(-1, 4)
-    return record.tobytes()
-
-
-def _curve(t: np.ndarray, values: list[float]) -> np.ndarray:
-    """Evenly spaced values over life, linearly interpolated (one value: constant)."""
-    return np.interp(t, np.linspace(0.0, 1.0, len(values)), values)
-
-
-def pack_step(pool: Pool, step: StepInfo, start: float, acting: list, full: bool,
-              event_target: bool) -> tuple[int, list]:
+def pack_step(pool: Pool, step: StepInfo, start: float, arranged: tuple, full: bool,
+              event_target: bool) -> int:
     """Advance the pool's birth bookkeeping by the step covering [start, start + dt) and pack
     its params record (``pool.param_record``; ``full`` False: only the fields a step changes,
-    the component not edited since the last full pack); ``acting``: the forces on it,
-    ``event_target``: whether events spawn into it. Returns the host's birth budget and the
-    forces in the order the update reads them."""
+    the component not edited since the last full pack); ``arranged``: the forces on it as
+    ``arrange_forces`` orders them (forces, accelerate_end, kill_start); ``event_target``:
+    whether events spawn into it. Returns the host's birth budget."""
     c = pool.component
     budget, velocity = pool.births.step(c, start, step.dt, event_target)
-    forces, accelerate_end, kill_start = arrange_forces(acting[:MAX_FORCES])
+    forces, accelerate_end, kill_start = arranged
     record = pool.param_record
     if full:
         pack_params(record, c, entity=pool.entity.index, frame=step.frame, seed=step.seed,
@@ -169,12 +138,16 @@ def pack_step(pool: Pool, step: StepInfo, start: float, acting: list, full: bool
             step_fields["inherit"] = (*(c.inherit_velocity * u for u in velocity),
                                       float(record["inherit"][3]))
         (STEP_PACK_INHERIT if c.inherit_velocity else STEP_PACK).pack(record, step_fields)
-    return budget, forces
+    return budget
 
 
-def forces_bytes(pool: Pool, forces: list, step: StepInfo) -> bytes:
-    """The pool's Force records for the step (one zero record when no force acts)."""
-    if not forces:
-        return NO_FORCES
+def arranged(acting: list) -> tuple[list, int | None, int]:
+    """The forces acting on an emitter in the order its update reads them (at most
+    MAX_FORCES): the forces, where the accelerating ones end and the killing ones start."""
+    return arrange_forces(acting[:MAX_FORCES])
+
+
+def force_records(pool: Pool, forces: list, step: StepInfo) -> np.ndarray:
+    """The pool's Force records for the step (``forces``: at least one)."""
     volumes = pool.contacts.volume_index if pool.contacts is not None else {}
-    return pack_forces(forces, step.frame * step.dt, volumes).tobytes()
+    return pack_forces(forces, step.frame * step.dt, volumes)

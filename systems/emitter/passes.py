@@ -17,7 +17,7 @@ from emberfx.core.layout import struct_dtype
 from emberfx.core.resources import BufferView
 from emberfx.systems.emitter import culling
 from emberfx.systems.emitter.looks import DRAW, DRAW_SOFT, textured
-from emberfx.systems.emitter.params import RECORD
+from emberfx.systems.emitter.structs import RECORD
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.host import EmitterHost
@@ -95,9 +95,8 @@ def draw_signature(pool: Pool) -> tuple:
 
 
 def lone_draw_pass(system: EmitterHost, pool: Pool) -> Pass:
-    """The draw of an emitter alone: its own buffers, one record, its blocks' owner (all 0)."""
-    b = {**pool.buffers, "list_owner": pool.buffers["block_owner"]}
-    return draw_pass(system, f"{pool.entity.name}:emitter:draw", pool, b, [0])
+    """The draw of an emitter alone: its own buffers, one record."""
+    return draw_pass(system, f"{pool.entity.name}:emitter:draw", pool, pool.buffers, [0])
 
 
 def draw_runs(system: EmitterHost, order: list[Pool]) -> dict[int, Pass]:

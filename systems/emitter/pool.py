@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from emberfx.systems.emitter import features
-from emberfx.systems.emitter.params import PARAMS, Births
+from emberfx.systems.emitter.params import Births
+from emberfx.systems.emitter.step_upload import StepArrays
+from emberfx.systems.emitter.structs import PARAMS
 
 if TYPE_CHECKING:
     from emberfx.core.frame_graph import Pass
@@ -31,7 +33,6 @@ class Pool:
     passes: list[Pass]
     readback: Readback | None = None   # the counters region the engine gathers back each step
     births: Births = field(default_factory=Births)
-    looks_key: tuple | None = None   # the curves last baked into the looks buffer
     param_record: np.ndarray = field(default_factory=lambda: np.zeros((), PARAMS))
     contacts: Contacts | None = None   # colliders and volumes its update binds
     # update passes built so far by variant (FORCE_KINDS, SOLID_KINDS, HAS_VECTOR_FIELDS), and
@@ -45,9 +46,10 @@ class Pool:
     batch: Batch | None = None      # the batch it runs in, if any
     member: int = 0                          # and its index there
     dirty: bool = True   # the component was edited since its static fields were last packed
-    written_forces: bytes = b""              # a lone pool's forces as last written
-    written_look: bytes = b""                # and its sprite look
-    look_key: tuple | None = None            # what that look was packed from
+    # its forces, sprite look and inbox, as last packed while alone (step_upload.py)
+    arrays: StepArrays = field(default_factory=lambda: StepArrays.of(1, {}))
+    # what each of its features' records was last packed from, by key (step_upload.py)
+    record_keys: dict[str, tuple] = field(default_factory=dict)
 
     def shader(self, base: str) -> str:
         """The shader pass ``base`` runs for this pool (specialised by its modifiers and its

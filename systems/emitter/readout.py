@@ -12,7 +12,7 @@ import numpy as np
 from emberfx.core.readback import read_array, read_buffer
 from emberfx.systems.emitter import color as particle_color
 from emberfx.systems.emitter.attributes import attribute_arrays
-from emberfx.systems.emitter.params import COUNTERS, PARTICLE
+from emberfx.systems.emitter.structs import COUNTERS, PARTICLE
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.events import EventWiring

@@ -1,27 +1,30 @@
-"""The per-step records of the emitters that run alone, kept in shared pages.
+"""The per-step records of every emitter, kept in pages.
 
-Every step the host writes each lone emitter's params (EmitterParams, bound as a uniform and as
+Every step the host writes each emitter's params (EmitterParams, bound as a uniform and as
 ``emitters``) and the cleared part of its counters (the budget word, then zero counts). Written
 emitter by emitter that is two queue.write_buffer calls each, and each call costs several
-microseconds through wgpu-py. So those two records are views into pages of PAGE_RECORDS records
-of the system's, one page buffer per kind, and a step packs every lone pool's records into the
-page's host arrays and writes each page at once:
+microseconds through wgpu-py. So those two records are rows of pages, one page buffer per kind,
+and a step packs every emitter's records into the pages' host arrays and writes each page at
+once. A batch's page holds one record per member and is its ``params`` and ``counters`` arena
+(batches.py); the emitters that run alone share pages of PAGE_RECORDS records:
 
   ~lone<n>/params      RECORD bytes per record; ``<e>/params`` is record k's view
   ~lone<n>/counters    RECORD bytes per record; ``<e>/counters`` is record k's view
 
 A counters record past its cleared part holds the event totals the GPU keeps (emitter/types.wgsl
 Counters): the page's counters write stops short of each event source's totals. Event sources
-take a page's records from the top down and the others from the bottom up, so a page with one
-source (or none) costs one write per kind; each further source costs one more. Pages never
-move: a view stays valid for its pool's life in it, a freed record is reused, and an empty page
-is released. The bytes each emitter's passes see are the same as with buffers of its own.
+take a shared page's records from the top down and the others from the bottom up, so a page
+with one source (or none) costs one write per kind; each further source costs one more. Pages
+never move: a view stays valid for its emitter's life in it, a freed record of a shared page is
+reused, and an empty shared page is released (a batch's page goes with the batch, and a
+member that left keeps its last record there, which the batch idles). The bytes each emitter's
+passes see are the same as with buffers of its own.
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -30,7 +33,7 @@ import wgpu
 from emberfx.core.layout import record_view
 from emberfx.core.resources import BufferView
 from emberfx.systems.emitter.events import COUNTERS_CLEARED, kinds_sent
-from emberfx.systems.emitter.params import PARAMS, RECORD
+from emberfx.systems.emitter.structs import PARAMS, RECORD
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.host import EmitterHost
@@ -45,19 +48,22 @@ _serials = itertools.count()
 
 @dataclass
 class Page:
-    """PAGE_RECORDS records of each kind and their host copies."""
+    """Records of each kind and their host copies."""
     name: str                                  # the registry owner of its buffers
     buffers: dict[str, BufferView]             # kind -> the whole page buffer
-    params: np.ndarray                         # (PAGE_RECORDS,) EmitterParams
-    counters: np.ndarray                       # (PAGE_RECORDS, RECORD // 4) u32, cleared parts
-    users: list[Pool | None] = field(default_factory=lambda: [None] * PAGE_RECORDS)
+    params: np.ndarray                         # (records,) EmitterParams
+    counters: np.ndarray                       # (records, RECORD // 4) u32, cleared parts
+    users: list[Pool | None]
+    batch: bool = False                        # a batch's: every record is written each step
 
     def used(self) -> int:
         """Records up to the last one in use."""
+        if self.batch:
+            return len(self.users)
         return max((k + 1 for k, pool in enumerate(self.users) if pool is not None), default=0)
 
 
-class LoneRecords:
+class RecordPages:
     """The pages of one EmitterHost."""
 
     def __init__(self, system: EmitterHost):
@@ -65,19 +71,22 @@ class LoneRecords:
         self.pages: list[Page] = []
         self.places: dict[int, tuple[Page, int]] = {}   # id(pool) -> its page and record
 
-    def place(self, pool: Pool) -> None:
-        """Give the pool a record in a page (a new page when all are full): its ``params`` and
-        ``counters`` views, published under its own names, and ``param_record`` becomes the
-        page's host row (packing a step writes the page's array)."""
+    def place(self, pool: Pool, place: tuple[Page, int] | None = None) -> None:
+        """Give the pool a record: ``place`` (its batch's page and its index there) or one in
+        a shared page (a new page when all are full). Its ``params`` and ``counters`` views are
+        published under its own names, and ``param_record`` becomes the page's host row
+        (packing a step writes the page's array)."""
         self.free(pool)
-        # event sources from the top of a page down, the others from the bottom up: the
-        # sources' totals then lie past every other record's cleared part
-        order = range(PAGE_RECORDS - 1, -1, -1) if kinds_sent(pool.component) else \
-            range(PAGE_RECORDS)
-        page, k = next(((p, k) for p in self.pages for k in order if p.users[k] is None),
-                       (None, 0))
-        if page is None:
-            page, k = self._new_page(), order[0]
+        if place is not None:
+            page, k = place
+        else:
+            # event sources from the top of a page down, the others from the bottom up: the
+            # sources' totals then lie past every other record's cleared part
+            order = range(PAGE_RECORDS - 1, -1, -1) if kinds_sent(pool.component) else \
+                range(PAGE_RECORDS)
+            found = next(((p, k) for p in self.pages if not p.batch for k in order
+                          if p.users[k] is None), None)
+            page, k = found if found is not None else (self._new_page(), order[0])
         page.users[k] = pool
         self.places[id(pool)] = (page, k)
         resources, name = self.system.resources, pool.entity.name
@@ -100,7 +109,7 @@ class LoneRecords:
         record = np.zeros((), PARAMS)
         record[()] = pool.param_record   # the pool keeps its values, no longer the page's row
         pool.param_record = record
-        if page.used():
+        if page.batch or page.used():
             return
         self.pages.remove(page)
         resources = self.system.resources
@@ -148,15 +157,28 @@ class LoneRecords:
         cleared = page.counters[k].view(np.uint8)[:COUNTERS_CLEARED]
         self.system.resources.write(pool.buffers["counters"], cleared.tobytes())
 
-    def _new_page(self) -> Page:
-        name = f"~lone{next(_serials)}"
+    def batch_page(self, name: str, members: int) -> Page:
+        """A page of ``members`` records for batch ``name``: its ``params`` and ``counters``
+        arenas, released with the batch's other buffers (``drop``)."""
+        return self._new_page(name, members, f"the {members} batched emitters'", batch=True)
+
+    def drop(self, page: Page) -> None:
+        """Forget a batch's page (its buffers are released with the batch's)."""
+        for pool in page.users:
+            if pool is not None:
+                self.places.pop(id(pool), None)
+        self.pages.remove(page)
+
+    def _new_page(self, name: str | None = None, records: int = PAGE_RECORDS,
+                  what: str = "the lone emitters'", batch: bool = False) -> Page:
+        name = name or f"~lone{next(_serials)}"
         system = self.system
         buffers = {kind: system.resources.buffer(
-            name, kind, PAGE_RECORDS * RECORD,
+            name, kind, records * RECORD,
             _USAGE[kind] | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST,
-            family=system.key, what=f"the lone emitters' {kind} records")
+            family=system.key, what=f"{what} {kind} records")
             for kind in KINDS}
-        page = Page(name, buffers, np.zeros(PAGE_RECORDS, PARAMS),
-                    np.zeros((PAGE_RECORDS, RECORD // 4), np.uint32))
+        page = Page(name, buffers, np.zeros(records, PARAMS),
+                    np.zeros((records, RECORD // 4), np.uint32), [None] * records, batch)
         self.pages.append(page)
         return page

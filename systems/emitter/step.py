@@ -31,8 +31,8 @@ from emberfx.core.frame_graph import Folded, Folding, Pass, Phase
 from emberfx.core.resources import BufferView
 from emberfx.systems.emitter import features
 from emberfx.systems.emitter.events import kinds_sent
-from emberfx.systems.emitter.params import BLOCK
 from emberfx.systems.emitter.shader_names import BIRTHS, UPDATE, UPDATE_RANKED
+from emberfx.systems.emitter.structs import BLOCK
 from emberfx.systems.emitter.tuning import EmitterTuning
 
 if TYPE_CHECKING:
@@ -402,7 +402,7 @@ def births_pass(system: EmitterHost, pool: Pool, sim: Simulation) -> Pass:
     b = sim.buffers
 
     def groups() -> tuple[int, int, int]:
-        records = pool.batch.params if pool.batch is not None else pool.param_record
+        records = pool.batch.page.params if pool.batch is not None else pool.param_record
         most = int(np.max(np.minimum(records["budget"], records["capacity"])))
         return (math.ceil(most / BLOCK), sim.members, 1)
 

@@ -46,8 +46,6 @@ Allocation modes (the ``allocation`` field):
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import wgpu
 
@@ -57,38 +55,29 @@ from emberfx.core.events import REARRANGE
 from emberfx.core.frame_graph import Pass
 from emberfx.core.system import EntityRef, Priority, Readback, StepInfo, System
 from emberfx.model.registry import set_system
-from emberfx.systems.emitter import batch_upload, batches, features, readout
+from emberfx.systems.emitter import batches, features, readout, step_upload
 from emberfx.systems.emitter import color as particle_color
+from emberfx.systems.emitter import layout as emitter_layout
 from emberfx.systems.emitter import passes as emitter_passes
 from emberfx.systems.emitter import prewarm as emitter_prewarm
 from emberfx.systems.emitter import step as emitter_step
 from emberfx.systems.emitter.component import Emitter
 from emberfx.systems.emitter.contacts import Contacts
-from emberfx.systems.emitter.events import COUNTERS_CLEARED, INBOX, EventWiring, check_links
-from emberfx.systems.emitter.looks import SPRITE_LOOK, pack_sprite_look
+from emberfx.systems.emitter.events import COUNTERS_CLEARED, EventWiring, check_links
 from emberfx.systems.emitter.modifiers import (
     Program,
     layout_signature,
     only_program_changed,
     program_key,
 )
-from emberfx.systems.emitter.params import (
-    BLOCK,
-    BLOCK_WORDS,
-    LOOKS,
-    PARAMS,
-    PARTICLE,
-    bake_looks,
-    forces_bytes,
-    pack_params,
-    pack_step,
-)
-from emberfx.systems.emitter.passes import DEPTH_PARAMS
+from emberfx.systems.emitter.params import pack_params
 from emberfx.systems.emitter.pool import Pool
-from emberfx.systems.emitter.records import LoneRecords
+from emberfx.systems.emitter.records import RecordPages
+from emberfx.systems.emitter.step_upload import StepArrays
+from emberfx.systems.emitter.structs import PARAMS, PARTICLE
 from emberfx.systems.emitter.tuning import DEFAULT, EmitterTuning
 from emberfx.systems.forces.fields import NO_VECTOR_FIELDS, VECTOR_FIELDS, VectorFields
-from emberfx.systems.forces.forces import FORCE, FORCE_KEYS, MAX_FORCES, kind_bits
+from emberfx.systems.forces.forces import FORCE_KEYS, kind_bits
 
 
 class EmitterSystem(System):
@@ -105,7 +94,7 @@ class EmitterSystem(System):
         self.batches: list[batches.Batch] = []   # like pools sharing arenas and passes
         self.pending: dict[tuple, list[Pool]] = {}   # spawned like pools waiting to batch
         self.runs: tuple[tuple, dict[int, Pass]] = ((), {})   # batches.draw_runs, cached
-        self.records = LoneRecords(self)   # lone pools' params and counters (records.py)
+        self.records = RecordPages(self)   # every pool's params and counters (records.py)
         # the vector fields' samples, as the force_field system last announced them
         self.vector_fields: VectorFields = NO_VECTOR_FIELDS
         shared.events.set_handler(VECTOR_FIELDS, self._vector_fields_announced)
@@ -172,54 +161,32 @@ class EmitterSystem(System):
         self.resources.write(b["params"], pack_params(
             pool.param_record, component, entity=entity.index, frame=0, seed=0, dt=0.0, budget=0,
             force_count=0))
-        self.resources.write(b["looks"], bake_looks(component))
-        self.resources.write(b["sprite_look"], pack_sprite_look(component))
+        for key, (feature, _) in features.records(component).items():   # (the looks)
+            self.resources.write(b[key], feature.pack_record(component, key))
         if component.prewarm > 0.0:
             emitter_prewarm.prewarm(self, pool)
         for target in particle_color.targets_to_rebuild(self, pool):   # they now carry colour
             self.rebuild(target.entity, target.component)
 
     def place_alone(self, pool: Pool) -> None:
-        """Give the pool buffers of its own (the same layout as a batch of one: batches.py) and
-        its own passes but the simulation's (``simulation_passes``, which ``add`` prepends)."""
-        c, entity = pool.component, pool.entity
-        n, blocks = c.capacity, math.ceil(c.capacity / BLOCK)
-        storage = wgpu.BufferUsage.STORAGE
-        sizes = {
-            "particles": (n * PARTICLE.itemsize, storage),
-            "block_alive": (blocks * 4, storage),
-            "block_owner": (blocks * 4, storage),   # all zero: every block is emitter 0's
-            "alive_list": (n * 4, storage),
-            "draw_args": (20, storage | wgpu.BufferUsage.INDIRECT),   # drawIndexedIndirect
-            "alive_total": (16, storage),
-            "looks": (LOOKS.itemsize, storage),
-            # storage, not uniform: lavapipe recompiles a shader whose branches read uniforms
-            # at every bind (WGPU_NOTES), and the draw branches on the look
-            "sprite_look": (SPRITE_LOOK.itemsize, storage),
-            "forces": (MAX_FORCES * FORCE.itemsize, storage),
-            "event_links": (INBOX.itemsize, storage),   # its inbox, read where events reach it
-        }
-        if c.blend == "alpha":
-            sizes["sort_keys"] = (n * 4, storage)
-            sizes["depth_params"] = (DEPTH_PARAMS.itemsize, storage)
-        if c.allocation == "ordered":
-            sizes["free_mask"] = (blocks * BLOCK_WORDS * 4, storage)
-            sizes["block_free"] = (blocks * 4, storage)
-            sizes.update(emitter_step.scratch_sizes(self, blocks, 1, c))
-        else:
-            sizes["alive_mask"] = (blocks * BLOCK_WORDS * 4, storage)
-        for key, (size, usage) in sizes.items():
-            pool.buffers[key] = self.buffer(entity, key, size, usage)
+        """Give the pool buffers of its own, laid out as a simulation of one (layout.py; its
+        records: views into a shared page, records.py), and its own passes but the
+        simulation's (``simulation_passes``, which ``add`` prepends)."""
+        entity = pool.entity
+        layout = emitter_layout.plan(self, [pool.component])
+        for key, (size, usage) in layout.sizes.items():
+            if key not in emitter_layout.RECORDS:
+                pool.buffers[key] = self.buffer(entity, key, size, usage)
         record = np.zeros((), PARAMS)
         record[()] = pool.param_record
-        record["first_block"], record["alive_base"] = 0, 0
-        record["batch_blocks"], record["force_base"] = blocks, 0
+        for field_name, value in layout.record_fields(0).items():
+            record[field_name] = value
         pool.param_record, pool.batch = record, None
         self.records.place(pool)   # its params and counters: views into a shared page
-        pool.written_forces, pool.written_look, pool.dirty = b"", b"", True   # new buffers
-        pool.look_key = None
+        pool.arrays, pool.dirty = StepArrays.of(1, layout.records), True   # new buffers
+        pool.record_keys = {}
         self.events.own_records(pool)   # (a view into its batch's records arena, if it was in one)
-        pool.sim = batches.Simulation(entity.name, pool.buffers, blocks)
+        pool.sim = batches.Simulation(entity.name, pool.buffers, layout.blocks)
         pool.variant = self._variant(pool)
         pool.updates.clear()
         self.place_member(pool)
@@ -241,7 +208,7 @@ class EmitterSystem(System):
         elif pool.batch is None:   # (a batch's emitters draw in runs: batches.draw_runs)
             passes.append(emitter_passes.lone_draw_pass(self, pool))
         pool.passes = passes
-        pool.readback = batch_upload.counters_readback(pool.entity.name,
+        pool.readback = step_upload.counters_readback(pool.entity.name,
                                                        pool.buffers["counters"], 1)
 
     def arrange(self, changed: str | None = None) -> bool:
@@ -387,7 +354,7 @@ class EmitterSystem(System):
         """Each lone pool's counters, and each batch's in one region (one copy for all)."""
         return ([pool.readback for pool in self.pools.values()
                  if pool.batch is None and pool.readback is not None]
-                + [batch_upload.counters_readback(batch.name, batch.sim.buffers["counters"],
+                + [step_upload.counters_readback(batch.name, batch.sim.buffers["counters"],
                                                   len(batch.members))
                    for batch in self.batches])
 
@@ -413,38 +380,30 @@ class EmitterSystem(System):
                 # either way this step's frame graph is made again, with the new passes
                 self.shared.events.dispatch_event(REARRANGE)
             if pool.batch is None:
-                batch_upload.upload_lone(self, pool, step, start, in_scene)
-        self.records.upload()   # every lone pool's params and counters, a write per page
+                step_upload.upload(self, pool.buffers, [pool], pool.arrays, step, start,
+                                   in_scene)
         for batch in self.batches:
-            batch_upload.upload_step(self, batch, step, start, in_scene)
+            step_upload.upload(self, batch.sim.buffers, batch.members, batch.arrays, step, start,
+                               in_scene, batch.records_bases, batch.dead)
+        self.records.upload()   # every emitter's params and counters, a write per page
 
     def edited(self, entity: EntityRef, component) -> None:
         pool = self.pools.get(entity.name)
         if pool is not None:
             pool.dirty = True
 
-    def write_looks(self, pool: Pool) -> None:
-        """Rebake the looks only when the curves changed (a live edit)."""
-        c = pool.component
-        looks_key = (repr(c.color), tuple(c.alpha_curve), tuple(c.size_curve))
-        if looks_key != pool.looks_key:
-            self.resources.write(pool.buffers["looks"], bake_looks(c))
-            pool.looks_key = looks_key
-
     def step_uniforms(self, pool: Pool, step: StepInfo, start: float,
-                      in_scene: list | None = None, full: bool = True
-                      ) -> tuple[bytes, bytes, bytes]:
-        """One step's bytes for the params record, the forces array and the counters' cleared
-        part (the budget word, then zeros up to the never-cleared event totals), for the step
-        covering [start, start + dt) seconds (this advances the emitter's birth bookkeeping).
-        ``in_scene``: the scene's force entities, when known. ``full`` False: only the fields
-        a step changes are packed (the component was not edited since the last full pack)."""
-        budget, forces = pack_step(pool, step, start, self.forces_on(pool, in_scene), full,
-                                   self.events.is_target(pool.entity.name))
+                      in_scene: list | None = None) -> tuple[bytes, bytes, bytes]:
+        """One step's bytes of a lone pool for the params record, the forces array and the
+        counters' cleared part (the budget word, then zeros up to the never-cleared event
+        totals), for the step covering [start, start + dt) seconds (this advances the
+        emitter's birth bookkeeping). ``in_scene``: the scene's force entities, when known."""
+        budget, _ = step_upload.pack_member(self, pool, 0, pool.arrays, step, start, in_scene,
+                                            {})
         cleared = np.zeros(COUNTERS_CLEARED // 4, np.uint32)
         cleared[0] = budget
-        return (pool.param_record.tobytes(), forces_bytes(pool, forces, step),
-                cleared.tobytes())
+        forces = pool.arrays.forces[:max(1, int(pool.param_record["force_count"]))]
+        return pool.param_record.tobytes(), forces.tobytes(), cleared.tobytes()
 
     def forces_on(self, pool: Pool, in_scene: list | None = None) -> list:
         """The force components acting on this emitter, in scene order."""

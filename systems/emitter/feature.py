@@ -1,0 +1,74 @@
+"""The emitter feature: what a feature may add to an emitter (emitter/features.py lists the
+features and is what the system and the pass builders call).
+
+A feature subclasses EmitterFeature and overrides what it adds; the defaults add nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from emberfx.core.frame_graph import Pass
+    from emberfx.systems.emitter.host import EmitterHost
+    from emberfx.systems.emitter.pool import Pool
+
+
+@dataclass(frozen=True)
+class Record:
+    """A record a feature keeps per emitter: ``stride`` bytes apart in a simulation's buffer
+    (layout.py lays them out for one emitter or many), the first ``size`` of them its own."""
+    stride: int
+    size: int
+
+
+class EmitterFeature:
+    """What a feature may add to an emitter; a feature overrides what it adds (the defaults
+    add nothing)."""
+    name = ""
+
+    def applies(self, component) -> bool:
+        """Whether the emitter uses the feature (the other methods are asked only then)."""
+        return False
+
+    def batch_key(self, component, resolve) -> tuple | None:
+        """What it adds to the emitter's batch key; None: the emitter runs alone."""
+        return ()
+
+    def buffers(self, component, resolve) -> dict[str, bytes]:
+        """Its buffers by key (``<owner>/<key>``), with their contents."""
+        return {}
+
+    def records(self) -> dict[str, Record]:
+        """Its records per emitter by key (``<e>/<key>``: a view into a batch's arena)."""
+        return {}
+
+    def record_key(self, component, key: str) -> tuple:
+        """What record ``key`` is packed from: equal keys give the same bytes."""
+        return ()
+
+    def pack_record(self, component, key: str) -> bytes:
+        """Record ``key`` of the emitter, packed after an edit that changed its record_key."""
+        return b""
+
+    def includes(self, base: str) -> dict[str, str]:
+        """The includes it swaps in pass shader ``base`` (include -> replacement)."""
+        return {}
+
+    def bindings(self, base: str, buffers: dict) -> dict:
+        """What pass shader ``base`` binds for it, from the simulation's buffers."""
+        return {}
+
+    def problem(self, component, resolve) -> str | None:
+        """Why the emitter's values cannot run, as "field.path: expected ..., found ...", or
+        None."""
+        return None
+
+    def draw(self, system: EmitterHost, pool: Pool) -> list[Pass] | None:
+        """The pool's draw passes in place of the sprite draw, or None (the sprites)."""
+        return None
+
+    def upload(self, system: EmitterHost, pool: Pool) -> None:
+        """What it writes for the pool each step, after the params record is packed."""
+        return None

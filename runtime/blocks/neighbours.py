@@ -51,8 +51,8 @@ from emberfx.core.resources import BufferView
 PARAMS = struct_dtype("common/neighbours.wgsl", "GridParams")
 POINT_GROUP = wgsl.workgroup_size("common/neighbours_assign.wgsl")[0]   # points per workgroup
 STORAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
-MAX_CELLS = 1 << 28
-"""cells a grid may have: past this the counts alone take a gigabyte"""
+MAX_CELLS = (1 << 32) - 1
+"""cells a grid may have: cell indices are u32 (the device's buffer limits come first)"""
 
 
 @dataclass(frozen=True)
@@ -210,10 +210,12 @@ class NeighbourGrid:
                                       "cell_start": self.cell_count, "cell_slot": slots(v),
                                       "cell_particles": self.cell_particles}),
             pick=pick, does="each point's index at its cell's start plus its slot"))
-        out.append(self._order_pass(phase))
+        out.append(self.order_pass(phase))
         return out
 
-    def _order_pass(self, phase: Phase) -> Pass:
+    def order_pass(self, phase: Phase = Phase.SIMULATE) -> Pass:
+        """The last pass of the build alone, for a family that counts and scatters in its own
+        way into this grid's buffers."""
         runs = {"grid": self.params, "cell_start": self.cell_count,
                 "cell_particles": self.cell_particles}
         groups = self.build.gpu.grid(self.shape.count)

@@ -5,7 +5,7 @@ on a real GPU; the ratios (against the device's own buffer-copy bandwidth and ag
 this CPU) are what compare across machines.
 
 One module per family (emitter, life, particle_life, cloth, fractal, post, frame, looks, export,
-modifiers, many) builds its scenes and times them through the Engine's public surface (sweep times
+modifiers, many, and neighbours for the shared neighbour grid) builds its scenes and times them through the Engine's public surface (sweep times
 whole sweeps: in one process, on the local pool, on Ray); capacity.py is arithmetic (how much
 world one GPU holds, docs/scaling.md); scaling.py sweeps sizes and plots.py draws them for
 ``bench --plot DIR``; harness.py holds the timing (warm-up, best of REPEATS, timestamp queries)
@@ -29,6 +29,7 @@ from emberfx.bench.frame import bench_frame
 from emberfx.bench.life import bench_life
 from emberfx.bench.looks import bench_looks
 from emberfx.bench.many import bench_many
+from emberfx.bench.neighbours import bench_neighbours
 from emberfx.bench.modifiers import bench_modifiers
 from emberfx.bench.particle_life import bench_particle_life
 from emberfx.bench.post import bench_post
@@ -38,7 +39,7 @@ BENCHMARKS = {"emitter": bench_emitter, "life": bench_life, "particle_life": ben
               "cloth": bench_cloth, "fractal": bench_fractal, "post": bench_post,
               "frame": bench_frame, "looks": bench_looks, "sweep": bench_sweep,
               "export": bench_export, "modifiers": bench_modifiers, "many": bench_many,
-              "capacity": bench_capacity}
+              "capacity": bench_capacity, "neighbours": bench_neighbours}
 NAMES = list(BENCHMARKS)
 
 

@@ -107,7 +107,8 @@ def build_and_query(gpu, points: np.ndarray, queries: np.ndarray, shape: GridSha
                          copy=STRIDE)
     m = len(queries)
     params = np.array([radius], np.float32).tobytes() + np.array([m, 0, 0], np.uint32).tobytes()
-    uniform = resources.buffer("t", "query", 16, wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
+    uniform = resources.buffer("t", "query", 16,
+                               wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
     resources.write(uniform, params)
     q = resources.buffer("t", "queries", max(16 * m, 16), USAGE)
     if m:
@@ -115,7 +116,8 @@ def build_and_query(gpu, points: np.ndarray, queries: np.ndarray, shape: GridSha
     counts = resources.buffer("t", "counts", max(4 * m, 4), USAGE)
     sums = resources.buffer("t", "sums", max(16 * m, 16), USAGE)
     passes = grid.passes(Phase.SIMULATE)
-    passes.append(build.compute("t:count", Phase.SIMULATE, COUNT_SHADER, (max(1, -(-m // 64)), 1, 1),
+    passes.append(build.compute("t:count", Phase.SIMULATE, COUNT_SHADER,
+                                (max(1, -(-m // 64)), 1, 1),
                                 {"query": uniform, "queries": q, "counts": counts, "sums": sums,
                                  **grid.query_bindings()}))
     graph = FrameGraph(passes, uploaded=resources.persistent())
@@ -158,8 +160,8 @@ def check_build(out: dict, shape: GridShape) -> None:
 
 
 def numpy_cells(points: np.ndarray, shape: GridShape) -> np.ndarray:
-    c = np.floor((points.astype(np.float32) - np.float32(shape.origin[:points.shape[1]]))
-                 / np.float32(CELL)).astype(np.int64)
+    origin = np.asarray(shape.origin[:points.shape[1]], np.float32)
+    c = np.floor((points.astype(np.float32) - origin) / np.float32(CELL)).astype(np.int64)
     c = np.clip(c, 0, np.array(shape.cells[:points.shape[1]]) - 1)
     c = np.pad(c, ((0, 0), (0, 3 - points.shape[1])))
     return (c[:, 2] * shape.cells[1] + c[:, 1]) * shape.cells[0] + c[:, 0]
@@ -270,3 +272,22 @@ def test_bad_shapes_and_layouts_are_refused(gpu):
     with pytest.raises(ValueError, match="fewer than 3 records"):
         NeighbourGrid(PassBuilder(gpu, resources), "t:grid", view, 3, UNIT, stride=2)
     resources.release_all()
+
+
+def test_bench_query_counts_like_the_oracle(gpu):
+    """`emberfx bench neighbours`'s own query (bench/neighbours_count.wgsl) at a small size: each
+    point's count lies between the oracle's counts at radius -/+ 1e-6, and the radius gives
+    about the mean number of neighbours the bench promises."""
+    from emberfx.bench.neighbours import MEAN_NEIGHBOURS, emberfx_query, radius_for
+
+    n = 3000
+    rng = np.random.default_rng(4)
+    points = np.zeros((n, 4), np.float32)
+    points[:, :3] = rng.random((n, 3), np.float32)
+    radius = radius_for(n)
+    seconds, counts, cells = emberfx_query(gpu, points, radius)
+    assert seconds > 0 and cells == int(np.ceil(1 / radius))
+    low, _, _ = oracle(points[:, :3], points[:, :3], radius - 1e-6)
+    high, _, _ = oracle(points[:, :3], points[:, :3], radius + 1e-6)
+    assert np.all((low <= counts) & (counts <= high))
+    assert 0.8 * MEAN_NEIGHBOURS < counts.mean() - 1 < 1.05 * MEAN_NEIGHBOURS

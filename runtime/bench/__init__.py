@@ -5,13 +5,14 @@ on a real GPU; the ratios (against the device's own buffer-copy bandwidth and ag
 this CPU) are what compare across machines.
 
 One module per family (emitter, life, particle_life, cloth, fractal, post, frame, looks, export,
-modifiers, many, and neighbours for the shared neighbour grid) builds its scenes and times them through the Engine's public surface (sweep times
+modifiers, many) builds its scenes and times them through the Engine's public surface (sweep times
 whole sweeps: in one process, on the local pool, on Ray); capacity.py is arithmetic (how much
 world one GPU holds, docs/scaling.md); scaling.py sweeps sizes and plots.py draws them for
 ``bench --plot DIR``; harness.py holds the timing (warm-up, best of REPEATS, timestamp queries)
 and the copy-bandwidth rooflines; host.py times a fixed Python workload, so that a CPU figure can
 be told from the speed of the host it ran on. lifelib.py and taichi.py run the optional
-third-party baselines when those packages are installed.
+third-party baselines when those packages are installed. neighbours.py times the shared
+neighbour grid block (emberfx.blocks.neighbours) on its own.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from emberfx.bench.frame import bench_frame
 from emberfx.bench.life import bench_life
 from emberfx.bench.looks import bench_looks
 from emberfx.bench.many import bench_many
-from emberfx.bench.neighbours import bench_neighbours
 from emberfx.bench.modifiers import bench_modifiers
+from emberfx.bench.neighbours import bench_neighbours
 from emberfx.bench.particle_life import bench_particle_life
 from emberfx.bench.post import bench_post
 from emberfx.bench.sweep import bench_sweep

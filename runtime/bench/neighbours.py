@@ -89,7 +89,7 @@ def taichi_rows(ctx, points: np.ndarray, radius: float, cells: int, seconds: flo
         return []
     from emberfx.bench.taichi import taichi_neighbour_counts
 
-    rows = []
+    rows: list[dict] = []
     n = len(points)
     for arch in ("cpu",) if ctx.is_software else ("cuda", "vulkan"):
         name = f"  taichi {arch}, same algorithm ({n:,} points)"

@@ -4,6 +4,8 @@ dependency: this module is used only when `import taichi` works (install it for 
 
 import time
 
+import numpy as np
+
 from emberfx.bench.harness import stdout_to_stderr
 
 
@@ -76,7 +78,7 @@ def _rate(side: int, arch: str, substeps: int, steps: int) -> float:
 
 
 def taichi_neighbour_counts(points, radius: float, cells: int, arch: str,
-                            repeats: int = 3) -> tuple[float, object]:
+                            repeats: int = 3) -> tuple[float, np.ndarray]:
     """The neighbour query of ``emberfx bench neighbours`` in Taichi on ``arch``: seconds per
     build + count (the best of ``repeats``, wall time around ``ti.sync``) and each point's count
     of points within ``radius`` (itself included). The same algorithm as the emberfx grid: a
@@ -89,7 +91,6 @@ def taichi_neighbour_counts(points, radius: float, cells: int, arch: str,
 
 
 def _neighbours(points, radius: float, cells: int, arch: str, repeats: int):
-    import numpy as np
     import taichi as ti
 
     ti.reset()

@@ -90,8 +90,9 @@ def oracle(points: np.ndarray, queries: np.ndarray, radius: float):
 
 
 def build_and_query(gpu, points: np.ndarray, queries: np.ndarray, shape: GridShape,
-                    radius: float = RADIUS) -> dict:
-    """Builds the grid over ``points``, then counts the
+                    radius: float = RADIUS, builds: int = 1) -> dict:
+    """Builds the grid over ``points`` (``builds`` times in the frame, as substeps would), then
+    counts the
     neighbours of every query; returns the counts, sums and the build's outputs."""
     resources = Resources(gpu)
     build = PassBuilder(gpu, resources)
@@ -115,7 +116,7 @@ def build_and_query(gpu, points: np.ndarray, queries: np.ndarray, shape: GridSha
         resources.write(q, np.hstack([queries, np.zeros((m, 1))]).astype(np.float32).tobytes())
     counts = resources.buffer("t", "counts", max(4 * m, 4), USAGE)
     sums = resources.buffer("t", "sums", max(16 * m, 16), USAGE)
-    passes = grid.passes(Phase.SIMULATE)
+    passes = [p for k in range(builds) for p in grid.passes(Phase.SIMULATE, tag=f"s{k}")]
     passes.append(build.compute("t:count", Phase.SIMULATE, COUNT_SHADER,
                                 (max(1, -(-m // 64)), 1, 1),
                                 {"query": uniform, "queries": q, "counts": counts, "sums": sums,
@@ -254,7 +255,7 @@ def test_2d_grid(gpu):
 def test_two_builds_are_the_same_bytes(gpu):
     rng = np.random.default_rng(9)
     points = rng.uniform(0.2, 0.45, (3000, 3)).astype(np.float32)   # crowded cells
-    first = build_and_query(gpu, points, points, UNIT)
+    first = build_and_query(gpu, points, points, UNIT, builds=3)   # rebuilt per substep
     second = build_and_query(gpu, points, points, UNIT)
     for key in ("counts", "sums", "cell_start", "cell_particles", "snapshot"):
         assert first[key].tobytes() == second[key].tobytes(), key

@@ -34,6 +34,7 @@ the entity goes.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -185,9 +186,17 @@ class NeighbourGrid:
         maps = [make(v) for v in range(count)]
         return maps[0] if count == 1 else maps
 
-    def passes(self, phase: Phase = Phase.SIMULATE,
-               clear_phase: Phase | None = None) -> list[Pass]:
-        """The build, in order; the counts' clear goes to ``clear_phase`` (default ``phase``)."""
+    def passes(self, phase: Phase = Phase.SIMULATE, clear_phase: Phase | None = None,
+               tag: str = "") -> list[Pass]:
+        """The build, in order; the counts' clear goes to ``clear_phase`` (default ``phase``).
+        ``tag``: a build more than once a frame (each substep) needs a different tag for each
+        copy of the passes, which it appends to their names (``<name>:assign:<tag>``)."""
+        out = self._build_passes(phase, clear_phase)
+        if tag:
+            out = [dataclasses.replace(p, name=f"{p.name}:{tag}") for p in out]
+        return out
+
+    def _build_passes(self, phase: Phase, clear_phase: Phase | None) -> list[Pass]:
         build, gpu, name = self.build, self.build.gpu, self.name
         out = [build.clear(f"{name}:clear", clear_phase or phase, self.cell_count,
                            does="zeroes each grid cell's point count")]

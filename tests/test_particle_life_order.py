@@ -1,4 +1,5 @@
-"""The order passes (particle_life/sort_cells.wgsl, sort_gather.wgsl) run alone on crafted cell
+"""The order passes of the neighbour grid particle life builds (common/neighbours_sort.wgsl,
+common/neighbours_order.wgsl; particle_life/sort_gather_half.wgsl) run alone on crafted cell
 runs, against numpy's sort: empty cells, one particle, runs inside workgroup memory, and runs
 longer than it, up to several times longer, reversed or shuffled, so the workgroup's bitonic
 branch is exercised on its worst inputs, not on whatever order a scatter happens to leave.
@@ -18,7 +19,7 @@ from emberfx.core.layout import struct_dtype
 from emberfx.core.readback import read_array
 from emberfx.core.resources import Resources
 
-CAPACITY = wgsl.int_constant("particle_life/cell_runs.wgsl", "CAPACITY")
+CAPACITY = wgsl.int_constant("common/neighbours_runs.wgsl", "CAPACITY")
 USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
 
 
@@ -42,24 +43,31 @@ def run_order_pass(gpu, shader, ids, starts, positions=None, grid=None, cell_siz
     params["cell_size"][:3] = cell_size
     half = shader.endswith("_half.wgsl")
     params["count"] = len(ids)
-    buffers = {"params": resources.buffer("t", "params", params.nbytes,
-                                          wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST),
+    # the grid's uniform: the same cells, records of LifeParticle (2 vec4f, position first)
+    grid_params = np.zeros((), struct_dtype("common/neighbours.wgsl", "GridParams"))
+    grid_params["grid"], grid_params["cell_size"] = params["grid"], params["cell_size"]
+    grid_params["count"], grid_params["stride"], grid_params["copy"] = len(ids), 2, 1
+    uniform = wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
+    buffers = {"grid": resources.buffer("t", "grid", grid_params.nbytes, uniform),
                "cell_start": resources.buffer("t", "cell_start", max(starts.nbytes, 4), USAGE),
                "cell_particles": resources.buffer("t", "cell_particles", max(ids.nbytes, 4),
                                                   USAGE)}
-    resources.write(buffers["params"], params.tobytes())
+    resources.write(buffers["grid"], grid_params.tobytes())
+    if half:
+        buffers["params"] = resources.buffer("t", "params", params.nbytes, uniform)
+        resources.write(buffers["params"], params.tobytes())
     for name, data in (("cell_start", starts), ("cell_particles", ids)):
         if data.size:
             resources.write(buffers[name], data.tobytes())
     if positions is not None:
         particles = np.zeros(len(ids), struct_dtype("particle_life/types.wgsl", "LifeParticle"))
         particles["position"] = positions
-        buffers["particles_in"] = resources.buffer("t", "particles", max(particles.nbytes, 32),
-                                                   USAGE)
-        buffers["gathered_half" if half else "gathered"] = resources.buffer(
+        buffers["particles_in" if half else "points"] = resources.buffer(
+            "t", "particles", max(particles.nbytes, 32), USAGE)
+        buffers["gathered_half" if half else "snapshot"] = resources.buffer(
             "t", "gathered", max(len(ids) * 16, 16), USAGE)
         if len(ids):
-            resources.write(buffers["particles_in"], particles.tobytes())
+            resources.write(buffers["particles_in" if half else "points"], particles.tobytes())
     build = PassBuilder(gpu, resources)
     order = build.compute("t:order", Phase.SIMULATE, shader, gpu.grid(len(starts)), buffers)
     graph = FrameGraph([order], uploaded=resources.persistent())
@@ -70,7 +78,7 @@ def run_order_pass(gpu, shader, ids, starts, positions=None, grid=None, cell_siz
     gathered = (None if positions is None else
                 read_array(gpu.device, buffers["gathered_half"].buffer, np.uint32,
                            2 * len(ids)).reshape(-1, 2) if half else
-                read_array(gpu.device, buffers["gathered"].buffer, np.float32,
+                read_array(gpu.device, buffers["snapshot"].buffer, np.float32,
                            4 * len(ids)).reshape(-1, 4))
     resources.release_all()
     return result, gathered
@@ -95,7 +103,7 @@ LENGTH_SETS = {
 def test_sort_cells_orders_every_run_like_numpy(gpu, lengths, how):
     rng = np.random.default_rng(sum(lengths) + len(how))
     ids, starts = crafted_runs(lengths, rng, how)
-    result, _ = run_order_pass(gpu, "particle_life/sort_cells.wgsl", ids, starts)
+    result, _ = run_order_pass(gpu, "common/neighbours_sort.wgsl", ids, starts)
     np.testing.assert_array_equal(result, expected_order(ids, starts))
 
 
@@ -105,7 +113,7 @@ def test_sort_gather_orders_and_copies_positions(gpu, lengths):
     rng = np.random.default_rng(len(lengths))
     ids, starts = crafted_runs(lengths, rng, "reversed")
     positions = rng.uniform(0, 1, (len(ids), 4)).astype(np.float32)
-    result, gathered = run_order_pass(gpu, "particle_life/sort_gather.wgsl", ids, starts,
+    result, gathered = run_order_pass(gpu, "common/neighbours_order.wgsl", ids, starts,
                                       positions)
     want = expected_order(ids, starts)
     np.testing.assert_array_equal(result, want)

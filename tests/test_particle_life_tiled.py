@@ -21,7 +21,7 @@ from emberfx.systems.particle_life.system import attraction_matrix
 # particles of a home cell taken at once, and neighbours staged at once, by forces_tiled.wgsl
 CELL_LANES = wgsl.int_constant("particle_life/forces_tiled.wgsl", "CELL_LANES")
 CHUNK = wgsl.int_constant("particle_life/forces_tiled.wgsl", "CHUNK")
-SORT_CAPACITY = wgsl.int_constant("particle_life/cell_runs.wgsl", "CAPACITY")
+SORT_CAPACITY = wgsl.int_constant("common/neighbours_runs.wgsl", "CAPACITY")
 # the largest species matrix the forces passes hold in workgroup memory
 MAX_SPECIES = math.isqrt(wgsl.int_constant("particle_life/forces_gathered.wgsl", "MAX_MATRIX"))
 

@@ -11,7 +11,8 @@ world one GPU holds, docs/scaling.md); scaling.py sweeps sizes and plots.py draw
 ``bench --plot DIR``; harness.py holds the timing (warm-up, best of REPEATS, timestamp queries)
 and the copy-bandwidth rooflines; host.py times a fixed Python workload, so that a CPU figure can
 be told from the speed of the host it ran on. lifelib.py and taichi.py run the optional
-third-party baselines when those packages are installed.
+third-party baselines when those packages are installed. neighbours.py times the shared
+neighbour grid block (emberfx.blocks.neighbours) on its own.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from emberfx.bench.life import bench_life
 from emberfx.bench.looks import bench_looks
 from emberfx.bench.many import bench_many
 from emberfx.bench.modifiers import bench_modifiers
+from emberfx.bench.neighbours import bench_neighbours
 from emberfx.bench.particle_life import bench_particle_life
 from emberfx.bench.post import bench_post
 from emberfx.bench.sweep import bench_sweep
@@ -38,7 +40,7 @@ BENCHMARKS = {"emitter": bench_emitter, "life": bench_life, "particle_life": ben
               "cloth": bench_cloth, "fractal": bench_fractal, "post": bench_post,
               "frame": bench_frame, "looks": bench_looks, "sweep": bench_sweep,
               "export": bench_export, "modifiers": bench_modifiers, "many": bench_many,
-              "capacity": bench_capacity}
+              "capacity": bench_capacity, "neighbours": bench_neighbours}
 NAMES = list(BENCHMARKS)
 
 

@@ -1,4 +1,6 @@
 // particle_life/assign.wgsl  --  pass `<entity>:particle_life:assign`
+// (grid_kernel = "baseline", the earliest build, kept to measure against; it counts into the
+// buffers of the shared neighbour grid, emberfx.blocks.neighbours, whose scan and order follow)
 //
 // Counting sort, step 1: each particle's cell id, and the cell's count (atomicAdd).
 // Workgroup size 256; dispatch ceil(count / 256) workgroups, folded into (x, y) past the limit.

@@ -2,7 +2,7 @@
 // (neighbours = "grid", grid_kernel = "gathered")
 //
 // The sums of particle_life/forces.wgsl with the same bits, read from positions that the order
-// pass (sort_gather.wgsl) copied into cell order: a neighbour cell is a contiguous run of
+// pass (common/neighbours_order.wgsl) copied into cell order: a neighbour cell is a contiguous run of
 // `gathered`, and the three cells dx = -1, 0, 1 of a row are one run when the home cell is not
 // at the box edge in x, so a particle walks 3 runs (2D) or 9 (3D) instead of 9 or 27 cells, with
 // no index lookup per neighbour. The terms come in forces.wgsl's order (dz, dy, dx, then slot

@@ -1,4 +1,5 @@
 // particle_life/scatter.wgsl  --  pass `<entity>:particle_life:scatter`
+// (grid_kernel = "baseline"; the other kernels scatter with common/neighbours_scatter.wgsl)
 //
 // Counting sort, step 3: with cell_cursor holding each cell's start (the exclusive
 // scan of the counts, copied), each particle takes the next slot of its cell with atomicAdd and

@@ -1,22 +1,26 @@
 // particle_life/sort_gather_half.wgsl  --  pass `<entity>:particle_life:order`
 // (grid_kernel = "gathered", precision = "half")
 //
-// particle_life/sort_gather.wgsl with the 8-byte record of particle_life/half_positions.wgsl in
-// place of the 16-byte position: each cell's run of particle indices is sorted ascending, and
+// The order pass of the particle-life neighbour grid (emberfx.blocks.neighbours, given as its own
+// order shader) with the 8-byte record of particle_life/half_positions.wgsl in place of the
+// block's snapshot of 16-byte positions: each cell's run of particle indices is sorted
+// ascending, and
 // gathered_half[n] = the record (16-bit fixed-point coordinates, species) of particle
-// cell_particles[n]. One workgroup per cell, sorting as particle_life/cell_runs.wgsl does
+// cell_particles[n]. One workgroup per cell, sorting as common/neighbours_runs.wgsl does
 // (ranks in workgroup memory, or the bitonic network past CAPACITY), then copying.
 // Workgroup size 32; dispatch one workgroup per cell (grid.w), folded into (x, y) past the limit.
-// Bindings (group 0): 0 params (uniform PLParams), 1 cell_start (read, exclusive scan of counts),
-//   2 cell_particles (rw), 3 particles_in (read), 4 gathered_half (rw, count vec2u)
+// Bindings (group 0): 0 grid (uniform GridParams), 1 cell_start (read, exclusive scan of counts),
+//   2 cell_particles (rw), 3 particles_in (read), 4 gathered_half (rw, count vec2u), 5 params
+//   (uniform PLParams)
 
 //! include common/dispatch.wgsl
-//! include particle_life/cell_runs.wgsl
+//! include common/neighbours_runs.wgsl
 //! include particle_life/half_positions.wgsl
 
-// bindings 0 params, 1 cell_start, 2 cell_particles: declared in particle_life/cell_runs.wgsl
+// bindings 0 grid, 1 cell_start, 2 cell_particles: declared in common/neighbours_runs.wgsl
 @group(0) @binding(3) var<storage, read> particles_in: array<LifeParticle>;
 @group(0) @binding(4) var<storage, read_write> gathered_half: array<vec2u>;
+@group(0) @binding(5) var<uniform> params: PLParams;
 
 const WORKGROUP_SIZE: u32 = 32u;
 
@@ -29,7 +33,7 @@ fn record(particle: u32, coords: vec3u, corner: vec3f) -> vec2u {
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
     let cell = folded_workgroup(wid, groups);
-    if (cell >= params.grid.w) { return; }      // the same for the whole workgroup
+    if (cell >= grid.grid.w) { return; }      // the same for the whole workgroup
     let bounds = cell_run(cell);
     let first = bounds.x;
     let end = bounds.y;

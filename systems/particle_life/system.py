@@ -1,7 +1,8 @@
 """The particle-life system: species attracting and repelling each other, with a
 uniform-grid neighbour search built by a counting sort each step.
 
-Per simulation step, for each particle_life entity (neighbours = "grid"):
+Per simulation step, for each particle_life entity (neighbours = "grid"); clear ... order are
+the shared neighbour grid's build (emberfx.blocks.neighbours, over the particles):
   CLEAR     <e>:particle_life:clear        zero the per-cell counts
   SIMULATE  <e>:particle_life:assign       each particle's cell, and cell counts (atomics); the
                                            count each atomicAdd returned is the particle's slot
@@ -44,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import wgpu
 
-from emberfx.blocks.scan import PrefixScan
+from emberfx.blocks.neighbours import GridShape, NeighbourGrid
 from emberfx.blocks.sprites import SPRITE_INDICES, sprite_indices, sprite_pipeline, sprite_queue
 from emberfx.core import step_batches, wgsl
 from emberfx.core.errors import DeviceLimitError
@@ -69,8 +70,8 @@ LOOK = struct_dtype("particle_life/draw.wgsl", "PLLook")
 
 
 GATHERED_BYTES = {"gathered": 16, "gathered_half": 8}
-"""bytes per particle of the positions in cell order: a vec4f (sort_gather.wgsl), or the record
-of particle_life/half_positions.wgsl (precision = "half")"""
+"""bytes per particle of the positions in cell order: a vec4f (the neighbour grid's snapshot), or
+the record of particle_life/half_positions.wgsl (precision = "half")"""
 
 
 def _gathered_key(component: ParticleLife) -> str | None:
@@ -112,7 +113,7 @@ class _Swarm:
     component: ParticleLife
     buffers: dict   # the registry's <entity>/<key> views, by key
     passes: list
-    scan: PrefixScan
+    neighbours: NeighbourGrid | None   # the grid's counting sort (neighbours = "grid")
     grid: tuple[int, int, int]   # cells per axis
     cells: int
     parity: int = 0           # which particle buffer holds the current state
@@ -153,13 +154,11 @@ class ParticleLifeSystem(System):
                  "particles0": (n * PARTICLE.itemsize, storage),
                  "particles1": (n * PARTICLE.itemsize, storage),
                  "ids0": (n * 4, storage), "ids1": (n * 4, storage),
-                 "matrix": (component.species ** 2 * 4, storage), "cell_of": (n * 4, storage),
-                 # cell_cursor: the scatter cursors of grid_kernel = "baseline"
-                 "cell_count": (cells * 4, storage), "cell_cursor": (cells * 4, storage),
-                 "cell_particles": (n * 4, storage)}
-        gathered = _gathered_key(component)
-        if gathered is not None:   # positions in cell order (sort_gather[_half].wgsl)
-            sizes[gathered] = (n * GATHERED_BYTES[gathered], storage)
+                 "matrix": (component.species ** 2 * 4, storage)}
+        if component.neighbours == "grid":   # the atomic scatter's cursors (grid_kernel =
+            sizes["cell_cursor"] = (cells * 4, storage)   # "baseline"; docs/scaling.md counts it)
+        if _gathered_key(component) == "gathered_half":   # records in cell order
+            sizes["gathered_half"] = (n * GATHERED_BYTES["gathered_half"], storage)
         b = {key: self.buffer(entity, key, size, usage,
                               what=what if key.startswith("particles") else None)
              for key, (size, usage) in sizes.items()}
@@ -167,13 +166,41 @@ class ParticleLifeSystem(System):
         write(b["particles0"], initial_particles(component, seed, entity.index).tobytes())
         write(b["ids0"], np.arange(n, dtype=np.uint32).tobytes())
         write(b["matrix"], attraction_matrix(component, seed, entity.index).tobytes())
-        scan = PrefixScan(self.build, f"{name}:particle_life:cells", b["cell_count"], cells)
-        swarm = _Swarm(entity, component, b, [], scan, grid, cells)
+        neighbours = self._neighbour_grid(entity, component, b, grid) if (
+            component.neighbours == "grid") else None
+        swarm = _Swarm(entity, component, b, [], neighbours, grid, cells)
         self.swarms[name] = swarm
         swarm.passes = self._passes(swarm)
         self._write_params(swarm, StepInfo(frame=0, dt=self.shared.fixed_dt, seed=seed))
         if component.prewarm > 0.0:
             self._prewarm(swarm)
+
+    def _neighbour_grid(self, entity: EntityRef, c: ParticleLife, b: dict,
+                        grid: tuple[int, int, int]) -> NeighbourGrid:
+        """The counting-sort grid over the particles (emberfx.blocks.neighbours), its buffers
+        named as the forces passes and cells() know them (cell_of, cell_count, cell_particles,
+        gathered); it adds them to ``b``. The slots of its assign borrow the step's outgoing id
+        buffer (ids of 1 - parity): nothing reads it before the forces pass rewrites all of it.
+        precision = "half" orders with its own shader, which packs 8-byte records."""
+        box = np.asarray(tuple(c.box) + (1.0,) * (3 - len(c.box)))
+        shape = GridShape((0.0, 0.0, 0.0), tuple(box / np.asarray(grid)), grid)
+        gathered = _gathered_key(c)
+        order = None
+        if gathered == "gathered_half":
+            order = ("particle_life/sort_gather_half.wgsl",
+                     [{"particles_in": b[f"particles{p}"], "gathered_half": b["gathered_half"],
+                       "params": b["params"]} for p in (0, 1)])
+        swarm_grid = NeighbourGrid(
+            self.build, f"{entity.name}:particle_life", [b["particles0"], b["particles1"]],
+            c.count, shape, stride=PARTICLE.itemsize // 16, position=0,
+            copy=int(gathered == "gathered"), snapshot_key="gathered",
+            slots=[b["ids1"], b["ids0"]], pick=lambda: self.swarms[entity.name].step_parity,
+            order=order)
+        b.update(cell_of=swarm_grid.cell_of, cell_count=swarm_grid.cell_count,
+                 cell_particles=swarm_grid.cell_particles)
+        if swarm_grid.snapshot is not None:
+            b["gathered"] = swarm_grid.snapshot
+        return swarm_grid
 
     def _prewarm(self, swarm: _Swarm) -> None:
         """Run the component's prewarm: the steps the scene's first ones would be, batched."""
@@ -202,16 +229,13 @@ class ParticleLifeSystem(System):
         compute = self.build.compute
         n_groups = gpu.grid(math.ceil(c.count / PARTICLE_GROUP))
         uses_grid = c.neighbours == "grid"
-        new_build = uses_grid and c.grid_kernel != "baseline"
         gathered = _gathered_key(c)
         # the particle and id buffers ping-pong: variant p reads set p and writes set 1 - p; a
         # step picks by its starting parity, the draw by the parity after the step
         forces_shader, forces_groups, forces_constants = (
             self._grid_forces(swarm) if uses_grid else ("forces_all_pairs", n_groups, None))
-        assign, forces = [], []
+        forces = []
         for p in (0, 1):
-            assign.append({"params": b["params"], "particles": b[f"particles{p}"],
-                           "cell_of": b["cell_of"], "cell_count": b["cell_count"]})
             forces.append({"params": b["params"], "particles_in": b[f"particles{p}"],
                            "particles_out": b[f"particles{1 - p}"], "ids_in": b[f"ids{p}"],
                            "ids_out": b[f"ids{1 - p}"], "matrix": b["matrix"]})
@@ -221,26 +245,11 @@ class ParticleLifeSystem(System):
                 forces[p][gathered] = b[gathered]
         stepping = lambda: swarm.step_parity  # noqa: E731
         passes = []
-        if new_build:
-            passes += self._grid_build_passes(swarm, prefix, n_groups, assign, stepping)
-        elif uses_grid:
-            passes += [
-                self.build.clear(f"{prefix}:clear", Phase.CLEAR, b["cell_count"],
-                             does="zeroes each grid cell's particle count"),
-                compute(f"{prefix}:assign", Phase.SIMULATE, "particle_life/assign.wgsl",
-                        n_groups, assign, pick=stepping,
-                        does="each particle's grid cell, counted per cell")]
-            passes += swarm.scan.passes()
-            passes += [
-                self.build.copy(f"{prefix}:cursor", Phase.SIMULATE, b["cell_count"],
-                                b["cell_cursor"], swarm.cells * 4,
-                                does="each cell's start, copied as the scatter's cursor"),
-                compute(f"{prefix}:scatter", Phase.SIMULATE, "particle_life/scatter.wgsl",
-                        n_groups, {"params": b["params"], "cell_of": b["cell_of"],
-                                   "cell_cursor": b["cell_cursor"],
-                                   "cell_particles": b["cell_particles"]},
-                        does="each particle's index into its cell's run (atomic cursor)"),
-                self._order_pass(swarm, prefix, stepping)]
+        if swarm.neighbours is not None and c.grid_kernel != "baseline":
+            passes += swarm.neighbours.passes(Phase.SIMULATE, clear_phase=Phase.CLEAR)
+        elif swarm.neighbours is not None:
+            passes += self._baseline_build_passes(swarm, swarm.neighbours, prefix, n_groups,
+                                                  stepping)
         passes.append(compute(f"{prefix}:forces", Phase.SIMULATE,
                               f"particle_life/{forces_shader}.wgsl", forces_groups, forces,
                               constants=forces_constants, pick=stepping,
@@ -271,47 +280,28 @@ class ParticleLifeSystem(System):
         per_particle = wgsl.workgroup_size(f"particle_life/{shader}.wgsl")[0]
         return shader, gpu.grid(math.ceil(c.count / per_particle)), constants
 
-    def _grid_build_passes(self, swarm: _Swarm, prefix: str, n_groups, assign, stepping):
-        """The grid build (all grid kernels but "baseline"): one compute pass from assign to order,
-        and a workgroup per cell for the ordering. The assign keeps the slot its atomicAdd took
-        in the cell's run, so the scatter needs no atomics, cursor copy or second cleared array.
-        The slots borrow the step's outgoing id buffer (ids of 1 - parity): nothing reads it
-        before the forces pass rewrites all of it."""
+    def _baseline_build_passes(self, swarm: _Swarm, grid: NeighbourGrid, prefix: str, n_groups,
+                               stepping) -> list[Pass]:
+        """grid_kernel = "baseline": the earliest build, kept to measure the others against, into
+        the neighbour grid's buffers: counts without slots, the starts copied to cursors, an
+        atomic scatter, then the grid's own order pass."""
         b, compute = swarm.buffers, self.build.compute
-        slots = [b[f"ids{1 - p}"] for p in (0, 1)]
         return [
             self.build.clear(f"{prefix}:clear", Phase.CLEAR, b["cell_count"],
                              does="zeroes each grid cell's particle count"),
-            compute(f"{prefix}:assign", Phase.SIMULATE, "particle_life/assign_slots.wgsl",
-                    n_groups, [{**assign[p], "cell_slot": slots[p]} for p in (0, 1)],
-                    pick=stepping,
-                    does="each particle's grid cell and its slot in the cell's run"),
-            *swarm.scan.passes(),
-            compute(f"{prefix}:scatter", Phase.SIMULATE, "particle_life/scatter_offsets.wgsl",
-                    n_groups, [{"params": b["params"], "cell_of": b["cell_of"],
-                                "cell_start": b["cell_count"], "cell_slot": slots[p],
-                                "cell_particles": b["cell_particles"]} for p in (0, 1)],
-                    pick=stepping, does="each particle's index at its cell's start plus its slot"),
-            self._order_pass(swarm, prefix, stepping)]
-
-    def _order_pass(self, swarm: _Swarm, prefix: str, stepping) -> Pass:
-        """Each cell's indices ascending, a workgroup per cell; for grid_kernel = "gathered"
-        also the positions copied into cell order (as 8-byte records for precision = "half")."""
-        b, groups = swarm.buffers, self.gpu.grid(swarm.cells)
-        order = {"params": b["params"], "cell_start": b["cell_count"],
-                 "cell_particles": b["cell_particles"]}
-        gathered = _gathered_key(swarm.component)
-        if gathered is None:
-            return self.build.compute(f"{prefix}:order", Phase.SIMULATE,
-                                      "particle_life/sort_cells.wgsl", groups, order,
-                                      does="each cell's particle indices in ascending order")
-        shader = "sort_gather_half" if gathered == "gathered_half" else "sort_gather"
-        return self.build.compute(
-            f"{prefix}:order", Phase.SIMULATE, f"particle_life/{shader}.wgsl", groups,
-            [{**order, "particles_in": b[f"particles{p}"], gathered: b[gathered]}
-             for p in (0, 1)], pick=stepping,
-            does="each cell's particle indices in ascending order, positions copied in that "
-                 "order")
+            compute(f"{prefix}:assign", Phase.SIMULATE, "particle_life/assign.wgsl", n_groups,
+                    [{"params": b["params"], "particles": b[f"particles{p}"],
+                      "cell_of": b["cell_of"], "cell_count": b["cell_count"]} for p in (0, 1)],
+                    pick=stepping, does="each particle's grid cell, counted per cell"),
+            *grid.scan.passes(),
+            self.build.copy(f"{prefix}:cursor", Phase.SIMULATE, b["cell_count"],
+                            b["cell_cursor"], swarm.cells * 4,
+                            does="each cell's start, copied as the scatter's cursor"),
+            compute(f"{prefix}:scatter", Phase.SIMULATE, "particle_life/scatter.wgsl", n_groups,
+                    {"params": b["params"], "cell_of": b["cell_of"],
+                     "cell_cursor": b["cell_cursor"], "cell_particles": b["cell_particles"]},
+                    does="each particle's index into its cell's run (atomic cursor)"),
+            grid.order_pass(Phase.SIMULATE)]
 
     def _draw_pipeline(self, blend: str):
         return sprite_pipeline(self.device, "particle_life/draw.wgsl", blend,

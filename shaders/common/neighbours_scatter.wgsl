@@ -1,18 +1,17 @@
-// particle_life/scatter_offsets.wgsl  --  pass `<entity>:particle_life:scatter`
-// (every grid kernel but "baseline")
+// common/neighbours_scatter.wgsl  --  pass `<name>:scatter` of a neighbour grid
+// (emberfx.blocks.neighbours)
 //
-// Counting sort, step 3, without atomics or a cursor copy: each particle goes to
-// cell_start[cell] + the slot particle_life/assign_slots.wgsl took for it, so cell_particles
-// lists the particles cell by cell, in scheduling order inside a cell (the order pass sorts each
-// cell's run afterwards).
+// Counting sort, step 3, without atomics: each point index goes to cell_start[cell] + the slot
+// common/neighbours_assign.wgsl took for it, so cell_particles lists the points cell by cell (in
+// scheduling order inside a cell until the order pass sorts each run).
 // Workgroup size 256; dispatch ceil(count / 256) workgroups, folded into (x, y) past the limit.
-// Bindings (group 0): 0 params (uniform PLParams), 1 cell_of (read), 2 cell_start (read,
-//   exclusive scan of the counts), 3 cell_slot (read), 4 cell_particles (rw)
+// Bindings (group 0): 0 grid (uniform GridParams), 1 cell_of (read), 2 cell_start (read,
+//   exclusive scan of the counts), 3 cell_slot (read), 4 cell_particles (rw, count words)
 
 //! include common/dispatch.wgsl
-//! include particle_life/types.wgsl
+//! include common/neighbours.wgsl
 
-@group(0) @binding(0) var<uniform> params: PLParams;
+@group(0) @binding(0) var<uniform> grid: GridParams;
 @group(0) @binding(1) var<storage, read> cell_of: array<u32>;
 @group(0) @binding(2) var<storage, read> cell_start: array<u32>;
 @group(0) @binding(3) var<storage, read> cell_slot: array<u32>;
@@ -24,6 +23,6 @@ const WORKGROUP_SIZE: u32 = 256u;
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
     let i = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
-    if (i >= params.count) { return; }
+    if (i >= grid.count) { return; }
     cell_particles[cell_start[cell_of[i]] + cell_slot[i]] = i;
 }

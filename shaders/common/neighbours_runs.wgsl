@@ -1,14 +1,17 @@
-// particle_life/cell_runs.wgsl: a cell's run of particle indices in cell_particles and the two
-// ways a workgroup sorts it, shared by the order passes (particle_life/sort_cells.wgsl,
-// sort_gather.wgsl, sort_gather_half.wgsl; no pass of its own): a run of up to CAPACITY indices
-// is loaded into workgroup memory and each index goes to its rank (the number of smaller indices
-// in the run; indices are distinct); a longer one is sorted in place by a bitonic network.
-// Bindings (group 0) of every pass including it: 0 params (uniform PLParams), 1 cell_start (read,
+// common/neighbours_runs.wgsl: a cell's run of point indices in cell_particles and the two ways
+// a workgroup sorts it, shared by the order passes of a neighbour grid
+// (common/neighbours_sort.wgsl, common/neighbours_order.wgsl, and a family's own order shader
+// such as particle_life/sort_gather_half.wgsl; no pass of its own): a run of up to CAPACITY
+// indices is loaded into workgroup memory and each index goes to its rank (the number of smaller
+// indices in the run; indices are distinct); a longer one is sorted in place by a bitonic
+// network. Sorting each run by index makes the order inside a cell independent of the
+// scheduling order in which the assign pass handed out slots.
+// Bindings (group 0) of every pass including it: 0 grid (uniform GridParams), 1 cell_start (read,
 // exclusive scan of the cell counts), 2 cell_particles (rw).
 
-//! include particle_life/types.wgsl
+//! include common/neighbours.wgsl
 
-@group(0) @binding(0) var<uniform> params: PLParams;
+@group(0) @binding(0) var<uniform> grid: GridParams;
 @group(0) @binding(1) var<storage, read> cell_start: array<u32>;
 @group(0) @binding(2) var<storage, read_write> cell_particles: array<u32>;
 
@@ -25,8 +28,8 @@ var<workgroup> run_length: u32;
 
 // [first, end) of cell `cell` in cell_particles (cell_start is the exclusive scan of the counts).
 fn cell_run(cell: u32) -> vec2u {
-    var end = params.count;
-    if (cell + 1u < params.grid.w) { end = cell_start[cell + 1u]; }
+    var end = grid.count;
+    if (cell + 1u < grid.grid.w) { end = cell_start[cell + 1u]; }
     return vec2u(cell_start[cell], end);
 }
 

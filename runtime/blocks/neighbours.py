@@ -1,0 +1,251 @@
+"""A reusable GPU neighbour grid: points sorted into uniform cells by a counting sort, as
+frame-graph passes a family inserts wherever its step needs a fresh grid (each step, or each
+substep of a solver).
+
+    shape = GridShape.covering(lower, upper, cell_size=radius)
+    grid = NeighbourGrid(self.build, "fountain:grid", "fountain/particles", n, shape,
+                         stride=2, position=0, copy=2)
+    passes += grid.passes(Phase.SIMULATE)
+    # afterwards a shader that includes common/neighbours_query.wgsl and binds
+    # grid.query_bindings() walks the 27 cells around any point (see that file)
+
+The points are records of ``stride`` vec4f with the position in the xyz of vec4f ``position``.
+Passes (``<name>:...``), each one dispatch:
+
+  clear          zero the per-cell counts
+  assign         each point's cell (common/neighbours_assign.wgsl) and the cell's count; the count
+                 each atomicAdd returned is the point's slot in the cell's run
+  cells:scan:*   the exclusive prefix sum of the counts: each cell's first slot
+                 (emberfx.blocks.scan)
+  scatter        each point index at its cell's first slot plus its own (no atomics)
+  order          each cell's run sorted by point index (a workgroup per cell), and, with
+                 copy > 0, the first ``copy`` vec4f of each record copied in that order: the
+                 snapshot that queries read
+
+So every slot's point is the same on every run, whatever order threads ran in, and two runs
+give the same bytes. Cells: the box [origin, origin + cells * cell_size); a point outside it
+(or not finite) counts in the nearest border cell. Queries stay exact for such points, because
+clamping never moves two cells further apart; only the border cells grow crowded.
+
+The grid's buffers are registry resources of the points' owner and family, named
+``<owner>/<prefix>cell_of`` ... (``cell_count`` ends as the cells' first slots), so they go when
+the entity goes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import wgpu
+
+from emberfx.blocks.scan import PrefixScan
+from emberfx.core import wgsl
+from emberfx.core.bindings import PassBuilder
+from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.layout import struct_dtype
+from emberfx.core.resources import BufferView
+
+PARAMS = struct_dtype("common/neighbours.wgsl", "GridParams")
+POINT_GROUP = wgsl.workgroup_size("common/neighbours_assign.wgsl")[0]   # points per workgroup
+STORAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+MAX_CELLS = (1 << 32) - 1
+"""cells a grid may have: cell indices are u32 (the device's buffer limits come first)"""
+
+
+@dataclass(frozen=True)
+class GridShape:
+    """Cells per axis over the box [origin, origin + cells * cell_size) (cells z = 1: 2D)."""
+    origin: tuple[float, float, float]
+    cell_size: tuple[float, float, float]
+    cells: tuple[int, int, int]
+
+    @property
+    def count(self) -> int:
+        return self.cells[0] * self.cells[1] * self.cells[2]
+
+    @classmethod
+    def covering(cls, lower: Sequence[float], upper: Sequence[float],
+                 cell_size: float) -> GridShape:
+        """Cubic cells of edge ``cell_size`` (the largest query radius, or more) from ``lower``,
+        as many per axis as cover ``upper`` (at least one). 2D: give two coordinates."""
+        if not (cell_size > 0.0 and math.isfinite(cell_size)):
+            raise ValueError(f"neighbour grid: expected a finite cell size > 0, found {cell_size}")
+        if len(lower) != len(upper) or len(lower) not in (2, 3):
+            raise ValueError(f"neighbour grid: expected 2 or 3 coordinates for both corners, "
+                             f"found {len(lower)} and {len(upper)}")
+        cells = [max(1, math.ceil((hi - lo) / cell_size)) for lo, hi in zip(lower, upper)]
+        origin = [float(v) for v in lower]
+        if len(cells) == 2:
+            cells.append(1)
+            origin.append(0.0)
+        shape = cls((origin[0], origin[1], origin[2]), (cell_size,) * 3,
+                    (cells[0], cells[1], cells[2]))
+        shape.check()
+        return shape
+
+    def check(self) -> None:
+        if self.count > MAX_CELLS:
+            raise ValueError(f"neighbour grid: {'x'.join(map(str, self.cells))} = "
+                             f"{self.count:,} cells; expected at most {MAX_CELLS:,} (a larger "
+                             f"cell size, or a smaller box)")
+
+    def record(self, n: int, stride: int, position: int, copy: int) -> bytes:
+        rec = np.zeros((), PARAMS)
+        rec["origin"][:3] = self.origin
+        rec["cell_size"][:3] = self.cell_size
+        rec["grid"] = (*self.cells, self.count)
+        rec["count"], rec["stride"], rec["position"], rec["copy"] = n, stride, position, copy
+        return rec.tobytes()
+
+
+class NeighbourGrid:
+    def __init__(self, build: PassBuilder, name: str,
+                 points: BufferView | str | Sequence[BufferView | str], n: int,
+                 shape: GridShape, *, stride: int = 1, position: int = 0, copy: int = 1,
+                 prefix: str = "", snapshot_key: str = "snapshot",
+                 slots: Sequence[BufferView] | None = None,
+                 pick: Callable[[], int] | None = None,
+                 order: tuple[str, Sequence[Mapping]] | None = None):
+        """Sort the first ``n`` points of ``points`` into the cells of ``shape``; ``name``
+        prefixes the passes. ``points`` may be a list of buffers (ping-pong state): ``pick()``
+        then names the one a build reads when the frame is encoded. ``copy``: vec4f of each
+        record the snapshot keeps (0: none, a grid of indices only). ``slots``: buffers of n u32
+        that the build may use as scratch (one per points variant), in place of its own.
+        ``order``: a family's own order shader (it includes common/neighbours_runs.wgsl, and
+        writes its own snapshot) and its bindings beyond the runs' (one map per variant)."""
+        views = [points] if isinstance(points, (BufferView, str)) else list(points)
+        resources = build.resources
+        self.points = [resources.buffer_view(v) if isinstance(v, str) else v for v in views]
+        if not 0 <= position < stride or not 0 <= copy <= stride:
+            raise ValueError(f"neighbour grid '{name}': expected 0 <= position < stride and "
+                             f"copy <= stride, found position {position}, copy {copy}, "
+                             f"stride {stride}")
+        if order is not None and copy:
+            raise ValueError(f"neighbour grid '{name}': an order shader of its own writes its "
+                             f"own snapshot; expected copy = 0, found {copy}")
+        for view in self.points:
+            if view.size < 16 * stride * n:
+                raise ValueError(f"neighbour grid '{name}': points buffer '{view.name}' holds "
+                                 f"{view.size:,} bytes, fewer than {n:,} records of {stride} "
+                                 f"vec4f")
+        shape.check()
+        self.build, self.name, self.n, self.shape = build, name, n, shape
+        self.stride, self.position, self.copy = stride, position, copy
+        self.pick, self.order = pick, order
+        owner, family = self.points[0].name.split("/", 1)[0], self.points[0].family
+
+        def buffer(key: str, size: int, usage: int = STORAGE) -> BufferView:
+            what = f"neighbour grid '{name}': {key}"
+            build.gpu.check_buffer_size(size, what)
+            return resources.buffer(owner, f"{prefix}{key}", max(size, 4), usage, what=what,
+                                    family=family)
+
+        self.params = buffer("grid_params", PARAMS.itemsize,
+                             wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
+        self.cell_of = buffer("cell_of", 4 * n)
+        self.cell_count = buffer("cell_count", 4 * shape.count)   # the first slots after the scan
+        self.cell_particles = buffer("cell_particles", 4 * n)
+        self.slots = list(slots) if slots is not None else [buffer("cell_slot", 4 * n)]
+        self.snapshot = buffer(snapshot_key, 16 * copy * n) if copy else None
+        self.scan = PrefixScan(build, f"{name}:cells", self.cell_count, shape.count)
+        self._written = b""
+        self.set_shape(shape)
+
+    @property
+    def cell_start(self) -> BufferView:
+        """Each cell's first slot (cell c's points are slots cell_start[c] up to the next
+        cell's start, or n)."""
+        return self.cell_count
+
+    def set_shape(self, shape: GridShape) -> None:
+        """A new box or cell size with the same number of cells (an edit); uploads the uniform
+        when it changed."""
+        if shape.cells != self.shape.cells and self._written:
+            raise ValueError(f"neighbour grid '{self.name}': {shape.cells} cells differ from the "
+                             f"{self.shape.cells} its buffers were made for; build a new grid")
+        record = shape.record(self.n, self.stride, self.position, self.copy)
+        if record != self._written:
+            self.build.resources.write(self.params, record)
+            self.shape, self._written = shape, record
+
+    def query_bindings(self) -> dict[str, BufferView]:
+        """The bindings (group 1) of a shader that includes common/neighbours_query.wgsl."""
+        if self.snapshot is None:
+            raise ValueError(f"neighbour grid '{self.name}': queries read the snapshot; expected "
+                             f"copy >= 1 (at least the positions), found 0")
+        return {"nb_grid": self.params, "nb_cell_start": self.cell_count,
+                "nb_cell_particles": self.cell_particles, "nb_snapshot": self.snapshot}
+
+    def _variants(self, make: Callable[[int], dict]) -> dict | list[dict]:
+        """One binding map, or one per points variant when the points ping-pong."""
+        count = max(len(self.points), len(self.slots))
+        maps = [make(v) for v in range(count)]
+        return maps[0] if count == 1 else maps
+
+    def passes(self, phase: Phase = Phase.SIMULATE, clear_phase: Phase | None = None,
+               tag: str = "") -> list[Pass]:
+        """The build, in order; the counts' clear goes to ``clear_phase`` (default ``phase``).
+        ``tag``: a build more than once a frame (each substep) needs a different tag for each
+        copy of the passes, which it appends to their names (``<name>:assign:<tag>``)."""
+        out = self._build_passes(phase, clear_phase)
+        if tag:
+            out = [dataclasses.replace(p, name=f"{p.name}:{tag}") for p in out]
+        return out
+
+    def _build_passes(self, phase: Phase, clear_phase: Phase | None) -> list[Pass]:
+        build, gpu, name = self.build, self.build.gpu, self.name
+        out = [build.clear(f"{name}:clear", clear_phase or phase, self.cell_count,
+                           does="zeroes each grid cell's point count")]
+        if self.n == 0:
+            return out   # no points: every cell starts at slot 0
+        points = lambda v: self.points[v % len(self.points)]  # noqa: E731
+        slots = lambda v: self.slots[v % len(self.slots)]  # noqa: E731
+        pick = self.pick if max(len(self.points), len(self.slots)) > 1 else None
+        point_groups = gpu.grid(math.ceil(self.n / POINT_GROUP))
+        out.append(build.compute(
+            f"{name}:assign", phase, "common/neighbours_assign.wgsl", point_groups,
+            self._variants(lambda v: {"grid": self.params, "points": points(v),
+                                      "cell_of": self.cell_of, "cell_slot": slots(v),
+                                      "cell_count": self.cell_count}),
+            pick=pick, does="each point's grid cell and its slot in the cell's run"))
+        out += self.scan.passes(phase)
+        out.append(build.compute(
+            f"{name}:scatter", phase, "common/neighbours_scatter.wgsl", point_groups,
+            self._variants(lambda v: {"grid": self.params, "cell_of": self.cell_of,
+                                      "cell_start": self.cell_count, "cell_slot": slots(v),
+                                      "cell_particles": self.cell_particles}),
+            pick=pick, does="each point's index at its cell's start plus its slot"))
+        out.append(self.order_pass(phase))
+        return out
+
+    def order_pass(self, phase: Phase = Phase.SIMULATE) -> Pass:
+        """The last pass of the build alone, for a family that counts and scatters in its own
+        way into this grid's buffers."""
+        runs = {"grid": self.params, "cell_start": self.cell_count,
+                "cell_particles": self.cell_particles}
+        groups = self.build.gpu.grid(self.shape.count)
+        name = f"{self.name}:order"
+        if self.order is not None:
+            shader, extra = self.order
+            variants = [{**runs, **e} for e in extra]
+            return self.build.compute(
+                name, phase, shader, groups, variants if len(variants) > 1 else variants[0],
+                pick=self.pick if len(variants) > 1 else None,
+                does="each cell's point indices in ascending order, records copied in that "
+                     "order")
+        if self.snapshot is None:
+            return self.build.compute(name, phase, "common/neighbours_sort.wgsl", groups, runs,
+                                      does="each cell's point indices in ascending order")
+        snapshot = self.snapshot
+        pick = self.pick if len(self.points) > 1 else None
+        variants = [{**runs, "points": p, "snapshot": snapshot} for p in self.points]
+        return self.build.compute(
+            name, phase, "common/neighbours_order.wgsl", groups,
+            variants if len(variants) > 1 else variants[0], pick=pick,
+            constants={"COPY": self.copy},
+            does=f"each cell's point indices in ascending order, {self.copy} vec4f of each "
+                 f"record copied in that order (the snapshot)")

@@ -1,0 +1,97 @@
+// common/neighbours_query.wgsl: neighbour queries on a neighbour grid (emberfx.blocks.neighbours)
+// for any shader that includes this file (no pass of its own). It declares the grid's outputs in
+// bind group 1, so the including shader keeps group 0 for its own bindings; bind them with
+// NeighbourGrid.query_bindings().
+// Bindings (group 1): 0 nb_grid (uniform GridParams), 1 nb_cell_start (read, each cell's first
+//   slot), 2 nb_cell_particles (read, the point index at each slot), 3 nb_snapshot (read, the
+//   first `copy` vec4f of each point's record, in slot order)
+//
+// A slot is a position in cell order: the points of cell 0, then cell 1, ...; inside a cell in
+// ascending point index, so a loop over the neighbours visits them in the same order on every
+// run. Reads go to the snapshot the grid's last build copied, never to the live points.
+//
+// Visiting every point in the 27 cells (9 in a 2D grid) around x, nearest cell clamped into the
+// grid like the build clamps points, so points outside the box are found too:
+//
+//     var walk = neighbour_walk(x);
+//     while (neighbour_next(&walk)) {
+//         let d = neighbour_position(walk.slot) - x;
+//         if (dot(d, d) < radius * radius) { ... neighbour_index(walk.slot) ... }
+//     }
+//
+// The walk gives every point whose distance to x is below the grid's smallest cell edge, and
+// others that must be filtered by distance as above. The query point itself is among them when it
+// is in the grid (compare neighbour_index(walk.slot) with its own index to skip it). The three
+// cells of a row (x - 1, x, x + 1) are contiguous in slot order, so the walk reads one run per
+// row: up to 9 runs in 3D, 3 in 2D.
+
+//! include common/neighbours.wgsl
+
+@group(1) @binding(0) var<uniform> nb_grid: GridParams;
+@group(1) @binding(1) var<storage, read> nb_cell_start: array<u32>;
+@group(1) @binding(2) var<storage, read> nb_cell_particles: array<u32>;
+@group(1) @binding(3) var<storage, read> nb_snapshot: array<vec4f>;
+
+// The state of a walk over the cells around a point; `slot` is the current neighbour's slot.
+struct NeighbourWalk {
+    lo: vec3u,      // lowest cell coordinates of the block of cells
+    hi: vec3u,      // highest (inclusive)
+    row: u32,       // the next row (y, z) of the block to open, counted y fastest
+    next: u32,      // the next slot of the open row's run
+    end: u32,       // the end of the open row's run
+    slot: u32,      // the slot neighbour_next returned last
+};
+
+// The slot past the last point of cell `cell`.
+fn neighbour_cell_end(cell: u32) -> u32 {
+    if (cell + 1u < nb_grid.grid.w) { return nb_cell_start[cell + 1u]; }
+    return nb_grid.count;
+}
+
+// A walk over the cells around x (call neighbour_next before reading the first slot).
+fn neighbour_walk(x: vec3f) -> NeighbourWalk {
+    let home = grid_cell_coords(x, nb_grid);
+    var walk: NeighbourWalk;
+    walk.lo = max(home, vec3u(1u)) - 1u;
+    walk.hi = min(home + 1u, nb_grid.grid.xyz - 1u);
+    walk.row = 0u;
+    walk.next = 0u;
+    walk.end = 0u;
+    walk.slot = 0u;
+    return walk;
+}
+
+// Moves the walk to its next point: true with walk.slot set, or false when the cells are done.
+fn neighbour_next(walk: ptr<function, NeighbourWalk>) -> bool {
+    let ny = (*walk).hi.y - (*walk).lo.y + 1u;
+    let rows = ny * ((*walk).hi.z - (*walk).lo.z + 1u);
+    while ((*walk).next >= (*walk).end) {
+        if ((*walk).row >= rows) { return false; }
+        let y = (*walk).lo.y + (*walk).row % ny;
+        let z = (*walk).lo.z + (*walk).row / ny;
+        (*walk).row += 1u;
+        let first = grid_cell_index(vec3u((*walk).lo.x, y, z), nb_grid);
+        let last = grid_cell_index(vec3u((*walk).hi.x, y, z), nb_grid);
+        (*walk).next = nb_cell_start[first];
+        (*walk).end = neighbour_cell_end(last);
+    }
+    (*walk).slot = (*walk).next;
+    (*walk).next += 1u;
+    return true;
+}
+
+// The position of the point at `slot` (the snapshot's copy).
+fn neighbour_position(slot: u32) -> vec3f {
+    return nb_snapshot[slot * nb_grid.copy + nb_grid.position].xyz;
+}
+
+// Vec4f `word` (< the grid's copy) of the record of the point at `slot` (the snapshot's copy):
+// velocity, attributes ... as the family lays out its records.
+fn neighbour_record(slot: u32, word: u32) -> vec4f {
+    return nb_snapshot[slot * nb_grid.copy + word];
+}
+
+// The index (in the points buffer) of the point at `slot`.
+fn neighbour_index(slot: u32) -> u32 {
+    return nb_cell_particles[slot];
+}

@@ -1,0 +1,294 @@
+"""The shared neighbour grid (emberfx.blocks.neighbours) built on the GPU and queried through
+common/neighbours_query.wgsl by a test-only shader, against a brute-force numpy oracle: ragged
+point sets (none, one, all in one cell, points on cell borders, points outside the grid's box,
+a 2D grid), per-query neighbour counts exactly, neighbour position sums to 1e-5 relative; and
+the build itself: runs sorted by point index, the snapshot in slot order, two builds the same
+bytes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import wgpu
+
+from emberfx.blocks.neighbours import GridShape, NeighbourGrid
+from emberfx.core import wgsl
+from emberfx.core.bindings import PassBuilder
+from emberfx.core.frame_graph import FrameGraph, Phase
+from emberfx.core.readback import read_array
+from emberfx.core.resources import Resources
+
+USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+RADIUS = 0.1
+CELL = 0.125            # a power of two: points on cell borders are exact multiples
+STRIDE, POSITION = 2, 1  # records of (velocity-like word, position): the position is not first
+
+COUNT_SHADER = wgsl.register("test/neighbour_count.wgsl", """\
+// test/neighbour_count.wgsl  --  pass `test:count` (tests/test_neighbours.py only)
+//
+// For each query point, the number of grid points within `radius` (strictly) and the sum of
+// their positions, through the walk of common/neighbours_query.wgsl.
+// Bindings (group 0): 0 query (uniform CountParams), 1 queries (read vec4f), 2 counts (rw u32),
+//   3 sums (rw vec4f); group 1: the grid's (common/neighbours_query.wgsl)
+
+//! include common/neighbours_query.wgsl
+
+struct CountParams { radius: f32, count: u32, _a: u32, _b: u32 };
+
+@group(0) @binding(0) var<uniform> query: CountParams;
+@group(0) @binding(1) var<storage, read> queries: array<vec4f>;
+@group(0) @binding(2) var<storage, read_write> counts: array<u32>;
+@group(0) @binding(3) var<storage, read_write> sums: array<vec4f>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3u) {
+    let i = id.x;
+    if (i >= query.count) { return; }
+    let x = queries[i].xyz;
+    let r2 = query.radius * query.radius;
+    var n = 0u;
+    var s = vec3f(0.0);
+    var walk = neighbour_walk(x);
+    while (neighbour_next(&walk)) {
+        let y = neighbour_position(walk.slot);
+        let d = y - x;
+        if (dot(d, d) < r2) {
+            n += 1u;
+            s += y;
+        }
+    }
+    counts[i] = n;
+    sums[i] = vec4f(s, 0.0);
+}
+""")
+
+
+def clear_of_radius(points: np.ndarray, radius: float, margin: float = 1e-6) -> np.ndarray:
+    """``points`` less one point of every pair whose distance lies within ``margin`` of
+    ``radius`` (distances in float64 from the float32 values), so counts cannot hinge on
+    rounding."""
+    p = points.astype(np.float32).astype(np.float64)
+    keep = np.ones(len(p), bool)
+    if len(p) > 1:
+        d = np.sqrt(((p[:, None, :] - p[None, :, :]) ** 2).sum(-1))
+        close = np.abs(d - radius) < margin
+        for i, j in zip(*np.nonzero(np.triu(close, 1))):
+            if keep[i] and keep[j]:
+                keep[j] = False
+    return points[keep].astype(np.float32)
+
+
+def oracle(points: np.ndarray, queries: np.ndarray, radius: float):
+    """Brute force: per query, the points strictly within ``radius``, counted and summed."""
+    p = points.astype(np.float64)
+    q = queries.astype(np.float64)
+    if len(p) == 0:
+        return np.zeros(len(q), np.int64), np.zeros((len(q), 3)), np.zeros((len(q), 3))
+    d = np.sqrt(((q[:, None, :] - p[None, :, :]) ** 2).sum(-1))
+    within = d < radius
+    return within.sum(1), within.astype(np.float64) @ p, within.astype(np.float64) @ np.abs(p)
+
+
+def build_and_query(gpu, points: np.ndarray, queries: np.ndarray, shape: GridShape,
+                    radius: float = RADIUS, builds: int = 1) -> dict:
+    """Builds the grid over ``points`` (``builds`` times in the frame, as substeps would), then
+    counts the
+    neighbours of every query; returns the counts, sums and the build's outputs."""
+    resources = Resources(gpu)
+    build = PassBuilder(gpu, resources)
+    n = len(points)
+    records = np.zeros((n, STRIDE, 4), np.float32)
+    records[:, POSITION, :3] = points
+    records[:, POSITION, 3] = np.arange(n)
+    records[:, 0, :] = np.arange(n)[:, None] * 0.5 + np.arange(4)   # a second word per record
+    view = resources.buffer("t", "points", max(records.nbytes, 16), USAGE, family="test")
+    if n:
+        resources.write(view, records.tobytes())
+    grid = NeighbourGrid(build, "t:grid", view, n, shape, stride=STRIDE, position=POSITION,
+                         copy=STRIDE)
+    m = len(queries)
+    params = np.array([radius], np.float32).tobytes() + np.array([m, 0, 0], np.uint32).tobytes()
+    uniform = resources.buffer("t", "query", 16,
+                               wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
+    resources.write(uniform, params)
+    q = resources.buffer("t", "queries", max(16 * m, 16), USAGE)
+    if m:
+        resources.write(q, np.hstack([queries, np.zeros((m, 1))]).astype(np.float32).tobytes())
+    counts = resources.buffer("t", "counts", max(4 * m, 4), USAGE)
+    sums = resources.buffer("t", "sums", max(16 * m, 16), USAGE)
+    passes = [p for k in range(builds) for p in grid.passes(Phase.SIMULATE, tag=f"s{k}")]
+    passes.append(build.compute("t:count", Phase.SIMULATE, COUNT_SHADER,
+                                (max(1, -(-m // 64)), 1, 1),
+                                {"query": uniform, "queries": q, "counts": counts, "sums": sums,
+                                 **grid.query_bindings()}))
+    graph = FrameGraph(passes, uploaded=resources.persistent())
+    encoder = gpu.device.create_command_encoder()
+    graph.encode(encoder, {})
+    gpu.device.queue.submit([encoder.finish()])
+    device = gpu.device
+    out = {"counts": read_array(device, counts, np.uint32, m),
+           "sums": read_array(device, sums, np.float32, 4 * m).reshape(m, 4)[:, :3],
+           "cell_of": read_array(device, grid.cell_of, np.uint32, n),
+           "cell_start": read_array(device, grid.cell_start, np.uint32, shape.count),
+           "cell_particles": read_array(device, grid.cell_particles, np.uint32, n),
+           "snapshot": read_array(device, grid.snapshot, np.float32, 4 * STRIDE * n)
+           .reshape(n, STRIDE, 4),
+           "records": records}
+    resources.release_all()
+    return out
+
+
+def check_against_oracle(out: dict, points: np.ndarray, queries: np.ndarray,
+                         radius: float = RADIUS) -> None:
+    count, total, magnitude = oracle(points, queries, radius)
+    np.testing.assert_array_equal(out["counts"], count)
+    error = np.abs(out["sums"].astype(np.float64) - total)
+    assert np.all(error <= 1e-5 * magnitude + 1e-30), error.max()
+
+
+def check_build(out: dict, shape: GridShape) -> None:
+    """The counting sort's invariants, from the build's own cell of each point: cell_particles is
+    every point once, ordered by (cell, index); each cell's start is the count before it; the
+    snapshot is each slot's record."""
+    n = len(out["cell_of"])
+    cell_of = out["cell_of"]
+    assert np.all(cell_of < shape.count)
+    np.testing.assert_array_equal(out["cell_particles"], np.lexsort((np.arange(n), cell_of)))
+    counts = np.bincount(cell_of, minlength=shape.count)
+    np.testing.assert_array_equal(out["cell_start"],
+                                  np.concatenate([[0], np.cumsum(counts)[:-1]]))
+    np.testing.assert_array_equal(out["snapshot"], out["records"][out["cell_particles"]])
+
+
+def numpy_cells(points: np.ndarray, shape: GridShape) -> np.ndarray:
+    origin = np.asarray(shape.origin[:points.shape[1]], np.float32)
+    c = np.floor((points.astype(np.float32) - origin) / np.float32(CELL)).astype(np.int64)
+    c = np.clip(c, 0, np.array(shape.cells[:points.shape[1]]) - 1)
+    c = np.pad(c, ((0, 0), (0, 3 - points.shape[1])))
+    return (c[:, 2] * shape.cells[1] + c[:, 1]) * shape.cells[0] + c[:, 0]
+
+
+UNIT = GridShape.covering((0.0, 0.0, 0.0), (1.0, 1.0, 1.0), CELL)
+
+
+def uniform_points(rng, n: int, low=0.0, high=1.0, dims: int = 3) -> np.ndarray:
+    return clear_of_radius(rng.uniform(low, high, (n, dims)).astype(np.float32), RADIUS)
+
+
+def test_empty_grid_finds_nothing(gpu):
+    rng = np.random.default_rng(1)
+    queries = rng.uniform(0, 1, (100, 3)).astype(np.float32)
+    out = build_and_query(gpu, np.zeros((0, 3), np.float32), queries, UNIT)
+    np.testing.assert_array_equal(out["counts"], 0)
+    np.testing.assert_array_equal(out["cell_start"], 0)
+
+
+def test_one_particle(gpu):
+    points = np.array([[0.5, 0.25, 0.74]], np.float32)
+    queries = np.array([[0.5, 0.25, 0.74], [0.45, 0.3, 0.8], [0.5, 0.25, 0.9],
+                        [0.62, 0.25, 0.74]], np.float32)   # itself, near, far, across a cell
+    out = build_and_query(gpu, points, queries, UNIT)
+    np.testing.assert_array_equal(out["counts"], [1, 1, 0, 0])
+    check_against_oracle(out, points, queries)
+    check_build(out, UNIT)
+
+
+@pytest.mark.parametrize("n", [40, 300])   # in workgroup memory, and past its 256 (bitonic)
+def test_all_in_one_cell(gpu, n):
+    rng = np.random.default_rng(n)
+    points = clear_of_radius(rng.uniform(0.25, 0.375, (n, 3)).astype(np.float32), RADIUS)
+    out = build_and_query(gpu, points, points, UNIT)
+    assert len(np.unique(out["cell_of"])) == 1
+    check_against_oracle(out, points, points)
+    check_build(out, UNIT)
+
+
+def test_points_on_cell_borders(gpu):
+    rng = np.random.default_rng(7)
+    points = rng.uniform(0, 1, (1500, 3))
+    on_border = rng.random((1500, 3)) < 0.5          # about half the coordinates snapped
+    points = np.where(on_border, np.round(points / CELL) * CELL, points)
+    points = np.minimum(points, 1.0 - 1e-3)          # inside the box (the far border is outside)
+    points = clear_of_radius(points.astype(np.float32), RADIUS)
+    out = build_and_query(gpu, points, points, UNIT)
+    # exact multiples of the cell size fall in the cell above the border
+    np.testing.assert_array_equal(out["cell_of"], numpy_cells(points, UNIT))
+    check_against_oracle(out, points, points)
+    check_build(out, UNIT)
+
+
+def test_points_outside_the_box_clamp_into_border_cells(gpu):
+    rng = np.random.default_rng(11)
+    points = uniform_points(rng, 1500, -0.6, 1.6)
+    queries = np.vstack([points, rng.uniform(-1, 2, (200, 3)).astype(np.float32)])
+    out = build_and_query(gpu, points, queries, UNIT)
+    outside = np.any((points < 0) | (points >= 1), axis=1)
+    assert outside.sum() > 500
+    np.testing.assert_array_equal(out["cell_of"], numpy_cells(points, UNIT))
+    check_against_oracle(out, points, queries)
+    check_build(out, UNIT)
+
+
+@pytest.mark.parametrize("radius", [RADIUS, CELL])   # below the cell size, and equal to it
+def test_uniform_points_any_origin(gpu, radius):
+    rng = np.random.default_rng(3)
+    shape = GridShape.covering((-2.0, 1.0, 0.5), (-1.0, 1.75, 1.0), CELL)
+    points = clear_of_radius(rng.uniform((-2, 1, 0.5), (-1, 1.75, 1), (2000, 3))
+                             .astype(np.float32), radius)
+    out = build_and_query(gpu, points, points, shape, radius)
+    assert shape.cells == (8, 6, 4)
+    check_against_oracle(out, points, points, radius)
+    check_build(out, shape)
+
+
+def test_2d_grid(gpu):
+    rng = np.random.default_rng(5)
+    shape = GridShape.covering((0.0, 0.0), (1.0, 1.0), CELL)
+    flat = uniform_points(rng, 800, dims=2)
+    points = np.hstack([flat, np.zeros((len(flat), 1), np.float32)])
+    out = build_and_query(gpu, points, points, shape)
+    assert shape.cells == (8, 8, 1)
+    check_against_oracle(out, points, points)
+    check_build(out, shape)
+
+
+def test_two_builds_are_the_same_bytes(gpu):
+    rng = np.random.default_rng(9)
+    points = rng.uniform(0.2, 0.45, (3000, 3)).astype(np.float32)   # crowded cells
+    first = build_and_query(gpu, points, points, UNIT, builds=3)   # rebuilt per substep
+    second = build_and_query(gpu, points, points, UNIT)
+    for key in ("counts", "sums", "cell_start", "cell_particles", "snapshot"):
+        assert first[key].tobytes() == second[key].tobytes(), key
+
+
+def test_bad_shapes_and_layouts_are_refused(gpu):
+    with pytest.raises(ValueError, match="cell size > 0"):
+        GridShape.covering((0, 0, 0), (1, 1, 1), 0.0)
+    with pytest.raises(ValueError, match="at most"):
+        GridShape.covering((0, 0, 0), (1, 1, 1), 1e-4)
+    resources = Resources(gpu)
+    view = resources.buffer("t", "points", 64, USAGE, family="test")
+    with pytest.raises(ValueError, match="position < stride"):
+        NeighbourGrid(PassBuilder(gpu, resources), "t:grid", view, 2, UNIT, stride=2, position=2)
+    with pytest.raises(ValueError, match="fewer than 3 records"):
+        NeighbourGrid(PassBuilder(gpu, resources), "t:grid", view, 3, UNIT, stride=2)
+    resources.release_all()
+
+
+def test_bench_query_counts_like_the_oracle(gpu):
+    """`emberfx bench neighbours`'s own query (bench/neighbours_count.wgsl) at a small size: each
+    point's count lies between the oracle's counts at radius -/+ 1e-6, and the radius gives
+    about the mean number of neighbours the bench promises."""
+    from emberfx.bench.neighbours import MEAN_NEIGHBOURS, emberfx_query, radius_for
+
+    n = 3000
+    rng = np.random.default_rng(4)
+    points = np.zeros((n, 4), np.float32)
+    points[:, :3] = rng.random((n, 3), np.float32)
+    radius = radius_for(n)
+    seconds, counts, cells = emberfx_query(gpu, points, radius)
+    assert seconds > 0 and cells == int(np.ceil(1 / radius))
+    low, _, _ = oracle(points[:, :3], points[:, :3], radius - 1e-6)
+    high, _, _ = oracle(points[:, :3], points[:, :3], radius + 1e-6)
+    assert np.all((low <= counts) & (counts <= high))
+    assert 0.8 * MEAN_NEIGHBOURS < counts.mean() - 1 < 1.05 * MEAN_NEIGHBOURS

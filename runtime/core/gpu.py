@@ -8,9 +8,11 @@ several matches (``nvidia:1``: the second NVIDIA GPU; see choose_adapter).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -262,12 +264,17 @@ def software_notice(ctx: GpuContext) -> str | None:
 
 
 _CONTEXT_LOCK = threading.Lock()
+_OVERRIDE = threading.local()   # .context: a context get_context gives this thread instead
 
 
 def get_context() -> GpuContext:
     """The process-wide context (created on first use; Engines built at once in several
-    threads share one device rather than each requesting its own)."""
+    threads share one device rather than each requesting its own), or the one
+    ``using_context`` set for this thread."""
     global _CONTEXT
+    override = getattr(_OVERRIDE, "context", None)
+    if override is not None:
+        return override
     with _CONTEXT_LOCK:
         if _CONTEXT is None:
             adapter = choose_adapter()
@@ -278,6 +285,33 @@ def get_context() -> GpuContext:
                                                  required_features=wanted)
             _CONTEXT = GpuContext(adapter, device, limits)
         return _CONTEXT
+
+
+def limited_context(limits: dict[str, int]) -> GpuContext:
+    """A context of its own on the chosen adapter whose device has WebGPU's default limits
+    except ``limits`` and no optional features: what a browser's page gets when it asks for
+    exactly these (web/profile.py). Raises DeviceLimitError when the adapter has less."""
+    adapter = choose_adapter()
+    short = {k: (v, adapter.limits.get(k, 0)) for k, v in limits.items()
+             if adapter.limits.get(k, 0) < v}
+    if short:
+        raise DeviceLimitError("; ".join(f"{k}: expected at least {v}, this adapter has {h}"
+                                         for k, (v, h) in short.items()))
+    device = adapter.request_device_sync(label="emberfx-portable", required_limits=limits,
+                                         required_features=[])
+    return GpuContext(adapter, device, dict(device.limits))
+
+
+@contextlib.contextmanager
+def using_context(ctx: GpuContext) -> Iterator[GpuContext]:
+    """Within the block, get_context() in this thread gives ``ctx`` (an Engine made there
+    runs on its device)."""
+    before = getattr(_OVERRIDE, "context", None)
+    _OVERRIDE.context = ctx
+    try:
+        yield ctx
+    finally:
+        _OVERRIDE.context = before
 
 
 def describe_adapters() -> dict:

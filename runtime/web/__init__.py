@@ -1,0 +1,47 @@
+"""A scene as a web page: the engine's device calls recorded in a browser's profile
+(record.py, trace.py) and replayed by the page's WebGPU (page.py, player.js).
+
+    emberfx web scenes/life.toml --out life.html --frames 300
+    engine.web("life.html")          # the same for an Engine's scene
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import wgpu
+
+from emberfx.app.atomic_files import write_atomically
+from emberfx.web.page import page
+from emberfx.web.record import record
+from emberfx.web.trace import TraceError
+
+DEFAULT_FRAMES = 300   # steps recorded when none are asked for: 5 s at 60 steps a second
+
+
+def web_page(scene, frames: int = DEFAULT_FRAMES, size: tuple[int, int] | None = None, *,
+             scripts=True) -> str:
+    """The HTML of ``scene`` recorded for ``frames`` steps (see web/record.py). A scene the
+    page cannot replay raises TraceError, one line."""
+    where = scene.path or scene.settings.name
+    try:
+        recorded = record(scene, frames, size, scripts=scripts)
+    except wgpu.GPUValidationError as exc:
+        reason = next((line.strip() for line in str(exc).splitlines()
+                       if "limit" in line.lower() or "Too many" in line),
+                      str(exc).strip().splitlines()[-1])
+        raise TraceError(f"{where}: cannot run in a browser's WebGPU: {reason}") from None
+    except TraceError as exc:
+        raise TraceError(f"{where}: {exc}") from None
+    return page(recorded)
+
+
+def write_web(scene, path: str | os.PathLike, frames: int = DEFAULT_FRAMES,
+              size: tuple[int, int] | None = None, *, scripts=True) -> Path:
+    """Write ``scene``'s page to ``path`` (whole or not at all); returns the path."""
+    text = web_page(scene, frames, size, scripts=scripts)
+    return write_atomically(path, lambda tmp: Path(tmp).write_text(text, "utf-8"))
+
+
+__all__ = ["DEFAULT_FRAMES", "TraceError", "web_page", "write_web"]

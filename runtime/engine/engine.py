@@ -345,6 +345,12 @@ class Engine:
         (``IPython.display.Video``; needs the notebook extra): app/notebook.py."""
         return app_hooks.hook(app_hooks.VIDEO)(self, frames, fps)
 
+    def web(self, path, frames: int | None = None, size: tuple[int, int] | None = None):
+        """Write this Engine's scene as one self-contained web page that replays ``frames``
+        steps from the start with the browser's WebGPU (emberfx.web; default 300 steps, this
+        Engine's size); returns the path."""
+        return app_hooks.hook(app_hooks.WEB)(self, path, frames, size or self.size)
+
     # inspection --------------------------------------------------------------------------------
     def _ref(self, name: str, what: str = "entity name") -> EntityRef:
         entity_name(name, what)

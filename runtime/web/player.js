@@ -195,6 +195,22 @@
       return decodeState(spec, raw);
     };
     api.counts = () => ({ ...api.last });
+    api.pixels = async () => {   // the output texture (what the canvas shows) as RGBA rows
+      const row = Math.ceil(w * 4 / 256) * 256;
+      const s = device.createBuffer({ size: row * h,
+        usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      const enc = device.createCommandEncoder();
+      enc.copyTextureToBuffer({ texture: objs.get(trace.output) },
+        { buffer: s, bytesPerRow: row }, [w, h, 1]);
+      device.queue.submit([enc.finish()]);
+      await s.mapAsync(GPUMapMode.READ);
+      const all = new Uint8Array(s.getMappedRange()), out = new Uint8Array(w * h * 4);
+      for (let y = 0; y < h; y++) out.set(all.subarray(y * row, y * row + w * 4), y * w * 4);
+      s.destroy();
+      let text = "";
+      for (let i = 0; i < out.length; i += 8192) text += String.fromCharCode(...out.subarray(i, i + 8192));
+      return btoa(text);
+    };
     say("");
 
     // ---- controls ----

@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import inspect
+import re
 from collections.abc import Iterable
 
 import wgpu.backends.wgpu_native as backend
@@ -35,6 +36,17 @@ DEPTH_ONLY = ("depth16unorm", "depth24plus", "depth32float")
 UNREPLAYABLE = ("create_query_set", "resolve_query_set", "write_timestamp")
 """calls a page cannot make: queries need an optional feature the portable device lacks"""
 KEEP_KEYS = ("constants",)   # dicts whose keys are names from WGSL, kept as written
+SUBGROUP_USE = re.compile(r"\bsubgroup[A-Z]\w*\s*\(|@builtin\(\s*subgroup_")
+ENABLE_SUBGROUPS = "enable subgroups;\n"
+
+
+def browser_wgsl(code: str) -> str:
+    """WGSL as a browser takes it: a shader using subgroup built-ins declares
+    ``enable subgroups;`` first (browsers require it; wgpu-native's WGSL front end, naga,
+    refuses it, so the shipped files leave it out)."""
+    if SUBGROUP_USE.search(code) and not code.lstrip().startswith("enable subgroups"):
+        return ENABLE_SUBGROUPS + code
+    return code
 
 
 class TraceError(EmberError):
@@ -128,6 +140,8 @@ class Trace:
             descriptor = {k: v for k, v in bound.arguments.items() if k != "self"}
             if call.name == "begin_render_pass":
                 descriptor = _depth_only_ops(descriptor)
+            if call.name == "create_shader_module":
+                descriptor["code"] = browser_wgsl(descriptor["code"])
             return [self.value(descriptor, what)]
         bound.apply_defaults()
         values = list(bound.arguments.values())[1:]

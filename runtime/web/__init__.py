@@ -14,7 +14,7 @@ import wgpu
 
 from emberfx.app.atomic_files import write_atomically
 from emberfx.web.page import page
-from emberfx.web.record import record
+from emberfx.web.record import record as record_trace
 from emberfx.web.trace import TraceError
 
 DEFAULT_FRAMES = 300   # steps recorded when none are asked for: 5 s at 60 steps a second
@@ -26,7 +26,7 @@ def web_page(scene, frames: int = DEFAULT_FRAMES, size: tuple[int, int] | None =
     page cannot replay raises TraceError, one line."""
     where = scene.path or scene.settings.name
     try:
-        recorded = record(scene, frames, size, scripts=scripts)
+        recorded = record_trace(scene, frames, size, scripts=scripts)
     except wgpu.GPUValidationError as exc:
         reason = next((line.strip() for line in str(exc).splitlines()
                        if "limit" in line.lower() or "Too many" in line),

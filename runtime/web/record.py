@@ -1,8 +1,8 @@
 """A scene recorded in the portable profile: what a browser's WebGPU replays (web/page.py).
 
 The portable profile runs the engine as a browser page would: on a device of its own with
-WebGPU's default limits except ``REQUESTED_LIMITS`` (which the page requests from its adapter
-too), no optional features (so no subgroups and no timestamp queries), and the emitters' step
+WebGPU's default limits except ``RECORDING_LIMITS`` (the page requests ``REQUESTED_LIMITS``
+from its adapter, and the trace is fitted to them: fit.py), no optional features (so no subgroups and no timestamp queries), and the emitters' step
 without the one-pass strategy, which assumes that workgroups make forward progress while
 others wait for them (WebGPU promises no such thing).
 
@@ -23,11 +23,17 @@ from emberfx.core.device_calls import DEVICE_METHODS, recording
 from emberfx.core.gpu import GpuContext, limited_context, using_context
 from emberfx.engine.engine import OUTPUT_FORMAT, Engine
 from emberfx.systems.emitter.tuning import DEFAULT as EMITTER_DEFAULT
+from emberfx.web.fit import fit_storage_buffers
 from emberfx.web.trace import Trace, reads_of
 
-REQUESTED_LIMITS = {"max-storage-buffers-per-shader-stage": 10}
-"""limits above WebGPU's defaults that the page asks its adapter for: emitter/spawn.wgsl binds
-9 storage buffers and the cull pass 10, against a default of 8"""
+BROWSER_STORAGE_BUFFERS = 10
+"""storage buffers per shader stage that browsers allow at most (Chrome, 2026; WebGPU's
+default is 8): the page asks for this many, and layouts that bind more are fitted (fit.py)"""
+REQUESTED_LIMITS = {"max-storage-buffers-per-shader-stage": BROWSER_STORAGE_BUFFERS}
+"""limits above WebGPU's defaults that the page asks its adapter for (emitter/spawn.wgsl binds
+9 storage buffers, against a default of 8)"""
+RECORDING_LIMITS = {"max-storage-buffers-per-shader-stage": 16}
+"""the recording device's: emitter/update.wgsl binds 12, which fit.py brings down to 10"""
 PORTABLE_TUNING = dataclasses.replace(EMITTER_DEFAULT, one_pass=False)
 
 _CONTEXTS: list[GpuContext] = []   # kept: the caches key GPU objects by id(device)
@@ -36,7 +42,7 @@ _CONTEXTS: list[GpuContext] = []   # kept: the caches key GPU objects by id(devi
 def portable_context() -> GpuContext:
     """A new device in the portable profile (each recording needs its own: objects cached for
     an earlier one were made before this recording)."""
-    ctx = limited_context(REQUESTED_LIMITS)
+    ctx = limited_context(RECORDING_LIMITS)
     _CONTEXTS.append(ctx)
     return ctx
 
@@ -90,7 +96,7 @@ def record(scene, frames: int, size: tuple[int, int] | None = None, *, scripts=T
                     states[name] = {"kind": kind, "reads": reads_of(trace, calls),
                                     "shapes": {k: list(v.shape) for k, v in state.items()}}
             poster = engine.render()
-            return {
+            recorded = {
                 "version": 1,
                 "scene": scene.settings.name,
                 "size": [w, h], "frames": frames, "fixed_dt": scene.settings.fixed_dt,
@@ -101,6 +107,8 @@ def record(scene, frames: int, size: tuple[int, int] | None = None, *, scripts=T
                 "setup": setup, "steps": steps, "blobs": trace.blobs,
                 "poster": poster,
             }
+            recorded["fitted"] = fit_storage_buffers(recorded, BROWSER_STORAGE_BUFFERS)
+            return recorded
         finally:
             engine.close()
 

@@ -2,14 +2,14 @@
 storage buffers as uniform buffers.
 
 Browsers allow at most 10 storage buffers per shader stage (Chrome, 2026), where wgpu-native
-allows the adapter's own limit (32 on lavapipe). A bind group layout of the trace that declares
-more is fitted: read-only storage bindings of its shader become ``var<uniform>`` bindings, fixed
-structs first, then runtime-sized arrays as fixed arrays of as many elements as every bind group
-of that layout binds. A binding qualifies when WGSL's uniform layout gives its type the same
-bytes (elements and structs of a multiple of 16 bytes), its size fits a uniform binding (64 KiB)
-and the shader never asks its length (``arrayLength``). The layout entry, the shader's
-declaration and the usage of the buffers bound there change in the trace; what the shader reads
-does not. A layout that still needs too many is refused (TraceError, one line).
+allows the adapter's own limit (32 on lavapipe). A pipeline layout of the trace whose bind
+groups declare more in one stage is fitted: read-only storage bindings of its shader become
+``var<uniform>`` bindings, fixed structs first, then runtime-sized arrays as fixed arrays of as
+many elements as every bind group of that layout binds. A binding qualifies when its type is
+16-byte aligned in size (so WGSL's uniform layout gives it the same bytes), it fits a uniform
+binding (64 KiB) and the shader never asks its length (``arrayLength``). The layout entry, the
+shader's declaration and the usage of the buffers bound there change in the trace; what the
+shader reads does not. A pipeline that still needs too many is refused (TraceError, one line).
 """
 
 from __future__ import annotations
@@ -40,15 +40,12 @@ class Candidate:
     array: bool
 
 
-def _storage_entries(descriptor: dict) -> list[dict]:
-    return [e for e in descriptor.get("entries", [])
-            if "buffer" in e and e["buffer"].get("type", "uniform") != "uniform"]
-
-
-def _excess(descriptor: dict, limit: int) -> int:
-    entries = _storage_entries(descriptor)
+def _storage_counts(descriptors: list[dict]) -> int:
+    """The most storage buffers that one stage sees in these bind group layouts."""
+    entries = [e for d in descriptors for e in d.get("entries", [])
+               if "buffer" in e and e["buffer"].get("type", "uniform") != "uniform"]
     return max((sum(1 for e in entries if e.get("visibility", 0) & bit) for bit in STAGES),
-               default=0) - limit
+               default=0)
 
 
 def _stride(shader: str, type_name: str) -> int | None:
@@ -81,51 +78,64 @@ def candidates(shader: str, code: str, group: int) -> list[Candidate]:
 
 
 def fit_storage_buffers(recorded: dict, limit: int) -> list[str]:
-    """Fit every bind group layout of ``recorded``'s ops to ``limit`` storage buffers per stage
-    (see the module's doc), in place; returns one note per binding read as a uniform."""
+    """Fit every pipeline layout of ``recorded``'s ops to ``limit`` storage buffers per stage
+    (all its bind groups together; see the module's doc), in place; returns one note per
+    binding read as a uniform."""
     ops = recorded["setup"] + [op for step in recorded["steps"] for op in step]
     made = {op[0]: op for op in ops if op[0] > 0}
     notes: list[str] = []
     for op in ops:
-        if op[2] != "createBindGroupLayout" or _excess(op[3][0], limit) <= 0:
+        if op[2] != "createPipelineLayout":
             continue
-        descriptor = op[3][0]
-        shader, _, group = descriptor.get("label", "").rpartition(":group")
-        modules = [m for m in ops if m[2] == "createShaderModule" and m[3][0].get("label") == shader]
-        if not modules or not group.isdigit():
-            raise TraceError(f"{descriptor.get('label')}: more than {limit} storage buffers in "
-                             f"a stage, and no shader of that name to fit")
-        groups = [g for g in ops if g[2] == "createBindGroup" and g[3][0]["layout"] == {"$": op[0]}]
-        for candidate in candidates(shader, modules[0][3][0]["code"], int(group)):
-            if _excess(descriptor, limit) <= 0:
-                break
-            bound = _bound(groups, candidate.binding, made, recorded["blobs"])
-            if bound is None:
-                continue
-            size = min(s for _, s in bound)
-            count = size // candidate.stride
-            if count < 1 or (candidate.array and count * candidate.stride > UNIFORM_BINDING_MAX) \
-                    or (not candidate.array and candidate.stride > UNIFORM_BINDING_MAX):
-                continue
-            new_type = (f"array<{candidate.element}, {count}>" if candidate.array
-                        else candidate.element)
-            declaration = (f"@group({group}) @binding({candidate.binding}) var<uniform> "
-                           f"{candidate.name}: {new_type};")
-            for module in modules:
-                module[3][0]["code"] = module[3][0]["code"].replace(candidate.declaration,
-                                                                    declaration)
-            for entry in descriptor["entries"]:
-                if entry["binding"] == candidate.binding:
-                    entry["buffer"] = {**entry["buffer"], "type": "uniform"}
-            for buffer_id, _ in bound:
-                made[buffer_id][3][0]["usage"] |= UNIFORM_USAGE
-            notes.append(f"{shader}: {candidate.name} read as a uniform buffer"
-                         + (f" ({count} elements)" if candidate.array else ""))
-        if _excess(descriptor, limit) > 0:
-            raise TraceError(f"{shader} binds {limit + _excess(descriptor, limit)} storage "
-                             f"buffers in one stage; browsers allow {limit}, and no more of its "
+        layouts = [made[ref["$"]] for ref in op[3][0]["bindGroupLayouts"]]
+        descriptors = [layout[3][0] for layout in layouts]
+        if _storage_counts(descriptors) <= limit:
+            continue
+        shader = op[3][0].get("label", "")
+        modules = [m for m in ops if m[2] == "createShaderModule"
+                   and m[3][0].get("label") == shader]
+        if not modules:
+            raise TraceError(f"{shader}: more than {limit} storage buffers in a stage, and no "
+                             f"shader of that name to fit")
+        for group, layout in enumerate(layouts):
+            groups = [g for g in ops if g[2] == "createBindGroup"
+                      and g[3][0]["layout"] == {"$": layout[0]}]
+            for candidate in candidates(shader, modules[0][3][0]["code"], group):
+                if _storage_counts(descriptors) <= limit:
+                    break
+                note = _read_as_uniform(candidate, group, modules, layout[3][0], groups, made,
+                                        recorded["blobs"])
+                if note:
+                    notes.append(f"{shader}: {note}")
+        if _storage_counts(descriptors) > limit:
+            raise TraceError(f"{shader} binds {_storage_counts(descriptors)} storage buffers "
+                             f"in one stage; browsers allow {limit}, and no more of its "
                              f"read-only ones can be read as uniforms")
     return notes
+
+
+def _read_as_uniform(candidate: Candidate, group: int, modules: list, descriptor: dict,
+                     groups: list, made: dict, blobs: list[str]) -> str | None:
+    """Rewrite one binding as a uniform in the shader, its layout and its buffers; the note,
+    or None where the bound buffers do not allow it."""
+    bound = _bound(groups, candidate.binding, made, blobs)
+    if bound is None:
+        return None
+    count = min(size for _, size in bound) // candidate.stride
+    if count < 1 or (count if candidate.array else 1) * candidate.stride > UNIFORM_BINDING_MAX:
+        return None
+    new_type = f"array<{candidate.element}, {count}>" if candidate.array else candidate.element
+    declaration = (f"@group({group}) @binding({candidate.binding}) var<uniform> "
+                   f"{candidate.name}: {new_type};")
+    for module in modules:
+        module[3][0]["code"] = module[3][0]["code"].replace(candidate.declaration, declaration)
+    for entry in descriptor["entries"]:
+        if entry["binding"] == candidate.binding:
+            entry["buffer"] = {**entry["buffer"], "type": "uniform"}
+    for buffer_id, _ in bound:
+        made[buffer_id][3][0]["usage"] |= UNIFORM_USAGE
+    return (f"{candidate.name} read as a uniform buffer"
+            + (f" ({count} elements)" if candidate.array else ""))
 
 
 def _bound(groups: list, binding: int, made: dict,

@@ -1,10 +1,11 @@
 """A scene recorded in the portable profile: what a browser's WebGPU replays (web/page.py).
 
 The portable profile runs the engine as a browser page would: on a device of its own with
-WebGPU's default limits except ``RECORDING_LIMITS`` (the page requests ``REQUESTED_LIMITS``
-from its adapter, and the trace is fitted to them: fit.py), no optional features (so no subgroups and no timestamp queries), and the emitters' step
-without the one-pass strategy, which assumes that workgroups make forward progress while
-others wait for them (WebGPU promises no such thing).
+WebGPU's default limits except ``RECORDING_LIMITS`` (the page asks its adapter for
+``REQUESTED_LIMITS``, and the trace is fitted to them: fit.py), with no optional features (so
+no subgroups and no timestamp queries), and the emitters' step without the one-pass strategy,
+which assumes that workgroups make forward progress while others wait for them (WebGPU
+promises no such thing).
 
 ``record`` builds an Engine in that profile and records every device call it makes
 (core/device_calls.py): its setup, then per step the step and a draw into an output texture of
@@ -101,7 +102,8 @@ def record(scene, frames: int, size: tuple[int, int] | None = None, *, scripts=T
                 "scene": scene.settings.name,
                 "size": [w, h], "frames": frames, "fixed_dt": scene.settings.fixed_dt,
                 "limits": REQUESTED_LIMITS, "output": trace.id_of(output, "the output"),
-                "frame_buffer": trace.id_of(engine.resources.buffer_view("frame").buffer, "the frame"),
+                "frame_buffer": trace.id_of(engine.resources.buffer_view("frame").buffer,
+                                            "the frame uniform"),
                 "camera": camera_of(engine), "states": states,
                 "scripted": [e.name for e in scene.entities if e.script] if scripts else [],
                 "setup": setup, "steps": steps, "blobs": trace.blobs,

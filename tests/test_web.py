@@ -3,8 +3,9 @@ browser (Debian's chromium, headless, WebGPU on its SwiftShader adapter, driven 
 
 The oracle is the Python engine in the same profile (web/record.py's portable_engine): after K
 steps the page's ``window.emberfx.state(name)`` must hold what ``engine.state(name)`` holds
-(Life cells exactly, cloth positions within 1e-3 of the scene's extent) and the page's output
-texture must show what ``engine.render()`` shows. The page must make no network request.
+(Life cells and the fountain's alive slots exactly, other alive counts within 1%, positions
+within 1e-3 of the scene's extent) and the page's output texture must show what
+``engine.render()`` shows. The page must make no network request.
 
 The browser tests skip without chromium or playwright, and fail instead under
 EMBERFX_REQUIRE_NOTEBOOK=1 (CI), as the notebook browser test does.
@@ -142,6 +143,53 @@ def test_cloth_page_matches_the_engine_within_a_thousandth_of_the_extent(gpu, br
     assert requests == [path.as_uri()], requests
 
 
+def test_fountain_page_has_the_engines_alive_slots_and_positions(gpu, browser, tmp_path):
+    path = write(tmp_path, "fountain.toml")
+    page, requests = open_page(browser, path)
+    page.evaluate(f"window.emberfx.run({STEPS})")
+    state = page.evaluate("window.emberfx.state('fountain')")
+    assert page.evaluate("window.emberfx.errors") == []
+    engine = oracle(SCENES / "fountain.toml")
+    try:
+        expected = engine.state("fountain")
+        alive = np.array(state["alive"], bool)
+        assert expected["alive"].sum() > 1000 and np.array_equal(alive, expected["alive"])
+        extent = np.ptp(expected["position"][alive], axis=0).max()
+        got = np.array(state["position"], np.float32)[alive]
+        assert np.abs(got - expected["position"][alive]).max() <= 1e-3 * extent
+        image = engine.render()
+        images_match(page_pixels(page), image, image[0, 0, :3].astype(int))
+    finally:
+        engine.close()
+    assert requests == [path.as_uri()], requests
+
+
+FIREWORKS_STEPS = 90   # the first shells burst (GPU events: on_death) between steps 70 and 90
+
+
+def test_fireworks_page_replays_the_bursts_that_gpu_events_spawn(gpu, browser, tmp_path):
+    path = write(tmp_path, "fireworks.toml", FIREWORKS_STEPS)
+    page, _ = open_page(browser, path)
+    page.evaluate(f"window.emberfx.run({FIREWORKS_STEPS})")
+    engine = oracle(SCENES / "fireworks.toml", FIREWORKS_STEPS)
+    try:
+        for name in ("rockets", "gold", "teal", "sparkle"):
+            state = page.evaluate(f"window.emberfx.state('{name}')")
+            expected = engine.state(name)
+            alive = np.array(state["alive"], bool)
+            assert abs(int(alive.sum()) - int(expected["alive"].sum())) \
+                <= 0.01 * expected["alive"].sum(), name
+            both = alive & expected["alive"]
+            if name in ("gold", "teal"):
+                assert both.sum() >= 600, name   # a burst happened in both
+            extent = max(np.ptp(expected["position"][expected["alive"]], axis=0).max(), 1.0)
+            got = np.array(state["position"], np.float32)[both]
+            assert np.abs(got - expected["position"][both]).max() <= 1e-3 * extent, name
+        assert page.evaluate("window.emberfx.errors") == []
+    finally:
+        engine.close()
+
+
 def test_run_goes_back_and_forth_to_the_same_state(gpu, browser, tmp_path):
     page, _ = open_page(browser, write(tmp_path, "life.toml", 12))
     page.evaluate("window.emberfx.run(12)")
@@ -152,22 +200,26 @@ def test_run_goes_back_and_forth_to_the_same_state(gpu, browser, tmp_path):
     assert page.evaluate("window.emberfx.state('life')") == late != early
 
 
-def test_a_ten_second_page_is_under_two_megabytes(gpu, tmp_path):
+def test_a_ten_second_fountain_page_is_under_two_megabytes(gpu, tmp_path):
     from emberfx import load_scene
 
-    scene = load_scene(SCENES / "life.toml")
+    scene = load_scene(SCENES / "fountain.toml")
     frames = round(10.0 / scene.settings.fixed_dt)
-    path = write(tmp_path, "life.toml", frames)
-    assert path.stat().st_size < 2_000_000, path.stat().st_size
+    path = write(tmp_path, "fountain.toml", frames)
+    assert 10_000 < path.stat().st_size < 2_000_000, path.stat().st_size
 
 
 def test_a_scene_beyond_a_browsers_limits_is_refused_in_one_line(gpu, tmp_path):
-    out = tmp_path / "fountain.html"
-    run = subprocess.run([sys.executable, "-m", "emberfx", "web", str(SCENES / "fountain.toml"),
-                          "--out", str(out), "--frames", "2"], capture_output=True, text=True)
+    scene = tmp_path / "big.toml"   # 150 MB of Life state: WebGPU's default binding is 128 MiB
+    scene.write_text('[scene]\nname = "Big"\n[camera]\nkind = "orthographic"\n'
+                     '[[entity]]\nname = "life"\n[entity.life]\nsize = [40000, 30000]\n')
+    out = tmp_path / "big.html"
+    run = subprocess.run([sys.executable, "-m", "emberfx", "web", str(scene), "--out", str(out),
+                          "--frames", "2"], capture_output=True, text=True)
     assert run.returncode == 1
     lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and "fountain.toml" in lines[0] and "StorageBuffers" in lines[0]
+    assert len(lines) == 1 and "big.toml" in lines[0] and "browser" in lines[0], lines
+    assert "134,217,728" in lines[0]
     assert not out.exists()
 
 

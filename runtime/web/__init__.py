@@ -13,6 +13,7 @@ from pathlib import Path
 import wgpu
 
 from emberfx.app.atomic_files import write_atomically
+from emberfx.core.errors import DeviceLimitError
 from emberfx.web.page import page
 from emberfx.web.record import record as record_trace
 from emberfx.web.trace import TraceError
@@ -32,6 +33,8 @@ def web_page(scene, frames: int = DEFAULT_FRAMES, size: tuple[int, int] | None =
                        if "limit" in line.lower() or "Too many" in line),
                       str(exc).strip().splitlines()[-1])
         raise TraceError(f"{where}: cannot run in a browser's WebGPU: {reason}") from None
+    except DeviceLimitError as exc:   # beyond WebGPU's default limits, which pages get
+        raise TraceError(f"{where}: cannot run with a browser's WebGPU limits: {exc}") from None
     except TraceError as exc:
         raise TraceError(f"{where}: {exc}") from None
     return page(recorded)

@@ -83,6 +83,28 @@ def write(tmp_path: Path, scene: str, frames: int = STEPS) -> Path:
                      frames, SIZE)
 
 
+def trace_of(path: Path) -> dict:
+    """The trace a page carries (web/page.py: gzip JSON in base64)."""
+    import gzip
+    import json
+    import re
+
+    text = path.read_text("utf-8")
+    packed = re.search(r'<script id="emberfx-trace"[^>]*>([^<]*)</script>', text).group(1)
+    return json.loads(gzip.decompress(base64.b64decode(packed)))
+
+
+def work_of(trace: dict, ops: list) -> dict:
+    """Passes begun and bytes written by the host in ``ops``: the engine's work of a step."""
+    def size(ref: dict) -> int:
+        return len(base64.b64decode(trace["blobs"][ref["#"]]))
+
+    passes = sum(op[2] in ("beginComputePass", "beginRenderPass") for op in ops)
+    written = sum(size(op[3][2]) for op in ops if op[2] == "writeBuffer") + sum(
+        size(op[3][1]) for op in ops if op[2] == "writeTexture")
+    return {"passes": passes, "bytes": written}
+
+
 def images_match(page_image: np.ndarray, engine_image: np.ndarray, background) -> None:
     """Same non-background mask (IoU >= 0.9) and a mean absolute difference under 8/255."""
     diff = np.abs(page_image[..., :3].astype(int) - engine_image[..., :3].astype(int))
@@ -162,6 +184,11 @@ def test_fountain_page_has_the_engines_alive_slots_and_positions(gpu, browser, t
     finally:
         engine.close()
     assert requests == [path.as_uri()], requests
+    # the page did the recorded engine's work of the last step: its passes and host writes
+    trace = trace_of(path)
+    last = trace["steps"][STEPS - 1] + trace["draws"][STEPS - 1]
+    assert page.evaluate("window.emberfx.counts()") == work_of(trace, last) != {"passes": 0,
+                                                                          "bytes": 0}
 
 
 FIREWORKS_STEPS = 90   # the first shells burst (GPU events: on_death) between steps 70 and 90
@@ -200,6 +227,28 @@ def test_run_goes_back_and_forth_to_the_same_state(gpu, browser, tmp_path):
     assert page.evaluate("window.emberfx.state('life')") == late != early
 
 
+def test_dragging_orbits_the_pages_own_camera_and_the_button_restores_the_scenes(
+        gpu, browser, tmp_path):
+    page, _ = open_page(browser, write(tmp_path, "drape.toml", 20))
+    page.evaluate("window.emberfx.run(20)")
+    page.wait_for_timeout(200)
+    recorded = page_pixels(page)
+    box = page.locator("#view").bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 40, y + 10, steps=4)
+    page.mouse.up()
+    page.wait_for_timeout(300)
+    turned = page_pixels(page)
+    assert page.evaluate("window.emberfx.step") == 20   # paused: drawn again, not stepped
+    assert np.abs(turned.astype(int) - recorded.astype(int)).mean() > 2.0
+    page.click("#resetcam")
+    page.wait_for_timeout(300)
+    assert np.array_equal(page_pixels(page), recorded)
+    assert page.evaluate("window.emberfx.errors") == []
+
+
 def test_a_ten_second_fountain_page_is_under_two_megabytes(gpu, tmp_path):
     from emberfx import load_scene
 
@@ -229,7 +278,7 @@ def test_two_recordings_give_the_same_trace(gpu):
     from emberfx.web.record import record
 
     first, second = (record(load_scene(SCENES / "life.toml"), 3, SIZE) for _ in range(2))
-    for key in ("setup", "steps", "blobs", "states"):
+    for key in ("setup", "steps", "draws", "blobs", "states"):
         assert first[key] == second[key], key
     # per-step ids restart: two steps make the same calls on the same objects
     assert [op[:3] for op in first["steps"][1]] == [op[:3] for op in first["steps"][2]]

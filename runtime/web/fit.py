@@ -81,7 +81,8 @@ def fit_storage_buffers(recorded: dict, limit: int) -> list[str]:
     """Fit every pipeline layout of ``recorded``'s ops to ``limit`` storage buffers per stage
     (all its bind groups together; see the module's doc), in place; returns one note per
     binding read as a uniform."""
-    ops = recorded["setup"] + [op for step in recorded["steps"] for op in step]
+    ops = recorded["setup"] + [op for part in ("steps", "draws") for step in recorded[part]
+                               for op in step]
     made = {op[0]: op for op in ops if op[0] > 0}
     notes: list[str] = []
     for op in ops:

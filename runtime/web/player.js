@@ -104,7 +104,12 @@
       usage: GPUTextureUsage.COPY_DST | GPUTextureUsage.RENDER_ATTACHMENT });
     let objs = new Map();
     const cam = trace.camera;
-    const view = { own: false, eye: [...cam.position], target: [...cam.target] };
+    const view = { own: false, moved: false, eye: [...cam.position], target: [...cam.target] };
+    const locked = trace.camera_locked.length > 0 || cam.kind !== "perspective";
+    if (trace.camera_locked.length) {
+      $("note").textContent += ` camera as recorded: ${trace.camera_locked.join(", ")} ` +
+        "collide with what it drew";
+    }
 
     const arg = (v) => {
       if (v === null) return undefined;
@@ -160,8 +165,14 @@
       if (api.step >= trace.frames) restart();
       counts.passes = 0; counts.bytes = 0;
       run(trace.steps[api.step]);
+      run(trace.draws[api.step]);
       api.step += 1;
       api.last = { passes: counts.passes, bytes: counts.bytes };
+      view.moved = false;
+    }
+    function redraw() {   // the current step drawn again (the camera moved while paused)
+      if (api.step > 0) run(trace.draws[api.step - 1]);
+      view.moved = false;
     }
 
     restart();
@@ -216,21 +227,23 @@
     // ---- controls ----
     $("play").onclick = () => { play.on = !play.on; };
     $("stepbtn").onclick = () => { play.on = false; advance(); present(); };
+    api.view = view;
     $("restart").onclick = () => { restart(); present(); };
     $("speed").oninput = (e) => { play.speed = Number(e.target.value); };
     $("loop").onchange = (e) => { play.loop = e.target.checked; };
     $("resetcam").onclick = () => {
-      view.own = false; view.eye = [...cam.position]; view.target = [...cam.target];
+      view.own = false; view.moved = true;
+      view.eye = [...cam.position]; view.target = [...cam.target];
     };
     let drag = null;
     canvas.addEventListener("pointerdown", (e) => { drag = { x: e.clientX, y: e.clientY,
       pan: e.button !== 0 || e.shiftKey }; canvas.setPointerCapture(e.pointerId); });
     canvas.addEventListener("pointerup", () => { drag = null; });
     canvas.addEventListener("pointermove", (e) => {
-      if (!drag || cam.kind !== "perspective") return;
+      if (!drag || locked) return;
       const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
       drag.x = e.clientX; drag.y = e.clientY;
-      view.own = true;
+      view.own = true; view.moved = true;
       const off = sub(view.eye, view.target);
       const dist = Math.hypot(...off);
       if (drag.pan) {
@@ -250,8 +263,8 @@
     });
     canvas.addEventListener("wheel", (e) => {
       e.preventDefault();
-      if (cam.kind !== "perspective") return;
-      view.own = true;
+      if (locked) return;
+      view.own = true; view.moved = true;
       const k = Math.pow(1.1, Math.sign(e.deltaY));
       view.eye = view.eye.map((v, i) => view.target[i] + (v - view.target[i]) * k);
     }, { passive: false });
@@ -274,6 +287,7 @@
         }
         if (n === 4) play.carry = 0;
       }
+      if (view.moved) redraw();
       present();
       requestAnimationFrame(tick);
     }

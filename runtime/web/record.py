@@ -9,8 +9,9 @@ promises no such thing).
 
 ``record`` builds an Engine in that profile and records every device call it makes
 (core/device_calls.py): its setup, then per step the step and a draw into an output texture of
-its own. Then, for every entity whose state the page can give (emitters, Life layers, cloth),
-the buffer ranges ``engine.state`` reads, so the page's ``state(name)`` reads the same bytes.
+its own, kept apart (a paused page draws again from another camera). Then, for every entity
+whose state the page can give (emitters, Life layers, cloth), the buffer ranges
+``engine.state`` reads, so the page's ``state(name)`` reads the same bytes.
 """
 
 from __future__ import annotations
@@ -81,13 +82,15 @@ def record(scene, frames: int, size: tuple[int, int] | None = None, *, scripts=T
                 usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
         try:
             setup = trace.add(calls)
-            steps = []
+            steps, draws = [], []
             for _ in range(frames):
+                trace.begin_step()
                 with recording(DEVICE_METHODS) as calls:
                     engine.step(1)
-                    engine.draw_to(output)
-                trace.begin_step()
                 steps.append(trace.add(calls))
+                with recording(DEVICE_METHODS) as calls:
+                    engine.draw_to(output)
+                draws.append(trace.add(calls))
             states = {}
             for name in engine.entity_names():
                 with recording(DEVICE_METHODS) as calls:
@@ -106,7 +109,9 @@ def record(scene, frames: int, size: tuple[int, int] | None = None, *, scripts=T
                                             "the frame uniform"),
                 "camera": camera_of(engine), "states": states,
                 "scripted": [e.name for e in scene.entities if e.script] if scripts else [],
-                "setup": setup, "steps": steps, "blobs": trace.blobs,
+                "camera_locked": [e.name for e in scene.entities if getattr(
+                    e.components.get("collider"), "shape", None) == "depth"],
+                "setup": setup, "steps": steps, "draws": draws, "blobs": trace.blobs,
                 "poster": poster,
             }
             recorded["fitted"] = fit_storage_buffers(recorded, BROWSER_STORAGE_BUFFERS)

@@ -90,8 +90,9 @@ def trace_of(path: Path) -> dict:
     import re
 
     text = path.read_text("utf-8")
-    packed = re.search(r'<script id="emberfx-trace"[^>]*>([^<]*)</script>', text).group(1)
-    return json.loads(gzip.decompress(base64.b64decode(packed)))
+    packed = re.search(r'<script id="emberfx-trace"[^>]*>([^<]*)</script>', text)
+    assert packed is not None, "the page carries no trace"
+    return json.loads(gzip.decompress(base64.b64decode(packed.group(1))))
 
 
 def work_of(trace: dict, ops: list) -> dict:
@@ -300,7 +301,7 @@ def test_every_shipped_shader_compiles_in_chromiums_webgpu(browser, tmp_path):
     from emberfx.core import wgsl
     from emberfx.web.trace import browser_wgsl
 
-    sources = {}
+    sources: dict[str, str | None] = {}
     for name in entry_shaders():
         try:
             sources[name] = browser_wgsl(wgsl.load(name).code)

@@ -8,10 +8,10 @@ replay costs what the frame would cost if the engine's own Python took no time a
 frame's passes, on this host; the difference is the engine's share.
 
 Recording (core/device_calls.py) wraps the methods of wgpu-py's encoder, pass and queue classes
-(their public names) for the duration of one call of ``fn`` and restores them after. Objects made during the frame
-(encoders, passes, command buffers) are made again by the replay; everything else (pipelines,
-bind groups, bundles, buffers, views) is the engine's own, so the replay records the same
-commands on the same resources. A buffer write keeps a copy of the bytes written.
+(their public names) for the duration of one call of ``fn`` and restores them after. Objects
+made during the frame (encoders, passes, command buffers) are made again by the replay;
+everything else (pipelines, bind groups, bundles, buffers, views) is the engine's own, so the
+replay records the same commands on the same resources. A buffer write keeps a copy of the bytes written.
 """
 
 from __future__ import annotations

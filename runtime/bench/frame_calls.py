@@ -11,7 +11,8 @@ Recording (core/device_calls.py) wraps the methods of wgpu-py's encoder, pass an
 (their public names) for the duration of one call of ``fn`` and restores them after. Objects
 made during the frame (encoders, passes, command buffers) are made again by the replay;
 everything else (pipelines, bind groups, bundles, buffers, views) is the engine's own, so the
-replay records the same commands on the same resources. A buffer write keeps a copy of the bytes written.
+replay records the same commands on the same resources. A buffer write keeps a copy of the
+bytes written.
 """
 
 from __future__ import annotations

@@ -62,7 +62,9 @@ def _video(engine, frames, fps):
 
 
 def _web(engine, path, frames, size):
-    from emberfx.web import DEFAULT_FRAMES, write_web
+    from emberfx.web import DEFAULT_FRAMES, notebook_player, write_web
+    if path is None:
+        return notebook_player(engine.scene, frames, size, scripts=engine.script_policy)
     return write_web(engine.scene, path, DEFAULT_FRAMES if frames is None else frames, size,
                      scripts=engine.script_policy)
 

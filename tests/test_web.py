@@ -328,3 +328,30 @@ def test_every_shipped_shader_compiles_in_chromiums_webgpu(browser, tmp_path):
     }""", sources)
     assert sum(code is not None for code in sources.values()) > 50
     assert errors == {}, "\n".join(f"{k}: {v}" for k, v in errors.items())
+
+
+def test_the_notebook_player_plays_inside_its_cell(gpu, browser, tmp_path):
+    """engine.web() and emberfx.show(engine, client=True) give an HTML display whose iframe
+    holds the page; here it is the output of a cell in a page of its own."""
+    require("IPython")
+    import emberfx
+    from emberfx import load_scene
+
+    with emberfx.Engine(load_scene(SCENES / "life.toml"), size=SIZE) as engine:
+        display = engine.web(frames=12)
+        shown = emberfx.show(engine, client=True, frames=12)
+    assert display.data == shown.data and "<iframe srcdoc=" in display.data
+    host = tmp_path / "cell.html"
+    host.write_text(f"<!doctype html><title>cell</title><div>{display.data}</div>", "utf-8")
+    page = browser.new_page()
+    page.goto(host.as_uri())
+    page.wait_for_function("() => window.frames.length === 1 && !!window.frames[0].emberfx")
+    player = page.frames[1]
+    assert player.evaluate("window.emberfx.ready") is True, player.evaluate("window.emberfx.failed")
+    assert player.evaluate("window.emberfx.run(12)") == 12
+    cells = np.array(player.evaluate("window.emberfx.state('life')")["cells"], bool)
+    engine = oracle(SCENES / "life.toml", 12)
+    try:
+        assert np.array_equal(cells, engine.state("life")["cells"])
+    finally:
+        engine.close()

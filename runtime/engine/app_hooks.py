@@ -17,7 +17,7 @@ __all__ = ["EXPORT", "PNG", "VIDEO", "WEB", "provide", "hook"]
 EXPORT = "export"   # fn(engine, folder, format) -> list of the paths written
 PNG = "png"         # fn(engine) -> the current frame as PNG bytes
 VIDEO = "video"     # fn(engine, frames, fps) -> an inline video for Jupyter
-WEB = "web"         # fn(engine, path, frames, size) -> the path of the page written
+WEB = "web"         # fn(engine, path, frames, size) -> the page's path, or a display (no path)
 
 _HOOKS: dict[str, Callable[..., Any]] = {}
 

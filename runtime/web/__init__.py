@@ -3,10 +3,12 @@
 
     emberfx web scenes/life.toml --out life.html --frames 300
     engine.web("life.html")          # the same for an Engine's scene
+    engine.web()                     # in a notebook: the player in the cell
 """
 
 from __future__ import annotations
 
+import html
 import os
 from pathlib import Path
 
@@ -47,4 +49,24 @@ def write_web(scene, path: str | os.PathLike, frames: int = DEFAULT_FRAMES,
     return write_atomically(path, lambda tmp: Path(tmp).write_text(text, "utf-8"))
 
 
-__all__ = ["DEFAULT_FRAMES", "TraceError", "web_page", "write_web"]
+def embedded(page_html: str, size: tuple[int, int]) -> str:
+    """``page_html`` inside an iframe (its own document: the player's ids and script stay out of
+    the host page), for a notebook cell or another page."""
+    w, h = size
+    return (f'<div class="emberfx-player"><iframe srcdoc="{html.escape(page_html, quote=True)}" '
+            f'title="emberfx player" style="width: {w + 24}px; height: {h + 140}px; border: 0">'
+            f'</iframe></div>')
+
+
+def notebook_player(scene, frames: int | None = None, size: tuple[int, int] | None = None, *,
+                    scripts=True):
+    """An IPython HTML display of ``scene``'s page: it plays in the cell on the viewer's GPU
+    with no kernel round trips, and again when a trusted notebook is reopened without one."""
+    from IPython.display import HTML
+
+    text = web_page(scene, DEFAULT_FRAMES if frames is None else frames, size, scripts=scripts)
+    return HTML(embedded(text, size or tuple(scene.settings.size)))
+
+
+__all__ = ["DEFAULT_FRAMES", "TraceError", "embedded", "notebook_player", "web_page",
+           "write_web"]

@@ -63,7 +63,8 @@ def png_bytes(image: np.ndarray) -> bytes:
 def page(recorded: dict) -> str:
     """The HTML of ``recorded`` (web/record.py's dict; its poster is the last frame)."""
     data = {k: v for k, v in recorded.items() if k != "poster"}
-    packed = gzip.compress(json.dumps(data, separators=(",", ":")).encode("utf-8"), 9, mtime=0)
+    text = json.dumps(data, separators=(",", ":"), sort_keys=True)
+    packed = gzip.compress(text.encode("utf-8"), 9, mtime=0)   # the same scene: the same page
     player = resources.files("emberfx.web").joinpath("player.js").read_text("utf-8")
     w, h = recorded["size"]
     return TEMPLATE.format(

@@ -124,8 +124,13 @@
       return v;
     };
     const counts = { passes: 0, bytes: 0 };
+    // objects that no command changes: made once, kept when the recording loops
+    const KEPT = new Set(["createShaderModule", "createComputePipeline", "createRenderPipeline",
+      "createBindGroupLayout", "createPipelineLayout", "createSampler", "getBindGroupLayout"]);
+    const kept = new Map();
     function run(ops) {
       for (const [result, target, method, args] of ops) {
+        if (KEPT.has(method) && kept.has(result)) { objs.set(result, kept.get(result)); continue; }
         const t = target === 1 ? device : target === 2 ? device.queue : objs.get(target);
         let a = args.map(arg);
         let out;
@@ -147,6 +152,7 @@
           out = t[method](...a);
         }
         if (result) objs.set(result, out);
+        if (KEPT.has(method)) kept.set(result, out);
       }
     }
     function present() {

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import wgpu
 
-from emberfx.app.atomic_files import write_atomically
+from emberfx.app.atomic_files import check_target, write_atomically
 from emberfx.core.errors import DeviceLimitError
 from emberfx.web.page import page
 from emberfx.web.record import record as record_trace
@@ -45,6 +45,7 @@ def web_page(scene, frames: int = DEFAULT_FRAMES, size: tuple[int, int] | None =
 def write_web(scene, path: str | os.PathLike, frames: int = DEFAULT_FRAMES,
               size: tuple[int, int] | None = None, *, scripts=True) -> Path:
     """Write ``scene``'s page to ``path`` (whole or not at all); returns the path."""
+    check_target(Path(path))   # before the recording, which takes a while
     text = web_page(scene, frames, size, scripts=scripts)
     return write_atomically(path, lambda tmp: Path(tmp).write_text(text, "utf-8"))
 

@@ -61,6 +61,15 @@ def _video(engine, frames, fps):
     return video(engine, frames, fps)
 
 
+def _web(engine, path, frames, size):
+    from emberfx.web import DEFAULT_FRAMES, notebook_player, write_web
+    if path is None:
+        return notebook_player(engine.scene, frames, size, scripts=engine.script_policy)
+    return write_web(engine.scene, path, DEFAULT_FRAMES if frames is None else frames, size,
+                     scripts=engine.script_policy)
+
+
 app_hooks.provide(app_hooks.EXPORT, _export_frame)
+app_hooks.provide(app_hooks.WEB, _web)
 app_hooks.provide(app_hooks.PNG, _png_bytes)
 app_hooks.provide(app_hooks.VIDEO, _video)

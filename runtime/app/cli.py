@@ -115,6 +115,15 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
             raise RuntimeError(f"CLI command {command.name!r}: a built-in command has that name")
         command.add_arguments(add(command.name, command.help_text))
 
+    s = add("web", "write SCENE as one self-contained web page that replays it with the "
+                   "browser's WebGPU")
+    s.add_argument("scene", metavar="SCENE", help=SCENE_HELP)
+    s.add_argument("--out", type=Path, required=True, metavar="FILE", help="the page: FILE.html")
+    s.add_argument("--frames", type=positive_int, metavar="N",
+                   help="steps recorded; the page loops them (default: 300)")
+    s.add_argument("--size", type=parse_size, metavar="WxH", help="page size (default: scene's)")
+    add_script_flags(s)
+
     s = add("bench", "run benchmarks (all when no NAME is given)")
     s.add_argument("names", nargs="*", metavar="NAME",
                    help="benchmarks to run, all when none is given (with --plot: the ones to "
@@ -324,6 +333,19 @@ def cmd_sweep(args) -> int:
     return sweep_command.run(args)
 
 
+def cmd_web(args) -> int:
+    import os
+
+    from emberfx.web import DEFAULT_FRAMES, write_web
+
+    check_output_suffix(args.out, "--out", (".html", ".htm"))
+    scene = _load(args.scene)
+    frames = args.frames or DEFAULT_FRAMES
+    path = write_web(scene, args.out, frames, args.size, scripts=script_policy_from_args(args))
+    print(f"wrote {path} ({frames} steps, {os.path.getsize(path) / 1e6:.2f} MB)")
+    return 0
+
+
 def cmd_export(args) -> int:
     from emberfx.app import export
 
@@ -348,6 +370,7 @@ def cmd_bench(args) -> int:
 
 COMMANDS = {"run": cmd_run, "render": cmd_render, "validate": cmd_validate,
             "passes": cmd_passes, "info": cmd_info, "sweep": cmd_sweep, "export": cmd_export,
+            "web": cmd_web,
             "bench": cmd_bench}
 
 

@@ -160,7 +160,22 @@ class NotebookView:
         return f"<emberfx NotebookView of '{self.engine.scene.settings.name}' {w}x{h}, {state}>"
 
 
-def show(scene_or_engine, size: tuple[int, int] | None = None, **options) -> NotebookView:
+def _client_player(scene_or_engine, size, frames, options):
+    """show(..., client=True): the web page of an Engine's scene, or of a scene."""
+    _require("IPython", "emberfx.show(client=True)")
+    from emberfx.engine.engine import Engine
+    from emberfx.model.scene import Scene, load_scene
+    from emberfx.web import notebook_player
+
+    if isinstance(scene_or_engine, Engine):
+        return notebook_player(scene_or_engine.scene, frames, size or scene_or_engine.size,
+                               scripts=scene_or_engine.script_policy)
+    scene = scene_or_engine if isinstance(scene_or_engine, Scene) else load_scene(scene_or_engine)
+    return notebook_player(scene, frames, size, scripts=options.get("scripts", True))
+
+
+def show(scene_or_engine, size: tuple[int, int] | None = None, *, client: bool = False,
+         frames: int | None = None, **options):
     """Show a scene (a Scene, a scene file, a bundled scene's name) or an Engine as a live canvas
     in the output of the calling Jupyter cell, and return a ``NotebookView``.
 
@@ -169,7 +184,13 @@ def show(scene_or_engine, size: tuple[int, int] | None = None, **options) -> Not
     Space pauses, '.' steps, +/- change the speed, R reloads, S saves a screenshot, F1 opens the
     inspector, Escape closes the canvas. ``size`` is the canvas size in pixels (default: the
     engine's); ``options`` go to the Engine built from a scene (``scripts=False``, ...).
+
+    ``client=True``: instead, the scene's web page (emberfx.web) as an HTML display: ``frames``
+    steps from the start (default 300), replayed in the cell on the viewer's GPU with no kernel
+    round trips, also when a trusted notebook is reopened without a kernel.
     """
+    if client:
+        return _client_player(scene_or_engine, size, frames, options)
     ipython = _require("IPython", "emberfx.show")
     jupyter = _require("rendercanvas.jupyter", "emberfx.show")
     from emberfx.app.window import attach

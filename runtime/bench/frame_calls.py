@@ -7,11 +7,12 @@ the bench records the calls of one frame and replays them with nothing else arou
 replay costs what the frame would cost if the engine's own Python took no time at all, with this
 frame's passes, on this host; the difference is the engine's share.
 
-Recording wraps the methods of wgpu-py's encoder, pass and queue classes (their public names)
-for the duration of one call of ``fn`` and restores them after. Objects made during the frame
-(encoders, passes, command buffers) are made again by the replay; everything else (pipelines,
-bind groups, bundles, buffers, views) is the engine's own, so the replay records the same
-commands on the same resources. A buffer write keeps a copy of the bytes written.
+Recording (core/device_calls.py) wraps the methods of wgpu-py's encoder, pass and queue classes
+(their public names) for the duration of one call of ``fn`` and restores them after. Objects
+made during the frame (encoders, passes, command buffers) are made again by the replay;
+everything else (pipelines, bind groups, bundles, buffers, views) is the engine's own, so the
+replay records the same commands on the same resources. A buffer write keeps a copy of the
+bytes written.
 """
 
 from __future__ import annotations
@@ -19,75 +20,21 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import wgpu.backends.wgpu_native as backend
 
 from emberfx.core import native_calls
+from emberfx.core.device_calls import FRAME_METHODS, Call, recording
 
-# what a frame calls, by class: the calls that record, upload and submit (mapping is left out:
-# a recorded frame never reads back)
-RECORDED = {
-    backend.GPUDevice: ("create_command_encoder",),
-    backend.GPUCommandEncoder: (
-        "begin_compute_pass", "begin_render_pass", "clear_buffer", "copy_buffer_to_buffer",
-        "copy_buffer_to_texture", "copy_texture_to_buffer", "copy_texture_to_texture",
-        "finish", "push_debug_group", "pop_debug_group", "insert_debug_marker",
-        "resolve_query_set", "write_timestamp"),
-    backend.GPUComputePassEncoder: (
-        "set_pipeline", "set_bind_group", "dispatch_workgroups", "dispatch_workgroups_indirect",
-        "push_debug_group", "pop_debug_group", "insert_debug_marker", "end"),
-    backend.GPURenderPassEncoder: (
-        "set_pipeline", "set_bind_group", "set_vertex_buffer", "set_index_buffer", "draw",
-        "draw_indexed", "draw_indirect", "draw_indexed_indirect", "execute_bundles",
-        "set_viewport", "set_scissor_rect", "set_blend_constant", "set_stencil_reference",
-        "push_debug_group", "pop_debug_group", "insert_debug_marker", "end"),
-    backend.GPUQueue: ("submit", "write_buffer", "write_texture"),
-}
+RECORDED = FRAME_METHODS   # what a frame calls, by class (core/device_calls.py)
 SUBMIT = backend.GPUQueue.submit
 BEGIN_RENDER_PASS = backend.GPUCommandEncoder.begin_render_pass
 
 
-@dataclass(frozen=True)
-class Call:
-    """One recorded call: ``method(target, *args, **kwargs)`` returned ``result``."""
-    target: object
-    method: Callable
-    args: tuple
-    kwargs: dict
-    result: object
-
-
-def _kept(value):
-    """An argument as the replay needs it: written bytes copied (the caller reuses its array)."""
-    if isinstance(value, (memoryview, bytearray)) or hasattr(value, "__array_interface__"):
-        return memoryview(value).tobytes()
-    return value
-
-
 def record_calls(fn: Callable[[], object]) -> list[Call]:
     """The wgpu calls ``fn()`` makes, in order (see the module's doc)."""
-    calls: list[Call] = []
-    originals = {(cls, name): getattr(cls, name) for cls, names in RECORDED.items()
-                 for name in names if hasattr(cls, name)}
-
-    def recording(method):
-        def call(self, *args, **kwargs):
-            result = method(self, *args, **kwargs)
-            calls.append(Call(self, method, tuple(_kept(a) for a in args), kwargs, result))
-            return result
-        return call
-
-    native = native_calls.enabled
-    try:
-        for (cls, name), method in originals.items():
-            setattr(cls, name, recording(method))
-        native_calls.enabled = False   # the compute runs' commands through the methods above
+    with recording(FRAME_METHODS) as calls:
         fn()
-    finally:
-        native_calls.enabled = native
-        for (cls, name), method in originals.items():
-            setattr(cls, name, method)
     return calls
 
 

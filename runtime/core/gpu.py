@@ -8,9 +8,11 @@ several matches (``nvidia:1``: the second NVIDIA GPU; see choose_adapter).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -262,12 +264,17 @@ def software_notice(ctx: GpuContext) -> str | None:
 
 
 _CONTEXT_LOCK = threading.Lock()
+_OVERRIDE = threading.local()   # .context: a context get_context gives this thread instead
 
 
 def get_context() -> GpuContext:
     """The process-wide context (created on first use; Engines built at once in several
-    threads share one device rather than each requesting its own)."""
+    threads share one device rather than each requesting its own), or the one
+    ``using_context`` set for this thread."""
     global _CONTEXT
+    override = getattr(_OVERRIDE, "context", None)
+    if override is not None:
+        return override
     with _CONTEXT_LOCK:
         if _CONTEXT is None:
             adapter = choose_adapter()
@@ -278,6 +285,57 @@ def get_context() -> GpuContext:
                                                  required_features=wanted)
             _CONTEXT = GpuContext(adapter, device, limits)
         return _CONTEXT
+
+
+WEBGPU_DEFAULT_LIMITS = {
+    "max-texture-dimension-1d": 8192, "max-texture-dimension-2d": 8192,
+    "max-texture-dimension-3d": 2048, "max-texture-array-layers": 256, "max-bind-groups": 4,
+    "max-bind-groups-plus-vertex-buffers": 24, "max-bindings-per-bind-group": 1000,
+    "max-dynamic-uniform-buffers-per-pipeline-layout": 8,
+    "max-dynamic-storage-buffers-per-pipeline-layout": 4,
+    "max-sampled-textures-per-shader-stage": 16, "max-samplers-per-shader-stage": 16,
+    "max-storage-buffers-per-shader-stage": 8, "max-storage-textures-per-shader-stage": 4,
+    "max-uniform-buffers-per-shader-stage": 12, "max-uniform-buffer-binding-size": 65536,
+    "max-storage-buffer-binding-size": 134217728, "min-uniform-buffer-offset-alignment": 256,
+    "min-storage-buffer-offset-alignment": 256, "max-vertex-buffers": 8,
+    "max-buffer-size": 268435456, "max-vertex-attributes": 16,
+    "max-vertex-buffer-array-stride": 2048, "max-inter-stage-shader-variables": 16,
+    "max-color-attachments": 8, "max-color-attachment-bytes-per-sample": 32,
+    "max-compute-workgroup-storage-size": 16384, "max-compute-invocations-per-workgroup": 256,
+    "max-compute-workgroup-size-x": 256, "max-compute-workgroup-size-y": 256,
+    "max-compute-workgroup-size-z": 64, "max-compute-workgroups-per-dimension": 65535,
+}
+"""WebGPU's default limits (the spec's table): what a page's device has unless it asks for more"""
+
+
+def limited_context(limits: dict[str, int]) -> GpuContext:
+    """A context of its own on the chosen adapter whose device has WebGPU's default limits
+    except ``limits`` and no optional features: what a browser's page gets when it asks for
+    exactly these (web/record.py). wgpu-py gives the adapter's value for any limit not asked
+    for, so every default is asked for. Raises DeviceLimitError when the adapter has less."""
+    adapter = choose_adapter()
+    known = {k for k, v in adapter.limits.items() if v}   # 0: a limit wgpu-native lacks
+    limits = {k: v for k, v in {**WEBGPU_DEFAULT_LIMITS, **limits}.items() if k in known}
+    short = {k: (v, adapter.limits[k]) for k, v in limits.items()
+             if k.startswith("max-") and adapter.limits[k] < v}
+    if short:
+        raise DeviceLimitError("; ".join(f"{k}: expected at least {v}, this adapter has {h}"
+                                         for k, (v, h) in short.items()))
+    device = adapter.request_device_sync(label="emberfx-portable", required_limits=limits,
+                                         required_features=[])
+    return GpuContext(adapter, device, dict(device.limits))
+
+
+@contextlib.contextmanager
+def using_context(ctx: GpuContext) -> Iterator[GpuContext]:
+    """Within the block, get_context() in this thread gives ``ctx`` (an Engine made there
+    runs on its device)."""
+    before = getattr(_OVERRIDE, "context", None)
+    _OVERRIDE.context = ctx
+    try:
+        yield ctx
+    finally:
+        _OVERRIDE.context = before
 
 
 def describe_adapters() -> dict:

@@ -345,6 +345,13 @@ class Engine:
         (``IPython.display.Video``; needs the notebook extra): app/notebook.py."""
         return app_hooks.hook(app_hooks.VIDEO)(self, frames, fps)
 
+    def web(self, path=None, frames: int | None = None, size: tuple[int, int] | None = None):
+        """Write this Engine's scene as one self-contained web page that replays ``frames``
+        steps from the start with the browser's WebGPU (emberfx.web; default 300 steps, this
+        Engine's size); returns the path. Without a path: the page as an IPython HTML display
+        that plays in a notebook cell (needs the notebook extra)."""
+        return app_hooks.hook(app_hooks.WEB)(self, path, frames, size or self.size)
+
     # inspection --------------------------------------------------------------------------------
     def _ref(self, name: str, what: str = "entity name") -> EntityRef:
         entity_name(name, what)

@@ -98,8 +98,8 @@ def _used_beyond_declaration(shader: str, name: str) -> bool:
 def test_tables_equal_what_the_wgsl_declares():
     from emberfx.blocks import scan, sort
     from emberfx.systems.colliders import cloth as cloth_colliders
-    from emberfx.systems.emitter import structs as emitter_params
     from emberfx.systems.emitter import step as emitter
+    from emberfx.systems.emitter import structs as emitter_params
     from emberfx.systems.forces import forces
     from emberfx.systems.life import display as life_display
     from emberfx.systems.life import kernels as life_kernels

@@ -13,7 +13,6 @@ import time
 
 from emberfx.app.gallery import PLAYERS, player_uri
 from emberfx.app.gallery_players import ENVIRONMENT, player_html
-from emberfx.core.errors import EmberError
 
 log = logging.getLogger("mkdocs.hooks.gallery")
 
@@ -27,11 +26,10 @@ def on_files(files, config):
     for name in sorted(PLAYERS):
         try:
             text = player_html(name)
-        except EmberError as exc:
-            raise PluginError(f"gallery player {name}: {exc}") from None
-        except Exception as exc:   # no GPU adapter, most often
-            raise PluginError(f"gallery player {name}: cannot record ({exc}); set "
-                              f"{ENVIRONMENT}=off to build without the players") from None
+        except Exception as exc:   # no GPU adapter, most often: one line, not a traceback
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise PluginError(f"gallery player {name}: cannot record it ({reason}); "
+                              f"{ENVIRONMENT}=off builds the site without players") from None
         files.append(File.generated(config, player_uri(name), content=text))
     log.info("gallery: %d live players in %.1f s", len(PLAYERS), time.perf_counter() - started)
     return files

@@ -154,7 +154,7 @@ def test_performance_tables_show_each_figure_beside_its_same_run_baseline():
 def test_gallery_page_is_current_and_every_picture_exists():
     from PIL import Image
 
-    from emberfx.app.gallery import gallery_page, gallery_size
+    from emberfx.app.gallery import NO_PLAYER, PLAYERS, gallery_page, gallery_size, player_uri
     from emberfx.model.scene import bundled_scenes, load_scene
 
     committed = (DOCS / "gallery.md").read_text(encoding="utf-8")
@@ -169,3 +169,10 @@ def test_gallery_page_is_current_and_every_picture_exists():
         assert picture.is_file(), f"docs/gallery/{name}.png is missing"
         with Image.open(picture) as image:
             assert image.size == gallery_size(load_scene(path)), name
+    # each scene has a live player (recorded into the site by the docs build) or says why not
+    assert set(PLAYERS) | set(NO_PLAYER) == set(scenes) and not set(PLAYERS) & set(NO_PLAYER)
+    for name in scenes:
+        if name in PLAYERS:
+            assert f"]({player_uri(name)}){{ .emberfx-play " in committed, name
+        else:
+            assert f"No live player here: {NO_PLAYER[name]}." in committed, name

@@ -14,6 +14,7 @@ EMBERFX_REQUIRE_NOTEBOOK=1 (CI), as the notebook browser test does.
 from __future__ import annotations
 
 import base64
+import re
 import shutil
 import subprocess
 import sys
@@ -87,7 +88,6 @@ def trace_of(path: Path) -> dict:
     """The trace a page carries (web/page.py: gzip JSON in base64)."""
     import gzip
     import json
-    import re
 
     text = path.read_text("utf-8")
     packed = re.search(r'<script id="emberfx-trace"[^>]*>([^<]*)</script>', text)
@@ -362,3 +362,98 @@ def test_the_notebook_player_plays_inside_its_cell(gpu, browser, tmp_path):
         assert np.array_equal(cells, engine.state("life")["cells"])
     finally:
         engine.close()
+
+
+# ---------------------------------------------------------------- the gallery's live players
+
+# what would make a page fetch something: a URL with a scheme or a host, or an attribute that
+# loads a file (data: URLs are inline)
+EXTERNAL = re.compile(r"\b[a-z][a-z0-9+.-]*://|(?:src|href|action|poster)\s*=\s*(?![\"']?data:)"
+                      r"|url\(\s*(?![\"']?data:)|@import", re.IGNORECASE)
+
+
+def test_the_gallery_players_are_written_for_the_listed_scenes_self_contained(
+        gpu, tmp_path, monkeypatch):
+    """write_players (what the docs build's hook records) writes one page per scene of
+    ``PLAYERS``, each carrying its trace and poster and nothing to fetch. Two steps each here
+    (the build records more): the pages' make-up does not depend on the count."""
+    from emberfx.app.gallery import NO_PLAYER, PLAYERS, player_uri
+    from emberfx.app.gallery_players import write_players
+
+    assert len(PLAYERS) >= 6 and not set(PLAYERS) & set(NO_PLAYER)
+    for name in PLAYERS:
+        monkeypatch.setitem(PLAYERS, name, 2)
+    written = write_players(tmp_path, record=True)
+    assert sorted(written) == sorted(tmp_path / player_uri(name) for name in PLAYERS)
+    for path in written:
+        text = path.read_text("utf-8")
+        found = EXTERNAL.findall(text)
+        assert found == [], f"{path.name} could fetch: {found[:3]}"
+        assert "default-src 'none'" in text and 'src="data:image/png;base64,' in text
+        trace = trace_of(path)
+        assert trace["frames"] == 2 and len(trace["steps"]) == 2, path.name
+        assert trace["scene"] and trace["setup"], path.name
+
+
+def test_a_gallery_player_opens_on_click_and_replays_in_chromium(gpu, browser, tmp_path):
+    """The gallery's link to Life's player (as the site renders it), docs/javascripts/gallery.js
+    and the player served as the site serves them: a click opens the player in an iframe, which
+    replays the engine's steps exactly and fetches nothing beyond the site."""
+    import functools
+    import html
+    import http.server
+    import threading
+
+    from emberfx import load_scene
+    from emberfx.app.gallery import PLAYERS, gallery_size, player_line
+    from emberfx.app.gallery_players import write_players
+    from emberfx.web.record import portable_engine
+
+    write_players(tmp_path, ["life"], record=True)
+    # the page's state reads are the ones recorded after the last step: Life's ping-pong
+    # buffers are read right at steps of that parity, so the check runs the whole loop
+    steps = PLAYERS["life"]
+    line = player_line("life", load_scene(SCENES / "life.toml"))
+    link = re.fullmatch(r'\[([^\]]+)\]\(([^)]+)\)\{ \.emberfx-play data-width="(\d+)" '
+                        r'data-height="(\d+)" \}', line)
+    assert link is not None, line
+    text, uri, width, height = link.groups()
+    script = (ROOT / "docs" / "javascripts" / "gallery.js").read_text("utf-8")
+    (tmp_path / "gallery.html").write_text(
+        f'<!doctype html><title>gallery</title><p><a class="emberfx-play" href="{uri}" '
+        f'data-width="{width}" data-height="{height}">{html.escape(text)}</a></p>'
+        f"<script>{script}</script>", "utf-8")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    site = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        page = browser.new_page()
+        requests: list[str] = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(site + "gallery.html")
+        assert page.locator("iframe").count() == 0   # nothing loaded until asked
+        page.click("a.emberfx-play")
+        page.wait_for_function("() => window.frames.length === 1 && !!window.frames[0].emberfx")
+        frame = page.locator("iframe")
+        assert frame.get_attribute("width") == width and frame.get_attribute("src") == site + uri
+        player = page.frames[1]
+        assert player.evaluate("window.emberfx.ready") is True, \
+            player.evaluate("window.emberfx.failed")
+        assert player.evaluate(f"window.emberfx.run({steps})") == steps
+        cells = np.array(player.evaluate("window.emberfx.state('life')")["cells"], bool)
+        assert player.evaluate("window.emberfx.errors") == []
+        page.click("a.emberfx-play")   # a second click closes it
+        assert page.locator("iframe").count() == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+    engine = portable_engine(load_scene(SCENES / "life.toml"), gallery_size(
+        load_scene(SCENES / "life.toml")))
+    try:
+        engine.step(steps)
+        expected = engine.state("life")["cells"]
+        assert expected.sum() > 0 and np.array_equal(cells, expected)
+    finally:
+        engine.close()
+    assert requests == [site + "gallery.html", site + uri], requests

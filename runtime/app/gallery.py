@@ -8,6 +8,11 @@ scene's aspect, and the page lists them with the description the scene file open
     python -m emberfx.app.gallery docs/ --page-only  # the page alone (no GPU)
     python -m emberfx.app.gallery docs/ fountain     # render only the scenes named
 
+Under each picture of a scene in ``PLAYERS`` is a link to its live player, a web page of the
+scene (emberfx.web) that the docs build records into the site (app/gallery_players.py, run by
+the mkdocs hook app/gallery_hook.py): the site's script docs/javascripts/gallery.js opens it in
+an iframe on click. Scenes in ``NO_PLAYER`` say why they have none.
+
 The page depends only on the scene files, so tests/test_docs_reference.py checks that the
 committed page is current and that each picture exists at the size the page implies; the
 pictures themselves come from the GPU and are checked by eye.
@@ -25,7 +30,8 @@ from pathlib import Path
 from emberfx.core.errors import EmberError
 from emberfx.model.scene import Scene, bundled_scenes, load_scene
 
-__all__ = ["GALLERY_WIDTH", "gallery_page", "gallery_size", "render_picture", "write_gallery"]
+__all__ = ["GALLERY_WIDTH", "NO_PLAYER", "PLAYERS", "PLAYERS_DIR", "gallery_page", "gallery_size",
+           "player_uri", "render_picture", "write_gallery"]
 
 PAGE = Path("gallery.md")
 """the page, relative to the docs folder"""
@@ -33,6 +39,29 @@ PICTURES = Path("gallery")
 """the pictures' folder, relative to the docs folder"""
 GALLERY_WIDTH = 480
 """pixels: every picture is this wide, its height following the scene's [scene] size"""
+PLAYERS_DIR = "gallery/play"
+"""the live players' folder, relative to the docs folder and to the built site"""
+PLAYERS: dict[str, int] = {
+    "debris": 120, "drape": 150, "fireworks": 150, "flag": 120, "fountain": 120, "life": 120,
+    "life_rules": 120, "smoke": 120,
+}
+"""scene: the steps its live player records and loops. Short loops keep the docs build quick:
+the build records them on its machine's GPU, a software one in CI."""
+NO_PLAYER: dict[str, str] = {
+    "galaxy": "a million stars are slow to record on the software GPU that builds this site",
+    "mandelbrot": "its deep zoom is slow to record on the software GPU that builds this site",
+    "neon": "left out to keep the site's build short",
+    "particle_life": "its page would hold about half a megabyte per second of loop",
+    "particle_life_3d": "its page would hold about half a megabyte per second of loop",
+    "rain": "its page would hold about a quarter of a megabyte per second of loop",
+    "sdf": "its volume textures make a page of several megabytes",
+    "shed": "its page would hold about half a megabyte per second of loop",
+    "swirl": "left out to keep the site's build short",
+    "trails": "left out to keep the site's build short",
+    "showcase": "it is slow to record on the software GPU that builds this site; the home page "
+                "shows its video",
+}
+"""scene: why its gallery entry has no live player (shown on the page)"""
 
 
 def gallery_size(scene: Scene) -> tuple[int, int]:
@@ -54,6 +83,25 @@ def description(path: Path) -> str:
     return text.replace("<", "&lt;")
 
 
+def player_uri(name: str) -> str:
+    """Where the live player of scene ``name`` is, relative to the docs folder and the site."""
+    return f"{PLAYERS_DIR}/{name}.html"
+
+
+def player_line(name: str, scene: Scene) -> str:
+    """The line under a picture: the link to its live player, or why it has none."""
+    from emberfx.web import player_frame
+
+    if name not in PLAYERS:
+        return (f"No live player here: {NO_PLAYER[name]}. `emberfx web {name} --out "
+                f"{name}.html` writes one.")
+    width, height = player_frame(gallery_size(scene))
+    seconds = PLAYERS[name] * scene.settings.fixed_dt
+    return (f"[Play live: the first {seconds:g} s, looped, on your GPU (WebGPU)]"
+            f"({player_uri(name)}){{ .emberfx-play data-width=\"{width}\" "
+            f"data-height=\"{height}\" }}")
+
+
 def gallery_page() -> str:
     """The page, as Markdown (no GPU: it reads the scene files only)."""
     lines = ["# Gallery", "",
@@ -62,6 +110,12 @@ def gallery_page() -> str:
              "", "```sh", "emberfx run NAME                    # in a window",
              "emberfx render NAME --out NAME.png  # the picture at the preview time", "```", "",
              "This page and its pictures are written by `python -m emberfx.app.gallery docs/`.",
+             "",
+             "Most scenes also play live: the link under the picture opens the scene as a web "
+             "page ([`emberfx web`](guides/web.md)) that runs its own WGSL on your GPU with "
+             "WebGPU; drag to orbit, shift-drag to pan, wheel to zoom. Where the browser has "
+             "no WebGPU the player shows its last frame. The players are recorded when the site "
+             "is built.",
              ""]
     for name, path in sorted(bundled_scenes().items()):
         scene = load_scene(path)
@@ -70,6 +124,7 @@ def gallery_page() -> str:
         lines += [f"## {settings.name}", "",
                   f"![{settings.name}]({PICTURES.as_posix()}/{name}.png)"
                   f"{{ width=\"{width}\" height=\"{height}\" loading=lazy }}", "",
+                  player_line(name, scene), "",
                   description(path), "",
                   f"`scenes/{name}.toml`, at {settings.preview:g} s "
                   f"({settings.preview_steps()} steps): `emberfx render {name} --out "

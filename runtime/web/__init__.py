@@ -50,12 +50,19 @@ def write_web(scene, path: str | os.PathLike, frames: int = DEFAULT_FRAMES,
     return write_atomically(path, lambda tmp: Path(tmp).write_text(text, "utf-8"))
 
 
+def player_frame(size: tuple[int, int]) -> tuple[int, int]:
+    """The (width, height) of an iframe that shows a page of canvas ``size`` whole: the canvas,
+    the page's margin and its control bars."""
+    w, h = size
+    return w + 24, h + 140
+
+
 def embedded(page_html: str, size: tuple[int, int]) -> str:
     """``page_html`` inside an iframe (its own document: the player's ids and script stay out of
     the host page), for a notebook cell or another page."""
-    w, h = size
+    w, h = player_frame(size)
     return (f'<div class="emberfx-player"><iframe srcdoc="{html.escape(page_html, quote=True)}" '
-            f'title="emberfx player" style="width: {w + 24}px; height: {h + 140}px; border: 0">'
+            f'title="emberfx player" style="width: {w}px; height: {h}px; border: 0">'
             f'</iframe></div>')
 
 
@@ -69,5 +76,5 @@ def notebook_player(scene, frames: int | None = None, size: tuple[int, int] | No
     return HTML(embedded(text, size or tuple(scene.settings.size)))
 
 
-__all__ = ["DEFAULT_FRAMES", "TraceError", "embedded", "notebook_player", "web_page",
-           "write_web"]
+__all__ = ["DEFAULT_FRAMES", "TraceError", "embedded", "notebook_player", "player_frame",
+           "web_page", "write_web"]

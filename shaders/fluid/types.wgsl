@@ -3,7 +3,8 @@
 //
 // Particle records are vec4f: positions (xyz, w = 1 alive / 0 a free slot), velocities (xyz,
 // w = the last density estimate, kg/m^3). Kernels (Mueller et al. 2003), support h:
-// poly6 W(r) = 315 / (64 pi h^9) (h^2 - r^2)^3 for densities, XSPH and s_corr; the spiky
+// poly6 W(r) = 315 / (64 pi h^9) (h^2 - r^2)^3 for densities, XSPH and s_corr (divided by its
+// sum over the rest lattice, about 1.0098, so that the fill starts at rest density); the spiky
 // kernel's gradient -45 / (pi h^6) (h - r)^2 r/|r| for the constraint gradients and vorticity.
 
 struct FluidParams {
@@ -13,7 +14,8 @@ struct FluidParams {
     kernel: vec4f,    // x: poly6 coefficient; y: spiky gradient coefficient (negative);
                       // z: the constraint's relaxation epsilon, 1/m^2; w: rest density
     tension: vec4f,   // x: s_corr scale k / S0, m^2; y: 1 / W(dq); z: XSPH c; w: vorticity eps
-    park: vec4f,      // xyz: where free slots wait (a grid cell no fluid query visits); w: r
+    park: vec4f,      // xyz: where free slots wait (a grid cell no fluid query visits); w: the
+                      // distance from a wall's plane to the centres that touch it, m
     count: u32,       // particle slots
     pad0: u32,
     pad1: u32,

@@ -30,6 +30,10 @@ KERNEL_RATIO = 4.0
 """kernel_radius when unset, in particle radii"""
 
 
+def _vec(values) -> str:
+    return "[" + ", ".join(f"{float(v):g}" for v in values) + "]"
+
+
 @dataclass(slots=True)
 class FillBox(Tracked):
     """A box of fluid at the start: particles on a cubic lattice of spacing 2 x particle_radius."""
@@ -108,12 +112,12 @@ class Fluid(Tracked):
                                  f"{list(getattr(bounds, name))}")
         if np.any(np.asarray(bounds.half_size) < 2.0 * r):
             raise ValueError(f"bounds.half_size: expected at least 2 x particle_radius "
-                             f"({2 * r:g}) per axis, found {list(bounds.half_size)}")
+                             f"({2 * r:g}) per axis, found {_vec(bounds.half_size)}")
         cells = np.prod(np.ceil(2.0 * np.asarray(bounds.half_size) / self.kernel) + 3.0)
         if cells > MAX_CELLS:
             raise ValueError(f"bounds.half_size: expected at most {MAX_CELLS:,} grid cells of "
                              f"kernel_radius = {self.kernel:g}, found {cells:,.0f} for "
-                             f"{list(bounds.half_size)}")
+                             f"{_vec(bounds.half_size)}")
         if not self.fill:
             raise ValueError("fill: expected at least one box of fluid, found none")
         lower, upper = bounds.lower, bounds.upper
@@ -124,11 +128,10 @@ class Fluid(Tracked):
                                  f"{list(box.center)} and {list(box.half_size)}")
             if np.any(s < r):
                 raise ValueError(f"fill[{k}].half_size: expected at least particle_radius "
-                                 f"({r:g}) per axis, found {list(box.half_size)}")
+                                 f"({r:g}) per axis, found {_vec(box.half_size)}")
             if np.any(c - s < lower - 1e-9) or np.any(c + s > upper + 1e-9):
-                raise ValueError(f"fill[{k}]: expected a box inside bounds "
-                                 f"({list(lower)} to {list(upper)}), found {list(c - s)} to "
-                                 f"{list(c + s)}")
+                raise ValueError(f"fill[{k}]: expected a box inside bounds ({_vec(lower)} to "
+                                 f"{_vec(upper)}), found {_vec(c - s)} to {_vec(c + s)}")
         filled = self.fill_count
         if filled > MAX_PARTICLES:
             raise ValueError(f"fill: expected at most {MAX_PARTICLES:,} particles, found "

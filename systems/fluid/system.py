@@ -61,16 +61,59 @@ def spiky_coefficient(h: float) -> float:
     return -45.0 / (math.pi * h ** 6)
 
 
-def lattice_gradient_sum(c: Fluid) -> float:
-    """S0 = sum_j |V grad W(x_i - x_j)|^2 + |sum_j V grad W|^2 for a particle inside the rest
-    lattice (spacing 2 r): the scale of the density constraint's denominator."""
+def _lattice(c: Fluid, half: bool = False) -> np.ndarray:
+    """Offsets of the rest lattice's points within h of a point at the origin (x >= 0 only with
+    ``half``: a point in the layer next to a wall), the origin excluded."""
     h, spacing = c.kernel, 2.0 * c.particle_radius
     n = int(math.ceil(h / spacing))
     k = np.arange(-n, n + 1)
     d = np.stack(np.meshgrid(k, k, k, indexing="ij"), -1).reshape(-1, 3) * spacing
     r = np.linalg.norm(d, axis=1)
-    keep = (r > 0.0) & (r < h)
-    g = (spacing ** 3) * spiky_coefficient(h) * ((h - r[keep]) ** 2 / r[keep])[:, None] * d[keep]
+    keep = (r > 0.0) & (r < h) & ((d[:, 0] >= 0.0) if half else True)
+    return d[keep]
+
+
+def lattice_density(c: Fluid) -> float:
+    """V sum_j W(x_i - x_j) (the point itself included) inside the rest lattice, relative to the
+    rest density: poly6 on a lattice of spacing h / 2 sums to 1.0098. The solver's poly6 is
+    divided by this, so that the fill starts at rest density."""
+    h = c.kernel
+    r2 = np.sum(_lattice(c) ** 2, axis=1)
+    return float((2.0 * c.particle_radius) ** 3 * poly6_coefficient(h)
+                 * (h ** 6 + np.sum((h * h - r2) ** 3)))
+
+
+def wall_integral(y: float, h: float, coefficient: float) -> float:
+    """F(y) of fluid/types.wgsl: the poly6 integral over the half-space beyond distance y."""
+    def primitive(z: float) -> float:
+        return z * (h ** 8 - 4.0 / 3.0 * h ** 6 * z ** 2 + 1.2 * h ** 4 * z ** 4
+                    - 4.0 / 7.0 * h ** 2 * z ** 6 + z ** 8 / 9.0)
+    y = min(max(y, 0.0), h)
+    return math.pi * coefficient / 4.0 * (primitive(h) - primitive(y))
+
+
+def wall_distance(c: Fluid) -> float:
+    """The distance from the wall at which F of the normalized kernel makes a rest lattice layer
+    touching the wall (centres r from it) sum to the rest density: the walls' planes sit this
+    far from the centres of the particles that touch them (r plus about r/10 for h = 4 r)."""
+    h = c.kernel
+    coefficient = poly6_coefficient(h) / lattice_density(c)
+    r2 = np.sum(_lattice(c, half=True) ** 2, axis=1)
+    real = (2.0 * c.particle_radius) ** 3 * coefficient * (h ** 6 + np.sum((h * h - r2) ** 3))
+    lo, hi = 0.0, h   # F falls from 1/2 to 0 on [0, h]: bisect F(y) = 1 - real
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if wall_integral(mid, h, coefficient) > 1.0 - real else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def lattice_gradient_sum(c: Fluid) -> float:
+    """S0 = sum_j |V grad W(x_i - x_j)|^2 + |sum_j V grad W|^2 for a particle inside the rest
+    lattice (spacing 2 r): the scale of the density constraint's denominator."""
+    h, spacing = c.kernel, 2.0 * c.particle_radius
+    d = _lattice(c)
+    r = np.linalg.norm(d, axis=1)
+    g = (spacing ** 3) * spiky_coefficient(h) * ((h - r) ** 2 / r)[:, None] * d
     return float(np.sum(g * g) + np.sum(np.sum(g, 0) ** 2))
 
 
@@ -198,11 +241,11 @@ class FluidSystem(System):
         rec["lower"] = (*(c.bounds.lower + r), dt)
         rec["upper"] = (*(c.bounds.upper - r), h)
         rec["gravity"] = (*c.gravity, (2.0 * r) ** 3)
-        rec["kernel"] = (poly6_coefficient(h), spiky_coefficient(h), RELAXATION * s0,
-                         c.rest_density)
+        rec["kernel"] = (poly6_coefficient(h) / lattice_density(c), spiky_coefficient(h),
+                         RELAXATION * s0, c.rest_density)
         w_dq = poly6_coefficient(h) * (h * h * (1.0 - S_CORR_RADIUS ** 2)) ** 3
         rec["tension"] = (c.surface_tension / s0, 1.0 / w_dq, c.viscosity, c.vorticity)
-        rec["park"] = (*self._park(c), r)
+        rec["park"] = (*self._park(c), wall_distance(c))
         rec["count"] = self.bodies_count(c)
         return rec.tobytes()
 

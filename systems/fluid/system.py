@@ -50,7 +50,8 @@ S_CORR_RADIUS = 0.2
 PARK_CELLS = 2
 """grid cells below the bounds' lower corner on each axis; free slots park in the lowest,
 which particles inside the bounds (at least this many cells up) never visit"""
-STATE = ("position", "velocity", "density", "alive")
+FOAM_SPEED = 6.0
+"""m/s at which a sprite is drawn fully white (foam); slower ones mix toward the colour"""
 
 
 def poly6_coefficient(h: float) -> float:
@@ -226,8 +227,9 @@ class FluidSystem(System):
         passes.append(self.build.draw(
             f"{e}:fluid:draw", "fluid/draw.wgsl",
             sprite_pipeline(self.device, "fluid/draw.wgsl", "opaque", self.shared.scene_format,
-                            self.shared.depth_format),
-            {"frame": "frame", "look": b["look"], "position": b["position"]},
+                            self.shared.depth_format, fragment="fluid"),
+            {"frame": "frame", "look": b["look"], "position": b["position"],
+             "velocity": b["velocity"]},
             instances=body.n,
             index=(sprite_indices(self.resources, self.key), "uint32", len(SPRITE_INDICES)),
             order=sprite_queue("opaque"), does="a round sprite per live fluid particle"))
@@ -263,7 +265,7 @@ class FluidSystem(System):
         if key != body.look_key:
             look = np.zeros((), LOOK)
             look["color"] = linear_color(c.color)
-            look["size"][0] = 2.0 * c.particle_radius
+            look["size"][:2] = (2.0 * c.particle_radius, FOAM_SPEED)
             self.resources.write(body.buffers["look"], look.tobytes())
             body.look_key = key
 

@@ -32,7 +32,8 @@ from emberfx.app.output import write_atomically
 from emberfx.core.errors import EmberError
 from emberfx.model.colors import linear_color
 
-POINT_FAMILIES = ("emitter", "particle_life", "cloth", "fluid")   # those whose state() has positions
+# the families whose state() has positions
+POINT_FAMILIES = ("emitter", "particle_life", "cloth", "fluid")
 FORMATS = ("npz", "ply", "usd")
 USD_HINT = "pip install 'emberfx[usd]' (usd-core)"
 

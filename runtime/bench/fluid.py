@@ -6,8 +6,6 @@ would need if it only streamed its particle records once per pass (``streamed_GB
 
 from __future__ import annotations
 
-import math
-
 from emberfx.bench.harness import copy_bandwidth, timed_passes
 from emberfx.core.errors import EmberError
 

@@ -170,7 +170,7 @@ class FluidSystem(System):
         self.resources.write(b["position"], rows.tobytes())
         self.resources.write(b["velocity"], np.zeros((n, 4), np.float32).tobytes())
         lower = c.bounds.lower - PARK_CELLS * c.kernel
-        shape = GridShape.covering(lower, c.bounds.upper, c.kernel)
+        shape = GridShape.covering(lower.tolist(), c.bounds.upper.tolist(), c.kernel)
         grid = NeighbourGrid(self.build, f"{name}:fluid:grid", b["predicted0"], n, shape,
                              stride=1, position=0, copy=1, prefix="grid_")
         body = _Body(entity, c, b, grid, [], n, final=c.iterations % 2)

@@ -3,15 +3,18 @@
 // PBF position correction: dp_i = V sum_j (lambda_i + lambda_j + s_corr) grad W(p_i - p_j),
 // plus lambda_i times the walls' density gradient (types.wgsl), with the artificial pressure s_corr = -k (W(r) / W(dq))^4 (Macklin and Mueller 2013; k scaled
 // by the lattice's constraint gradient, see FluidParams.tension), then the corrected prediction
-// clamped into the bounds. Reads one prediction buffer, writes the other (ping-pong), so every
-// particle sees its neighbours' positions from before this pass.
+// moved out of the scene's colliders (collide_particle of emitter/collide.wgsl: sphere, box,
+// plane, SDF) and clamped into the bounds. Reads one prediction buffer, writes the other
+// (ping-pong), so every particle sees its neighbours' positions from before this pass.
 // Workgroup size 64; dispatch ceil(count / 64) workgroups, folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (uniform FluidParams), 1 predicted (read), 2 solve (read),
-//   3 corrected (rw); group 1: the neighbour grid (common/neighbours_query.wgsl)
+//   3 corrected (rw), 7 collision, 8 colliders, 11 scene_depth (emitter/collide.wgsl), 9, 10
+//   (common/volumes.wgsl); group 1: the neighbour grid (common/neighbours_query.wgsl)
 
 //! include common/dispatch.wgsl
 //! include fluid/types.wgsl
 //! include common/neighbours_query.wgsl
+//! include emitter/collide.wgsl
 
 @group(0) @binding(0) var<uniform> params: FluidParams;
 @group(0) @binding(1) var<storage, read> predicted: array<vec4f>;
@@ -45,5 +48,6 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         dp += (lambda_i + solve[j].x + s_corr) * spiky_gradient(d, sqrt(r2), params);
     }
     let moved = p.xyz + params.gravity.w * dp + lambda_i * wall_density(p.xyz, params).gradient;
-    corrected[i] = vec4f(clamp(moved, params.lower.xyz, params.upper.xyz), 1.0);
+    let pushed = collide_particle(moved, vec3f(0.0)).position;
+    corrected[i] = vec4f(clamp(pushed, params.lower.xyz, params.upper.xyz), 1.0);
 }

@@ -5,8 +5,9 @@ substeps), all in the SIMULATE phase:
   <e>:fluid:predict:<s>       v += g dt, p* = x + v dt, clamped into the bounds
   <e>:fluid:grid:*:s<s>       the shared neighbour grid (emberfx.blocks.neighbours) over p*
   <e>:fluid:lambda:<s>:<k>    for each iteration k: densities and the constraint multipliers
-  <e>:fluid:correct:<s>:<k>   position corrections with s_corr, clamped into the bounds
-                              (predictions ping-pong between two buffers)
+  <e>:fluid:correct:<s>:<k>   position corrections with s_corr, out of the scene's colliders
+                              (contacts.py), clamped into the bounds (predictions
+                              ping-pong between two buffers)
   <e>:fluid:update:<s>        v = (p* - x) / dt
   <e>:fluid:curl:<s>          vorticity of the velocities (for confinement)
   <e>:fluid:finish:<s>        XSPH viscosity, vorticity confinement, x = p*
@@ -37,6 +38,7 @@ from emberfx.core.system import EntityRef, Priority, StepInfo, System
 from emberfx.model.colors import linear_color
 from emberfx.model.registry import set_system
 from emberfx.systems.fluid.component import Fluid
+from emberfx.systems.fluid.contacts import FluidContacts
 
 PARAMS = struct_dtype("fluid/types.wgsl", "FluidParams")
 LOOK = struct_dtype("fluid/draw.wgsl", "FluidLook")
@@ -135,6 +137,7 @@ class _Body:
     component: Fluid
     buffers: dict
     grid: NeighbourGrid
+    contacts: FluidContacts
     passes: list
     n: int
     final: int            # which prediction buffer holds p* after the iterations
@@ -173,7 +176,9 @@ class FluidSystem(System):
         shape = GridShape.covering(lower.tolist(), c.bounds.upper.tolist(), c.kernel)
         grid = NeighbourGrid(self.build, f"{name}:fluid:grid", b["predicted0"], n, shape,
                              stride=1, position=0, copy=1, prefix="grid_")
-        body = _Body(entity, c, b, grid, [], n, final=c.iterations % 2)
+        contacts = FluidContacts(self, entity)
+        contacts.refresh()
+        body = _Body(entity, c, b, grid, contacts, [], n, final=c.iterations % 2)
         body.passes = self._passes(body)
         self.bodies[name] = body
         self._write_uniforms(body)
@@ -206,8 +211,9 @@ class FluidSystem(System):
                 passes.append(compute(
                     f"{e}:fluid:correct:{s}:{k}", Phase.SIMULATE, "fluid/correct.wgsl",
                     groups, {"params": params, "predicted": now, "solve": b["solve"],
-                             "corrected": then, **query},
-                    does="each particle's position correction (with s_corr), clamped"))
+                             "corrected": then, **query, **body.contacts.bindings()},
+                    does="each particle's position correction (with s_corr), out of the "
+                         "colliders, clamped into the bounds"))
             final = b[f"predicted{body.final}"]
             passes.append(compute(
                 f"{e}:fluid:update:{s}", Phase.SIMULATE, "fluid/update.wgsl", groups,
@@ -278,8 +284,16 @@ class FluidSystem(System):
     def passes(self) -> list[Pass]:
         return [p for body in self.bodies.values() for p in body.passes]
 
+    def world_changed(self) -> None:
+        """Colliders came or went: an SDF file's samples are uploaded, and the passes rebuilt
+        when its buffer had to grow."""
+        for body in self.bodies.values():
+            if body.contacts.refresh():
+                body.passes = self._passes(body)
+
     def before_step(self, step: StepInfo) -> None:
         for body in self.bodies.values():
+            body.contacts.write_step()
             self._write_uniforms(body)
             body.steps += 1
 

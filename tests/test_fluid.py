@@ -5,6 +5,7 @@ measurements, runs repeat to the byte, and bad input gets one-line errors."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -201,7 +202,7 @@ def _box_distance(x, center, half_size):
     return outside + np.minimum(q.max(axis=1), 0.0)
 
 
-COLLIDERS = {
+COLLIDERS: dict[str, tuple[dict, Callable[[np.ndarray], np.ndarray]]] = {
     "sphere": ({"shape": "sphere", "center": (0.0, 0.15, 0.0), "radius": 0.1},
                lambda x: _sphere_distance(x, (0.0, 0.15, 0.0), 0.1)),
     "box": ({"shape": "box", "center": (0.0, 0.1, 0.0), "half_size": (0.08, 0.06, 0.3)},

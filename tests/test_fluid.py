@@ -237,3 +237,35 @@ def test_fluid_stays_out_of_colliders(gpu, kind):
         assert d.min() > -1e-3, (engine.clock.steps, d.min())
         touching = max(touching, int((d < 2 * fluid.particle_radius).sum()))
     assert touching >= 20, touching
+
+
+def test_a_source_fills_free_slots_at_its_rate(gpu):
+    """A disk source of 600 particles/s pours into an empty corner for 0.5 s (30 steps): 300
+    particles are alive (600 x 0.5; the source stops at the capacity), in slots after the
+    fill's, all inside the bounds; they left the disk and fell."""
+    from emberfx.systems.fluid.component import Source
+
+    fluid = Fluid(particle_radius=0.015, capacity=125 + 300 + 50, iterations=2, substeps=2,
+                  fill=[FillBox(center=(-0.2, 0.075, 0.0), half_size=(0.075, 0.075, 0.075))],
+                  sources=[Source(position=(0.15, 0.45, 0.0), direction=(0.0, -1.0, 0.0),
+                                  radius=0.05, speed=1.0, rate=600.0)],
+                  bounds=Bounds(center=(0.0, 0.3, 0.0), half_size=(0.3, 0.3, 0.15)))
+    assert fluid.fill_count == 125
+    engine = fluid_engine(fluid)
+    for _ in range(30):
+        engine.step()
+    state = engine.state("water")
+    alive = state["alive"]
+    assert alive.sum() == 425 and alive[:425].all() and not alive[425:].any()
+    x = state["position"][alive].astype(np.float64)
+    r = fluid.particle_radius
+    assert (x - r >= fluid.bounds.lower - 1e-6).all() and (x + r <= fluid.bounds.upper + 1e-6).all()
+    assert x[125:, 1].min() < 0.3   # the poured particles fell from the disk at 0.45
+
+
+def test_sources_need_free_slots():
+    with pytest.raises(SceneError) as info:
+        loads_scene('[[entity]]\nname = "water"\n[entity.fluid]\n'
+                    'sources = [{ position = [0, 0.5, 0], rate = 100.0 }]\n', path="f.toml")
+    message = str(info.value)
+    assert "\n" not in message and "fluid.capacity" in message and "sources" in message

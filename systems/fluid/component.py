@@ -43,6 +43,19 @@ class FillBox(Tracked):
 
 
 @dataclass(slots=True)
+class Source(Tracked):
+    """A disk inflow: ``rate`` particles a second enter at ``position`` across a disk of
+    ``radius`` facing ``direction``, moving at ``speed`` along it."""
+    position: Vec3 = live((0.0, 0.0, 0.0))
+    direction: Vec3 = live((0.0, -1.0, 0.0))
+    radius: Positive = live(0.05)
+    speed: NonNegative = live(1.0)
+    """m/s"""
+    rate: NonNegative = live(1000.0)
+    """particles per second (until the fluid's capacity is full)"""
+
+
+@dataclass(slots=True)
 class Bounds(Tracked):
     """The box the fluid stays in (its particles' spheres stay inside)."""
     center: Vec3 = rebuild((0.0, 0.0, 0.0))
@@ -83,6 +96,8 @@ class Fluid(Tracked):
     """boxes of fluid at the start (reload)"""
     bounds: Bounds = rebuild(default_factory=Bounds)
     """the box the fluid stays in (reload)"""
+    sources: list[Source] = live(default_factory=list)
+    """disk inflows that fill the free slots (capacity beyond the fill)"""
     capacity: Annotated[int, msgspec.Meta(ge=1, le=MAX_PARTICLES)] | None = rebuild(None)
     """particle slots; None: exactly the particles of `fill` (reload)"""
     look: Literal["particles"] = live("particles")
@@ -139,6 +154,22 @@ class Fluid(Tracked):
         if self.capacity is not None and self.capacity < filled:
             raise ValueError(f"capacity: expected at least the {filled:,} particles of fill, "
                              f"found {self.capacity:,}")
+        for k, source in enumerate(self.sources):
+            values = (*source.position, *source.direction, source.radius, source.speed,
+                      source.rate)
+            if not all(math.isfinite(v) for v in values):
+                raise ValueError(f"sources[{k}]: expected finite numbers, found {values}")
+            if not any(source.direction):
+                raise ValueError(f"sources[{k}].direction: expected a non-zero vector, found "
+                                 f"{_vec(source.direction)}")
+            if np.any(np.asarray(source.position) < lower) or np.any(
+                    np.asarray(source.position) > upper):
+                raise ValueError(f"sources[{k}].position: expected a point inside bounds "
+                                 f"({_vec(lower)} to {_vec(upper)}), found "
+                                 f"{_vec(source.position)}")
+        if self.sources and self.slots <= filled:
+            raise ValueError(f"capacity: expected more slots than the {filled:,} particles of "
+                             f"fill, for sources to fill, found {self.capacity}")
         check_colors(self, "color")
 
     @property

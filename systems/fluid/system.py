@@ -11,7 +11,8 @@ substeps), all in the SIMULATE phase:
   <e>:fluid:update:<s>        v = (p* - x) / dt
   <e>:fluid:curl:<s>          vorticity of the velocities (for confinement)
   <e>:fluid:finish:<s>        XSPH viscosity, vorticity confinement, x = p*
-and RENDER <e>:fluid:draw, a sprite per live particle (look = "particles").
+and RENDER <e>:fluid:draw, a sprite per live particle (look = "particles"). Before a step,
+the sources' new particles are written into the next free slots (sources.py).
 
 Each pass is one invocation per particle slot, every sum over neighbours runs in the grid's
 slot order, and no pass adds floats atomically: two runs give the same bytes. Free slots (a
@@ -39,6 +40,7 @@ from emberfx.model.colors import linear_color
 from emberfx.model.registry import set_system
 from emberfx.systems.fluid.component import Fluid
 from emberfx.systems.fluid.contacts import FluidContacts
+from emberfx.systems.fluid.sources import Inflow
 
 PARAMS = struct_dtype("fluid/types.wgsl", "FluidParams")
 LOOK = struct_dtype("fluid/draw.wgsl", "FluidLook")
@@ -138,6 +140,7 @@ class _Body:
     buffers: dict
     grid: NeighbourGrid
     contacts: FluidContacts
+    inflow: Inflow
     passes: list
     n: int
     final: int            # which prediction buffer holds p* after the iterations
@@ -178,7 +181,8 @@ class FluidSystem(System):
                              stride=1, position=0, copy=1, prefix="grid_")
         contacts = FluidContacts(self, entity)
         contacts.refresh()
-        body = _Body(entity, c, b, grid, contacts, [], n, final=c.iterations % 2)
+        body = _Body(entity, c, b, grid, contacts, Inflow(len(filled)), [], n,
+                     final=c.iterations % 2)
         body.passes = self._passes(body)
         self.bodies[name] = body
         self._write_uniforms(body)
@@ -295,6 +299,9 @@ class FluidSystem(System):
         for body in self.bodies.values():
             body.contacts.write_step()
             self._write_uniforms(body)
+            for slot, rows in body.inflow.step(body.component, step.dt, body.n):
+                self.resources.write(body.buffers["position"], rows[:, 0].tobytes(), 16 * slot)
+                self.resources.write(body.buffers["velocity"], rows[:, 1].tobytes(), 16 * slot)
             body.steps += 1
 
     def state(self, entity: EntityRef) -> dict[str, np.ndarray]:

@@ -269,3 +269,23 @@ def test_sources_need_free_slots():
                     'sources = [{ position = [0, 0.5, 0], rate = 100.0 }]\n', path="f.toml")
     message = str(info.value)
     assert "\n" not in message and "fluid.capacity" in message and "sources" in message
+
+
+def test_live_and_rebuild_edits_take_effect(gpu):
+    """gravity is live: turned sideways, the fluid flows to +x on the next steps (its particles
+    kept); iterations rebuilds: the step then has that many correction passes per substep."""
+    fluid = Fluid(particle_radius=0.02, iterations=2, substeps=1,
+                  fill=[FillBox(center=(0.0, 0.1, 0.0), half_size=(0.1, 0.1, 0.1))],
+                  bounds=Bounds(center=(0.0, 0.3, 0.0), half_size=(0.4, 0.3, 0.1)))
+    engine = fluid_engine(fluid)
+    engine.step(3)
+    before = engine.state("water")["position"][:, 0].mean()
+    engine.entity("water").fluid.gravity = (9.81, -9.81, 0.0)
+    engine.step(10)
+    after = engine.state("water")["position"][:, 0].mean()
+    assert after > before + 0.05, (before, after)
+    assert sum(":fluid:correct:" in name for name in engine.passes()) == 2
+    engine.entity("water").fluid.iterations = 5
+    engine.step()
+    assert sum(":fluid:correct:" in name for name in engine.passes()) == 5
+    assert np.isfinite(engine.state("water")["position"]).all()

@@ -182,6 +182,8 @@ def test_export_writes_the_live_particles(gpu, tmp_path):
     ("fill = []", ["fluid.fill", "at least one box"]),
     ("gravity = [0, nan, 0]", ["fluid.gravity", "finite", "nan"]),
     ("particle_radius = 0.0001", ["fluid.bounds.half_size", "at most 67,108,864 grid cells"]),
+    ("capacity = 5000\nsources = [{ position = [0, 0.5, 0], radius = 0.05, speed = 1.0, "
+     "rate = 1000.0 }]", ["fluid.sources[0].rate", "at most 125 particles/s", "found 1000"]),
 ])
 def test_bad_input_gets_one_line_scene_errors(text, pieces):
     with pytest.raises(SceneError) as info:
@@ -248,7 +250,7 @@ def test_a_source_fills_free_slots_at_its_rate(gpu):
     fluid = Fluid(particle_radius=0.015, capacity=125 + 300 + 50, iterations=2, substeps=2,
                   fill=[FillBox(center=(-0.2, 0.075, 0.0), half_size=(0.075, 0.075, 0.075))],
                   sources=[Source(position=(0.15, 0.45, 0.0), direction=(0.0, -1.0, 0.0),
-                                  radius=0.05, speed=1.0, rate=600.0)],
+                                  radius=0.05, speed=2.0, rate=600.0)],
                   bounds=Bounds(center=(0.0, 0.3, 0.0), half_size=(0.3, 0.3, 0.15)))
     assert fluid.fill_count == 125
     engine = fluid_engine(fluid)

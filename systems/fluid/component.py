@@ -42,6 +42,18 @@ class FillBox(Tracked):
     half_size: Size3 = rebuild((0.25, 0.25, 0.25))
 
 
+def disk_offsets(radius: float, spacing: float) -> np.ndarray:
+    """(M, 2): the points of a square lattice of ``spacing`` within ``radius`` of the centre
+    (the centre at least), ordered by distance, then angle."""
+    n = int(radius / spacing)
+    i, j = np.meshgrid(np.arange(-n, n + 1), np.arange(-n, n + 1), indexing="ij")
+    a, b = i.reshape(-1) * spacing, j.reshape(-1) * spacing
+    keep = a * a + b * b <= radius * radius + 1e-12
+    a, b = a[keep], b[keep]
+    order = np.lexsort((np.arctan2(b, a), np.round(np.hypot(a, b) / spacing, 6)))
+    return np.stack([a[order], b[order]], -1)
+
+
 @dataclass(slots=True)
 class Source(Tracked):
     """A disk inflow: ``rate`` particles a second enter at ``position`` across a disk of
@@ -51,8 +63,9 @@ class Source(Tracked):
     radius: Positive = live(0.05)
     speed: NonNegative = live(1.0)
     """m/s"""
-    rate: NonNegative = live(1000.0)
-    """particles per second (until the fluid's capacity is full)"""
+    rate: NonNegative = live(300.0)
+    """particles per second (until the fluid's capacity is full); at most a lattice layer of
+    the disk each 2 x particle_radius the flow moves"""
 
 
 @dataclass(slots=True)
@@ -167,6 +180,12 @@ class Fluid(Tracked):
                 raise ValueError(f"sources[{k}].position: expected a point inside bounds "
                                  f"({_vec(lower)} to {_vec(upper)}), found "
                                  f"{_vec(source.position)}")
+            most = len(disk_offsets(source.radius, 2.0 * r)) * source.speed / (2.0 * r)
+            if source.rate > most:
+                raise ValueError(f"sources[{k}].rate: expected at most {most:,.0f} particles/s "
+                                 f"(the disk's {len(disk_offsets(source.radius, 2.0 * r))} "
+                                 f"lattice points x speed / (2 x particle_radius): more would "
+                                 f"start inside each other), found {source.rate:g}")
         if self.sources and self.slots <= filled:
             raise ValueError(f"capacity: expected more slots than the {filled:,} particles of "
                              f"fill, for sources to fill, found {self.capacity}")

@@ -4,8 +4,8 @@ so which slot gets which particle is the same on every run.
 
 A source's particles sit on a square lattice of spacing 2 x particle_radius across its disk
 (centres within the radius), taken in turn; a step's particles are spread back along the
-direction over the distance the flow moves in a step, so that they do not start on top of each
-other.
+direction over the distance the flow moves in a step (the component caps the rate at a lattice
+layer each 2 x particle_radius of flow, so that they do not start inside each other).
 """
 
 from __future__ import annotations
@@ -14,26 +14,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from emberfx.systems.fluid.component import Fluid, Source
+from emberfx.systems.fluid.component import Fluid, Source, disk_offsets
 
 
 def disk_points(source: Source, particle_radius: float) -> np.ndarray:
-    """(M, 3): the lattice points of the source's disk (at least its centre), ordered by ring
-    distance then angle."""
+    """(M, 3): the lattice points of the source's disk (component.disk_offsets) in the world."""
     d = np.asarray(source.direction, np.float64)
     d /= np.linalg.norm(d)
     helper = np.array([1.0, 0.0, 0.0]) if abs(d[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
     u = np.cross(d, helper)
     u /= np.linalg.norm(u)
     v = np.cross(d, u)
-    spacing = 2.0 * particle_radius
-    n = int(source.radius / spacing)
-    i, j = np.meshgrid(np.arange(-n, n + 1), np.arange(-n, n + 1), indexing="ij")
-    a, b = i.reshape(-1) * spacing, j.reshape(-1) * spacing
-    keep = a * a + b * b <= source.radius ** 2 + 1e-12
-    a, b = a[keep], b[keep]
-    order = np.lexsort((np.arctan2(b, a), np.round(np.hypot(a, b) / spacing, 6)))
-    return (np.asarray(source.position) + np.outer(a[order], u) + np.outer(b[order], v))
+    ab = disk_offsets(source.radius, 2.0 * particle_radius)
+    return np.asarray(source.position) + np.outer(ab[:, 0], u) + np.outer(ab[:, 1], v)
 
 
 @dataclass

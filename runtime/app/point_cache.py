@@ -1,4 +1,5 @@
-"""Point caches: the particles of emitters, particle-life swarms and cloths as npz, PLY or USD.
+"""Point caches: the particles of emitters, particle-life swarms, cloths and fluids as npz, PLY
+or USD.
 
 What a point set holds (``points_of``): every array that ``Engine.state(name)`` returns for the
 entity with one row per point (so custom attributes come along by name, whatever they are), the

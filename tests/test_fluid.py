@@ -158,16 +158,22 @@ def _copy(fluid: Fluid, **changes) -> Fluid:
     return Fluid(**{**fields, **changes})
 
 
-def test_export_writes_the_live_particles(gpu, tmp_path):
+@pytest.mark.parametrize("fmt", ["npz", "ply"])
+def test_export_writes_the_live_particles(gpu, tmp_path, fmt):
+    """Only alive slots are written, with velocity and density as attributes."""
     fluid = Fluid(particle_radius=0.02, capacity=200, iterations=1, substeps=1,
                   fill=[FillBox(center=(0.0, 0.1, 0.0), half_size=(0.1, 0.1, 0.1))],
                   bounds=Bounds(center=(0.0, 0.3, 0.0), half_size=(0.2, 0.3, 0.2)))
     engine = fluid_engine(fluid)
     engine.step()
-    (path,) = engine.export(tmp_path, "npz")
-    with np.load(path) as data:
-        assert data["position"].shape == (125, 3)
-        assert set(data.files) >= {"id", "position", "velocity", "density"}
+    (path,) = engine.export(tmp_path, fmt)
+    if fmt == "npz":
+        with np.load(path) as data:
+            assert data["position"].shape == (125, 3)
+            assert set(data.files) >= {"id", "position", "velocity", "density"}
+    else:
+        header = path.read_bytes().split(b"end_header")[0].decode()
+        assert "element vertex 125" in header and "property float density" in header
 
 
 @pytest.mark.parametrize(("text", "pieces"), [

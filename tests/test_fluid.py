@@ -297,3 +297,44 @@ def test_live_and_rebuild_edits_take_effect(gpu):
     engine.step()
     assert sum(":fluid:correct:" in name for name in engine.passes()) == 5
     assert np.isfinite(engine.state("water")["position"]).all()
+
+
+RELOADED = """
+[scene]
+seed = 7
+[camera]
+kind = "orthographic"
+[[entity]]
+name = "water"
+[entity.fluid]
+particle_radius = 0.02
+iterations = 2
+substeps = 1
+viscosity = 0.01
+capacity = 200
+fill = [{ center = [0.0, 0.1, 0.0], half_size = [0.1, 0.1, 0.1] }]
+bounds = { center = [0.0, 0.3, 0.0], half_size = [0.3, 0.3, 0.3] }
+"""
+
+
+def test_hot_reload_keeps_the_particles_on_a_live_edit_and_rebuilds_on_a_new_fill(gpu):
+    """A reload that changes viscosity keeps the particles; one that changes the fill starts
+    the fluid again from it; one with a bad value is refused and the fluid runs on."""
+    engine = Engine(loads_scene(RELOADED, "f.toml"), size=(32, 32))
+    engine.step(5)
+    before = engine.state("water")["position"]
+    plan = engine.reload(loads_scene(RELOADED.replace("viscosity = 0.01", "viscosity = 0.2"),
+                                     "f.toml"))
+    assert plan.updated == [("water", "fluid")]
+    np.testing.assert_array_equal(engine.state("water")["position"], before)
+    assert engine.entity("water").fluid.viscosity == 0.2
+    engine.reload(loads_scene(RELOADED.replace("half_size = [0.1, 0.1, 0.1]",
+                                               "half_size = [0.1, 0.05, 0.1]"), "f.toml"))
+    state = engine.state("water")
+    y = state["position"][state["alive"], 1]
+    assert int(state["alive"].sum()) == 5 * 2 * 5 and 0.05 < y.min() and y.max() < 0.15
+    with pytest.raises(SceneError):
+        engine.reload(loads_scene(RELOADED.replace("capacity = 200", "capacity = 3"), "f.toml"))
+    engine.step(2)
+    assert int(engine.state("water")["alive"].sum()) == 50
+    engine.close()

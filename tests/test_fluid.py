@@ -338,3 +338,12 @@ def test_hot_reload_keeps_the_particles_on_a_live_edit_and_rebuilds_on_a_new_fil
     engine.step(2)
     assert int(engine.state("water")["alive"].sum()) == 50
     engine.close()
+
+
+def test_bench_fluid_times_a_step(gpu):
+    from emberfx.bench.fluid import bench_fluid
+
+    (row,) = bench_fluid(sizes=(512,))
+    assert row["unit"] == "steps/s" and row["value"] > 0.0 and row["particles"] == 8 ** 3
+    assert row["ms"] == pytest.approx(1e3 / row["value"])
+    assert sum(":fluid:correct:" in name for name in [row["name"]]) == 0 and row["passes"] > 10

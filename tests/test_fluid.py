@@ -341,9 +341,12 @@ def test_hot_reload_keeps_the_particles_on_a_live_edit_and_rebuilds_on_a_new_fil
 
 
 def test_bench_fluid_times_a_step(gpu):
+    """One row: steps per second of 512 particles, timing every pass of the step."""
     from emberfx.bench.fluid import bench_fluid
 
     (row,) = bench_fluid(sizes=(512,))
     assert row["unit"] == "steps/s" and row["value"] > 0.0 and row["particles"] == 8 ** 3
     assert row["ms"] == pytest.approx(1e3 / row["value"])
-    assert sum(":fluid:correct:" in name for name in [row["name"]]) == 0 and row["passes"] > 10
+    # predict, the grid's clear, assign, scan (1 or more), scatter and order, 4 x (lambda,
+    # correct), update, curl and finish
+    assert row["passes"] >= 1 + 5 + 2 * 4 + 3

@@ -258,7 +258,7 @@ def test_bad_input_is_one_line(gpu, scene_file, tmp_path, monkeypatch):
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1] == (
         "emberfx: error: scene 'Empty': nothing to export (no emitter, particle_life, "
-        "cloth entity)")
+        "cloth, fluid entity)")
 
     engine = _engine(scene_file)
     try:

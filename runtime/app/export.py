@@ -1,5 +1,6 @@
 """``emberfx export SCENE --frames N [--every K] --out DIR [--format npz|ply|usd]`` and
-``Engine.export(folder, format)``: point caches of every emitter, particle-life swarm and cloth.
+``Engine.export(folder, format)``: point caches of every emitter, particle-life swarm, cloth and
+fluid.
 
 The run steps the scene N fixed steps and samples steps K, 2K, ... (at most N; the step count
 since the scene started). Each sampled step writes, for each entity with points,
@@ -29,7 +30,7 @@ from emberfx.app.output import STOP_NOTICE, Progress
 from emberfx.core.errors import EmberError, UsageError
 from emberfx.engine import interrupts
 
-HELP = "write point caches of SCENE's emitters, swarms and cloths (npz, ply or usd files)"
+HELP = "write point caches of SCENE's emitters, swarms, cloths and fluids (npz, ply or usd files)"
 
 
 def add_arguments(s: argparse.ArgumentParser) -> None:

@@ -1,4 +1,5 @@
-"""Point caches: the particles of emitters, particle-life swarms and cloths as npz, PLY or USD.
+"""Point caches: the particles of emitters, particle-life swarms, cloths and fluids as npz, PLY
+or USD.
 
 What a point set holds (``points_of``): every array that ``Engine.state(name)`` returns for the
 entity with one row per point (so custom attributes come along by name, whatever they are), the
@@ -32,7 +33,8 @@ from emberfx.app.output import write_atomically
 from emberfx.core.errors import EmberError
 from emberfx.model.colors import linear_color
 
-POINT_FAMILIES = ("emitter", "particle_life", "cloth")   # those whose state() has positions
+# the families whose state() has positions
+POINT_FAMILIES = ("emitter", "particle_life", "cloth", "fluid")
 FORMATS = ("npz", "ply", "usd")
 USD_HINT = "pip install 'emberfx[usd]' (usd-core)"
 

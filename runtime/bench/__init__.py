@@ -12,7 +12,7 @@ world one GPU holds, docs/scaling.md); scaling.py sweeps sizes and plots.py draw
 and the copy-bandwidth rooflines; host.py times a fixed Python workload, so that a CPU figure can
 be told from the speed of the host it ran on. lifelib.py and taichi.py run the optional
 third-party baselines when those packages are installed. neighbours.py times the shared
-neighbour grid block (emberfx.blocks.neighbours) on its own.
+neighbour grid block (emberfx.blocks.neighbours) on its own; fluid.py the fluid family's step.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from emberfx.bench.capacity import bench_capacity
 from emberfx.bench.cloth import bench_cloth
 from emberfx.bench.emitter import bench_emitter
 from emberfx.bench.export import bench_export
+from emberfx.bench.fluid import bench_fluid
 from emberfx.bench.fractal import bench_fractal
 from emberfx.bench.frame import bench_frame
 from emberfx.bench.life import bench_life
@@ -40,7 +41,7 @@ BENCHMARKS = {"emitter": bench_emitter, "life": bench_life, "particle_life": ben
               "cloth": bench_cloth, "fractal": bench_fractal, "post": bench_post,
               "frame": bench_frame, "looks": bench_looks, "sweep": bench_sweep,
               "export": bench_export, "modifiers": bench_modifiers, "many": bench_many,
-              "capacity": bench_capacity, "neighbours": bench_neighbours}
+              "capacity": bench_capacity, "neighbours": bench_neighbours, "fluid": bench_fluid}
 NAMES = list(BENCHMARKS)
 
 

@@ -330,7 +330,7 @@ class Engine:
         return f"the frame of step {self.clock.steps} (entities: {shown or 'none'})"
 
     def export(self, folder, format: str = "npz") -> list:
-        """Write the current state of every emitter, particle-life swarm and cloth to
+        """Write the current state of every emitter, particle-life swarm, cloth and fluid to
         ``folder`` as point caches (npz, ply or usd; app/export.py); returns the paths."""
         return app_hooks.hook(app_hooks.EXPORT)(self, folder, format)
 

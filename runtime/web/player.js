@@ -195,7 +195,9 @@
       const spec = trace.states[name];
       if (!spec) throw new Error(`no state for '${name}' in this page`);
       const enc = device.createCommandEncoder();
-      const staging = spec.reads.map(([buffer, offset, size]) => {
+      // the reads of this step's parity (a family alternating two buffers: web/record.py)
+      const reads = (spec.parity && spec.parity[String(api.step % 2)]) || spec.reads;
+      const staging = reads.map(([buffer, offset, size]) => {
         const padded = Math.ceil(size / 4) * 4;
         const s = device.createBuffer({ size: padded,
           usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });

@@ -83,7 +83,10 @@ def record(scene, frames: int, size: tuple[int, int] | None = None, *, scripts=T
         try:
             setup = trace.add(calls)
             steps, draws = [], []
-            for _ in range(frames):
+            # what engine.state reads after the last two steps: a family that alternates two
+            # buffers (Life) holds its state in the other one after a step of the other parity
+            by_parity: dict[int, dict] = {}
+            for k in range(frames):
                 trace.begin_step()
                 with recording(DEVICE_METHODS) as calls:
                     engine.step(1)
@@ -91,14 +94,12 @@ def record(scene, frames: int, size: tuple[int, int] | None = None, *, scripts=T
                 with recording(DEVICE_METHODS) as calls:
                     engine.draw_to(output)
                 draws.append(trace.add(calls))
-            states = {}
-            for name in engine.entity_names():
-                with recording(DEVICE_METHODS) as calls:
-                    state = engine.state(name)
-                kind = state_kind(state)
-                if kind is not None:
-                    states[name] = {"kind": kind, "reads": reads_of(trace, calls),
-                                    "shapes": {k: list(v.shape) for k, v in state.items()}}
+                if k >= frames - 2:
+                    by_parity[(k + 1) % 2] = state_reads(engine, trace)
+            states = by_parity[frames % 2]
+            for name, spec in states.items():
+                spec["parity"] = {str(p): reads[name]["reads"] for p, reads in by_parity.items()
+                                  if name in reads}
             poster = engine.render()
             recorded = {
                 "version": 1,
@@ -118,6 +119,20 @@ def record(scene, frames: int, size: tuple[int, int] | None = None, *, scripts=T
             return recorded
         finally:
             engine.close()
+
+
+def state_reads(engine: Engine, trace: Trace) -> dict[str, dict]:
+    """For each entity whose state the page can give: how it decodes, the buffer ranges
+    ``engine.state`` reads now, and the arrays' shapes."""
+    states = {}
+    for name in engine.entity_names():
+        with recording(DEVICE_METHODS) as calls:
+            state = engine.state(name)
+        kind = state_kind(state)
+        if kind is not None:
+            states[name] = {"kind": kind, "reads": reads_of(trace, calls),
+                            "shapes": {k: list(v.shape) for k, v in state.items()}}
+    return states
 
 
 def camera_of(engine: Engine) -> dict:

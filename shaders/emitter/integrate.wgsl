@@ -5,7 +5,7 @@
 // Ages and integrates an alive particle: per substep h = fixed_dt / substeps,
 // a = gravity - drag v + sum of the forces (attractors, fields, vector fields); v += a h;
 // x += v h (semi-implicit Euler); then, with HAS_COLLISIONS, out of every solid it entered with
-// the collision response (emitter/collide.wgsl). A particle in a kill zone or an attractor's
+// the collision response (common/collide.wgsl). A particle in a kill zone or an attractor's
 // kill radius dies, and one that touched a collider loses its material's lifetime share (or
 // dies, with kill). With EVENT_KINDS, its death, collision and age events of the step are
 // marked for the sub-emitters (emitter/event_marks.wgsl). An emitter's `update` modifier runs
@@ -29,7 +29,7 @@
 
 //! include common/random.wgsl
 //! include emitter/fields.wgsl
-//! include emitter/collide.wgsl
+//! include common/collide.wgsl
 //! include emitter/types.wgsl
 //! include emitter/event_marks.wgsl
 //! include emitter/modifiers.wgsl
@@ -44,7 +44,7 @@ override HAS_COLLISIONS: bool = false;
 @group(0) @binding(2) var<storage, read_write> particles: array<Particle>;
 @group(0) @binding(5) var<storage, read> forces: array<Force>;
 @group(0) @binding(6) var<storage, read> block_owner: array<u32>;
-// bindings 7, 8, 11: what particles touch (declared in emitter/collide.wgsl); 9, 10: the
+// bindings 7, 8, 11: what particles touch (declared in common/collide.wgsl); 9, 10: the
 // volumes vector fields and SDFs sample (common/volumes.wgsl)
 
 // this workgroup's emitter: its record and its index in the batch (private, so that modifier

@@ -3,18 +3,18 @@
 // PBF position correction: dp_i = V sum_j (lambda_i + lambda_j + s_corr) grad W(p_i - p_j),
 // plus lambda_i times the walls' density gradient (types.wgsl), with the artificial pressure s_corr = -k (W(r) / W(dq))^4 (Macklin and Mueller 2013; k scaled
 // by the lattice's constraint gradient, see FluidParams.tension), then the corrected prediction
-// moved out of the scene's colliders (collide_particle of emitter/collide.wgsl: sphere, box,
+// moved out of the scene's colliders (collide_particle of common/collide.wgsl: sphere, box,
 // plane, SDF) and clamped into the bounds. Reads one prediction buffer, writes the other
 // (ping-pong), so every particle sees its neighbours' positions from before this pass.
 // Workgroup size 64; dispatch ceil(count / 64) workgroups, folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (uniform FluidParams), 1 predicted (read), 2 solve (read),
-//   3 corrected (rw), 7 collision, 8 colliders, 11 scene_depth (emitter/collide.wgsl), 9, 10
+//   3 corrected (rw), 7 collision, 8 colliders, 11 scene_depth (common/collide.wgsl), 9, 10
 //   (common/volumes.wgsl); group 1: the neighbour grid (common/neighbours_query.wgsl)
 
 //! include common/dispatch.wgsl
 //! include fluid/types.wgsl
 //! include common/neighbours_query.wgsl
-//! include emitter/collide.wgsl
+//! include common/collide.wgsl
 
 @group(0) @binding(0) var<uniform> params: FluidParams;
 @group(0) @binding(1) var<storage, read> predicted: array<vec4f>;

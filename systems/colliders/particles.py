@@ -1,5 +1,5 @@
 """Colliders as an emitter's update reads them: ``SolidCollider`` records and the
-``CollisionSet`` header of shaders/emitter/collide.wgsl (which documents the response), and
+``CollisionSet`` header of shaders/common/collide.wgsl (which documents the response), and
 the ``VolumeRef`` of a volume's box (shaders/common/volumes.wgsl).
 """
 
@@ -13,11 +13,11 @@ from emberfx.core import wgsl
 from emberfx.core.layout import struct_dtype
 from emberfx.model.transforms import rotation_matrix
 
-SOLID = struct_dtype("emitter/collide.wgsl", "SolidCollider")
-COLLISION_SET = struct_dtype("emitter/collide.wgsl", "CollisionSet")
+SOLID = struct_dtype("common/collide.wgsl", "SolidCollider")
+COLLISION_SET = struct_dtype("common/collide.wgsl", "CollisionSet")
 VOLUME_REF = struct_dtype("common/volumes.wgsl", "VolumeRef")
 # {"sphere": 0, "plane": 1, "box": 2, "sdf_volume": 3, "sdf_sphere": 4, ..., "depth": 7}
-SOLID_KINDS = wgsl.enum_constants("emitter/collide.wgsl", "SOLID")
+SOLID_KINDS = wgsl.enum_constants("common/collide.wgsl", "SOLID")
 
 
 def solid_kind(c) -> str:

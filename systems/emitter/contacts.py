@@ -3,7 +3,7 @@
 arrays). One ``Contacts`` per emitter entity owns four registry buffers the update pass binds:
 
   <e>/collision     CollisionSet: material, collider count, the last render's view (depth)
-  <e>/colliders     SolidCollider records (emitter/collide.wgsl), MAX_FORCES of them
+  <e>/colliders     SolidCollider records (common/collide.wgsl), MAX_FORCES of them
   <e>/volume_refs   VolumeRef records (common/volumes.wgsl): each volume's box, grid, offset
   <e>/volumes       every volume's samples, packed (systems/forces/volumes.py)
 

@@ -95,7 +95,7 @@ def _integration(system: EmitterHost, pool: Pool, sim: Simulation,
     force entities (HAS_FORCES; much faster on CPU backends) and the code of force kinds the
     scene lacks (FORCE_KINDS), collisions without a collision material and colliders
     (HAS_COLLISIONS), the code of collider kinds that do not act on it (SOLID_KINDS,
-    emitter/collide.wgsl says why) and vector field sampling without vector fields
+    common/collide.wgsl says why) and vector field sampling without vector fields
     (HAS_VECTOR_FIELDS)."""
     b = sim.buffers
     force_kinds, solid_kinds, has_fields = pool.variant

@@ -1,5 +1,5 @@
 """The colliders a fluid's particles stay out of: every collider entity in the scene (sphere,
-box, plane, SDF), packed as the records of shaders/emitter/collide.wgsl, whose
+box, plane, SDF), packed as the records of shaders/common/collide.wgsl, whose
 ``collide_particle`` the correction pass calls (systems/colliders/particles.py packs them, as
 for emitters). Four registry buffers of the fluid entity:
 

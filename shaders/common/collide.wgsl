@@ -1,6 +1,6 @@
-// emitter/collide.wgsl: particles against solids (no pass of its own; emitter/update.wgsl calls
-// collide_particle after each substep's position update). systems/colliders/particles.py packs
-// the records.
+// common/collide.wgsl: particles against solids (no pass of its own; emitter/update.wgsl calls
+// collide_particle after each substep's position update, fluid/correct.wgsl after each solver
+// iteration's correction). systems/colliders/particles.py packs the records.
 // Bindings (group 0) of the including pass: 7 collision (read: CollisionSet), 8 colliders
 // (read: SolidCollider records), 11 scene_depth (texture_depth_2d: what the last render drew),
 // and 9, 10 of common/volumes.wgsl.

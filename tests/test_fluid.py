@@ -190,6 +190,10 @@ def test_export_writes_the_live_particles(gpu, tmp_path, fmt):
     ("particle_radius = 0.0001", ["fluid.bounds.half_size", "at most 67,108,864 grid cells"]),
     ("capacity = 5000\nsources = [{ position = [0, 0.5, 0], radius = 0.05, speed = 1.0, "
      "rate = 1000.0 }]", ["fluid.sources[0].rate", "at most 125 particles/s", "found 1000"]),
+    # a disk far wider than any fluid: refused before its lattice is laid out (it would not fit
+    # in memory)
+    ("capacity = 5000\nsources = [{ position = [0, 0.5, 0], radius = 1e20 }]",
+     ["fluid.sources[0].radius", "at most 16,777,216 lattice points", "found radius 1e+20"]),
 ])
 def test_bad_input_gets_one_line_scene_errors(text, pieces):
     with pytest.raises(SceneError) as info:

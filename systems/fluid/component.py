@@ -42,6 +42,12 @@ class FillBox(Tracked):
     half_size: Size3 = rebuild((0.25, 0.25, 0.25))
 
 
+def _bounds(bounds) -> str:
+    """The bounds as an error names them: both fields, and the box they make."""
+    return (f"bounds (center {_vec(bounds.center)}, half_size {_vec(bounds.half_size)}: "
+            f"{_vec(bounds.lower)} to {_vec(bounds.upper)})")
+
+
 def disk_offsets(radius: float, spacing: float) -> np.ndarray:
     """(M, 2): the points of a square lattice of ``spacing`` within ``radius`` of the centre
     (the centre at least), ordered by distance, then angle."""
@@ -158,8 +164,8 @@ class Fluid(Tracked):
                 raise ValueError(f"fill[{k}].half_size: expected at least particle_radius "
                                  f"({r:g}) per axis, found {_vec(box.half_size)}")
             if np.any(c - s < lower - 1e-9) or np.any(c + s > upper + 1e-9):
-                raise ValueError(f"fill[{k}]: expected a box inside bounds ({_vec(lower)} to "
-                                 f"{_vec(upper)}), found {_vec(c - s)} to {_vec(c + s)}")
+                raise ValueError(f"fill[{k}]: expected a box inside {_bounds(bounds)}, found "
+                                 f"{_vec(c - s)} to {_vec(c + s)}")
         filled = self.fill_count
         if filled > MAX_PARTICLES:
             raise ValueError(f"fill: expected at most {MAX_PARTICLES:,} particles, found "
@@ -177,9 +183,14 @@ class Fluid(Tracked):
                                  f"{_vec(source.direction)}")
             if np.any(np.asarray(source.position) < lower) or np.any(
                     np.asarray(source.position) > upper):
-                raise ValueError(f"sources[{k}].position: expected a point inside bounds "
-                                 f"({_vec(lower)} to {_vec(upper)}), found "
-                                 f"{_vec(source.position)}")
+                raise ValueError(f"sources[{k}].position: expected a point inside "
+                                 f"{_bounds(bounds)}, found {_vec(source.position)}")
+            across = source.radius / (2.0 * r)   # lattice spacings across the disk's radius
+            if math.pi * across * across > MAX_PARTICLES:
+                raise ValueError(f"sources[{k}].radius: expected a disk of at most "
+                                 f"{MAX_PARTICLES:,} lattice points of 2 x particle_radius, "
+                                 f"found radius {source.radius:g} (about "
+                                 f"{math.pi * across * across:,.0f})")
             most = len(disk_offsets(source.radius, 2.0 * r)) * source.speed / (2.0 * r)
             if source.rate > most:
                 raise ValueError(f"sources[{k}].rate: expected at most {most:,.0f} particles/s "

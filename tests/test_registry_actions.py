@@ -222,6 +222,11 @@ name = "set"
 [entity.fractal]
 resolution = [32, 32]
 [[entity]]
+name = "water"
+[entity.fluid]
+particle_radius = 0.05
+fill = [{ center = [0, 0, 0], half_size = [0.2, 0.2, 0.2] }]
+[[entity]]
 name = "fx"
 [entity.edge_detect]
 [entity.bloom]

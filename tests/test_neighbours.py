@@ -63,6 +63,16 @@ fn main(@builtin(global_invocation_id) id: vec3u) {
 """)
 
 
+EVEN_ALIVE = wgsl.register("test/neighbours_even_alive.wgsl", """\
+// test/neighbours_even_alive.wgsl: the alive test of tests/test_neighbours.py's grid with dead
+// points (no pass or bindings of its own): points with an even index (the position's w) live.
+
+fn point_alive(i: u32) -> bool {
+    return (u32(points[i * grid.stride + grid.position].w) & 1u) == 0u;
+}
+""")
+
+
 def clear_of_radius(points: np.ndarray, radius: float, margin: float = 1e-6) -> np.ndarray:
     """``points`` less one point of every pair whose distance lies within ``margin`` of
     ``radius`` (distances in float64 from the float32 values), so counts cannot hinge on
@@ -90,7 +100,7 @@ def oracle(points: np.ndarray, queries: np.ndarray, radius: float):
 
 
 def build_and_query(gpu, points: np.ndarray, queries: np.ndarray, shape: GridShape,
-                    radius: float = RADIUS, builds: int = 1) -> dict:
+                    radius: float = RADIUS, builds: int = 1, alive: str | None = None) -> dict:
     """Builds the grid over ``points`` (``builds`` times in the frame, as substeps would), then
     counts the
     neighbours of every query; returns the counts, sums and the build's outputs."""
@@ -105,7 +115,7 @@ def build_and_query(gpu, points: np.ndarray, queries: np.ndarray, shape: GridSha
     if n:
         resources.write(view, records.tobytes())
     grid = NeighbourGrid(build, "t:grid", view, n, shape, stride=STRIDE, position=POSITION,
-                         copy=STRIDE)
+                         copy=STRIDE, alive=alive)
     m = len(queries)
     params = np.array([radius], np.float32).tobytes() + np.array([m, 0, 0], np.uint32).tobytes()
     uniform = resources.buffer("t", "query", 16,
@@ -129,7 +139,7 @@ def build_and_query(gpu, points: np.ndarray, queries: np.ndarray, shape: GridSha
     out = {"counts": read_array(device, counts, np.uint32, m),
            "sums": read_array(device, sums, np.float32, 4 * m).reshape(m, 4)[:, :3],
            "cell_of": read_array(device, grid.cell_of, np.uint32, n),
-           "cell_start": read_array(device, grid.cell_start, np.uint32, shape.count),
+           "cell_start": read_array(device, grid.cell_start, np.uint32, shape.count + 1),
            "cell_particles": read_array(device, grid.cell_particles, np.uint32, n),
            "snapshot": read_array(device, grid.snapshot, np.float32, 4 * STRIDE * n)
            .reshape(n, STRIDE, 4),
@@ -155,8 +165,7 @@ def check_build(out: dict, shape: GridShape) -> None:
     assert np.all(cell_of < shape.count)
     np.testing.assert_array_equal(out["cell_particles"], np.lexsort((np.arange(n), cell_of)))
     counts = np.bincount(cell_of, minlength=shape.count)
-    np.testing.assert_array_equal(out["cell_start"],
-                                  np.concatenate([[0], np.cumsum(counts)[:-1]]))
+    np.testing.assert_array_equal(out["cell_start"], np.concatenate([[0], np.cumsum(counts)]))
     np.testing.assert_array_equal(out["snapshot"], out["records"][out["cell_particles"]])
 
 
@@ -250,6 +259,26 @@ def test_2d_grid(gpu):
     assert shape.cells == (8, 8, 1)
     check_against_oracle(out, points, points)
     check_build(out, shape)
+
+
+def test_dead_points_stay_out_of_every_cell(gpu):
+    """A grid over every slot of a pool: the points the alive test calls dead (odd indices) go
+    to the dead cell past the last; queries find only the live ones, and the cells' runs hold
+    the live points in (cell, index) order."""
+    rng = np.random.default_rng(13)
+    points = uniform_points(rng, 2001)
+    n = len(points)
+    live = np.arange(n) % 2 == 0
+    out = build_and_query(gpu, points, points, UNIT, alive=EVEN_ALIVE)
+    check_against_oracle(out, points[live], points)
+    cells = numpy_cells(points, UNIT)
+    np.testing.assert_array_equal(out["cell_of"], np.where(live, cells, UNIT.count))
+    alive_order = np.lexsort((np.arange(n)[live], cells[live]))
+    np.testing.assert_array_equal(out["cell_particles"][:live.sum()],
+                                  np.arange(n)[live][alive_order])
+    assert out["cell_start"][-1] == live.sum()
+    np.testing.assert_array_equal(out["cell_start"][:-1], np.concatenate(
+        [[0], np.cumsum(np.bincount(cells[live], minlength=UNIT.count))[:-1]]))
 
 
 def test_two_builds_are_the_same_bytes(gpu):

@@ -14,9 +14,12 @@ Passes (``<name>:...``), each one dispatch:
 
   clear          zero the per-cell counts
   assign         each point's cell (common/neighbours_assign.wgsl) and the cell's count; the count
-                 each atomicAdd returned is the point's slot in the cell's run
-  cells:scan:*   the exclusive prefix sum of the counts: each cell's first slot
-                 (emberfx.blocks.scan)
+                 each atomicAdd returned is the point's slot in the cell's run. With ``alive``
+                 (a WGSL file defining ``point_alive(i)``, swapped in for
+                 common/neighbours_alive.wgsl), dead points go to a dead cell past the last,
+                 whose run no query visits: a grid over every slot of a pool with dead slots
+  cells:scan:*   the exclusive prefix sum of the counts: each cell's first slot, and one past
+                 the last cell: where the dead cell's run starts (emberfx.blocks.scan)
   scatter        each point index at its cell's first slot plus its own (no atomics)
   order          each cell's run sorted by point index (a workgroup per cell), and, with
                  copy > 0, the first ``copy`` vec4f of each record copied in that order: the
@@ -30,6 +33,9 @@ clamping never moves two cells further apart; only the border cells grow crowded
 The grid's buffers are registry resources of the points' owner and family, named
 ``<owner>/<prefix>cell_of`` ... (``cell_count`` ends as the cells' first slots), so they go when
 the entity goes.
+
+Queries bind group 1 (common/neighbours_query.wgsl); a shader whose group 1 is taken includes
+``query_include(group)`` in its place.
 """
 
 from __future__ import annotations
@@ -52,8 +58,21 @@ from emberfx.core.resources import BufferView
 PARAMS = struct_dtype("common/neighbours.wgsl", "GridParams")
 POINT_GROUP = wgsl.workgroup_size("common/neighbours_assign.wgsl")[0]   # points per workgroup
 STORAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
-MAX_CELLS = (1 << 32) - 1
-"""cells a grid may have: cell indices are u32 (the device's buffer limits come first)"""
+MAX_CELLS = (1 << 32) - 2
+"""cells a grid may have: cell indices are u32, one more is the dead cell (the device's buffer
+limits come first)"""
+QUERY = "common/neighbours_query.wgsl"
+ASSIGN = "common/neighbours_assign.wgsl"
+ALIVE = "common/neighbours_alive.wgsl"
+
+
+def query_include(group: int) -> str:
+    """The name of common/neighbours_query.wgsl with its bindings in bind group ``group``, for
+    a shader that uses group 1 for its own."""
+    if group == 1:
+        return QUERY
+    text = wgsl.read_text(QUERY).replace("@group(1)", f"@group({group})")
+    return wgsl.register(f"common/neighbours_query@{group}.wgsl", text)
 
 
 @dataclass(frozen=True)
@@ -109,14 +128,17 @@ class NeighbourGrid:
                  prefix: str = "", snapshot_key: str = "snapshot",
                  slots: Sequence[BufferView] | None = None,
                  pick: Callable[[], int] | None = None,
-                 order: tuple[str, Sequence[Mapping]] | None = None):
+                 order: tuple[str, Sequence[Mapping]] | None = None,
+                 alive: str | None = None):
         """Sort the first ``n`` points of ``points`` into the cells of ``shape``; ``name``
         prefixes the passes. ``points`` may be a list of buffers (ping-pong state): ``pick()``
         then names the one a build reads when the frame is encoded. ``copy``: vec4f of each
         record the snapshot keeps (0: none, a grid of indices only). ``slots``: buffers of n u32
         that the build may use as scratch (one per points variant), in place of its own.
         ``order``: a family's own order shader (it includes common/neighbours_runs.wgsl, and
-        writes its own snapshot) and its bindings beyond the runs' (one map per variant)."""
+        writes its own snapshot) and its bindings beyond the runs' (one map per variant).
+        ``alive``: a WGSL file defining ``fn point_alive(i: u32) -> bool`` over the assign pass's
+        ``points`` and ``grid``; the points it calls dead stay out of every cell."""
         views = [points] if isinstance(points, (BufferView, str)) else list(points)
         resources = build.resources
         self.points = [resources.buffer_view(v) if isinstance(v, str) else v for v in views]
@@ -136,6 +158,8 @@ class NeighbourGrid:
         self.build, self.name, self.n, self.shape = build, name, n, shape
         self.stride, self.position, self.copy = stride, position, copy
         self.pick, self.order = pick, order
+        self.assign_shader = ASSIGN if alive is None else wgsl.derive(
+            f"{ASSIGN.removesuffix('.wgsl')}+{alive.replace('/', '+')}", ASSIGN, {ALIVE: alive})
         owner, family = self.points[0].name.split("/", 1)[0], self.points[0].family
 
         def buffer(key: str, size: int, usage: int = STORAGE) -> BufferView:
@@ -147,18 +171,19 @@ class NeighbourGrid:
         self.params = buffer("grid_params", PARAMS.itemsize,
                              wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
         self.cell_of = buffer("cell_of", 4 * n)
-        self.cell_count = buffer("cell_count", 4 * shape.count)   # the first slots after the scan
+        # the first slots after the scan, and the dead cell's
+        self.cell_count = buffer("cell_count", 4 * (shape.count + 1))
         self.cell_particles = buffer("cell_particles", 4 * n)
         self.slots = list(slots) if slots is not None else [buffer("cell_slot", 4 * n)]
         self.snapshot = buffer(snapshot_key, 16 * copy * n) if copy else None
-        self.scan = PrefixScan(build, f"{name}:cells", self.cell_count, shape.count)
+        self.scan = PrefixScan(build, f"{name}:cells", self.cell_count, shape.count + 1)
         self._written = b""
         self.set_shape(shape)
 
     @property
     def cell_start(self) -> BufferView:
-        """Each cell's first slot (cell c's points are slots cell_start[c] up to the next
-        cell's start, or n)."""
+        """Each cell's first slot (cell c's points are slots cell_start[c] up to
+        cell_start[c + 1]; the entry past the last cell is the live points' count)."""
         return self.cell_count
 
     def set_shape(self, shape: GridShape) -> None:
@@ -207,7 +232,7 @@ class NeighbourGrid:
         pick = self.pick if max(len(self.points), len(self.slots)) > 1 else None
         point_groups = gpu.grid(math.ceil(self.n / POINT_GROUP))
         out.append(build.compute(
-            f"{name}:assign", phase, "common/neighbours_assign.wgsl", point_groups,
+            f"{name}:assign", phase, self.assign_shader, point_groups,
             self._variants(lambda v: {"grid": self.params, "points": points(v),
                                       "cell_of": self.cell_of, "cell_slot": slots(v),
                                       "cell_count": self.cell_count}),

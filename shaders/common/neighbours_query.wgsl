@@ -3,7 +3,8 @@
 // bind group 1, so the including shader keeps group 0 for its own bindings; bind them with
 // NeighbourGrid.query_bindings().
 // Bindings (group 1): 0 nb_grid (uniform GridParams), 1 nb_cell_start (read, each cell's first
-//   slot), 2 nb_cell_particles (read, the point index at each slot), 3 nb_snapshot (read, the
+//   slot, and the end of the last cell's run), 2 nb_cell_particles (read, the point index at
+//   each slot), 3 nb_snapshot (read, the
 //   first `copy` vec4f of each point's record, in slot order)
 //
 // A slot is a position in cell order: the points of cell 0, then cell 1, ...; inside a cell in
@@ -42,10 +43,9 @@ struct NeighbourWalk {
     slot: u32,      // the slot neighbour_next returned last
 };
 
-// The slot past the last point of cell `cell`.
+// The slot past the last point of cell `cell` (nb_cell_start has an entry past the last cell).
 fn neighbour_cell_end(cell: u32) -> u32 {
-    if (cell + 1u < nb_grid.grid.w) { return nb_cell_start[cell + 1u]; }
-    return nb_grid.count;
+    return nb_cell_start[cell + 1u];
 }
 
 // A walk over the cells around x (call neighbour_next before reading the first slot).

@@ -7,7 +7,7 @@
 // network. Sorting each run by index makes the order inside a cell independent of the
 // scheduling order in which the assign pass handed out slots.
 // Bindings (group 0) of every pass including it: 0 grid (uniform GridParams), 1 cell_start (read,
-// exclusive scan of the cell counts), 2 cell_particles (rw).
+// exclusive scan of the cell counts, grid.w + 1 entries), 2 cell_particles (rw).
 
 //! include common/neighbours.wgsl
 
@@ -26,11 +26,10 @@ const CAPACITY: u32 = 256u;
 var<workgroup> run: array<u32, CAPACITY>;
 var<workgroup> run_length: u32;
 
-// [first, end) of cell `cell` in cell_particles (cell_start is the exclusive scan of the counts).
+// [first, end) of cell `cell` in cell_particles (cell_start is the exclusive scan of the counts,
+// with one entry past the last cell: where the dead points' run starts).
 fn cell_run(cell: u32) -> vec2u {
-    var end = grid.count;
-    if (cell + 1u < grid.grid.w) { end = cell_start[cell + 1u]; }
-    return vec2u(cell_start[cell], end);
+    return vec2u(cell_start[cell], cell_start[cell + 1u]);
 }
 
 // end - first in every invocation of the workgroup (call it in uniform control flow).

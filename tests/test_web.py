@@ -464,3 +464,52 @@ def test_a_gallery_player_opens_on_click_and_replays_in_chromium(gpu, browser, t
     finally:
         engine.close()
     assert requests == [site + "gallery.html", site + uri], requests
+
+
+FLOCK = """
+[scene]
+seed = 3
+[camera]
+kind = "orthographic"
+height = 5.0
+[[entity]]
+name = "flock"
+[entity.emitter]
+capacity = 300
+rate = 0
+bursts = [{ time = 0.0, count = 300 }]
+lifetime = 1000
+speed = 1.0
+spread_deg = 180
+gravity = [0, 0, 0]
+shape = { kind = "box", size = [4, 4, 4] }
+boids = { radius = 0.6, bounds = { center = [0, 0, 0], half_size = [2, 2, 2], wrap = true } }
+"""
+
+
+def test_flock_page_replays_the_neighbour_grid_and_boids(gpu, browser, tmp_path):
+    """Boids read a neighbour grid that the step builds (emitter/neighbours_feature.py): the
+    page's flock after 12 steps is the engine's. A flock is chaotic (a boid near a rule's
+    radius turns one way or the other on a rounding), so: 95% within 1e-3 of a box of edge 4,
+    the median within 1e-4, and none off by more than 0.05."""
+    from emberfx import load_scene
+    from emberfx.web import write_web
+
+    scene_file = tmp_path / "flock.toml"
+    scene_file.write_text(FLOCK, "utf-8")
+    path = write_web(load_scene(scene_file), tmp_path / "flock.html", 12, SIZE)
+    page, _ = open_page(browser, path)
+    page.evaluate("window.emberfx.run(12)")
+    assert page.evaluate("window.emberfx.errors") == []
+    state = page.evaluate("window.emberfx.state('flock')")
+    engine = oracle(scene_file, 12)
+    try:
+        expected = engine.state("flock")
+        alive = np.array(state["alive"], bool)
+        assert alive.sum() == 300 and np.array_equal(alive, expected["alive"])
+        got = np.array(state["position"], np.float32)[alive]
+        error = np.abs(got - expected["position"][alive]).max(1)
+        assert np.percentile(error, 95) <= 1e-3 and np.median(error) <= 1e-4, error
+        assert error.max() <= 0.05
+    finally:
+        engine.close()

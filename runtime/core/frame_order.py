@@ -7,6 +7,7 @@ The passes are read through their fields only (``name``, ``phase``, ``reads``, `
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from bisect import bisect_left
 from collections import defaultdict
@@ -69,6 +70,17 @@ def sorted_passes(passes: list) -> list:
             raise FrameGraphError(f"passes in phase {phase.name} wait on each other in a cycle: "
                                   + ", ".join(stuck))
     return ordered
+
+
+def in_declared_order(passes: list) -> list:
+    """``passes`` with each read of a resource that one of them writes declared as a
+    modification too, so that they run in the order given: for a chain that writes and reads
+    the same resources more than once a frame (substeps, solver iterations, a snapshot taken
+    before an update and again after it). sorted_passes runs a pure reader after every writer
+    of its phase, but a modifying pass after the writers declared before it."""
+    written = {res for p in passes for res in p.writes}
+    return [dataclasses.replace(p, writes=tuple(dict.fromkeys(
+        (*p.writes, *(res for res in p.reads if res in written))))) for p in passes]
 
 
 def check_reads(order: list, uploaded: set[str]) -> None:

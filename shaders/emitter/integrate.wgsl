@@ -10,7 +10,9 @@
 // dies, with kill). With EVENT_KINDS, its death, collision and age events of the step are
 // marked for the sub-emitters (emitter/event_marks.wgsl). An emitter's `update` modifier runs
 // after each substep's integration (and collisions) (emitter/modifiers.wgsl: no-ops without
-// modifiers).
+// modifiers). With an emitter's neighbours feature (emitter/neighbour_hooks.wgsl says what it
+// swaps in), other particles accelerate it each substep (boids), and its flock box and speed
+// limit hold after each substep's integration.
 //
 // A workgroup serves one block of BLOCK slots of a batch of like emitters (EmitterParams in
 // emitter/types.wgsl): it finds its block's emitter in block_owner (enter_block) and works in
@@ -33,6 +35,7 @@
 //! include emitter/types.wgsl
 //! include emitter/event_marks.wgsl
 //! include emitter/modifiers.wgsl
+//! include emitter/neighbour_hooks.wgsl
 
 // false when the scene has no force entities: the force loop is compiled out (CPU backends run
 // the straight-line update several times faster)
@@ -93,7 +96,7 @@ fn integrate_slot(lid: u32, i: u32, g: u32, p: Particle) -> bool {
     var life = lifetime;
     var age_shift = 0.0;    // seconds the update modifier added to the age
     if (HAS_UPDATE) { begin_update(i); }
-    if ((!HAS_FORCES || params.force_count == 0u) && !HAS_COLLISIONS) {
+    if ((!HAS_FORCES || params.force_count == 0u) && !HAS_COLLISIONS && !HAS_NEIGHBOURS) {
         // without forces or colliders: no loops at all (far faster on CPU backends)
         for (var s = 0u; s < params.substeps; s++) {
             v += (params.gravity.xyz - drag * v) * h;
@@ -106,6 +109,7 @@ fn integrate_slot(lid: u32, i: u32, g: u32, p: Particle) -> bool {
     } else {
         for (var s = 0u; s < params.substeps && !killed; s++) {
             var a = params.gravity.xyz - drag * v;
+            if (HAS_NEIGHBOURS) { a += neighbour_acceleration(g, x, v); }
             if (HAS_FORCES) {
                 for (var k = 0u; k < params.accelerate_end; k++) {
                     a += emitter_force(forces_here[k], x, v);
@@ -113,6 +117,7 @@ fn integrate_slot(lid: u32, i: u32, g: u32, p: Particle) -> bool {
             }
             v += a * h;
             x += v * h;
+            if (HAS_NEIGHBOURS) { neighbour_constrain(&x, &v); }
             if (HAS_COLLISIONS) {   // back out of solids, then the response
                 let moved = collide_particle(x, v);
                 x = moved.position;

@@ -94,6 +94,8 @@ class Simulation:
     # by update variant: whether that one-pass update gives the births itself, as decided when
     # it was built (the births pass follows it or not accordingly)
     births_here: dict[tuple, bool] = field(default_factory=dict)
+    # what its emitters' features made for it (features.simulation), by feature name
+    parts: dict[str, object] = field(default_factory=dict)
 
     @property
     def one_pass(self) -> bool:
@@ -296,8 +298,9 @@ def _new_batch(system: EmitterHost, key: tuple, members: list[Pool]) -> Batch:
                                   alphas * segment * 4)
     stand_ins = {k.split(":", 1)[1]: arenas.pop(k) for k in list(arenas)
                  if k.startswith("stand_in:")}
-    return Batch(name, key, list(members), Simulation(name, arenas, layout.blocks, n, stand_ins),
-                 layout, page, StepArrays.of(n, layout.records))
+    sim = Simulation(name, arenas, layout.blocks, n, stand_ins)
+    features.simulation(system, members[0], sim)
+    return Batch(name, key, list(members), sim, layout, page, StepArrays.of(n, layout.records))
 
 
 def write_owners(system: EmitterHost, layout: emitter_layout.Layout,

@@ -23,6 +23,7 @@ from emberfx.systems.emitter.modifiers import (
     is_modifier_file,
     modifier_problem,
 )
+from emberfx.systems.emitter.neighbour_tables import Boids, ParticleCollision, switched_on_or_off
 from emberfx.systems.emitter.tables import (
     EVENT_KINDS,
     MAX_CAPACITY,
@@ -174,7 +175,19 @@ class Emitter(Tracked):
     attributes: dict[str, Any] = rebuild(default_factory=dict)   # types checked in __post_init__
     """custom per-particle attributes, name -> f32 | i32 | u32 | vec2f | vec3f | vec4f: fields of
     ParticleState, zero at birth, in Engine.state(name) under their names"""
+    neighbour_radius: Annotated[float, msgspec.Meta(ge=0.0)] = rebuild(0.0)
+    """world units: how far the `update` modifier sees other particles of the emitter
+    (neighbours(), next_neighbour(), neighbour_state(): docs/guides/neighbours.md); 0: none"""
+    particle_collision: ParticleCollision | None = live(None)
+    """particles as spheres that do not overlap (docs/guides/neighbours.md); turning it on or
+    off rebuilds the pool, as its radius and iterations do"""
+    boids: Boids | None = live(None)
+    """Reynolds flocking among the emitter's particles (docs/guides/neighbours.md); turning it
+    on or off rebuilds the pool, as its radius and bounds do"""
 
+    # a neighbour table coming or going rebuilds the pool (its grid and passes); its own fields
+    # say what an edit of them needs
+    VALUE_CHANGES = {name: switched_on_or_off for name in ("particle_collision", "boids")}
     PATH_FIELDS = ("init", "update", "color", "shape.path")   # color: only a .wgsl file
     REFERENCES = {"affected_by": ("attractor", "force_field", "kill_zone", "collider"),
                   **{f"on_{kind}.emitter": ("emitter",) for kind in EVENT_KINDS}}

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from emberfx.core.frame_graph import Pass
+    from emberfx.systems.emitter.batches import Simulation
     from emberfx.systems.emitter.host import EmitterHost
     from emberfx.systems.emitter.pool import Pool
 
@@ -35,6 +36,10 @@ class EmitterFeature:
     def batch_key(self, component, resolve) -> tuple | None:
         """What it adds to the emitter's batch key; None: the emitter runs alone."""
         return ()
+
+    def one_pass(self, component) -> bool:
+        """Whether the one-pass step (emitter/update_ranked.wgsl) may step the emitter."""
+        return True
 
     def buffers(self, component, resolve) -> dict[str, bytes]:
         """Its buffers by key (``<owner>/<key>``), with their contents."""
@@ -72,3 +77,16 @@ class EmitterFeature:
     def upload(self, system: EmitterHost, pool: Pool) -> None:
         """What it writes for the pool each step, after the params record is packed."""
         return None
+
+    def simulation(self, system: EmitterHost, pool: Pool, sim: Simulation) -> None:
+        """What it makes once per simulation (``pool``: its first emitter), when the
+        simulation is laid out: buffers sized by it (into ``sim.buffers``, by key) and its
+        own state (``sim.parts[name]``)."""
+        return None
+
+    def step_passes(self, system: EmitterHost, pool: Pool, sim: Simulation,
+                    passes: list[Pass]) -> list[Pass]:
+        """``passes`` (the simulation's step, with whatever follows it) with its own passes
+        in place: called whenever the step's passes are made or one of them is replaced, so it
+        removes its passes of before first."""
+        return passes

@@ -6,8 +6,10 @@ emitter runs alone), the buffers it owns (one set per simulation: a lone pool's,
 made from its first member), the records it keeps per emitter (laid out for one emitter or many
 by layout.py, packed after an edit by step_upload.py), the WGSL parts it swaps into each pass
 shader (``//! include`` swaps, wgsl.derive), the bindings it adds to those passes, the draw it
-gives the pool in place of the sprite draw (if any), what it writes each step, and why an
-emitter's values cannot be used. The shared shaders stay branch-free of any one emitter: a
+gives the pool in place of the sprite draw (if any), what it writes each step, why an
+emitter's values cannot be used, whether the one-pass step may run it, and what it makes per
+simulation (buffers sized by the simulation, its own state) and the passes it puts into the
+simulation's step. The shared shaders stay branch-free of any one emitter: a
 feature's data comes from its bindings, its records and the emitter's params record, so every
 emitter with the same features runs the same pipeline, batched or not.
 
@@ -15,7 +17,7 @@ The system and the pass builders call the functions below, never a feature direc
 feature is one module and its WGSL, plus its entry in FEATURES. docs/architecture.md walks
 through the mesh shape (emitter/mesh_shape.py) as the example; mesh particles
 (emitter/mesh_particles.py) show the draw and the upload, the looks (emitter/looks.py) the
-records.
+records, the neighbours (emitter/neighbours_feature.py) a simulation's buffers and passes.
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ from emberfx.systems.emitter.feature import EmitterFeature, Record
 from emberfx.systems.emitter.looks_feature import LooksFeature
 from emberfx.systems.emitter.mesh_particles import MeshParticlesFeature
 from emberfx.systems.emitter.mesh_shape import MeshShapeFeature
+from emberfx.systems.emitter.neighbours_feature import NeighboursFeature
 
 if TYPE_CHECKING:
     from emberfx.core.frame_graph import Pass
+    from emberfx.systems.emitter.batches import Simulation
     from emberfx.systems.emitter.host import EmitterHost
     from emberfx.systems.emitter.pool import Pool
 
@@ -38,7 +42,8 @@ __all__ = ["FEATURES", "EmitterFeature", "Record"]
 
 
 # every feature, in the order they apply
-FEATURES: tuple[EmitterFeature, ...] = (LooksFeature(), MeshShapeFeature(), MeshParticlesFeature())
+FEATURES: tuple[EmitterFeature, ...] = (LooksFeature(), MeshShapeFeature(), MeshParticlesFeature(),
+                                        NeighboursFeature())
 _variants: dict[tuple, str] = {}   # (base, swaps) -> derived shader name, one per combination
 
 
@@ -71,6 +76,22 @@ def draw(system: EmitterHost, pool: Pool) -> list[Pass] | None:
 def upload(system: EmitterHost, pool: Pool) -> None:
     for f in applying(pool.component):
         f.upload(system, pool)
+
+
+def one_pass(component) -> bool:
+    return all(f.one_pass(component) for f in applying(component))
+
+
+def simulation(system: EmitterHost, pool: Pool, sim: Simulation) -> None:
+    for f in applying(pool.component):
+        f.simulation(system, pool, sim)
+
+
+def step_passes(system: EmitterHost, pool: Pool, sim: Simulation,
+                passes: list[Pass]) -> list[Pass]:
+    for f in applying(pool.component):
+        passes = f.step_passes(system, pool, sim, passes)
+    return passes
 
 
 def buffers(component, resolve) -> dict[str, bytes]:

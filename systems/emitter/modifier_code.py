@@ -23,14 +23,16 @@ class Hooks:
     ``color``: the particles carry a colour of their own; ``fields``: the programmed fields (the
     modifier files and expressions: ``init``, ``update``, ``color``, ``speed``, ...);
     ``attributes_source``: the registered WGSL of the ``ParticleAttributes`` struct (None
-    without attributes)."""
+    without attributes); ``neighbours``: the update reads other particles (a neighbour_radius,
+    emitter/neighbours_feature.py)."""
 
     def __init__(self, attributes: dict[str, str], color: bool, fields: Iterable[str],
-                 attributes_source: str | None):
+                 attributes_source: str | None, neighbours: bool = False):
         self.attributes = attributes
         self.color = color
         self.fields = frozenset(fields)
         self.attributes_source = attributes_source
+        self.neighbours = neighbours
 
     def functions_of(self, kind: str) -> list[str]:
         """The programmed fields whose functions a pass of ``kind`` (update, spawn, draw)
@@ -183,6 +185,69 @@ class Hooks:
                 *self._store("modifier_attributes", "modifier_color"),
             ]
         out.append("}")
+        return out
+
+    def neighbour_reads(self) -> list[str]:
+        """The update's neighbour API over the grid the neighbours feature built as the step
+        began (emitter/neighbours.wgsl declares it): ``neighbours(p, ctx)`` starts a walk over
+        the other live particles within the emitter's neighbour_radius of p.position,
+        ``next_neighbour(&walk)`` moves to the next (false when done) and fills its
+        ``index`` (pool slot), ``position``, ``velocity``, ``offset`` (from p) and
+        ``distance``, ``neighbour_state(walk)`` gives its ParticleState with its attributes
+        (its colour, if the particles carry one, reads as 0). Every walk visits the same
+        neighbours in the same order on every run."""
+        out = ["// neighbours within the emitter's neighbour_radius (docs/guides/neighbours.md)"]
+        if self.attributes:
+            out.append("@group(2) @binding(5) var<storage, read> nb_attributes: "
+                       "array<ParticleAttributes>;")
+        out += [
+            "struct Neighbours {",
+            "    walk: NeighbourWalk,",
+            "    center: vec3f,",
+            "    me: u32,",
+            "    index: u32,        // the neighbour's pool slot",
+            "    position: vec3f,",
+            "    velocity: vec3f,",
+            "    offset: vec3f,     // position - p.position",
+            "    distance: f32,",
+            "};",
+            "fn neighbours(p: ParticleState, ctx: ModifierContext) -> Neighbours {",
+            "    var n: Neighbours;",
+            "    n.walk = neighbour_walk(p.position);",
+            "    n.center = p.position;",
+            "    n.me = params.first_block * BLOCK + ctx.slot;",
+            "    return n;",
+            "}",
+            "fn next_neighbour(n: ptr<function, Neighbours>) -> bool {",
+            "    let r2 = nb_params.radius * nb_params.radius;",
+            "    var walk = (*n).walk;   // (a local: naga 29 cannot point into *n)",
+            "    while (neighbour_next(&walk)) {",
+            "        let s = walk.slot;",
+            "        let index = neighbour_index(s);",
+            "        if (index == (*n).me) { continue; }",
+            "        let x = neighbour_position(s);",
+            "        let d = x - (*n).center;",
+            "        let d2 = dot(d, d);",
+            "        if (!(d2 < r2)) { continue; }",
+            "        (*n).index = index - params.first_block * BLOCK;",
+            "        (*n).position = x;",
+            "        (*n).velocity = neighbour_record(s, 1u).xyz;",
+            "        (*n).offset = d;",
+            "        (*n).distance = sqrt(d2);",
+            "        (*n).walk = walk;",
+            "        return true;",
+            "    }",
+            "    (*n).walk = walk;",
+            "    return false;",
+            "}",
+            "fn neighbour_state(n: Neighbours) -> ParticleState {",
+            "    let particle = Particle(neighbour_record(n.walk.slot, 0u),",
+            "                            neighbour_record(n.walk.slot, 1u));",
+        ]
+        if self.attributes:
+            out.append("    let stored = nb_attributes[neighbour_index(n.walk.slot)];")
+        stored = "stored" if self.attributes else None
+        out += [f"    return {self._state('particle', stored, 'vec4f(0.0)')};", "}"]
         return out
 
     def draw(self) -> list[str]:

@@ -62,6 +62,8 @@ GENERATED = "emitter modifiers (generated)"   # the origin of generated lines in
 GENERATED_SIZES = {"ParticleState": 48, "ModifierContext": 96}
 # (kind, base pass): the built-in passes that run an emitter's generated code
 _PASSES = (("update", UPDATE), ("update", UPDATE_RANKED), ("spawn", SPAWN), ("spawn", BIRTHS))
+# the passes of the one-pass step only (not derived for an emitter the one-pass step never runs)
+ONE_PASS_SHADERS = (UPDATE_RANKED, BIRTHS)
 # where a pass's generated code binds `attributes`: group 1, unless the pass uses group 1 itself
 ATTRIBUTE_GROUPS = {UPDATE_RANKED: 2}
 _DRAWS = (DRAW, DRAW_SOFT)
@@ -157,7 +159,8 @@ class Program:
                                                     text)
             self.dtype = struct_dtype(self._attributes_source, "ParticleAttributes")
         # the WGSL text around the user's code (modifier_code.py)
-        self._hooks = Hooks(self.attributes, self.color, self.parts, self._attributes_source)
+        self._hooks = Hooks(self.attributes, self.color, self.parts, self._attributes_source,
+                            neighbours=component.neighbour_radius > 0.0)
         self.shaders: dict[str, str] = {}   # base pass shader -> derived one
         # what the emitter's features swap into each pass (emitter/features.py), kept in the
         # derived passes beside the generated code
@@ -168,8 +171,9 @@ class Program:
                  or self._has("init", "speed", "lifetime", "update"),
                  "spawn": self.attributes or self.color or self._has("init", "speed", "lifetime"),
                  "draw": self.color or self._has("color", "size")}
+        one_pass = features.one_pass(component)
         for kind, base in [*_PASSES, *(("draw", d) for d in _DRAWS)]:
-            if roles[kind]:
+            if roles[kind] and (one_pass or base not in ONE_PASS_SHADERS):
                 self.shaders[base] = self._derive(kind, base)
         # cached, with what is compiled from them, while this object lives (and for a while
         # after among the idle programs: core/shader_cache.py)
@@ -246,6 +250,8 @@ class Program:
             emit(*self._hooks.births())
         if kind == "update":
             emit(*self._hooks.update())
+            if self._hooks.neighbours:
+                emit(*self._hooks.neighbour_reads())
         if kind == "draw":
             emit(*self._hooks.draw())
         for field in self._hooks.functions_of(kind):

@@ -247,6 +247,8 @@ class OnePassStep:
         """What decides the one-pass step before the event links are known (the system's
         ``tuning.one_pass`` says)."""
         one_pass = system.tuning.one_pass
+        if not features.one_pass(component):
+            return False
         if one_pass is None:
             return (system.gpu.keeps_resident_workgroups_running and members == 1
                     and component.allocation == "ordered" and not kinds_sent(component))
@@ -340,7 +342,8 @@ def simulation_passes(system: EmitterHost, pool: Pool, sim: Simulation,
     """The passes that step ``sim`` (``pool`` its first emitter), by the strategy that takes
     it now (recorded as ``sim.strategy``)."""
     sim.strategy = choose(system, pool, sim)
-    return sim.strategy.passes(system, pool, sim, updates)
+    return features.step_passes(system, pool, sim,
+                                sim.strategy.passes(system, pool, sim, updates))
 
 
 def update_pass_for(system: EmitterHost, pool: Pool, sim: Simulation) -> Pass:
@@ -352,7 +355,8 @@ def update_pass_for(system: EmitterHost, pool: Pool, sim: Simulation) -> Pass:
 def with_update(system: EmitterHost, pool: Pool, sim: Simulation, passes: list[Pass],
                 update: Pass) -> list[Pass]:
     assert sim.strategy is not None
-    return sim.strategy.with_update(system, pool, sim, passes, update)
+    return features.step_passes(system, pool, sim,
+                                sim.strategy.with_update(system, pool, sim, passes, update))
 
 
 def with_new_spawn(system: EmitterHost, pool: Pool, sim: Simulation, passes: list[Pass],
@@ -366,7 +370,8 @@ def with_new_spawn(system: EmitterHost, pool: Pool, sim: Simulation, passes: lis
         kept = [p for p in passes if p.phase not in (Phase.SIMULATE, Phase.PREPARE)]
         return simulation_passes(system, pool, sim, updates) + kept
     at = next(i for i, p in enumerate(passes) if p.name.endswith(":emitter:spawn"))
-    return [*passes[:at], system.events.spawn_pass(pool, sim), *passes[at + 1:]]
+    return features.step_passes(system, pool, sim, [*passes[:at], system.events.spawn_pass(
+        pool, sim), *passes[at + 1:]])
 
 
 def tile_shape(tuning: EmitterTuning, pool: Pool, sim: Simulation) -> tuple[int, bool]:

@@ -187,6 +187,7 @@ class EmitterSystem(System):
         pool.record_keys = {}
         self.events.own_records(pool)   # (a view into its batch's records arena, if it was in one)
         pool.sim = batches.Simulation(entity.name, pool.buffers, layout.blocks)
+        features.simulation(self, pool, pool.sim)
         pool.variant = self._variant(pool)
         pool.updates.clear()
         self.place_member(pool)

@@ -22,7 +22,6 @@ particle inside the bounds visits.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -33,6 +32,7 @@ from emberfx.blocks.neighbours import GridShape, NeighbourGrid
 from emberfx.blocks.sprites import SPRITE_INDICES, sprite_indices, sprite_pipeline, sprite_queue
 from emberfx.core import wgsl
 from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.frame_order import in_declared_order
 from emberfx.core.layout import struct_dtype
 from emberfx.core.readback import read_array
 from emberfx.core.system import EntityRef, Priority, StepInfo, System
@@ -120,17 +120,6 @@ def lattice_gradient_sum(c: Fluid) -> float:
     r = np.linalg.norm(d, axis=1)
     g = (spacing ** 3) * spiky_coefficient(h) * ((h - r) ** 2 / r)[:, None] * d
     return float(np.sum(g * g) + np.sum(np.sum(g, 0) ** 2))
-
-
-def in_declared_order(passes: list[Pass]) -> list[Pass]:
-    """The step's passes, each read of a buffer that one of them writes declared as a
-    modification too. Substeps and iterations write and read the same buffers many times a
-    frame; the frame graph runs a pure reader after every writer of a phase, but a pass that
-    modifies a resource after the writers declared before it (frame_order.sorted_passes), so
-    this keeps the passes in the order given."""
-    written = {res for p in passes for res in p.writes}
-    return [dataclasses.replace(p, writes=tuple(dict.fromkeys(
-        (*p.writes, *(res for res in p.reads if res in written))))) for p in passes]
 
 
 @dataclass

@@ -30,7 +30,7 @@
 
 const SHININESS: f32 = 180.0;      // the highlight's Blinn-Phong exponent
 const HIGHLIGHT: f32 = 1.6;        // its strength, times the light's colour
-const SCATTER: f32 = 0.45;         // how much of the lit tint fills in absorbed light
+const SCATTER: f32 = 0.3;          // how much of the lit tint fills in absorbed light
 
 fn surface_point(pixel: vec2i, t: f32) -> vec3f {
     let ray = pixel_ray(frame.inverse_view_proj, vec2f(pixel) + 0.5, params.size);

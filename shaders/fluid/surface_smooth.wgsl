@@ -1,13 +1,14 @@
-// fluid/surface_smooth.wgsl  --  passes `<entity>:fluid:surface:smooth:<k>:<x|y>` (render
-// phase, compute)
+// fluid/surface_smooth.wgsl  --  passes `<entity>:fluid:surface:smooth:<k>` (render phase,
+// compute)
 //
-// One direction (override HORIZONTAL) of a separable bilateral filter of the water's depth:
-// each water pixel's t becomes the mean of the water pixels within the filter's radius along
-// the row (or column), weighted by a Gaussian of their distance in pixels (sigma = radius / 2)
-// and a Gaussian of their difference in t (sigma: params.smoothing.x), so the spheres' bumps
-// flatten into one surface while a fold in front of water farther back keeps its edge. The
-// radius is params.optics.w metres at the pixel's depth, in pixels (at most params.smoothing.w).
-// Pixels without water stay without; the thickness is blurred by the distance weight alone.
+// One pass of a bilateral filter of the water's depth: each water pixel's t becomes the mean of
+// the water pixels within the filter's radius, weighted by a Gaussian of their distance in
+// pixels (sigma = radius / 2) and a Gaussian of their difference in t (sigma:
+// params.smoothing.x), so the spheres' bumps flatten into one surface while a fold in front of
+// water farther back keeps its edge. The radius is params.optics.w metres at the pixel's depth,
+// in pixels (at most params.smoothing.w); past TAPS pixels the square of samples thins to every
+// stride-th pixel. Pixels without water stay without; the thickness is blurred by the distance
+// weight alone.
 // Workgroup size (16, 16); dispatch (ceil(w / 16), ceil(h / 16), 1).
 // Bindings (group 0): 0 frame (uniform Frame), 1 params (uniform SurfaceParams),
 //   2 source (read vec2f per pixel: t, thickness), 3 smoothed (rw vec2f per pixel)

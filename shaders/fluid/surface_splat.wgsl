@@ -4,7 +4,8 @@
 // particle's sphere covers (a square of at most params.footprint pixels across around its
 // projection) with the sphere. Per hit pixel it keeps the nearest hit (atomicMax of the bits of
 // 1 / t: positive floats order like their bits, and 0, the cleared value, means no water) and
-// adds the chord the ray cuts through the sphere, in fixed point, to the thickness (integer
+// adds the chord the ray cuts through the sphere, times params.volume (the spheres overlap),
+// in fixed point, to the thickness (integer
 // sums do not depend on the order the invocations run in, so the image repeats to the byte).
 // Workgroup size 64; dispatch ceil(count / 64) workgroups, folded into (x, y) past the limit.
 // Bindings (group 0): 0 frame (uniform Frame), 1 params (uniform SurfaceParams),
@@ -57,7 +58,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             if (t <= 0.0) { continue; }
             let k = u32(y) * size.x + u32(x);
             atomicMax(&splat[k], bitcast<u32>(1.0 / t));
-            atomicAdd(&splat[pixels + k], u32(2.0 * root * params.smoothing.y + 0.5));
+            atomicAdd(&splat[pixels + k], u32(2.0 * root * params.volume * params.smoothing.y + 0.5));
         }
     }
 }

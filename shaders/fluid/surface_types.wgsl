@@ -11,7 +11,7 @@
 struct SurfaceParams {
     tint: vec4f,      // rgb: linear tint of the light through the water; w: absorption, 1/m
     optics: vec4f,    // x: ior; y: Fresnel reflectance at normal incidence, ((ior-1)/(ior+1))^2;
-                      // z: particle radius, m; w: the smoothing filter's radius, m
+                      // z: the splatted spheres' radius, m; w: the smoothing filter's radius, m
     smoothing: vec4f, // x: the range sigma of the smoothing filter, m; y: the thickness
                       // buffer's fixed-point scale (units per metre); z: the largest
                       // refraction offset, pixels; w: the largest filter radius, pixels
@@ -21,6 +21,10 @@ struct SurfaceParams {
     size: vec2u,      // the scene image's width and height, pixels
     count: u32,       // particle slots
     footprint: u32,   // the largest splat, pixels across (a nearer particle is cut)
+    volume: f32,      // a particle's share of the water's volume over its splatted sphere's
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 };
 
 struct Ray {

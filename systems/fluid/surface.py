@@ -45,6 +45,12 @@ SCENE_IMAGE = "scene/color"
 SCENE_DEPTH = "scene/depth"
 PIXEL_GROUP = wgsl.workgroup_size("fluid/surface_shade.wgsl")   # every per-pixel pass's
 PARTICLE_GROUP = wgsl.workgroup_size("fluid/surface_splat.wgsl")[0]
+SPLAT_RADIUS = 1.5
+"""the splatted spheres' radius, in particle radii: neighbours 2 radii apart overlap, so the
+surface closes between them"""
+PARTICLE_VOLUME = 6.0 / (math.pi * SPLAT_RADIUS ** 3)
+"""a particle's share of the fluid's volume, (2 r)^3, over its splatted sphere's: the chords
+through the spheres, times this, add up to the thickness of water at rest density"""
 SMOOTHING_PASSES = 2
 """passes of the bilateral filter"""
 FILTER_RADIUS = 4.0
@@ -57,10 +63,11 @@ MAX_FILTER_PIXELS = 24.0
 MAX_FOOTPRINT = 96
 """a splat's size at most, in pixels across (a nearer sphere is cut to it)"""
 THICKNESS_SCALE = 1.0e5
-"""the thickness buffer's fixed point: units per metre (10 micrometres; 42 km fit in 32 bits)"""
+"""the thickness buffer's fixed point: units per metre of water (10 micrometres; 42 km fit in
+32 bits)"""
 MAX_SHIFT = 0.04
 """the largest refraction offset, as a fraction of the image's height"""
-ZENITH, GROUND = 0.55, 0.25   # the reflected sky overhead and below the horizon, x the horizon's
+ZENITH, GROUND = 0.55, 0.45   # the reflected sky overhead and below the horizon, x the horizon's
 
 
 def surface_params(look: Water, particle_radius: float, size: tuple[int, int],
@@ -72,7 +79,8 @@ def surface_params(look: Water, particle_radius: float, size: tuple[int, int],
     horizon = np.asarray(linear_color(look.sky)[:3])
     rec["tint"] = (*tint[:3], look.absorption)
     f0 = ((look.ior - 1.0) / (look.ior + 1.0)) ** 2
-    rec["optics"] = (look.ior, f0, particle_radius, FILTER_RADIUS * particle_radius)
+    rec["optics"] = (look.ior, f0, SPLAT_RADIUS * particle_radius,
+                     FILTER_RADIUS * particle_radius)
     rec["smoothing"] = (FILTER_RANGE * particle_radius, THICKNESS_SCALE,
                      max(2.0, MAX_SHIFT * size[1]), MAX_FILTER_PIXELS)
     rec["horizon"] = (*horizon, 1.0)
@@ -81,6 +89,7 @@ def surface_params(look: Water, particle_radius: float, size: tuple[int, int],
     rec["size"] = size
     rec["count"] = count
     rec["footprint"] = MAX_FOOTPRINT
+    rec["volume"] = PARTICLE_VOLUME
     return rec.tobytes()
 
 

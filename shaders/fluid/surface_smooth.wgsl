@@ -5,10 +5,10 @@
 // the water pixels within the filter's radius, weighted by a Gaussian of their distance in
 // pixels (sigma = radius / 2) and a Gaussian of their difference in t (sigma:
 // params.smoothing.x), so the spheres' bumps flatten into one surface while a fold in front of
-// water farther back keeps its edge. The radius is params.optics.w metres at the pixel's depth,
-// in pixels (at most params.smoothing.w); past TAPS pixels the square of samples thins to every
-// stride-th pixel. Pixels without water stay without; the thickness is blurred by the distance
-// weight alone.
+// water farther back keeps its edge. The radius is SCALE x params.optics.w metres at the
+// pixel's depth, in pixels (at most params.smoothing.w); past TAPS pixels the square of samples
+// thins to every stride-th pixel. Pixels without water stay without; the thickness is blurred
+// by the distance weight alone.
 // Workgroup size (16, 16); dispatch (ceil(w / 16), ceil(h / 16), 1).
 // Bindings (group 0): 0 frame (uniform Frame), 1 params (uniform SurfaceParams),
 //   2 source (read vec2f per pixel: t, thickness), 3 smoothed (rw vec2f per pixel)
@@ -16,7 +16,8 @@
 //! include common/frame.wgsl
 //! include fluid/surface_types.wgsl
 
-const TAPS: f32 = 24.0;   // samples each way from the centre, at most
+override SCALE: f32 = 1.0;   // this pass's radius, a fraction of params.optics.w
+override TAPS: f32 = 6.0;    // samples each way from the centre, at most
 
 @group(0) @binding(0) var<uniform> frame: Frame;
 @group(0) @binding(1) var<uniform> params: SurfaceParams;
@@ -34,7 +35,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
         return;
     }
     let width = pixel_width(frame.inverse_view_proj, vec2f(gid.xy) + 0.5, size, centre.x);
-    let radius = min(params.optics.w / max(width, 1e-9), params.smoothing.w);
+    let radius = min(SCALE * params.optics.w / max(width, 1e-9), params.smoothing.w);
     let spread = -0.5 / max(0.25 * radius * radius, 0.25);   // -1 / (2 sigma^2), sigma = r / 2
     let range = -0.5 / (params.smoothing.x * params.smoothing.x);
     // at most TAPS samples each way: a larger radius samples every stride-th pixel

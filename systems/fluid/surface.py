@@ -7,7 +7,7 @@ Its passes, all compute work in the RENDER phase, for fluid entity ``<e>``:
   <e>:fluid:surface:splat          each particle's sphere: the nearest hit per pixel (atomic max
                                    of 1/t) and the chord through it added to the thickness
   <e>:fluid:surface:resolve        the splats as (t, thickness) floats per pixel
-  <e>:fluid:surface:smooth:<k>:x|y SMOOTHING_PASSES rounds of a separable bilateral filter
+  <e>:fluid:surface:smooth:<k>     the passes of a bilateral filter of the depth (SMOOTHING)
   <e>:fluid:surface:copy           the scene image as drawn so far, for refraction
   <e>:fluid:surface:shade          normals from the smoothed depth, Fresnel sky reflection,
                                    refraction, Beer-Lambert absorption and a highlight, written
@@ -51,8 +51,10 @@ surface closes between them"""
 PARTICLE_VOLUME = 6.0 / (math.pi * SPLAT_RADIUS ** 3)
 """a particle's share of the fluid's volume, (2 r)^3, over its splatted sphere's: the chords
 through the spheres, times this, add up to the thickness of water at rest density"""
-SMOOTHING_PASSES = 2
-"""passes of the bilateral filter"""
+SMOOTHING = ((1.0, 24.0), (1.0, 24.0))
+"""the bilateral filter's passes: (radius, a fraction of FILTER_RADIUS; samples each way at
+most, beyond which they thin out). Thinned samples alias the spheres' bumps into a dither at
+the silhouette, so both passes sample every pixel up to MAX_FILTER_PIXELS."""
 FILTER_RADIUS = 4.0
 """the smoothing filter's radius, in particle radii (the spheres' bumps are 2 radii apart)"""
 FILTER_RANGE = 6.0
@@ -180,14 +182,14 @@ class WaterSurface:
                           {"params": params, "splat": r["splat"], "surface": r["a"]},
                           does="the splats as depth and thickness per pixel")]
         chain = (r["a"].name, r["b"].name)
-        for k in range(SMOOTHING_PASSES):
+        for k, (scale, taps) in enumerate(SMOOTHING):
             source, target = (r["a"], r["b"]) if k % 2 == 0 else (r["b"], r["a"])
             passes.append(_chain_step(build.compute(
                 f"{e}:fluid:surface:smooth:{k}", Phase.RENDER, "fluid/surface_smooth.wgsl",
                 pixels, {"frame": frame, "params": params, "source": source,
-                         "smoothed": target},
+                         "smoothed": target}, constants={"SCALE": scale, "TAPS": taps},
                 does="bilateral smoothing of the water's depth"), chain))
-        final = r["a"] if SMOOTHING_PASSES % 2 == 0 else r["b"]
+        final = r["a"] if len(SMOOTHING) % 2 == 0 else r["b"]
         background = r["background"]
         assert isinstance(background, TextureResource)
         passes.append(Pass(f"{e}:fluid:surface:copy", Phase.RENDER,

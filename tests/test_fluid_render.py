@@ -254,3 +254,42 @@ def test_the_particles_look_still_draws_sprites(gpu):
     assert drawn.sum() > 200, drawn.sum()
     red, green, blue = (image[drawn][:, c].mean() for c in range(3))
     assert red > 2.0 * green and red > 2.0 * blue, (red, green, blue)
+
+
+# ------------------------------------------------------------------- live edits, new targets
+def test_live_look_edits_and_a_new_target_size(gpu):
+    """The look switched live from sprites to the water and back makes and drops the surface
+    passes; a live absorption edit tints what is seen through the water; drawing into a
+    texture of another size (a resized window) makes the surface's images at that size."""
+    import wgpu
+
+    from emberfx.systems.fluid.component import Water
+
+    engine, sprites = run(water_toml('look = "particles"'))
+    try:
+        fluid = engine.entity("water").fluid
+        fluid.look = Water(absorption=0.5)
+        clear = engine.render_hdr()[..., :3].astype(np.float64)
+        seen = water_mask(engine)
+        assert seen.sum() > 200 and any(":fluid:surface:shade" in n for n in engine.passes())
+        fluid.look = Water(absorption=20.0)
+        dark = engine.render_hdr()[..., :3].astype(np.float64)
+        # more absorption: the backdrop fades and the water takes the tint's colour (blue)
+        def blueness(image):
+            return float((image[seen][:, 2] - image[seen][:, 0]).mean())
+        assert blueness(dark) > blueness(clear) + 0.02, (blueness(dark), blueness(clear))
+        w, h = 160, 120   # larger than before: a stale buffer would be too small
+        texture = engine.device.create_texture(
+            size=(w, h, 1), format="rgba8unorm",
+            usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
+        engine.draw_to(texture)
+        assert engine.resources[NORMALS].size == 16 * w * h
+        assert water_mask(engine).sum() > 100
+        fluid.look = "particles"
+        again = engine.render_hdr()[..., :3]
+        assert NORMALS not in engine.resources
+        assert not any(":fluid:surface:" in n for n in engine.passes())
+        assert again.shape == (h, w, 3)
+    finally:
+        engine.close()
+    assert sprites.shape == (SIZE[1], SIZE[0], 3)

@@ -12,11 +12,12 @@ import math
 
 import numpy as np
 import pytest
+from test_golden import GOLDEN, ROOT, STEPS, difference, matches, read_png, render
 
 from emberfx.core.errors import SceneError
+from emberfx.core.readback import read_array
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import load_scene, loads_scene
-from test_golden import GOLDEN, ROOT, STEPS, difference, matches, read_png, render
 
 SIZE = (128, 96)
 STEPS_TO_MOUND = 12   # the column has slumped into a mound with sloped sides
@@ -76,22 +77,17 @@ def run(text: str, steps: int = STEPS_TO_MOUND, size=SIZE) -> tuple[Engine, np.n
     return engine, engine.render_hdr()[..., :3].astype(np.float64)
 
 
-def water_mask(engine: Engine) -> np.ndarray:
-    """(h, w) bool: the pixels where the water is seen (the normals' w)."""
-    w, h = engine.size
-    view = engine.resources[NORMALS]
-    from emberfx.core.readback import read_array
-
-    normals = read_array(engine.device, view.buffer, np.float32, 4 * w * h).reshape(h, w, 4)
-    return normals[..., 3] > 0.5
-
-
 def read_normals(engine: Engine) -> np.ndarray:
-    from emberfx.core.readback import read_array
-
+    """(h, w, 4) float32: the surface's normals as the GPU wrote them (w: 1 where water is
+    seen)."""
     w, h = engine.size
-    view = engine.resources[NORMALS]
+    view = engine.resources.buffer_view(NORMALS)
     return read_array(engine.device, view.buffer, np.float32, 4 * w * h).reshape(h, w, 4)
+
+
+def water_mask(engine: Engine) -> np.ndarray:
+    """(h, w) bool: the pixels where the water is seen."""
+    return read_normals(engine)[..., 3] > 0.5
 
 
 def eroded(mask: np.ndarray, steps: int) -> np.ndarray:
@@ -154,8 +150,9 @@ def test_normals_inside_the_silhouette_vary_smoothly(gpu):
 # ------------------------------------------------------------------------------- refraction
 def test_refraction_displaces_the_backdrop_seen_through_the_water(gpu):
     """Inside the water's silhouette, the image with ior = 1 (no refraction; the water only
-    tints, and reflects at grazing angles) follows the backdrop alone closely (normalised correlation of the luminance), and
-    with ior = 1.33 it follows it clearly less: the bars are displaced."""
+    tints, and reflects at grazing angles) follows the backdrop alone closely (normalised
+    correlation of the luminance), and with ior = 1.33 it follows it clearly less: the bars
+    are displaced."""
     backdrop_engine, backdrop = run(water_toml(extra=stripes(), fill=False))
     backdrop_engine.close()
     images, masks = {}, {}
@@ -283,7 +280,7 @@ def test_live_look_edits_and_a_new_target_size(gpu):
             size=(w, h, 1), format="rgba8unorm",
             usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
         engine.draw_to(texture)
-        assert engine.resources[NORMALS].size == 16 * w * h
+        assert engine.resources.buffer_view(NORMALS).size == 16 * w * h
         assert water_mask(engine).sum() > 100
         fluid.look = "particles"
         again = engine.render_hdr()[..., :3]

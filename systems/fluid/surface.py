@@ -113,7 +113,8 @@ class WaterSurface:
         self.slots = slots
         self.written = b""
         self.size: tuple[int, int] = (0, 0)
-        self.resources: dict[str, BufferView | TextureResource] = {}
+        self.resources: dict[str, BufferView] = {}
+        self.background: TextureResource | None = None
         self.passes: list[Pass] = []
 
     def make(self, look: Water, particle_radius: float) -> None:
@@ -141,7 +142,7 @@ class WaterSurface:
         r["a"] = buffer("a", 8 * w * h, storage)
         r["b"] = buffer("b", 8 * w * h, storage)
         r["normals"] = buffer("normals", 16 * w * h, storage)
-        r["background"] = resources.texture(
+        self.background = resources.texture(
             name, "surface:background", size=(w, h), format=scene.texture.format,
             usage=wgpu.TextureUsage.TEXTURE_BINDING | wgpu.TextureUsage.COPY_DST,
             family=SURFACE_FAMILY)
@@ -151,6 +152,7 @@ class WaterSurface:
     def release(self) -> None:
         self.system.resources.release(self.entity.name, SURFACE_FAMILY)
         self.resources = {}
+        self.background = None
         self.passes = []
         self.written = b""
 
@@ -190,8 +192,8 @@ class WaterSurface:
                          "smoothed": target}, constants={"SCALE": scale, "TAPS": taps},
                 does="bilateral smoothing of the water's depth"), chain))
         final = r["a"] if len(SMOOTHING) % 2 == 0 else r["b"]
-        background = r["background"]
-        assert isinstance(background, TextureResource)
+        background = self.background
+        assert background is not None
         passes.append(Pass(f"{e}:fluid:surface:copy", Phase.RENDER,
                            CopyTexture(scene.texture, background.texture),
                            reads=(SCENE_IMAGE,), writes=(background.name,),

@@ -297,11 +297,12 @@ class FluidSystem(System):
         """A live edit; a look that changes between sprites and the water surface makes or
         drops the surface and the passes again (the look field rebuilds the frame graph)."""
         body = self.bodies[entity.name]
-        water = not isinstance(component.look, str)
+        look = component.look
+        water = not isinstance(look, str)
         had = bool(body.surface.passes)
         body.component = component
-        if water and not had:
-            body.surface.make(component.look, component.particle_radius)
+        if not isinstance(look, str) and not had:
+            body.surface.make(look, component.particle_radius)
         elif had and not water:
             body.surface.release()
         if water != had:

@@ -83,7 +83,7 @@ class Water(Tracked):
     """the tint light takes through the water: after 1 / absorption metres of water the
     light behind it is multiplied by this colour (and light scattered back from deep water
     has it)"""
-    absorption: NonNegative = live(4.0)
+    absorption: NonNegative = live(2.0)
     """1/m: how many times the tint applies per metre of water (0: clear water)"""
     ior: Annotated[float, msgspec.Meta(ge=1.0, le=3.0)] = live(1.33)
     """the index of refraction: the Fresnel reflectance at normal incidence and how far the
@@ -141,8 +141,8 @@ class Fluid(Tracked):
     capacity: Annotated[int, msgspec.Meta(ge=1, le=MAX_PARTICLES)] | None = rebuild(None)
     """particle slots; None: exactly the particles of `fill` (reload)"""
     look: Literal["particles"] | Water = passes("particles")
-    """"particles": a round lit sprite per particle; a table (Water: color, absorption, ior):
-    one smoothed, refracting water surface rendered in screen space"""
+    """"particles": a round lit sprite per particle; a table (color, absorption, ior, sky): one
+    smoothed, refracting water surface rendered in screen space (docs/guides/fluids.md)"""
     color: str = live("#3f8fd8")
     """the sprites' colour (look = "particles")"""
 

@@ -51,7 +51,7 @@ surface closes between them"""
 PARTICLE_VOLUME = 6.0 / (math.pi * SPLAT_RADIUS ** 3)
 """a particle's share of the fluid's volume, (2 r)^3, over its splatted sphere's: the chords
 through the spheres, times this, add up to the thickness of water at rest density"""
-SMOOTHING = ((1.0, 24.0), (1.0, 24.0))
+SMOOTHING = ((1.0, 16.0), (1.0, 16.0))
 """the bilateral filter's passes: (radius, a fraction of FILTER_RADIUS; samples each way at
 most, beyond which they thin out). Thinned samples alias the spheres' bumps into a dither at
 the silhouette, so both passes sample every pixel up to MAX_FILTER_PIXELS."""
@@ -60,7 +60,7 @@ FILTER_RADIUS = 4.0
 FILTER_RANGE = 6.0
 """the filter's sigma for differences in depth, in particle radii: a fold farther apart keeps
 its edge"""
-MAX_FILTER_PIXELS = 24.0
+MAX_FILTER_PIXELS = 16.0
 """the filter's radius at most, in pixels (a close-up smooths less)"""
 MAX_FOOTPRINT = 96
 """a splat's size at most, in pixels across (a nearer sphere is cut to it)"""

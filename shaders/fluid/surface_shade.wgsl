@@ -6,16 +6,18 @@
 // of the differences to the row's and the column's neighbours, each taken on the side whose t
 // is closer (so an edge does not bend it), facing the camera; it is also written to `normals`
 // (xyz, w = 1 where water is seen, 0 elsewhere). Shading: Schlick's Fresnel mixes a reflected
-// sky gradient (params.horizon, zenith, ground) with the refracted background, the scene image
-// before the water (`background`) read at an offset along the normal's screen part scaled by the thickness and
-// (1 - 1/ior), where what lies there is behind the water; Beer-Lambert absorption
-// tint^(absorption x thickness) filters it, and the tint lit by the scene light fills in what
-// was absorbed; a Blinn-Phong highlight of the scene's directional light is added.
+// sky gradient (params.horizon, zenith, ground) with the refracted background: the scene image
+// before the water (`background`), read between pixels at an offset along the normal's screen
+// part scaled by the thickness and (1 - 1/ior) (at most params.smoothing.z pixels), where what
+// lies there is behind the water. Beer-Lambert absorption tint^(absorption x thickness)
+// filters it, the tint lit by the scene light fills in what was absorbed, and a Blinn-Phong
+// highlight of the scene's directional light is added.
 // Workgroup size (16, 16); dispatch (ceil(w / 16), ceil(h / 16), 1).
 // Bindings (group 0): 0 frame (uniform Frame), 1 params (uniform SurfaceParams),
 //   2 surface (read vec2f per pixel: t, thickness), 3 background (texture_2d<f32>),
 //   4 scene_depth (texture_depth_2d), 5 normals (rw vec4f per pixel),
-//   6 output_image (texture_storage_2d<rgba16float, write>: the scene image)
+//   6 output_image (texture_storage_2d<rgba16float, write>: the scene image), 7 linear_sampler
+//   (sampler: the background read between pixels)
 
 //! include common/frame.wgsl
 //! include fluid/surface_types.wgsl
@@ -27,6 +29,7 @@
 @group(0) @binding(4) var scene_depth: texture_depth_2d;
 @group(0) @binding(5) var<storage, read_write> normals: array<vec4f>;
 @group(0) @binding(6) var output_image: texture_storage_2d<rgba16float, write>;
+@group(0) @binding(7) var linear_sampler: sampler;
 
 const SHININESS: f32 = 180.0;      // the highlight's Blinn-Phong exponent
 const HIGHLIGHT: f32 = 1.6;        // its strength, times the light's colour
@@ -53,7 +56,9 @@ fn tangent(pixel: vec2i, t: f32, p: vec3f, step: vec2i) -> vec3f {
 }
 
 fn sky_color(r: vec3f) -> vec3f {
-    if (r.y < 0.0) { return mix(params.horizon.rgb, params.ground.rgb, smoothstep(0.0, 0.3, -r.y)); }
+    if (r.y < 0.0) {
+        return mix(params.horizon.rgb, params.ground.rgb, smoothstep(0.0, 0.3, -r.y));
+    }
     return mix(params.horizon.rgb, params.zenith.rgb, smoothstep(0.0, 0.7, r.y));
 }
 
@@ -92,9 +97,11 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     let screen_normal = vec2f(dot(n, frame.camera_right.xyz), -dot(n, frame.camera_up.xyz));
     let shift = screen_normal * (thickness * (1.0 - 1.0 / ior) / max(width, 1e-9));
     let offset = shift * min(1.0, params.smoothing.z / max(length(shift), 1e-9));
-    var seen = clamp(pixel + vec2i(round(offset)), vec2i(0), vec2i(size) - 1);
-    if (textureLoad(scene_depth, seen, 0) <= depth) { seen = pixel; }   // in front of the water
-    let behind = textureLoad(background, seen, 0);
+    var seen = vec2f(pixel) + 0.5 + offset;
+    let nearest = clamp(vec2i(floor(seen)), vec2i(0), vec2i(size) - 1);
+    // what lies at the offset is in front of the water: the background straight behind instead
+    if (textureLoad(scene_depth, nearest, 0) <= depth) { seen = vec2f(pixel) + 0.5; }
+    let behind = textureSampleLevel(background, linear_sampler, seen / vec2f(size), 0.0);
     let transmitted = pow(max(params.tint.rgb, vec3f(1e-4)), vec3f(params.tint.w * thickness));
     let lit_tint = scene_lit(frame, params.tint.rgb, n);
     let refracted = behind.rgb * transmitted + SCATTER * lit_tint * (1.0 - transmitted);

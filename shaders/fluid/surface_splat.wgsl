@@ -58,7 +58,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             if (t <= 0.0) { continue; }
             let k = u32(y) * size.x + u32(x);
             atomicMax(&splat[k], bitcast<u32>(1.0 / t));
-            atomicAdd(&splat[pixels + k], u32(2.0 * root * params.volume * params.smoothing.y + 0.5));
+            let chord = 2.0 * root * params.volume;
+            atomicAdd(&splat[pixels + k], u32(chord * params.smoothing.y + 0.5));
         }
     }
 }

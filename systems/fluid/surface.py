@@ -116,6 +116,7 @@ class WaterSurface:
         self.resources: dict[str, BufferView] = {}
         self.background: TextureResource | None = None
         self.passes: list[Pass] = []
+        self.sampler = system.device.create_sampler(mag_filter="linear", min_filter="linear")
 
     def make(self, look: Water, particle_radius: float) -> None:
         """Resources and passes for the current scene image (again after new targets)."""
@@ -201,6 +202,7 @@ class WaterSurface:
         passes.append(build.compute(
             f"{e}:fluid:surface:shade", Phase.RENDER, "fluid/surface_shade.wgsl", pixels,
             {"frame": frame, "params": params, "surface": final, "background": background,
-             "scene_depth": SCENE_DEPTH, "normals": r["normals"], "output_image": scene},
+             "scene_depth": SCENE_DEPTH, "normals": r["normals"], "output_image": scene,
+             "linear_sampler": self.sampler},
             does="the water surface shaded and composited into the scene image"))
         return passes

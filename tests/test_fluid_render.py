@@ -290,3 +290,28 @@ def test_live_look_edits_and_a_new_target_size(gpu):
     finally:
         engine.close()
     assert sprites.shape == (SIZE[1], SIZE[0], 3)
+
+
+def test_an_orthographic_camera_sees_the_water_where_the_sprites_are(gpu):
+    """An orthographic camera's rays start on a near plane far from the water (its eye is
+    half the far distance away): the water's silhouette still covers the pixels the sprites
+    cover (intersection over union of the two masks)."""
+    ortho = ('kind = "orthographic"\nheight = 1.2\ncenter = [0.0, 0.3]', 'kind = "perspective"')
+    text = water_toml().replace(ortho[1], ortho[0]).replace("fov_deg = 35.0", "")
+    text = text.replace("position = [0.0, 0.6, 2.0]\ntarget = [0.0, 0.2, 0.0]\n", "")
+    engine, _ = run(text)
+    try:
+        seen = water_mask(engine)
+    finally:
+        engine.close()
+    start = text.index("look = {")
+    sprites_text = text[:start] + 'look = "particles"' + text[text.index("\n", start):]
+    sprite_engine = Engine(loads_scene(sprites_text, path="t.toml"), size=SIZE)
+    try:
+        sprite_engine.step(STEPS_TO_MOUND)
+        drawn = np.isfinite(sprite_engine.render_depth())
+    finally:
+        sprite_engine.close()
+    assert drawn.sum() > 300, drawn.sum()
+    overlap = (seen & drawn).sum() / (seen | drawn).sum()
+    assert overlap > 0.75, overlap

@@ -49,12 +49,16 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     for (var y = lo.y; y <= hi.y; y++) {
         for (var x = lo.x; x <= hi.x; x++) {
             let q = pixel_ray(frame.inverse_view_proj, vec2f(f32(x), f32(y)) + 0.5, size);
-            let oc = q.origin - p.xyz;
-            let b = dot(oc, q.direction);
-            let disc = b * b - (dot(oc, oc) - r * r);
+            // the ray's closest approach to the centre, from the difference of two vectors
+            // (b^2 - c of the quadratic loses r^2 to rounding when the ray starts far away,
+            // as an orthographic camera's do)
+            let to_centre = p.xyz - q.origin;
+            let along = dot(to_centre, q.direction);
+            let miss = to_centre - along * q.direction;
+            let disc = r * r - dot(miss, miss);
             if (disc <= 0.0) { continue; }
             let root = sqrt(disc);
-            let t = -b - root;
+            let t = along - root;
             if (t <= 0.0) { continue; }
             let k = u32(y) * size.x + u32(x);
             atomicMax(&splat[k], bitcast<u32>(1.0 / t));

@@ -33,6 +33,7 @@
 
 const SHININESS: f32 = 180.0;      // the highlight's Blinn-Phong exponent
 const HIGHLIGHT: f32 = 1.6;        // its strength, times the light's colour
+const EDGE: i32 = 2;               // pixels over which the silhouette fades
 const SCATTER: f32 = 0.3;          // how much of the lit tint fills in absorbed light
 
 fn surface_point(pixel: vec2i, t: f32) -> vec3f {
@@ -53,6 +54,20 @@ fn tangent(pixel: vec2i, t: f32, p: vec3f, step: vec2i) -> vec3f {
     if (min(da, db) > 1e29) { return vec3f(0.0); }
     if (da <= db) { return surface_point(a, ta) - p; }
     return p - surface_point(b, tb);
+}
+
+// The share of the pixels within EDGE of `pixel` (a square) that have water.
+fn water_around(pixel: vec2i) -> f32 {
+    let limit = vec2i(params.size) - 1;
+    var found = 0.0;
+    for (var j = -EDGE; j <= EDGE; j++) {
+        for (var i = -EDGE; i <= EDGE; i++) {
+            let at = clamp(pixel + vec2i(i, j), vec2i(0), limit);
+            found += select(0.0, 1.0, surface[u32(at.y) * params.size.x + u32(at.x)].x > 0.0);
+        }
+    }
+    let side = f32(2 * EDGE + 1);
+    return found / (side * side);
 }
 
 fn sky_color(r: vec3f) -> vec3f {
@@ -111,7 +126,11 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     let halfway = normalize(light + view);
     let highlight = pow(max(dot(n, halfway), 0.0), SHININESS) * HIGHLIGHT
                     * frame.light_color.rgb * step(0.0, dot(n, light));
-    let color = mix(refracted, reflected, fresnel) + highlight;
-    let cover = 1.0 - dot(transmitted, vec3f(1.0 / 3.0)) * (1.0 - fresnel);
-    textureStore(output_image, pixel, vec4f(color, max(behind.a, cover)));
+    // the silhouette fades over EDGE pixels, so the spheres' outline does not show as a row of
+    // lit rims
+    let edge = smoothstep(0.35, 0.75, water_around(pixel));
+    let straight = textureLoad(background, pixel, 0);
+    let color = mix(straight.rgb, mix(refracted, reflected, fresnel) + highlight, edge);
+    let cover = (1.0 - dot(transmitted, vec3f(1.0 / 3.0)) * (1.0 - fresnel)) * edge;
+    textureStore(output_image, pixel, vec4f(color, max(straight.a, cover)));
 }

@@ -65,7 +65,7 @@ MAX_FILTER_PIXELS = 16.0
 MAX_FOOTPRINT = 96
 """a splat's size at most, in pixels across (a nearer sphere is cut to it)"""
 THICKNESS_SCALE = 1.0e5
-"""the thickness buffer's fixed point: units per metre of water (10 micrometres; 42 km fit in
+"""the thickness buffer's fixed point: units per metre of water (10 micrometres; 43 km fit in
 32 bits)"""
 MAX_SHIFT = 0.04
 """the largest refraction offset, as a fraction of the image's height"""
@@ -84,7 +84,7 @@ def surface_params(look: Water, particle_radius: float, size: tuple[int, int],
     rec["optics"] = (look.ior, f0, SPLAT_RADIUS * particle_radius,
                      FILTER_RADIUS * particle_radius)
     rec["smoothing"] = (FILTER_RANGE * particle_radius, THICKNESS_SCALE,
-                     max(2.0, MAX_SHIFT * size[1]), MAX_FILTER_PIXELS)
+                        max(2.0, MAX_SHIFT * size[1]), MAX_FILTER_PIXELS)
     rec["horizon"] = (*horizon, 1.0)
     rec["zenith"] = (*(horizon * ZENITH), 1.0)
     rec["ground"] = (*(horizon * GROUND), 1.0)
@@ -138,17 +138,21 @@ class WaterSurface:
                                     family=SURFACE_FAMILY)
 
         r = self.resources
-        r["params"] = buffer("params", SURFACE.itemsize, uniform)
-        r["splat"] = buffer("splat", 8 * w * h, storage)
-        r["a"] = buffer("a", 8 * w * h, storage)
-        r["b"] = buffer("b", 8 * w * h, storage)
-        r["normals"] = buffer("normals", 16 * w * h, storage)
-        self.background = resources.texture(
-            name, "surface:background", size=(w, h), format=scene.texture.format,
-            usage=wgpu.TextureUsage.TEXTURE_BINDING | wgpu.TextureUsage.COPY_DST,
-            family=SURFACE_FAMILY)
-        self.write(look, particle_radius)
-        self.passes = self._passes(scene)
+        try:   # a size beyond the device's limits: what was made goes, the error stays
+            r["params"] = buffer("params", SURFACE.itemsize, uniform)
+            r["splat"] = buffer("splat", 8 * w * h, storage)
+            r["a"] = buffer("a", 8 * w * h, storage)
+            r["b"] = buffer("b", 8 * w * h, storage)
+            r["normals"] = buffer("normals", 16 * w * h, storage)
+            self.background = resources.texture(
+                name, "surface:background", size=(w, h), format=scene.texture.format,
+                usage=wgpu.TextureUsage.TEXTURE_BINDING | wgpu.TextureUsage.COPY_DST,
+                family=SURFACE_FAMILY)
+            self.write(look, particle_radius)
+            self.passes = self._passes(scene)
+        except Exception:
+            self.release()
+            raise
 
     def release(self) -> None:
         self.system.resources.release(self.entity.name, SURFACE_FAMILY)

@@ -241,13 +241,16 @@ def _plan_kind(p: Pass) -> str:
 
 
 def _open_pending_targets(encoding: _Encoding, pending: list[str], p: Pass) -> list[str]:
-    """Before the first draw of the RENDER phase or later: open the targets that must be cleared
+    """Before the first draw of the RENDER phase or later, or the first other pass there that
+    reads a target's colour (a copy of the scene image): open the targets that must be cleared
     even if nothing draws into them; what is still pending after ``p``."""
-    if pending and p.phase >= Phase.RENDER and isinstance(p.op, Draw):
+    is_draw = isinstance(p.op, Draw)
+    if pending and p.phase >= Phase.RENDER and (
+            is_draw or any(f"{name}/color" in p.reads for name in pending)):
         for name in pending:
             # the draw's own target is cleared by the draw's pass (the first into it);
             # opening it here would cost a separate, empty pass when passes are split
-            if name != p.op.target:
+            if not (isinstance(p.op, Draw) and name == p.op.target):
                 encoding.begin_target(name)
         return []
     return pending

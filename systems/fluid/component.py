@@ -13,7 +13,7 @@ import msgspec
 import numpy as np
 
 from emberfx.model.colors import check_colors
-from emberfx.model.components import Tracked, live, rebuild
+from emberfx.model.components import Tracked, live, passes, rebuild
 from emberfx.model.registry import component
 
 Positive = Annotated[float, msgspec.Meta(gt=0.0)]
@@ -75,6 +75,27 @@ class Source(Tracked):
 
 
 @dataclass(slots=True)
+class Water(Tracked):
+    """The screen-space water look (systems/fluid/surface.py): the particles' spheres smoothed
+    into one surface that reflects the sky (Fresnel), refracts what is behind it and absorbs
+    light with its thickness (Beer-Lambert)."""
+    color: str = live("#2f86c8")
+    """the tint light takes through the water: after 1 / absorption metres of water the
+    light behind it is multiplied by this colour (and light scattered back from deep water
+    has it)"""
+    absorption: NonNegative = live(2.0)
+    """1/m: how many times the tint applies per metre of water (0: clear water)"""
+    ior: Annotated[float, msgspec.Meta(ge=1.0, le=3.0)] = live(1.33)
+    """the index of refraction: the Fresnel reflectance at normal incidence and how far the
+    background is displaced (1: no refraction)"""
+    sky: str = live("#a8c4dc")
+    """the sky the surface reflects (Fresnel), at the horizon; darker overhead and below"""
+
+    def __post_init__(self):
+        check_colors(self, "color", "sky")
+
+
+@dataclass(slots=True)
 class Bounds(Tracked):
     """The box the fluid stays in (its particles' spheres stay inside)."""
     center: Vec3 = rebuild((0.0, 0.0, 0.0))
@@ -119,10 +140,11 @@ class Fluid(Tracked):
     """disk inflows that fill the free slots (capacity beyond the fill)"""
     capacity: Annotated[int, msgspec.Meta(ge=1, le=MAX_PARTICLES)] | None = rebuild(None)
     """particle slots; None: exactly the particles of `fill` (reload)"""
-    look: Literal["particles"] = live("particles")
-    """particles: a round sprite per particle"""
+    look: Literal["particles"] | Water = passes("particles")
+    """"particles": a round lit sprite per particle; a table (color, absorption, ior, sky): one
+    smoothed, refracting water surface rendered in screen space (docs/guides/fluids.md)"""
     color: str = live("#3f8fd8")
-    """the sprites' colour"""
+    """the sprites' colour (look = "particles")"""
 
     CHECKED_ALONE = {"rest_density": None, "viscosity": None, "vorticity": math.isfinite,
                      "surface_tension": math.isfinite}

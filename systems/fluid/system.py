@@ -11,7 +11,8 @@ substeps), all in the SIMULATE phase:
   <e>:fluid:update:<s>        v = (p* - x) / dt
   <e>:fluid:curl:<s>          vorticity of the velocities (for confinement)
   <e>:fluid:finish:<s>        XSPH viscosity, vorticity confinement, x = p*
-and RENDER <e>:fluid:draw, a sprite per live particle (look = "particles"). Before a step,
+and RENDER <e>:fluid:draw, a sprite per live particle (look = "particles"), or the passes of
+the screen-space water surface (a look table: surface.py). Before a step,
 the sources' new particles are written into the next free slots (sources.py).
 
 Each pass is one invocation per particle slot, every sum over neighbours runs in the grid's
@@ -41,6 +42,7 @@ from emberfx.model.registry import set_system
 from emberfx.systems.fluid.component import Fluid
 from emberfx.systems.fluid.contacts import FluidContacts
 from emberfx.systems.fluid.sources import Inflow
+from emberfx.systems.fluid.surface import WaterSurface
 
 PARAMS = struct_dtype("fluid/types.wgsl", "FluidParams")
 LOOK = struct_dtype("fluid/draw.wgsl", "FluidLook")
@@ -133,6 +135,7 @@ class _Body:
     passes: list
     n: int
     final: int            # which prediction buffer holds p* after the iterations
+    surface: WaterSurface
     written: bytes = b""  # the params record last written
     look_key: tuple | None = None
     steps: int = 0
@@ -170,8 +173,11 @@ class FluidSystem(System):
                              stride=1, position=0, copy=1, prefix="grid_")
         contacts = FluidContacts(self, entity)
         contacts.refresh()
+        surface = WaterSurface(self, entity, b["position"], n)
         body = _Body(entity, c, b, grid, contacts, Inflow(len(filled)), [], n,
-                     final=c.iterations % 2)
+                     final=c.iterations % 2, surface=surface)
+        if not isinstance(c.look, str):
+            surface.make(c.look, c.particle_radius)
         body.passes = self._passes(body)
         self.bodies[name] = body
         self._write_uniforms(body)
@@ -223,6 +229,8 @@ class FluidSystem(System):
                  "velocity": b["velocity"], **query},
                 does="XSPH viscosity and vorticity confinement; the position moves"))
         passes = in_declared_order(passes)
+        if not isinstance(c.look, str):
+            return passes + body.surface.passes
         passes.append(self.build.draw(
             f"{e}:fluid:draw", "fluid/draw.wgsl",
             sprite_pipeline(self.device, "fluid/draw.wgsl", "opaque", self.shared.scene_format,
@@ -267,12 +275,41 @@ class FluidSystem(System):
             look["size"][:2] = (2.0 * c.particle_radius, FOAM_SPEED)
             self.resources.write(body.buffers["look"], look.tobytes())
             body.look_key = key
+        if not isinstance(c.look, str):
+            body.surface.write(c.look, c.particle_radius)
 
     def remove(self, entity: EntityRef) -> None:
-        del self.bodies[entity.name]   # the registry releases its buffers, the grid's included
+        # the registry releases its buffers, the grid's included; the surface's are its own
+        self.bodies.pop(entity.name).surface.release()
 
-    def edited(self, entity: EntityRef, component) -> None:
-        self.bodies[entity.name].component = component
+    def edited(self, entity: EntityRef, component: Fluid) -> None:
+        """A live edit; a look that changes between sprites and the water surface makes or
+        drops the surface and the passes again (the look field rebuilds the frame graph)."""
+        body = self.bodies[entity.name]
+        look = component.look
+        water = not isinstance(look, str)
+        had = bool(body.surface.passes)
+        body.component = component
+        if not isinstance(look, str) and not had:
+            body.surface.make(look, component.particle_radius)
+        elif had and not water:
+            body.surface.release()
+        if water != had:
+            body.passes = self._passes(body)
+
+    def targets_changed(self) -> None:
+        """New render targets: each water surface is made again at the new size."""
+        for body in self.bodies.values():
+            c = body.component
+            if not isinstance(c.look, str):
+                body.surface.make(c.look, c.particle_radius)
+                body.passes = self._passes(body)
+
+    def before_draw(self) -> None:
+        for body in self.bodies.values():
+            c = body.component
+            if not isinstance(c.look, str):
+                body.surface.write(c.look, c.particle_radius)
 
     def passes(self) -> list[Pass]:
         return [p for body in self.bodies.values() for p in body.passes]

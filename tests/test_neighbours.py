@@ -488,4 +488,8 @@ def test_hashed_shapes(gpu):
     assert grid.shape.cell_size[0] == 0.25
     with pytest.raises(ValueError, match="16 buckets differ from the 8 buckets"):
         grid.set_shape(GridShape.hashed(0.25, 16))
+    grid = NeighbourGrid(PassBuilder(gpu, resources), "t:grid2", view, 2, HASHED, stride=2,
+                         position=1, copy=1, prefix="b_")
+    with pytest.raises(ValueError, match=r"expected copy > position \(1\), found 1"):
+        grid.query_bindings()
     resources.release_all()

@@ -1,6 +1,6 @@
-"""A reusable GPU neighbour grid: points sorted into uniform cells by a counting sort, as
-frame-graph passes a family inserts wherever its step needs a fresh grid (each step, or each
-substep of a solver).
+"""A reusable GPU neighbour grid: points sorted into uniform cells (over a box, or hashed over
+all of space) by a counting sort, as frame-graph passes a family inserts wherever its step needs
+a fresh grid (each step, or each substep of a solver).
 
     shape = GridShape.covering(lower, upper, cell_size=radius)
     grid = NeighbourGrid(self.build, "fountain:grid", "fountain/particles", n, shape,
@@ -26,9 +26,22 @@ Passes (``<name>:...``), each one dispatch:
                  snapshot that queries read
 
 So every slot's point is the same on every run, whatever order threads ran in, and two runs
-give the same bytes. Cells: the box [origin, origin + cells * cell_size); a point outside it
-(or not finite) counts in the nearest border cell. Queries stay exact for such points, because
-clamping never moves two cells further apart; only the border cells grow crowded.
+give the same bytes. Cells, in one of two modes (common/neighbours.wgsl):
+
+  box      GridShape.covering(lower, upper, cell_size): the box [origin, origin + cells *
+           cell_size); a point outside it (or not finite) counts in the nearest border cell.
+           Queries stay exact for such points, because clamping never moves two cells further
+           apart; only the border cells grow crowded. A query reads the three cells of a row as
+           one run: 9 runs in 3D.
+  hashed   GridShape.hashed(cell_size, buckets, dims): for points with no bounds. Cells of edge
+           cell_size over all of space, each cell's integer coordinates hashed into one of
+           ``buckets`` (a power of two; by default the next one >= 2 x points, from 64 up to
+           2^22) buckets, which take the place of the cells in every buffer, the scan and the
+           order pass (``shape.count`` is the buckets). A query opens each of the 27 cells on its
+           own and skips the points of a shared bucket that lie in another cell, so each point
+           comes once: 27 runs, one more position read and cell computation per point of each
+           run, and the points of the cells that share its buckets as skipped candidates. A
+           point with a non-finite coordinate counts in one defined far cell.
 
 The grid's buffers are registry resources of the points' owner and family, named
 ``<owner>/<prefix>cell_of`` ... (``cell_count`` ends as the cells' first slots), so they go when
@@ -260,9 +273,10 @@ class NeighbourGrid:
 
     def query_bindings(self) -> dict[str, BufferView]:
         """The bindings (group 1) of a shader that includes common/neighbours_query.wgsl."""
-        if self.snapshot is None:
-            raise ValueError(f"neighbour grid '{self.name}': queries read the snapshot; expected "
-                             f"copy >= 1 (at least the positions), found 0")
+        if self.snapshot is None or self.copy <= self.position:
+            raise ValueError(f"neighbour grid '{self.name}': queries read the positions from the "
+                             f"snapshot; expected copy > position ({self.position}), found "
+                             f"{self.copy}")
         return {"nb_grid": self.params, "nb_cell_start": self.cell_count,
                 "nb_cell_particles": self.cell_particles, "nb_snapshot": self.snapshot}
 

@@ -11,8 +11,8 @@
 // ascending point index, so a loop over the neighbours visits them in the same order on every
 // run. Reads go to the snapshot the grid's last build copied, never to the live points.
 //
-// Visiting every point in the 27 cells (9 in a 2D grid) around x, nearest cell clamped into the
-// grid like the build clamps points, so points outside the box are found too:
+// Visiting every point in the 27 cells (9 in a 2D grid) around x (in a box grid, the nearest cell
+// clamped into the grid like the build clamps points, so points outside the box are found too):
 //
 //     var walk = neighbour_walk(x);
 //     while (neighbour_next(&walk)) {
@@ -35,8 +35,11 @@
 // points of the 27 cells. The cost over the box grid: 27 runs to open instead of 9, and for
 // every point of each bucket one more snapshot read (the position, which the caller then reads
 // again from cache) and a cell computation; a bucket shared with other cells adds their points
-// as candidates that the walk skips. llvmpipe leaves a loop after 65535 iterations, so on
-// lavapipe a grid with so few buckets that one walk skips that many points is not exact.
+// as candidates that the walk skips. llvmpipe (lavapipe) leaves a loop after 65535 iterations,
+// counted over all of a walk's calls and the lanes that run together, so there a grid with so few
+// buckets that walks skip thousands of points each is not exact (the default bucket count, twice
+// the points, keeps the skipped candidates few).
+
 //! include common/neighbours.wgsl
 
 @group(1) @binding(0) var<uniform> nb_grid: GridParams;

@@ -102,7 +102,8 @@ def oracle(points: np.ndarray, queries: np.ndarray, radius: float):
 
 
 def build_and_query(gpu, points: np.ndarray, queries: np.ndarray, shape: GridShape,
-                    radius: float = RADIUS, builds: int = 1, alive: str | None = None) -> dict:
+                    radius: float = RADIUS, builds: int = 1, alive: str | None = None,
+                    constants: bool = True) -> dict:
     """Builds the grid over ``points`` (``builds`` times in the frame, as substeps would), then
     counts the
     neighbours of every query; returns the counts, sums and the build's outputs."""
@@ -132,7 +133,8 @@ def build_and_query(gpu, points: np.ndarray, queries: np.ndarray, shape: GridSha
     passes.append(build.compute("t:count", Phase.SIMULATE, COUNT_SHADER,
                                 (max(1, -(-m // 64)), 1, 1),
                                 {"query": uniform, "queries": q, "counts": counts, "sums": sums,
-                                 **grid.query_bindings()}))
+                                 **grid.query_bindings()},
+                                constants=grid.query_constants() if constants else None))
     graph = FrameGraph(passes, uploaded=resources.persistent())
     encoder = gpu.device.create_command_encoder()
     graph.encode(encoder, {})
@@ -466,6 +468,16 @@ def test_hashed_grid_two_builds_are_the_same_bytes(gpu):
         assert first[key].tobytes() == second[key].tobytes(), key
 
 
+def test_hashed_grid_query_without_its_constants_finds_nothing(gpu):
+    """A query pipeline compiled for a box grid (no NB_MODE constant) over a hashed grid ends its
+    walks at once rather than reading buckets as rows of cells."""
+    rng = np.random.default_rng(47)
+    points = uniform_points(rng, 500, -0.5, 0.5)
+    out = build_and_query(gpu, points, points, HASHED, constants=False)
+    np.testing.assert_array_equal(out["counts"], 0)
+    check_build(out, HASHED)
+
+
 def test_hashed_shapes(gpu):
     assert GridShape.hashed(0.5, points=1000).buckets == 2048
     assert GridShape.hashed(0.5, points=1024).buckets == 2048
@@ -488,6 +500,8 @@ def test_hashed_shapes(gpu):
     assert grid.shape.cell_size[0] == 0.25
     with pytest.raises(ValueError, match="16 buckets differ from the 8 buckets"):
         grid.set_shape(GridShape.hashed(0.25, 16))
+    with pytest.raises(ValueError, match="a box grid in place of the hashed grid"):
+        grid.set_shape(GridShape.covering((0, 0, 0), (1, 1, 0.5), 0.5))
     grid = NeighbourGrid(PassBuilder(gpu, resources), "t:grid2", view, 2, HASHED, stride=2,
                          position=1, copy=1, prefix="b_")
     with pytest.raises(ValueError, match=r"expected copy > position \(1\), found 1"):

@@ -7,7 +7,8 @@ a fresh grid (each step, or each substep of a solver).
                          stride=2, position=0, copy=2)
     passes += grid.passes(Phase.SIMULATE)
     # afterwards a shader that includes common/neighbours_query.wgsl and binds
-    # grid.query_bindings() walks the 27 cells around any point (see that file)
+    # grid.query_bindings() walks the 27 cells around any point (see that file); its pass
+    # takes constants=grid.query_constants() (the grid's mode; none for a box grid)
 
 The points are records of ``stride`` vec4f with the position in the xyz of vec4f ``position``.
 Passes (``<name>:...``), each one dispatch:
@@ -189,6 +190,10 @@ class GridShape:
         return rec.tobytes()
 
 
+def _mode(shape: GridShape) -> str:
+    return "hashed" if shape.is_hashed else "box"
+
+
 def _check_cell_size(cell_size: float) -> None:
     if not (cell_size > 0.0 and math.isfinite(cell_size)):
         raise ValueError(f"neighbour grid: expected a finite cell size > 0, found {cell_size}")
@@ -262,6 +267,10 @@ class NeighbourGrid:
     def set_shape(self, shape: GridShape) -> None:
         """A new box or cell size with the same number of cells or buckets (an edit); uploads
         the uniform when it changed."""
+        if self._written and shape.is_hashed != self.shape.is_hashed:
+            raise ValueError(f"neighbour grid '{self.name}': a {_mode(shape)} grid in place of "
+                             f"the {_mode(self.shape)} grid its queries were compiled for; "
+                             f"build a new grid")
         if shape.count != self.shape.count and self._written:
             raise ValueError(f"neighbour grid '{self.name}': {shape.describe()} differ from the "
                              f"{self.shape.describe()} its buffers were made for; build a new "
@@ -279,6 +288,12 @@ class NeighbourGrid:
                              f"{self.copy}")
         return {"nb_grid": self.params, "nb_cell_start": self.cell_count,
                 "nb_cell_particles": self.cell_particles, "nb_snapshot": self.snapshot}
+
+    def query_constants(self) -> dict[str, int]:
+        """The pipeline constants of a shader that includes common/neighbours_query.wgsl: the
+        grid's mode, for a hashed grid (a box grid needs none); a query compiled without them
+        finds nothing in a hashed grid."""
+        return {"NB_MODE": GRID_HASHED} if self.shape.is_hashed else {}
 
     def _variants(self, make: Callable[[int], dict]) -> dict | list[dict]:
         """One binding map, or one per points variant when the points ping-pong."""

@@ -47,6 +47,14 @@
 @group(1) @binding(2) var<storage, read> nb_cell_particles: array<u32>;
 @group(1) @binding(3) var<storage, read> nb_snapshot: array<vec4f>;
 
+// The grid's mode (GRID_BOX or GRID_HASHED) as a pipeline constant, so that a pipeline holds
+// only that mode's walk (NeighbourGrid.query_constants() gives it: pass them to the pass's
+// constants). Why not a branch on nb_grid.mode alone: CPU backends (lavapipe) run the code of
+// every branch under a lane mask whether or not a lane takes it, and the hashed walk's loads in
+// the box walk made a box query 2.5x slower there. A walk whose NB_MODE differs from the grid's
+// mode finds nothing.
+override NB_MODE: u32 = 0u;
+
 // The state of a walk over the cells around a point; `slot` is the current neighbour's slot.
 struct NeighbourWalk {
     lo: vec3u,      // lowest cell coordinates of the block of cells (hashed: i32 bits)
@@ -67,7 +75,7 @@ fn neighbour_cell_end(cell: u32) -> u32 {
 // A walk over the cells around x (call neighbour_next before reading the first slot).
 fn neighbour_walk(x: vec3f) -> NeighbourWalk {
     var walk: NeighbourWalk;
-    if (nb_grid.mode == GRID_HASHED) {
+    if (NB_MODE == GRID_HASHED) {
         let home = grid_hashed_coords(x, nb_grid);
         let flat = nb_grid.grid.xyz == vec3u(1u);   // z in a 2D grid: only cell 0
         walk.lo = bitcast<vec3u>(select(home - 1, home, flat));
@@ -78,7 +86,7 @@ fn neighbour_walk(x: vec3f) -> NeighbourWalk {
         walk.hi = min(home + 1u, nb_grid.grid.xyz - 1u);
     }
     walk.cell = walk.lo;
-    walk.row = 0u;
+    walk.row = select(0u, 0xffffffffu, nb_grid.mode != NB_MODE);   // past the last: nothing
     walk.next = 0u;
     walk.end = 0u;
     walk.slot = 0u;
@@ -87,7 +95,7 @@ fn neighbour_walk(x: vec3f) -> NeighbourWalk {
 
 // Moves the walk to its next point: true with walk.slot set, or false when the cells are done.
 fn neighbour_next(walk: ptr<function, NeighbourWalk>) -> bool {
-    if (nb_grid.mode == GRID_HASHED) { return neighbour_next_hashed(walk); }
+    if (NB_MODE == GRID_HASHED) { return neighbour_next_hashed(walk); }
     let ny = (*walk).hi.y - (*walk).lo.y + 1u;
     let rows = ny * ((*walk).hi.z - (*walk).lo.z + 1u);
     while ((*walk).next >= (*walk).end) {

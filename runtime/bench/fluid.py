@@ -41,7 +41,9 @@ def fluid_case(n: int):
                                half_size=(2 * half, 1.5 * half, half)))
 
 
-def bench_fluid(sizes: tuple[int, ...] | None = None) -> list[dict]:
+def bench_fluid(sizes: tuple[int, ...] | None = None, baselines: bool = True) -> list[dict]:
+    """The rows at ``sizes`` (default: SIZES, or SOFTWARE_SIZES on a software adapter), each
+    followed by its Taichi rows when ``baselines`` and Taichi is installed."""
     from emberfx.core.frame_graph import Phase
     from emberfx.core.gpu import get_context
     from emberfx.engine.engine import Engine
@@ -76,7 +78,8 @@ def bench_fluid(sizes: tuple[int, ...] | None = None) -> list[dict]:
                       "ms": seconds * 1e3, "particles": fluid.fill_count,
                       "streamed_GBs": streamed, "copy_GBs": bandwidth / 1e9,
                       "passes": len(passes)})
-        taichi_rows(rows, ctx, fluid, scene.settings.fixed_dt, start, settled, seconds)
+        if baselines:
+            taichi_rows(rows, ctx, fluid, scene.settings.fixed_dt, start, settled, seconds)
     return rows
 
 

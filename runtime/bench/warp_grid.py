@@ -20,8 +20,9 @@ def _count(grid: wp.uint64, points: wp.array(dtype=wp.vec3),  # type: ignore[val
     i = wp.hash_grid_point_id(grid, tid)
     x = points[i]
     query = wp.hash_grid_query(grid, x, wp.sqrt(r2))
-    index = 0
-    found = 0
+    # Warp's dynamic (mutable) variables are declared with a constructor call, not a literal
+    index = int(0)  # noqa: UP018
+    found = int(0)  # noqa: UP018
     while wp.hash_grid_query_next(query, index):
         d = points[index] - x
         if wp.dot(d, d) < r2:

@@ -189,11 +189,12 @@ MASK32 = 0xFFFFFFFF
 
 def numpy_buckets(points: np.ndarray, shape: GridShape) -> np.ndarray:
     """Each point's bucket in a hashed grid, as common/neighbours.wgsl defines it: cell
-    coordinates clamped to +-2^30, a point with a non-finite coordinate in the cell (2^30, 2^30,
+    coordinates (float32 offsets times the float32 reciprocal of the cell edge, floored) clamped to +-2^30, a point with a non-finite coordinate in the cell (2^30, 2^30,
     2^30), z = 0 in 2D; Teschner's prime XOR and the lowbias32 finalizer in 32-bit words."""
     p = points.astype(np.float32)
     with np.errstate(invalid="ignore", over="ignore"):
-        f = np.floor((p - np.asarray(shape.origin, np.float32)) / np.float32(shape.cell_size[0]))
+        inverse = np.float32(1.0 / shape.cell_size[0])
+        f = np.floor((p - np.asarray(shape.origin, np.float32)) * inverse)
         f = np.clip(np.nan_to_num(f, nan=0.0), -HASH_LIMIT, HASH_LIMIT)
     c = np.where(np.all(np.isfinite(p), axis=1)[:, None], f, HASH_LIMIT).astype(np.int64)
     if shape.cells[2] == 1:
@@ -410,6 +411,28 @@ def test_hashed_grid_non_finite_points(gpu):
     assert len(np.unique(expected[300:305])) == 1
     check_against_oracle(out, np.vstack([finite, far]), queries)
     check_build(out, HASHED)
+
+
+@pytest.mark.parametrize("origin", [(0.0, 0.0, 0.0), (0.05, -0.3, 1.7)])
+def test_hashed_grid_cells_not_a_power_of_two(gpu, origin):
+    """Cells of edge 0.3 (inexact in binary), half the coordinates on cell borders (the float32
+    nearest k x 0.3 from the origin, where a quotient and a product by the reciprocal round apart
+    about one time in ten), radius 0.25: each point's cell is the numpy one's, and the walk,
+    which recomputes the cells of a bucket's points, still finds every neighbour once."""
+    rng = np.random.default_rng(53)
+    cell, radius = 0.3, 0.25
+    shape = GridShape.hashed(cell, 512, origin=origin)
+    centres = rng.uniform(-30.0, 30.0, (30, 3))   # many distinct borders, 100 cells apart
+    points = (centres[:, None, :] + rng.uniform(-0.45, 0.45, (30, 50, 3))).reshape(-1, 3)
+    points += origin
+    on_border = rng.random((1500, 3)) < 0.5
+    points = np.where(on_border, np.round((points - origin) / cell) * cell + origin, points)
+    points = clear_of_radius(points.astype(np.float32), radius)
+    out = build_and_query(gpu, points, points, shape, radius=radius)
+    np.testing.assert_array_equal(out["cell_of"], numpy_buckets(points, shape))
+    check_against_oracle(out, points, points, radius=radius)
+    assert out["counts"].mean() > 3
+    check_build(out, shape)
 
 
 # few points per bucket: llvmpipe stops a loop after 65535 iterations (over all of a walk's

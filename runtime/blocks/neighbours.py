@@ -184,6 +184,8 @@ class GridShape:
         rec = np.zeros((), PARAMS)
         rec["origin"][:3] = self.origin
         rec["cell_size"][:3] = self.cell_size
+        if self.is_hashed:
+            rec["cell_size"][3] = 1.0 / self.cell_size[0]
         rec["grid"] = (*self.cells, self.count)
         rec["count"], rec["stride"], rec["position"], rec["copy"] = n, stride, position, copy
         rec["mode"] = GRID_HASHED if self.is_hashed else GRID_BOX

@@ -26,7 +26,8 @@
 struct GridParams {
     origin: vec4f,      // xyz: the box's lower corner (hashed: the corner of cell (0, 0, 0)); w
                         // unused
-    cell_size: vec4f,   // xyz: a cell's edge per axis (>= the largest query radius); w unused
+    cell_size: vec4f,   // xyz: a cell's edge per axis (>= the largest query radius); w: hashed,
+                        // 1 / the (cubic) cell's edge
     grid: vec4u,        // xyz: cells per axis (z = 1 for a 2D grid; hashed: 0 on an unbounded
                         // axis); w: total cells (hashed: buckets, a power of two)
     count: u32,         // points in the grid
@@ -60,7 +61,9 @@ fn grid_cell_index(c: vec3u, g: GridParams) -> u32 {
 // +-HASH_LIMIT, non-finite points in the cell (HASH_LIMIT, HASH_LIMIT, HASH_LIMIT), z = 0 in 2D.
 fn grid_hashed_coords(p: vec3f, g: GridParams) -> vec3i {
     let limit = f32(HASH_LIMIT);
-    let f = clamp(floor((p - g.origin.xyz) / g.cell_size.xyz), vec3f(-limit), vec3f(limit));
+    // times the reciprocal rather than over the edge: a subtraction, a product and floor are
+    // exact or correctly rounded, so queries recompute the very cell the build assigned
+    let f = clamp(floor((p - g.origin.xyz) * g.cell_size.w), vec3f(-limit), vec3f(limit));
     // an exponent of all ones: infinite or NaN (a bit test, which no fast-math assumption drops)
     let special = (bitcast<vec3u>(p) & vec3u(0x7f800000u)) == vec3u(0x7f800000u);
     let c = select(vec3i(f), vec3i(HASH_LIMIT), any(special));

@@ -189,8 +189,9 @@ MASK32 = 0xFFFFFFFF
 
 def numpy_buckets(points: np.ndarray, shape: GridShape) -> np.ndarray:
     """Each point's bucket in a hashed grid, as common/neighbours.wgsl defines it: cell
-    coordinates (float32 offsets times the float32 reciprocal of the cell edge, floored) clamped to +-2^30, a point with a non-finite coordinate in the cell (2^30, 2^30,
-    2^30), z = 0 in 2D; Teschner's prime XOR and the lowbias32 finalizer in 32-bit words."""
+    coordinates (float32 offsets times the float32 reciprocal of the cell edge, floored) clamped
+    to +-2^30, a point with a non-finite coordinate in the cell (2^30, 2^30, 2^30), z = 0 in 2D;
+    Teschner's prime XOR and the lowbias32 finalizer in 32-bit words."""
     p = points.astype(np.float32)
     with np.errstate(invalid="ignore", over="ignore"):
         inverse = np.float32(1.0 / shape.cell_size[0])

@@ -31,7 +31,8 @@
 // 2D) on its own, x fastest, then y, then z: one bucket's run per cell. A bucket holds the points
 // of every cell that hashes to it, and two of the 27 cells may share one, so the walk returns a
 // point of the bucket only when its own cell, computed from its snapshot position by the build's
-// function (grid_hashed_coords), is the cell being walked: every point at most once, and only the
+// function (grid_hashed_coords, whose operations are exact or correctly rounded, so it gives the
+// build's cell bit for bit), is the cell being walked: every point at most once, and only the
 // points of the 27 cells. The cost over the box grid: 27 runs to open instead of 9, and for
 // every point of each bucket one more snapshot read (the position, which the caller then reads
 // again from cache) and a cell computation; a bucket shared with other cells adds their points

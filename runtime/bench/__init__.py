@@ -28,6 +28,7 @@ from emberfx.bench.export import bench_export
 from emberfx.bench.fluid import bench_fluid
 from emberfx.bench.fractal import bench_fractal
 from emberfx.bench.frame import bench_frame
+from emberfx.bench.harness import row_line
 from emberfx.bench.life import bench_life
 from emberfx.bench.looks import bench_looks
 from emberfx.bench.many import bench_many
@@ -80,10 +81,7 @@ def main(names: list[str], as_json: bool = False, options: dict | None = None,
         for name, rows in results["benchmarks"].items():
             print(f"\n{name}")
             for row in rows:
-                value = "-" if row["value"] is None else f"{row['value']:.3f}"
-                extra = "  ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
-                                  for k, v in row.items() if k not in ("name", "value", "unit"))
-                print(f"  {row['name']:<58} {value:>10} {row['unit']:<19} {extra}")
+                print(row_line(row))
     if failed:
         print(f"emberfx: bench: {', '.join(failed)} failed (its output is above)", file=sys.stderr)
         return 1

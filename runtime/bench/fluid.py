@@ -2,11 +2,22 @@
 solver iterations in 1 substep, on a block of fluid collapsing in a box (a dam break: the
 neighbour counts are those of a liquid, about 33 within the kernel). Each row carries, as the
 anchor measured in the same run, the device's buffer-copy bandwidth and the bandwidth the step
-would need if it only streamed its particle records once per pass (``streamed_GBs``)."""
+would need if it only streamed its particle records once per pass (``streamed_GBs``). When Taichi
+is installed, the same PBF model written in Taichi (emberfx.bench.taichi_fluid) runs from the
+same starting positions in the same run: its rows carry emberfx's speed over it and how far its
+particles are from emberfx's after the settling steps (``settled_rms_vs_emberfx``, in particle
+radii: a check that both run the same model). Rows are printed to stderr as they are measured.
+
+Sizes: SIZES on a GPU, SOFTWARE_SIZES on a software adapter, Taichi at each (on its CPU backend
+beside a software adapter)."""
 
 from __future__ import annotations
 
-from emberfx.bench.harness import copy_bandwidth, timed_passes
+import importlib.util
+
+import numpy as np
+
+from emberfx.bench.harness import copy_bandwidth, report, timed_passes
 from emberfx.core.errors import EmberError
 
 SIZES = (100_000, 1 << 18, 1 << 20, 1 << 22)
@@ -14,6 +25,7 @@ SOFTWARE_SIZES = (4096, 16384)   # lavapipe: a fraction of a second per step at 
 ITERATIONS = 4
 RADIUS = 0.01
 SETTLE_STEPS = 5   # steps before timing: the block has started to move
+TAICHI_STEPS = (3, 20)   # steps Taichi's figure is timed over: software adapter, GPU
 
 
 def fluid_case(n: int):
@@ -29,7 +41,9 @@ def fluid_case(n: int):
                                half_size=(2 * half, 1.5 * half, half)))
 
 
-def bench_fluid(sizes: tuple[int, ...] | None = None) -> list[dict]:
+def bench_fluid(sizes: tuple[int, ...] | None = None, baselines: bool = True) -> list[dict]:
+    """The rows at ``sizes`` (default: SIZES, or SOFTWARE_SIZES on a software adapter), each
+    followed by its Taichi rows when ``baselines`` and Taichi is installed."""
     from emberfx.core.frame_graph import Phase
     from emberfx.core.gpu import get_context
     from emberfx.engine.engine import Engine
@@ -47,10 +61,12 @@ def bench_fluid(sizes: tuple[int, ...] | None = None) -> list[dict]:
                           [EntitySpec("water", {"fluid": fluid})])
             engine = Engine(scene, size=(64, 64))
         except EmberError as exc:
-            rows.append({"name": label, "value": None, "unit": "skipped", "note": str(exc)})
+            report(rows, {"name": label, "value": None, "unit": "skipped", "note": str(exc)})
             continue
         try:
+            start = engine.state("water")["position"]
             engine.step(SETTLE_STEPS)
+            settled = engine.state("water")["position"]
             passes = engine.frame_passes({Phase.CLEAR, Phase.SIMULATE})
             seconds = timed_passes(ctx.device, passes, 3 if ctx.is_software else 20)
         finally:
@@ -58,8 +74,33 @@ def bench_fluid(sizes: tuple[int, ...] | None = None) -> list[dict]:
         # per pass at least one read of a vec4f record per particle: predict, the grid's
         # assign / scatter / order, 2 per iteration, update, curl, finish
         streamed = fluid.fill_count * 16 * (7 + 2 * ITERATIONS) / seconds / 1e9
-        rows.append({"name": label, "value": 1.0 / seconds, "unit": "steps/s",
-                     "ms": seconds * 1e3, "particles": fluid.fill_count,
-                     "streamed_GBs": streamed, "copy_GBs": bandwidth / 1e9,
-                     "passes": len(passes)})
+        report(rows, {"name": label, "value": 1.0 / seconds, "unit": "steps/s",
+                      "ms": seconds * 1e3, "particles": fluid.fill_count,
+                      "streamed_GBs": streamed, "copy_GBs": bandwidth / 1e9,
+                      "passes": len(passes)})
+        if baselines:
+            taichi_rows(rows, ctx, fluid, scene.settings.fixed_dt, start, settled, seconds)
     return rows
+
+
+def taichi_rows(rows: list[dict], ctx, fluid, fixed_dt: float, start: np.ndarray,
+                settled: np.ndarray, seconds: float) -> None:
+    """The Taichi PBF baseline's rows for one size (none without Taichi)."""
+    if importlib.util.find_spec("taichi") is None:
+        return
+    from emberfx.bench.taichi_fluid import pbf_model, taichi_fluid
+
+    model = pbf_model(fluid, fixed_dt)
+    steps = TAICHI_STEPS[0] if ctx.is_software else TAICHI_STEPS[1]
+    for arch in ("cpu",) if ctx.is_software else ("cuda", "vulkan"):
+        name = f"  taichi {arch}, same PBF model ({fluid.fill_count:,} particles)"
+        try:
+            taichi_seconds, taichi_settled = taichi_fluid(start, model, arch, SETTLE_STEPS,
+                                                          steps)
+        except RuntimeError as exc:
+            report(rows, {"name": name, "value": None, "unit": "skipped", "note": str(exc)})
+            continue
+        rms = float(np.sqrt(np.mean(np.sum((taichi_settled - settled) ** 2, axis=1))))
+        report(rows, {"name": name, "value": 1.0 / taichi_seconds, "unit": "steps/s",
+                      "ms": taichi_seconds * 1e3, "emberfx_vs_taichi": taichi_seconds / seconds,
+                      "settled_rms_vs_emberfx": rms / fluid.particle_radius})

@@ -197,6 +197,21 @@ def copy_row(ctx) -> tuple[dict, float]:
              "unit": "GB/s"}, bandwidth)
 
 
+def row_line(row: dict) -> str:
+    """A row as the bench table prints it: name, value, unit, then its other keys."""
+    value = "-" if row["value"] is None else f"{row['value']:.3f}"
+    extra = "  ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
+                      for k, v in row.items() if k not in ("name", "value", "unit"))
+    return f"  {row['name']:<58} {value:>10} {row['unit']:<19} {extra}"
+
+
+def report(rows: list[dict], row: dict) -> None:
+    """Appends ``row`` to ``rows`` and prints it to stderr at once, so that a run cut short
+    (a timeout) still shows what it measured; the table or JSON on stdout comes at the end."""
+    rows.append(row)
+    print(f"[bench] {row_line(row).strip()}", file=sys.stderr, flush=True)
+
+
 @contextlib.contextmanager
 def stdout_to_stderr():
     """Native libraries (Taichi's logger, lifelib's build) print to file descriptor 1;

@@ -2,10 +2,14 @@
 (emberfx.blocks.neighbours) built over uniformly random points in the unit cube and then, for
 every point, the count of points within ``radius`` (bench/neighbours_count.wgsl: one invocation
 per point in cell order, through common/neighbours_query.wgsl). The radius gives about
-MEAN_NEIGHBOURS neighbours per point and is the cell size. Beside it, in the same run, the same
-algorithm in Taichi when it is installed (emberfx.bench.taichi): counting-sort grid of the same
-cells, positions reordered by cell, one thread per point, no atomics in the gather; each of its
-rows carries emberfx's speed over it and whether the counts were the same."""
+MEAN_NEIGHBOURS neighbours per point and is the cell size. Beside it, in the same run: the same
+build and count over a hashed grid (GridShape.hashed, the default buckets) of the same points,
+with its speed over the box grid's; the same algorithm in Taichi when it is installed
+(emberfx.bench.taichi): counting-sort grid of the same cells, positions reordered by cell, one
+thread per point, no atomics in the gather; and NVIDIA Warp's HashGrid built and queried with
+the same radius when Warp is installed (emberfx.bench.warp_grid). Each baseline row carries
+emberfx's speed over it and whether the counts were the same. Rows are printed to stderr as they
+are measured."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ import math
 
 import numpy as np
 
-from emberfx.bench.harness import timed_passes
+from emberfx.bench.harness import report, timed_passes
 
 MEAN_NEIGHBOURS = 35.0
 """expected points within the radius of a point, itself excluded"""
@@ -28,6 +32,7 @@ def radius_for(n: int) -> float:
 
 
 def bench_neighbours(sizes: tuple[int, ...] | None = None) -> list[dict]:
+    from emberfx.blocks.neighbours import GridShape
     from emberfx.core.gpu import get_context
 
     ctx = get_context()
@@ -38,16 +43,25 @@ def bench_neighbours(sizes: tuple[int, ...] | None = None) -> list[dict]:
         points[:, :3] = rng.random((n, 3), np.float32)
         radius = radius_for(n)
         seconds, counts, cells = emberfx_query(ctx, points, radius)
-        row = {"name": f"neighbour grid build + count ({n:,} points)", "value": n / seconds / 1e6,
-               "unit": "M points/s", "ms": seconds * 1e3,
-               "mean_neighbours": float(counts.mean()) - 1.0, "cells": cells ** 3}
-        rows.append(row)
-        rows += taichi_rows(ctx, points, radius, cells, seconds, counts)
+        report(rows, {"name": f"neighbour grid build + count ({n:,} points)",
+                      "value": n / seconds / 1e6, "unit": "M points/s", "ms": seconds * 1e3,
+                      "mean_neighbours": float(counts.mean()) - 1.0, "cells": cells ** 3})
+        hashed = GridShape.hashed(radius, points=n)
+        hashed_seconds, hashed_counts, _ = emberfx_query(ctx, points, radius, hashed)
+        report(rows, {"name": f"  hashed grid, same points ({hashed.buckets:,} buckets)",
+                      "value": n / hashed_seconds / 1e6, "unit": "M points/s",
+                      "ms": hashed_seconds * 1e3, "hashed_vs_box": seconds / hashed_seconds,
+                      "same_counts": bool(np.array_equal(hashed_counts, counts))})
+        taichi_rows(rows, ctx, points, radius, cells, seconds, counts)
+        warp_rows(rows, ctx, points, radius, hashed.buckets, seconds, counts)
     return rows
 
 
-def emberfx_query(ctx, points: np.ndarray, radius: float) -> tuple[float, np.ndarray, int]:
-    """Seconds per build + count, each point's count (itself included) and cells per axis."""
+def emberfx_query(ctx, points: np.ndarray, radius: float,
+                  shape=None) -> tuple[float, np.ndarray, int]:
+    """Seconds per build + count, each point's count (itself included) and cells per axis (0 for
+    a hashed grid), over ``shape`` (default: the box grid over the unit cube, cells of edge
+    ``radius``)."""
     import wgpu
 
     from emberfx.blocks.neighbours import GridShape, NeighbourGrid
@@ -62,7 +76,8 @@ def emberfx_query(ctx, points: np.ndarray, radius: float) -> tuple[float, np.nda
     storage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
     view = resources.buffer("bench", "points", points.nbytes, storage, family="bench")
     resources.write(view, points.tobytes())
-    shape = GridShape.covering((0.0, 0.0, 0.0), (1.0, 1.0, 1.0), radius)
+    if shape is None:
+        shape = GridShape.covering((0.0, 0.0, 0.0), (1.0, 1.0, 1.0), radius)
     grid = NeighbourGrid(build, "bench:neighbours", view, n, shape)
     uniform = resources.buffer("bench", "query", 16,
                                wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
@@ -72,6 +87,7 @@ def emberfx_query(ctx, points: np.ndarray, radius: float) -> tuple[float, np.nda
     count = build.compute("bench:neighbours:count", Phase.SIMULATE, "bench/neighbours_count.wgsl",
                           ctx.grid(math.ceil(n / 256)),
                           {"query": uniform, "counts": counts, **grid.query_bindings()},
+                          constants=grid.query_constants(),
                           does="each point's neighbours within the radius")
     passes = grid.passes(Phase.SIMULATE) + [count]
     seconds = timed_passes(ctx.device, passes, 2 if ctx.is_software else 20)
@@ -83,22 +99,45 @@ def emberfx_query(ctx, points: np.ndarray, radius: float) -> tuple[float, np.nda
     return seconds, result, shape.cells[0]
 
 
-def taichi_rows(ctx, points: np.ndarray, radius: float, cells: int, seconds: float,
-                counts: np.ndarray) -> list[dict]:
+def taichi_rows(rows: list[dict], ctx, points: np.ndarray, radius: float, cells: int,
+                seconds: float, counts: np.ndarray) -> None:
     if importlib.util.find_spec("taichi") is None:
-        return []
+        return
     from emberfx.bench.taichi import taichi_neighbour_counts
 
-    rows: list[dict] = []
     n = len(points)
     for arch in ("cpu",) if ctx.is_software else ("cuda", "vulkan"):
         name = f"  taichi {arch}, same algorithm ({n:,} points)"
         try:
             taichi_seconds, taichi_counts = taichi_neighbour_counts(points, radius, cells, arch)
         except RuntimeError as exc:
-            rows.append({"name": name, "value": None, "unit": "skipped", "note": str(exc)})
+            report(rows, {"name": name, "value": None, "unit": "skipped", "note": str(exc)})
             continue
-        rows.append({"name": name, "value": n / taichi_seconds / 1e6, "unit": "M points/s",
-                     "ms": taichi_seconds * 1e3, "emberfx_vs_taichi": taichi_seconds / seconds,
-                     "same_counts": bool(np.array_equal(taichi_counts, counts))})
-    return rows
+        report(rows, {"name": name, "value": n / taichi_seconds / 1e6, "unit": "M points/s",
+                      "ms": taichi_seconds * 1e3, "emberfx_vs_taichi": taichi_seconds / seconds,
+                      "same_counts": bool(np.array_equal(taichi_counts, counts))})
+
+
+def warp_rows(rows: list[dict], ctx, points: np.ndarray, radius: float, buckets: int,
+              seconds: float, counts: np.ndarray) -> None:
+    """NVIDIA Warp's HashGrid over the same points (its CUDA device on a hardware adapter, its
+    CPU on a software one), with about as many cells as the hashed grid has buckets; a row
+    saying it was skipped when Warp is not installed."""
+    n = len(points)
+    device = "cpu" if ctx.is_software else "cuda"
+    name = f"  warp HashGrid {device} ({n:,} points)"
+    if importlib.util.find_spec("warp") is None:
+        report(rows, {"name": name, "value": None, "unit": "skipped",
+                      "note": "warp is not installed (pip install warp-lang)"})
+        return
+    from emberfx.bench.warp_grid import warp_neighbour_counts
+
+    dim = max(4, round(buckets ** (1.0 / 3.0)))
+    try:
+        warp_seconds, warp_counts = warp_neighbour_counts(points, radius, dim, device)
+    except RuntimeError as exc:
+        report(rows, {"name": name, "value": None, "unit": "skipped", "note": str(exc)})
+        return
+    report(rows, {"name": name, "value": n / warp_seconds / 1e6, "unit": "M points/s",
+                  "ms": warp_seconds * 1e3, "emberfx_vs_warp": warp_seconds / seconds,
+                  "dim": dim, "same_counts": bool(np.array_equal(warp_counts, counts))})

@@ -1,13 +1,14 @@
-"""A reusable GPU neighbour grid: points sorted into uniform cells by a counting sort, as
-frame-graph passes a family inserts wherever its step needs a fresh grid (each step, or each
-substep of a solver).
+"""A reusable GPU neighbour grid: points sorted into uniform cells (over a box, or hashed over
+all of space) by a counting sort, as frame-graph passes a family inserts wherever its step needs
+a fresh grid (each step, or each substep of a solver).
 
     shape = GridShape.covering(lower, upper, cell_size=radius)
     grid = NeighbourGrid(self.build, "fountain:grid", "fountain/particles", n, shape,
                          stride=2, position=0, copy=2)
     passes += grid.passes(Phase.SIMULATE)
     # afterwards a shader that includes common/neighbours_query.wgsl and binds
-    # grid.query_bindings() walks the 27 cells around any point (see that file)
+    # grid.query_bindings() walks the 27 cells around any point (see that file); its pass
+    # takes constants=grid.query_constants() (the grid's mode; none for a box grid)
 
 The points are records of ``stride`` vec4f with the position in the xyz of vec4f ``position``.
 Passes (``<name>:...``), each one dispatch:
@@ -26,9 +27,22 @@ Passes (``<name>:...``), each one dispatch:
                  snapshot that queries read
 
 So every slot's point is the same on every run, whatever order threads ran in, and two runs
-give the same bytes. Cells: the box [origin, origin + cells * cell_size); a point outside it
-(or not finite) counts in the nearest border cell. Queries stay exact for such points, because
-clamping never moves two cells further apart; only the border cells grow crowded.
+give the same bytes. Cells, in one of two modes (common/neighbours.wgsl):
+
+  box      GridShape.covering(lower, upper, cell_size): the box [origin, origin + cells *
+           cell_size); a point outside it (or not finite) counts in the nearest border cell.
+           Queries stay exact for such points, because clamping never moves two cells further
+           apart; only the border cells grow crowded. A query reads the three cells of a row as
+           one run: 9 runs in 3D.
+  hashed   GridShape.hashed(cell_size, buckets, dims): for points with no bounds. Cells of edge
+           cell_size over all of space, each cell's integer coordinates hashed into one of
+           ``buckets`` (a power of two; by default the next one >= 2 x points, from 64 up to
+           2^22) buckets, which take the place of the cells in every buffer, the scan and the
+           order pass (``shape.count`` is the buckets). A query opens each of the 27 cells on its
+           own and skips the points of a shared bucket that lie in another cell, so each point
+           comes once: 27 runs, one more position read and cell computation per point of each
+           run, and the points of the cells that share its buckets as skipped candidates. A
+           point with a non-finite coordinate counts in one defined far cell.
 
 The grid's buffers are registry resources of the points' owner and family, named
 ``<owner>/<prefix>cell_of`` ... (``cell_count`` ends as the cells' first slots), so they go when
@@ -61,9 +75,15 @@ STORAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsag
 MAX_CELLS = (1 << 32) - 2
 """cells a grid may have: cell indices are u32, one more is the dead cell (the device's buffer
 limits come first)"""
+MAX_BUCKETS = 1 << 31
+"""buckets a hashed grid may have: the largest power of two below MAX_CELLS"""
+DEFAULT_BUCKETS = (64, 1 << 22)
+"""a hashed grid's default bucket count: the next power of two >= 2 x points, within these"""
 QUERY = "common/neighbours_query.wgsl"
 ASSIGN = "common/neighbours_assign.wgsl"
 ALIVE = "common/neighbours_alive.wgsl"
+GRID_BOX = wgsl.int_constant("common/neighbours.wgsl", "GRID_BOX")
+GRID_HASHED = wgsl.int_constant("common/neighbours.wgsl", "GRID_HASHED")
 
 
 def query_include(group: int) -> str:
@@ -77,13 +97,23 @@ def query_include(group: int) -> str:
 
 @dataclass(frozen=True)
 class GridShape:
-    """Cells per axis over the box [origin, origin + cells * cell_size) (cells z = 1: 2D)."""
+    """Cells per axis over the box [origin, origin + cells * cell_size) (cells z = 1: 2D); or,
+    with ``buckets`` > 0, a hashed grid: cells of edge ``cell_size`` over all of space from
+    ``origin``, hashed into ``buckets`` buckets (cells (0, 0, 0), or (0, 0, 1) in 2D)."""
     origin: tuple[float, float, float]
     cell_size: tuple[float, float, float]
     cells: tuple[int, int, int]
+    buckets: int = 0
+
+    @property
+    def is_hashed(self) -> bool:
+        return self.buckets > 0
 
     @property
     def count(self) -> int:
+        """Cells (a hashed grid: buckets): the length of the per-cell buffers and the scan."""
+        if self.is_hashed:
+            return self.buckets
         return self.cells[0] * self.cells[1] * self.cells[2]
 
     @classmethod
@@ -91,8 +121,7 @@ class GridShape:
                  cell_size: float) -> GridShape:
         """Cubic cells of edge ``cell_size`` (the largest query radius, or more) from ``lower``,
         as many per axis as cover ``upper`` (at least one). 2D: give two coordinates."""
-        if not (cell_size > 0.0 and math.isfinite(cell_size)):
-            raise ValueError(f"neighbour grid: expected a finite cell size > 0, found {cell_size}")
+        _check_cell_size(cell_size)
         if len(lower) != len(upper) or len(lower) not in (2, 3):
             raise ValueError(f"neighbour grid: expected 2 or 3 coordinates for both corners, "
                              f"found {len(lower)} and {len(upper)}")
@@ -106,7 +135,46 @@ class GridShape:
         shape.check()
         return shape
 
+    @classmethod
+    def hashed(cls, cell_size: float, buckets: int | None = None, dims: int = 3, *,
+               points: int = 0, origin: Sequence[float] | None = None) -> GridShape:
+        """A hashed grid for unbounded points: cubic cells of edge ``cell_size`` (the largest
+        query radius, or more) over all of space, from ``origin`` (default 0), each cell's
+        integer coordinates hashed into one of ``buckets`` buckets (a power of two; None: the
+        next power of two >= 2 x ``points``, at least 64 and at most 2^22). ``dims`` = 2: the z
+        coordinate is ignored (every point in the z = 0 layer of cells)."""
+        _check_cell_size(cell_size)
+        if dims not in (2, 3):
+            raise ValueError(f"neighbour grid: expected dims 2 or 3, found {dims}")
+        if buckets is None:
+            low, high = DEFAULT_BUCKETS
+            buckets = min(high, max(low, 1 << max(0, 2 * points - 1).bit_length()))
+        at = [0.0, 0.0, 0.0] if origin is None else [float(v) for v in origin]
+        if len(at) == 2:
+            at.append(0.0)
+        if len(at) != 3 or not all(math.isfinite(v) for v in at):
+            raise ValueError(f"neighbour grid: expected a finite origin of 2 or 3 coordinates, "
+                             f"found {origin}")
+        shape = cls((at[0], at[1], at[2]), (cell_size,) * 3, (0, 0, 1 if dims == 2 else 0),
+                    int(buckets))
+        shape.check()
+        return shape
+
+    def describe(self) -> str:
+        if self.is_hashed:
+            return f"{self.buckets:,} buckets"
+        return f"{'x'.join(map(str, self.cells))} cells"
+
     def check(self) -> None:
+        if self.is_hashed:
+            b = self.buckets
+            if b & (b - 1) or b > MAX_BUCKETS:
+                raise ValueError(f"neighbour grid: expected a power of two of at most "
+                                 f"{MAX_BUCKETS:,} buckets, found {b:,}")
+            return
+        if self.buckets < 0 or min(self.cells) < 1:
+            raise ValueError(f"neighbour grid: expected at least one cell per axis and "
+                             f"buckets >= 0, found cells {self.cells}, buckets {self.buckets}")
         if self.count > MAX_CELLS:
             raise ValueError(f"neighbour grid: {'x'.join(map(str, self.cells))} = "
                              f"{self.count:,} cells; expected at most {MAX_CELLS:,} (a larger "
@@ -116,9 +184,21 @@ class GridShape:
         rec = np.zeros((), PARAMS)
         rec["origin"][:3] = self.origin
         rec["cell_size"][:3] = self.cell_size
+        if self.is_hashed:
+            rec["cell_size"][3] = 1.0 / self.cell_size[0]
         rec["grid"] = (*self.cells, self.count)
         rec["count"], rec["stride"], rec["position"], rec["copy"] = n, stride, position, copy
+        rec["mode"] = GRID_HASHED if self.is_hashed else GRID_BOX
         return rec.tobytes()
+
+
+def _mode(shape: GridShape) -> str:
+    return "hashed" if shape.is_hashed else "box"
+
+
+def _check_cell_size(cell_size: float) -> None:
+    if not (cell_size > 0.0 and math.isfinite(cell_size)):
+        raise ValueError(f"neighbour grid: expected a finite cell size > 0, found {cell_size}")
 
 
 class NeighbourGrid:
@@ -187,11 +267,16 @@ class NeighbourGrid:
         return self.cell_count
 
     def set_shape(self, shape: GridShape) -> None:
-        """A new box or cell size with the same number of cells (an edit); uploads the uniform
-        when it changed."""
-        if shape.cells != self.shape.cells and self._written:
-            raise ValueError(f"neighbour grid '{self.name}': {shape.cells} cells differ from the "
-                             f"{self.shape.cells} its buffers were made for; build a new grid")
+        """A new box or cell size with the same number of cells or buckets (an edit); uploads
+        the uniform when it changed."""
+        if self._written and shape.is_hashed != self.shape.is_hashed:
+            raise ValueError(f"neighbour grid '{self.name}': a {_mode(shape)} grid in place of "
+                             f"the {_mode(self.shape)} grid its queries were compiled for; "
+                             f"build a new grid")
+        if shape.count != self.shape.count and self._written:
+            raise ValueError(f"neighbour grid '{self.name}': {shape.describe()} differ from the "
+                             f"{self.shape.describe()} its buffers were made for; build a new "
+                             f"grid")
         record = shape.record(self.n, self.stride, self.position, self.copy)
         if record != self._written:
             self.build.resources.write(self.params, record)
@@ -199,11 +284,18 @@ class NeighbourGrid:
 
     def query_bindings(self) -> dict[str, BufferView]:
         """The bindings (group 1) of a shader that includes common/neighbours_query.wgsl."""
-        if self.snapshot is None:
-            raise ValueError(f"neighbour grid '{self.name}': queries read the snapshot; expected "
-                             f"copy >= 1 (at least the positions), found 0")
+        if self.snapshot is None or self.copy <= self.position:
+            raise ValueError(f"neighbour grid '{self.name}': queries read the positions from the "
+                             f"snapshot; expected copy > position ({self.position}), found "
+                             f"{self.copy}")
         return {"nb_grid": self.params, "nb_cell_start": self.cell_count,
                 "nb_cell_particles": self.cell_particles, "nb_snapshot": self.snapshot}
+
+    def query_constants(self) -> dict[str, int]:
+        """The pipeline constants of a shader that includes common/neighbours_query.wgsl: the
+        grid's mode, for a hashed grid (a box grid needs none); a query compiled without them
+        finds nothing in a hashed grid."""
+        return {"NB_MODE": GRID_HASHED} if self.shape.is_hashed else {}
 
     def _variants(self, make: Callable[[int], dict]) -> dict | list[dict]:
         """One binding map, or one per points variant when the points ping-pong."""

@@ -1,7 +1,7 @@
 // common/neighbours_assign.wgsl  --  pass `<name>:assign` of a neighbour grid
 // (emberfx.blocks.neighbours)
 //
-// Counting sort, step 1: each point's cell, the cell's count (atomicAdd), and the count the
+// Counting sort, step 1: each point's cell (a hashed grid's bucket), the cell's count (atomicAdd), and the count the
 // atomicAdd returned: the point's slot in its cell's run, so the scatter places it without
 // atomics of its own (common/neighbours_scatter.wgsl). Slots follow scheduling order; the order
 // pass sorts each run by point index afterwards, so the final order does not depend on it.
@@ -33,8 +33,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     if (i >= grid.count) { return; }
     var cell = grid.grid.w;
     if (point_alive(i)) {
-        cell = grid_cell_index(grid_cell_coords(points[i * grid.stride + grid.position].xyz, grid),
-                               grid);
+        cell = grid_point_cell(points[i * grid.stride + grid.position].xyz, grid);
     }
     cell_of[i] = cell;
     cell_slot[i] = atomicAdd(&cell_count[cell], 1u);

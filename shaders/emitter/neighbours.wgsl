@@ -10,8 +10,10 @@
 //   alignment   their velocities
 //   cohesion    the offsets to them
 // and steers towards each as a desired velocity of max_speed along it: a += w (desired - v), w
-// the rule's weight per second. In a wrapping box (NEIGHBOURS_WRAP) offsets are minimum-image
-// and the cells around a boid wrap too; positions wrap after each substep. In a box that does
+// the rule's weight per second. In a wrapping box (NEIGHBOURS_WRAP: the grid is a box grid over
+// it) offsets are minimum-image and the cells around a boid wrap too; positions wrap after each
+// substep. Otherwise boids walk the grid as any query does (common/neighbours_query.wgsl, box or
+// hashed). In a box that does
 // not wrap, a boid within boids_radius of a wall steers away from it with the separation weight,
 // and is kept inside. Speeds never pass max_speed.
 // Particle collision's support (NEIGHBOURS_CONTACTS): the velocity the last step's contacts gave
@@ -30,15 +32,11 @@
 
 const HAS_NEIGHBOURS: bool = true;
 
-// The first cell and the count of cells along one axis around cell `home` of `cells`: the
-// three around it, wrapped, in a periodic box (every cell once when there are fewer than three).
+// The first cell and the count of cells along one axis around cell `home` of `cells` in a
+// periodic box: the three around it, wrapped (every cell once when there are fewer than three).
 fn axis_cells(home: u32, cells: u32, wrap: bool) -> vec2u {
-    if (wrap) {
-        if (cells >= 3u) { return vec2u(home + cells - 1u, 3u); }
-        return vec2u(0u, cells);
-    }
-    let lo = max(home, 1u) - 1u;
-    return vec2u(lo, min(home + 1u, cells - 1u) - lo + 1u);
+    if (cells >= 3u) { return vec2u(home + cells - 1u, 3u); }
+    return vec2u(0u, cells);
 }
 
 // The minimum image of offset d in the flock's box (wrapping), or d.
@@ -54,6 +52,27 @@ fn steer(desired: vec3f, v: vec3f) -> vec3f {
     return desired * (nb_params.max_speed / n) - v;
 }
 
+// What a boid has seen of its neighbours so far.
+struct Seen {
+    away: vec3f,      // separation: the sum of -d / |d|^2 over those closer than radius / 2
+    heading: vec3f,   // the sum of their velocities
+    offset: vec3f,    // the sum of their offsets d
+    count: u32,
+};
+
+// Adds the point at grid slot s to what boid g at x has seen, if it is within boids_radius.
+fn see(s: u32, g: u32, x: vec3f, wrap: bool, seen: ptr<function, Seen>) {
+    if (neighbour_index(s) == g) { return; }
+    let r = nb_params.boids_radius;
+    let d = flock_offset(neighbour_position(s) - x, wrap);
+    let d2 = dot(d, d);
+    if (!(d2 < r * r) || d2 == 0.0) { return; }
+    (*seen).count += 1u;
+    (*seen).heading += neighbour_record(s, 1u).xyz;
+    (*seen).offset += d;
+    if (d2 < 0.25 * r * r) { (*seen).away -= d / d2; }
+}
+
 fn neighbour_acceleration(g: u32, x: vec3f, v: vec3f) -> vec3f {
     var support = vec3f(0.0);
     if ((nb_params.flags & NEIGHBOURS_CONTACTS) != 0u && params.h > 0.0) {
@@ -61,40 +80,36 @@ fn neighbour_acceleration(g: u32, x: vec3f, v: vec3f) -> vec3f {
     }
     if ((nb_params.flags & NEIGHBOURS_BOIDS) == 0u) { return support; }
     let wrap = (nb_params.flags & NEIGHBOURS_WRAP) != 0u;
-    let r = nb_params.boids_radius;
-    let home = grid_cell_coords(x, nb_grid);
-    let sx = axis_cells(home.x, nb_grid.grid.x, wrap);
-    let sy = axis_cells(home.y, nb_grid.grid.y, wrap);
-    let sz = axis_cells(home.z, nb_grid.grid.z, wrap);
-    var away = vec3f(0.0);
-    var heading = vec3f(0.0);
-    var offset = vec3f(0.0);
-    var seen = 0u;
-    for (var kz = 0u; kz < sz.y; kz++) {
-        for (var ky = 0u; ky < sy.y; ky++) {
-            for (var kx = 0u; kx < sx.y; kx++) {
-                let c = vec3u((sx.x + kx) % nb_grid.grid.x, (sy.x + ky) % nb_grid.grid.y,
-                              (sz.x + kz) % nb_grid.grid.z);
-                let cell = grid_cell_index(c, nb_grid);
-                for (var s = nb_cell_start[cell]; s < nb_cell_start[cell + 1u]; s++) {
-                    if (neighbour_index(s) == g) { continue; }
-                    let d = flock_offset(neighbour_position(s) - x, wrap);
-                    let d2 = dot(d, d);
-                    if (!(d2 < r * r) || d2 == 0.0) { continue; }
-                    seen += 1u;
-                    heading += neighbour_record(s, 1u).xyz;
-                    offset += d;
-                    if (d2 < 0.25 * r * r) { away -= d / d2; }
+    var seen: Seen;
+    if (wrap) {   // a box grid over the flock's box: the cells around x, wrapped
+        let home = grid_cell_coords(x, nb_grid);
+        let sx = axis_cells(home.x, nb_grid.grid.x, true);
+        let sy = axis_cells(home.y, nb_grid.grid.y, true);
+        let sz = axis_cells(home.z, nb_grid.grid.z, true);
+        for (var kz = 0u; kz < sz.y; kz++) {
+            for (var ky = 0u; ky < sy.y; ky++) {
+                for (var kx = 0u; kx < sx.y; kx++) {
+                    let c = vec3u((sx.x + kx) % nb_grid.grid.x, (sy.x + ky) % nb_grid.grid.y,
+                                  (sz.x + kz) % nb_grid.grid.z);
+                    let cell = grid_cell_index(c, nb_grid);
+                    for (var s = nb_cell_start[cell]; s < nb_cell_start[cell + 1u]; s++) {
+                        see(s, g, x, true, &seen);
+                    }
                 }
             }
         }
+    } else {
+        var walk = neighbour_walk(x);
+        while (neighbour_next(&walk)) { see(walk.slot, g, x, false, &seen); }
     }
     var a = support;
-    if (seen > 0u) {
-        a += nb_params.separation * steer(away, v) + nb_params.alignment * steer(heading, v)
-             + nb_params.cohesion * steer(offset, v);
+    if (seen.count > 0u) {
+        a += nb_params.separation * steer(seen.away, v)
+             + nb_params.alignment * steer(seen.heading, v)
+             + nb_params.cohesion * steer(seen.offset, v);
     }
     if ((nb_params.flags & NEIGHBOURS_BOUNDS) != 0u && !wrap) {
+        let r = nb_params.boids_radius;
         let lo = nb_params.bounds_center.xyz - 0.5 * nb_params.bounds_size.xyz;
         let hi = lo + nb_params.bounds_size.xyz;
         let push = max(vec3f(0.0), 1.0 - (x - lo) / r) - max(vec3f(0.0), 1.0 - (hi - x) / r);

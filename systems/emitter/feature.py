@@ -61,6 +61,10 @@ class EmitterFeature:
         """The includes it swaps in pass shader ``base`` (include -> replacement)."""
         return {}
 
+    def constants(self, base: str, sim: Simulation) -> dict:
+        """The pipeline constants it sets in pass shader ``base`` of simulation ``sim``."""
+        return {}
+
     def bindings(self, base: str, buffers: dict) -> dict:
         """What pass shader ``base`` binds for it, from the simulation's buffers."""
         return {}

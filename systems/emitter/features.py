@@ -102,6 +102,10 @@ def includes(component, base: str) -> dict[str, str]:
     return {k: v for f in applying(component) for k, v in f.includes(base).items()}
 
 
+def constants(component, base: str, sim: Simulation) -> dict:
+    return {k: v for f in applying(component) for k, v in f.constants(base, sim).items()}
+
+
 def bindings(component, base: str, buffers: dict) -> dict:
     return {k: v for f in applying(component) for k, v in f.bindings(base, buffers).items()}
 

@@ -19,9 +19,8 @@ What the feature adds, and where (emitter/features.py lists the features):
              (emitter/particle_project.wgsl, particle_finish.wgsl)
 
 The grid's cells are as large as the largest radius it serves (particle collision: its contact
-distance 2 x radius, and a quarter more, for the sweeps' moves). It covers the boids' box when
-there is one, else a box of GRID_REACH cells a side around the emitter (points outside count in
-the border cells: queries stay exact, only slower).
+distance 2 x radius, and a quarter more, for the sweeps' moves). It is a box grid over the boids'
+box when there is one, else a hashed grid over all of space.
 """
 
 from __future__ import annotations
@@ -55,7 +54,6 @@ QUERY_GROUP = 2   # the update's group for the grid (group 1: the modifiers' att
 QUERY_INCLUDE = query_include(QUERY_GROUP)   # emitter/neighbours.wgsl includes it by this name
 QUERY_KEYS = ("nb_grid", "nb_cell_start", "nb_cell_particles", "nb_snapshot")
 CONTACT_MARGIN = 1.25   # grid cells per contact distance: room for the sweeps' moves
-GRID_REACH = 32         # cells a side of the grid of an emitter without a box
 FLAGS = wgsl.enum_constants(TYPES, "NEIGHBOURS")   # boids, bounds, wrap, contacts
 STORAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
 
@@ -75,15 +73,13 @@ def cell_size(c) -> float:
     return max(radii)
 
 
-def grid_shape(c) -> GridShape:
-    """Over the boids' box (cells that tile it exactly, so that the cells wrap), else around
-    the emitter."""
+def grid_shape(c, points: int) -> GridShape:
+    """A box grid over the boids' box (cells that tile it exactly, so that the cells wrap),
+    else a hashed grid over all of space (buckets: GridShape.hashed's default for ``points``)."""
     size = cell_size(c)
     bounds = c.boids.bounds if c.boids is not None else None
     if bounds is None:
-        half = 0.5 * GRID_REACH * size
-        return GridShape.covering([v - half for v in c.position], [v + half for v in c.position],
-                                  size)
+        return GridShape.hashed(size, points=points)
     edges = [2.0 * h for h in bounds.half_size]
     cells = [max(1, math.floor(e / size)) for e in edges]
     lower = [m - h for m, h in zip(bounds.center, bounds.half_size)]
@@ -144,6 +140,11 @@ class NeighboursFeature(EmitterFeature):
     def includes(self, base: str) -> dict[str, str]:
         return {HOOKS: SWAPPED} if base == UPDATE else {}
 
+    def constants(self, base: str, sim: Simulation) -> dict:
+        grid = sim.parts[self.name]
+        assert isinstance(grid, NeighbourGrid)
+        return grid.query_constants() if base == UPDATE else {}
+
     def bindings(self, base: str, buffers: dict) -> dict:
         if base != UPDATE:
             return {}
@@ -158,7 +159,7 @@ class NeighboursFeature(EmitterFeature):
         c, b = pool.component, sim.buffers
         n = b["particles"].size // PARTICLE.itemsize   # every slot
         grid = NeighbourGrid(system.build, f"{sim.name}:emitter:neighbours", b["particles"], n,
-                             grid_shape(c), stride=2, position=0, copy=2, prefix="nb_",
+                             grid_shape(c, n), stride=2, position=0, copy=2, prefix="nb_",
                              alive=ALIVE)
         b.update(grid.query_bindings())
         sim.parts[self.name] = grid
@@ -213,7 +214,7 @@ class NeighboursFeature(EmitterFeature):
                  "positions_out": target, "emitters": b["params"], **pool.contacts.bindings(),
                  **grid.query_bindings()},
                 constants={"IN_STRIDE": stride, "HAS_COLLISIONS": solid_kinds != 0,
-                           "SOLID_KINDS": solid_kinds},
+                           "SOLID_KINDS": solid_kinds, **grid.query_constants()},
                 does=f"projection sweep {k + 1} of {pc.iterations}: touching particles apart, "
                      f"out of the colliders"))
             source, stride = target, 1
@@ -222,7 +223,8 @@ class NeighboursFeature(EmitterFeature):
             {"nb_params": b["neighbour_params"], "emitters": b["params"], "positions": source,
              "particles": b["particles"], "support": b["nb_support"], **pool.contacts.bindings(),
              **grid.query_bindings()},
-            constants={"HAS_COLLISIONS": solid_kinds != 0, "SOLID_KINDS": solid_kinds},
+            constants={"HAS_COLLISIONS": solid_kinds != 0, "SOLID_KINDS": solid_kinds,
+                       **grid.query_constants()},
             does="the projected positions, the velocities they imply, restitution and friction "
                  "between touching particles"))
         return out

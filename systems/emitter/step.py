@@ -108,7 +108,8 @@ def _integration(system: EmitterHost, pool: Pool, sim: Simulation,
     constants = {"HAS_FORCES": force_kinds != 0, "FORCE_KINDS": force_kinds,
                  "HAS_COLLISIONS": solid_kinds != 0,
                  "SOLID_KINDS": solid_kinds, "HAS_VECTOR_FIELDS": has_fields,
-                 **system.events.update_constants(pool)}
+                 **system.events.update_constants(pool),
+                 **features.constants(pool.component, base, sim)}
     return bindings, constants
 
 

@@ -47,7 +47,7 @@ import wgpu
 from emberfx.core.frame_graph import Pass
 from emberfx.core.resources import VIEW_ALIGNMENT, BufferView
 from emberfx.systems.emitter import color as particle_color
-from emberfx.systems.emitter import culling, features
+from emberfx.systems.emitter import features
 from emberfx.systems.emitter import layout as emitter_layout
 from emberfx.systems.emitter import passes as emitter_passes
 from emberfx.systems.emitter import step as emitter_step
@@ -262,14 +262,14 @@ def retire_member(system: EmitterHost, pool: Pool) -> None:
 
 def _new_batch(system: EmitterHost, key: tuple, members: list[Pool]) -> Batch:
     """The arenas of a new batch (zeroed; the owner tables written), laid out as layout.py
-    lays out any simulation, with what only a batch has: the culling arenas, one copy of the
-    features' buffers for all, and stand-ins for its first member's contacts and event marks."""
+    lays out any simulation, with what only a batch has: the arenas its features add (culling's),
+    one copy of the features' buffers for all, and stand-ins for its first member's contacts and
+    event marks."""
     name = f"~batch{next(_serials)}"
     n = len(members)
     layout = emitter_layout.plan(system, [p.component for p in members])
     sizes = {k: v for k, v in layout.sizes.items() if k not in emitter_layout.RECORDS}
-    if culling.culls(system.tuning, members, layout.entries):
-        sizes.update(culling.arena_sizes(layout.entries, n))
+    sizes.update(features.arenas(system, members, layout))
     lead = members[0]
     # the features' buffers, one for all: the batch key says the members' are alike
     contents = features.buffers(lead.component, system.shared.resolve)
@@ -293,9 +293,6 @@ def _new_batch(system: EmitterHost, key: tuple, members: list[Pool]) -> Batch:
     if alphas:   # the alpha segments of the alive list, as the sort's values
         arenas["sort_values"] = system.resources.view(f"{name}/alive_list", "sort_values",
                                                       layout.slots * 4, alphas * segment * 4)
-        if "drawn_list" in arenas:
-            culling.add_sort_view(system, name, arenas, layout.slots * 4,
-                                  alphas * segment * 4)
     stand_ins = {k.split(":", 1)[1]: arenas.pop(k) for k in list(arenas)
                  if k.startswith("stand_in:")}
     sim = Simulation(name, arenas, layout.blocks, n, stand_ins)
@@ -424,19 +421,18 @@ def _place_records(system: EmitterHost, batch: Batch) -> None:
 
 
 def _build_passes(system: EmitterHost, batch: Batch) -> None:
-    """The batch's shared simulation passes, its culling and its alpha sort."""
+    """The batch's shared simulation passes, its features' render passes (culling's) and its
+    alpha sort."""
     lead = batch.members[0]
     batch.updates.clear()
     passes = emitter_step.simulation_passes(system, lead, batch.sim, batch.updates)
     alphas, segment = batch.layout.alpha
-    b = batch.sim.buffers
-    culled = "drawn_list" in b
-    if culled:
-        passes += culling.cull_passes(system, batch.name, b)
+    b, c = batch.sim.buffers, lead.component
+    passes += features.render_passes(system, lead, batch.sim)   # (culling's, before the sort)
     if alphas:
-        sort = emitter_passes.alpha_sort(system, batch.name, culling.sort_inputs(b) if culled
-                                         else b, segment, len(batch.members) - alphas, alphas)
-        passes += culling.sorted_in_drawn_list(b, sort) if culled else sort
+        sort = emitter_passes.alpha_sort(system, batch.name, features.sort_inputs(c, b),
+                                         segment, len(batch.members) - alphas, alphas)
+        passes += features.sort_passes(c, b, sort)
     batch.passes = [member_writes(batch, p) for p in passes]
     batch.updates[lead.variant] = batch.passes[0]
 

@@ -27,6 +27,18 @@ reader of them (trails, meshes, state()) are untouched.
 
 Batches with draw modifiers (a `size` expression, `color` modifiers) are not culled: the cull
 pass runs the plain billboard code. Lone emitters are not culled (their draws are one pool's).
+
+What the feature adds, and where (emitter/features.py lists the features):
+  applies        every emitter; whether a batch culls is decided per batch (its arenas)
+  batch key      nothing
+  arenas         ``drawn_list``, ``drawn_mask``, ``drawn_block``, ``drawn_args``,
+                 ``drawn_total``, where the batch culls (``culls``)
+  simulation     ``drawn_sort_values``: the alpha emitters' segments of the drawn list
+  render passes  the cull, the scan and the compaction above, before the sort
+  sort inputs    the drawn list's segments and counts; the sort's passes declare that they
+                 write the drawn list
+  draw inputs    the drawn list and the drawn arguments
+The simulation passes and their shaders are untouched.
 """
 
 from __future__ import annotations
@@ -40,12 +52,15 @@ from emberfx.blocks.scan import PrefixScan
 from emberfx.blocks.textures import sprite_sampler, sprite_texture
 from emberfx.core.frame_graph import Folded, Folding, Pass, Phase
 from emberfx.core.resources import BufferView
+from emberfx.systems.emitter.feature import EmitterFeature
 from emberfx.systems.emitter.looks import DRAW, DRAW_SOFT
 from emberfx.systems.emitter.structs import BLOCK, BLOCK_WORDS, RECORD
 from emberfx.systems.emitter.tuning import EmitterTuning
 
 if TYPE_CHECKING:
+    from emberfx.systems.emitter.batches import Simulation
     from emberfx.systems.emitter.host import EmitterHost
+    from emberfx.systems.emitter.layout import Layout
     from emberfx.systems.emitter.pool import Pool
 
 CULL, COMPACT = "emitter/cull.wgsl", "emitter/cull_compact.wgsl"
@@ -68,22 +83,6 @@ def arena_sizes(entries: int, emitters: int) -> dict[str, tuple[int, int]]:
             "drawn_block": (blocks * 4, storage),
             "drawn_args": (emitters * RECORD, storage | wgpu.BufferUsage.INDIRECT),
             "drawn_total": (emitters * RECORD, storage)}
-
-
-def add_sort_view(system: EmitterHost, name: str, arenas: dict[str, BufferView],
-                  offset: int, size: int) -> None:
-    """The alpha emitters' segments of batch ``name``'s drawn list (``size`` bytes from
-    ``offset``), which their back-to-front sort orders in place of the alive list's."""
-    arenas["drawn_sort_values"] = system.resources.view(f"{name}/drawn_list",
-                                                        "drawn_sort_values", offset, size)
-
-
-def sort_inputs(b: dict[str, BufferView]) -> dict[str, BufferView]:
-    """What a culling batch's back-to-front sort binds: the drawn list's segments and counts.
-    Sorting the kept entries gives the kept entries of the sorted alive list, in the same order
-    (the sort orders by key, then value: deterministic), so the image is the same, and it sorts
-    only what is drawn."""
-    return {**b, "sort_values": b["drawn_sort_values"], "alive_total": b["drawn_total"]}
 
 
 def cull_passes(system: EmitterHost, name: str, b: dict[str, BufferView]) -> list[Pass]:
@@ -117,16 +116,52 @@ def cull_passes(system: EmitterHost, name: str, b: dict[str, BufferView]) -> lis
     return [cull, *scan.passes(Phase.RENDER), compact]
 
 
-def sorted_in_drawn_list(b: dict[str, BufferView], sort: list[Pass]) -> list[Pass]:
-    """The sort's passes declaring that writing the drawn list's segments writes the drawn
-    list, which the draws read."""
-    view = b["drawn_sort_values"].name
-    return [replace(p, writes=(*p.writes, b["drawn_list"].name)) if view in p.writes else p
-            for p in sort]
+class CullingFeature(EmitterFeature):
+    """The feature as emitter/features.py runs it; it acts only on the simulations that have
+    its arenas (``drawn_list``)."""
+    name = "culling"
 
+    def applies(self, component) -> bool:
+        return True   # (whether a batch culls: arenas, from its members and its size)
 
-def drawn(b: dict[str, BufferView]) -> dict[str, BufferView]:
-    """What a batch's draws bind: its drawn list and arguments where it culls."""
-    if "drawn_list" not in b:
-        return b
-    return {**b, "alive_list": b["drawn_list"], "draw_args": b["drawn_args"]}
+    def arenas(self, system: EmitterHost, members: list[Pool],
+               layout: Layout) -> dict[str, tuple[int, int]]:
+        if not culls(system.tuning, members, layout.entries):
+            return {}
+        return arena_sizes(layout.entries, len(members))
+
+    def simulation(self, system: EmitterHost, pool: Pool, sim: Simulation) -> None:
+        """The alpha emitters' segments of the drawn list (where the alive list's are), which
+        their back-to-front sort orders in place of the alive list's."""
+        b = sim.buffers
+        if "drawn_list" in b and "sort_values" in b:
+            alive = b["sort_values"]
+            b["drawn_sort_values"] = system.resources.view(
+                f"{sim.name}/drawn_list", "drawn_sort_values", alive.offset, alive.size)
+
+    def render_passes(self, system: EmitterHost, pool: Pool, sim: Simulation) -> list[Pass]:
+        if "drawn_list" not in sim.buffers:
+            return []
+        return cull_passes(system, sim.name, sim.buffers)
+
+    def sort_inputs(self, buffers: dict[str, BufferView]) -> dict[str, BufferView]:
+        """The drawn list's segments and counts. Sorting the kept entries gives the kept
+        entries of the sorted alive list, in the same order (the sort orders by key, then
+        value: deterministic), so the image is the same, and it sorts only what is drawn."""
+        if "drawn_sort_values" not in buffers:
+            return {}
+        return {"sort_values": buffers["drawn_sort_values"],
+                "alive_total": buffers["drawn_total"]}
+
+    def sort_passes(self, buffers: dict[str, BufferView], passes: list[Pass]) -> list[Pass]:
+        """Writing the drawn list's segments writes the drawn list, which the draws read."""
+        if "drawn_sort_values" not in buffers:
+            return passes
+        view = buffers["drawn_sort_values"].name
+        return [replace(p, writes=(*p.writes, buffers["drawn_list"].name))
+                if view in p.writes else p for p in passes]
+
+    def draw_inputs(self, buffers: dict[str, BufferView]) -> dict[str, BufferView]:
+        if "drawn_list" not in buffers:
+            return {}
+        return {"alive_list": buffers["drawn_list"], "draw_args": buffers["drawn_args"]}

@@ -2,6 +2,8 @@
 features and is what the system and the pass builders call).
 
 A feature subclasses EmitterFeature and overrides what it adds; the defaults add nothing.
+``arenas``, ``render_passes``, ``sort_inputs``, ``sort_passes`` and ``draw_inputs`` are asked
+of a batch's simulation (an emitter alone sorts and draws its own buffers).
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from emberfx.core.frame_graph import Pass
+    from emberfx.core.resources import BufferView
     from emberfx.systems.emitter.batches import Simulation
     from emberfx.systems.emitter.host import EmitterHost
+    from emberfx.systems.emitter.layout import Layout
     from emberfx.systems.emitter.pool import Pool
 
 
@@ -82,6 +86,14 @@ class EmitterFeature:
         """What it writes for the pool each step, after the params record is packed."""
         return None
 
+    def arenas(self, system: EmitterHost, members: list[Pool],
+               layout: Layout) -> dict[str, tuple[int, int]]:
+        """The buffers it adds to a batch of ``members`` laid out by ``layout``, by key, as
+        (bytes, usage): made zeroed with the batch's other arenas (``<batch>/<key>``), before
+        ``simulation``. It decides per batch (from the members, the layout's size, the
+        system's tuning); {}: it adds none to this batch."""
+        return {}
+
     def simulation(self, system: EmitterHost, pool: Pool, sim: Simulation) -> None:
         """What it makes once per simulation (``pool``: its first emitter), when the
         simulation is laid out: buffers sized by it (into ``sim.buffers``, by key) and its
@@ -94,3 +106,24 @@ class EmitterFeature:
         in place: called whenever the step's passes are made or one of them is replaced, so it
         removes its passes of before first."""
         return passes
+
+    def render_passes(self, system: EmitterHost, pool: Pool, sim: Simulation) -> list[Pass]:
+        """Its RENDER-phase passes of simulation ``sim`` (``pool``: its first emitter), which
+        run after the step and before the alpha emitters' back-to-front sort and the draws."""
+        return []
+
+    def sort_inputs(self, buffers: dict[str, BufferView]) -> dict[str, BufferView]:
+        """What the alpha sort of the simulation whose buffers are ``buffers`` reads in place of
+        them, by key (``sort_values``: the segments it orders; ``alive_total``: their counts);
+        {}: the alive lists."""
+        return {}
+
+    def sort_passes(self, buffers: dict[str, BufferView], passes: list[Pass]) -> list[Pass]:
+        """The alpha sort's ``passes`` as it changes them (what they declare they write)."""
+        return passes
+
+    def draw_inputs(self, buffers: dict[str, BufferView]) -> dict[str, BufferView]:
+        """What the sprite draws of the simulation whose buffers are ``buffers`` bind in place of
+        them, by key (``alive_list``: the entries drawn; ``draw_args``: the draws' indirect
+        arguments); {}: its own."""
+        return {}

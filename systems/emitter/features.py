@@ -9,7 +9,10 @@ shader (``//! include`` swaps, wgsl.derive), the bindings it adds to those passe
 gives the pool in place of the sprite draw (if any), what it writes each step, why an
 emitter's values cannot be used, whether the one-pass step may run it, and what it makes per
 simulation (buffers sized by the simulation, its own state) and the passes it puts into the
-simulation's step. The shared shaders stay branch-free of any one emitter: a
+simulation's step. A batch also asks its features for the arenas they add to it (each decides
+per batch, from the members, the batch's size and the system's tuning), their RENDER-phase
+passes before the alpha sort, what that sort reads in place of the alive lists (and how its
+passes change), and what the sprite draws bind in place of the batch's buffers. The shared shaders stay branch-free of any one emitter: a
 feature's data comes from its bindings, its records and the emitter's params record, so every
 emitter with the same features runs the same pipeline, batched or not.
 
@@ -17,7 +20,8 @@ The system and the pass builders call the functions below, never a feature direc
 feature is one module and its WGSL, plus its entry in FEATURES. docs/architecture.md walks
 through the mesh shape (emitter/mesh_shape.py) as the example; mesh particles
 (emitter/mesh_particles.py) show the draw and the upload, the looks (emitter/looks.py) the
-records, the neighbours (emitter/neighbours_feature.py) a simulation's buffers and passes.
+records, the neighbours (emitter/neighbours_feature.py) a simulation's buffers and passes, the
+culling (emitter/culling.py) a batch's arenas, render passes, sort inputs and draw inputs.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import hashlib
 from typing import TYPE_CHECKING
 
 from emberfx.core import wgsl
+from emberfx.systems.emitter.culling import CullingFeature
 from emberfx.systems.emitter.feature import EmitterFeature, Record
 from emberfx.systems.emitter.looks_feature import LooksFeature
 from emberfx.systems.emitter.mesh_particles import MeshParticlesFeature
@@ -34,8 +39,10 @@ from emberfx.systems.emitter.neighbours_feature import NeighboursFeature
 
 if TYPE_CHECKING:
     from emberfx.core.frame_graph import Pass
+    from emberfx.core.resources import BufferView
     from emberfx.systems.emitter.batches import Simulation
     from emberfx.systems.emitter.host import EmitterHost
+    from emberfx.systems.emitter.layout import Layout
     from emberfx.systems.emitter.pool import Pool
 
 __all__ = ["FEATURES", "EmitterFeature", "Record"]
@@ -43,7 +50,7 @@ __all__ = ["FEATURES", "EmitterFeature", "Record"]
 
 # every feature, in the order they apply
 FEATURES: tuple[EmitterFeature, ...] = (LooksFeature(), MeshShapeFeature(), MeshParticlesFeature(),
-                                        NeighboursFeature())
+                                        NeighboursFeature(), CullingFeature())
 _variants: dict[tuple, str] = {}   # (base, swaps) -> derived shader name, one per combination
 
 
@@ -82,6 +89,13 @@ def one_pass(component) -> bool:
     return all(f.one_pass(component) for f in applying(component))
 
 
+def arenas(system: EmitterHost, members: list[Pool],
+           layout: Layout) -> dict[str, tuple[int, int]]:
+    """The buffers the features add to a batch of ``members`` (by key: bytes, usage)."""
+    return {k: v for f in applying(members[0].component)
+            for k, v in f.arenas(system, members, layout).items()}
+
+
 def simulation(system: EmitterHost, pool: Pool, sim: Simulation) -> None:
     for f in applying(pool.component):
         f.simulation(system, pool, sim)
@@ -92,6 +106,35 @@ def step_passes(system: EmitterHost, pool: Pool, sim: Simulation,
     for f in applying(pool.component):
         passes = f.step_passes(system, pool, sim, passes)
     return passes
+
+
+def render_passes(system: EmitterHost, pool: Pool, sim: Simulation) -> list[Pass]:
+    """The features' RENDER-phase passes that run before the simulation's alpha sort."""
+    return [p for f in applying(pool.component) for p in f.render_passes(system, pool, sim)]
+
+
+def sort_inputs(component, buffers: dict[str, BufferView]) -> dict[str, BufferView]:
+    """What the simulation's alpha sort reads: its buffers, with what the features put in
+    their place."""
+    out = dict(buffers)
+    for f in applying(component):
+        out.update(f.sort_inputs(buffers))
+    return out
+
+
+def sort_passes(component, buffers: dict[str, BufferView], passes: list[Pass]) -> list[Pass]:
+    for f in applying(component):
+        passes = f.sort_passes(buffers, passes)
+    return passes
+
+
+def draw_inputs(component, buffers: dict[str, BufferView]) -> dict[str, BufferView]:
+    """What the simulation's sprite draws bind: its buffers, with what the features put in
+    their place."""
+    out = dict(buffers)
+    for f in applying(component):
+        out.update(f.draw_inputs(buffers))
+    return out
 
 
 def buffers(component, resolve) -> dict[str, bytes]:

@@ -15,7 +15,7 @@ from emberfx.core import wgsl
 from emberfx.core.frame_graph import Pass, Phase
 from emberfx.core.layout import struct_dtype
 from emberfx.core.resources import BufferView
-from emberfx.systems.emitter import culling
+from emberfx.systems.emitter import features
 from emberfx.systems.emitter.looks import DRAW, DRAW_SOFT, textured
 from emberfx.systems.emitter.structs import RECORD
 
@@ -128,7 +128,7 @@ def draw_runs(system: EmitterHost, order: list[Pool]) -> dict[int, Pass]:
     passes = {}
     for batch, _, members in runs:
         first = members[0]
-        b = culling.drawn(batch.sim.buffers)
+        b = features.draw_inputs(first.component, batch.sim.buffers)
         passes[id(first)] = draw_pass(
             system, f"{first.entity.name}:emitter:draw", first, b, [p.member for p in members])
     system.runs = (key, passes)

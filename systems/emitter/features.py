@@ -12,9 +12,10 @@ simulation (buffers sized by the simulation, its own state) and the passes it pu
 simulation's step. A batch also asks its features for the arenas they add to it (each decides
 per batch, from the members, the batch's size and the system's tuning), their RENDER-phase
 passes before the alpha sort, what that sort reads in place of the alive lists (and how its
-passes change), and what the sprite draws bind in place of the batch's buffers. The shared shaders stay branch-free of any one emitter: a
-feature's data comes from its bindings, its records and the emitter's params record, so every
-emitter with the same features runs the same pipeline, batched or not.
+passes change), and what the sprite draws bind in place of the batch's buffers. The shared
+shaders stay branch-free of any one emitter: a feature's data comes from its bindings, its
+records and the emitter's params record, so every emitter with the same features runs the same
+pipeline, batched or not.
 
 The system and the pass builders call the functions below, never a feature directly; adding a
 feature is one module and its WGSL, plus its entry in FEATURES. docs/architecture.md walks

@@ -46,7 +46,6 @@ import wgpu
 
 from emberfx.core.frame_graph import Pass
 from emberfx.core.resources import VIEW_ALIGNMENT, BufferView
-from emberfx.systems.emitter import color as particle_color
 from emberfx.systems.emitter import features
 from emberfx.systems.emitter import layout as emitter_layout
 from emberfx.systems.emitter import passes as emitter_passes
@@ -126,11 +125,13 @@ def batch_key(system: EmitterHost, pool: Pool, fields: bool) -> tuple | None:
     if (fields or c.allocation != "ordered"
             or c.collision is not None or c.sub_emitters()
             or pool.program is None or pool.program.dtype is not None
-            or particle_color.refuses_batch(pool)
             or pool.program.shader(UPDATE) != UPDATE or pool.program.shader(SPAWN) != SPAWN):
         return None
     added = features.batch_key(c, system.shared.resolve)
-    return None if added is None else (system.scene_has_forces(), *added)
+    programmed = features.program_batch_key(c, pool.program)
+    if added is None or programmed is None:
+        return None
+    return (system.scene_has_forces(), *added, *programmed)
 
 
 def wanted_groups(system: EmitterHost) -> dict[tuple, list[list[Pool]]]:

@@ -14,10 +14,24 @@ emitter) has ``inherit_color = true``. Only then does it get what this module de
   times the carried colour (``HAS_COLOR``);
 - as an event target, ``<e>/event_colors`` beside its event records (one vec4f per record),
   written by the sources' write passes (emitter/event_color_write.wgsl) and read by its spawn;
-- no batch: such an emitter runs alone (``refuses_batch``), as one with custom attributes does.
+- no batch: such an emitter runs alone, as one with custom attributes does.
 
 An emitter that carries no colour keeps its 32-byte particles, its shaders and its batch: none
 of this reaches it. The colour needs no upload per step.
+
+What the feature adds, and where (emitter/features.py lists the features):
+  applies            every emitter; whether it carries colour is its compiled program's say
+                     (``program.color``), so the hooks below ask the program
+  slot buffers       ``color``, where it carries colour
+  program batch key  None where it carries colour: it runs alone
+  program bindings   ``particle_colors`` (and the spawn's ``event_colors``) in the passes its
+                     program derives
+  rebuilds           a recompile that makes the colour come or go builds the emitter again; an
+                     added emitter whose links give colour to emitters made without it builds
+                     them again
+  state              ``color``: (capacity, 4) float32
+The event colours (``event_colors``, the sources' write pass) are wired by emitter/events.py
+through the functions here.
 """
 
 from __future__ import annotations
@@ -30,8 +44,11 @@ import wgpu
 
 from emberfx.core import wgsl
 from emberfx.core.readback import read_array
+from emberfx.systems.emitter.feature import EmitterFeature
 
 if TYPE_CHECKING:
+    from emberfx.systems.emitter.host import EmitterHost
+    from emberfx.systems.emitter.modifiers import Program
     from emberfx.systems.emitter.pool import Pool
 
 BUFFER = "color"               # <e>/color
@@ -74,11 +91,6 @@ def inherited(emitters, name: str) -> bool:
 def carries(pool: Pool) -> bool:
     """Whether the pool carries a colour per particle (its program says)."""
     return pool.program is not None and pool.program.color
-
-
-def refuses_batch(pool: Pool) -> bool:
-    """What the colour adds to the batch key: an emitter carrying colour runs alone."""
-    return carries(pool)
 
 
 # buffers --------------------------------------------------------------------------------------
@@ -169,3 +181,29 @@ def arrays(device, pool: Pool) -> dict[str, np.ndarray]:
     if not carries(pool):
         return {}
     return {BUFFER: read_array(device, pool.buffers[BUFFER], COLOR, pool.component.capacity)}
+
+
+class ColorFeature(EmitterFeature):
+    """The feature as emitter/features.py runs it."""
+    name = "color"
+
+    def applies(self, component) -> bool:
+        return True   # (whether the emitter carries colour: its program says)
+
+    def slot_buffers(self, program: Program, capacity: int) -> dict[str, tuple[int, int]]:
+        return buffer_sizes(capacity, program.color)
+
+    def program_batch_key(self, program: Program) -> tuple | None:
+        return None if program.color else ()
+
+    def program_bindings(self, program: Program, base: str, buffers: dict) -> dict:
+        return bindings(base, buffers) if program.color else {}
+
+    def rebuilds_for(self, pool: Pool, program: Program) -> bool:
+        return program.color != carries(pool)   # its colour buffer comes or goes
+
+    def rebuilds(self, system: EmitterHost, pool: Pool) -> list[Pool]:
+        return targets_to_rebuild(system, pool)
+
+    def state(self, device, pool: Pool) -> dict[str, np.ndarray]:
+        return arrays(device, pool)

@@ -3,7 +3,10 @@ features and is what the system and the pass builders call).
 
 A feature subclasses EmitterFeature and overrides what it adds; the defaults add nothing.
 ``arenas``, ``render_passes``, ``sort_inputs``, ``sort_passes`` and ``draw_inputs`` are asked
-of a batch's simulation (an emitter alone sorts and draws its own buffers).
+of a batch's simulation (an emitter alone sorts and draws its own buffers). ``slot_buffers``,
+``program_batch_key``, ``program_bindings``, ``rebuilds_for`` and ``rebuilds`` follow the
+emitter's compiled program (emitter/modifiers.py: its modifiers and the links into it), for
+what the component alone cannot say.
 """
 
 from __future__ import annotations
@@ -12,11 +15,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from emberfx.core.frame_graph import Pass
     from emberfx.core.resources import BufferView
     from emberfx.systems.emitter.batches import Simulation
     from emberfx.systems.emitter.host import EmitterHost
     from emberfx.systems.emitter.layout import Layout
+    from emberfx.systems.emitter.modifiers import Program
     from emberfx.systems.emitter.pool import Pool
 
 
@@ -71,6 +77,35 @@ class EmitterFeature:
 
     def bindings(self, base: str, buffers: dict) -> dict:
         """What pass shader ``base`` binds for it, from the simulation's buffers."""
+        return {}
+
+    def slot_buffers(self, program: Program, capacity: int) -> dict[str, tuple[int, int]]:
+        """The emitter's own buffers that its compiled ``program`` asks for, sized by its
+        ``capacity``, by key, as (bytes, usage): made when it is added."""
+        return {}
+
+    def program_batch_key(self, program: Program) -> tuple | None:
+        """What the emitter's compiled ``program`` adds to its batch key; None: the emitter
+        runs alone."""
+        return ()
+
+    def program_bindings(self, program: Program, base: str, buffers: dict) -> dict:
+        """What the generated code of ``program`` in pass shader ``base`` binds for it, from
+        the pool's buffers (asked only of the passes the program derives)."""
+        return {}
+
+    def rebuilds_for(self, pool: Pool, program: Program) -> bool:
+        """Whether giving the pool ``program`` in place of its own needs the emitter built
+        again (a buffer of its comes or goes), not only recompiled in place."""
+        return False
+
+    def rebuilds(self, system: EmitterHost, pool: Pool) -> list[Pool]:
+        """The other pools to build again now that ``pool`` was added (what they were made
+        with depends on it)."""
+        return []
+
+    def state(self, device, pool: Pool) -> dict[str, np.ndarray]:
+        """What ``Engine.state(name)`` reads for it from the pool's buffers, by key."""
         return {}
 
     def problem(self, component, resolve) -> str | None:

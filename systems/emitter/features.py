@@ -12,7 +12,11 @@ simulation (buffers sized by the simulation, its own state) and the passes it pu
 simulation's step. A batch also asks its features for the arenas they add to it (each decides
 per batch, from the members, the batch's size and the system's tuning), their RENDER-phase
 passes before the alpha sort, what that sort reads in place of the alive lists (and how its
-passes change), and what the sprite draws bind in place of the batch's buffers. The shared
+passes change), and what the sprite draws bind in place of the batch's buffers. What the
+component alone cannot say, the emitter's compiled program (its modifiers and the links into it)
+does: a feature may add buffers per slot, a batch key part (or run it alone) and bindings of the
+generated code from it, say when a new program needs the emitter built again and which other
+emitters an added one makes build again, and what ``Engine.state`` reads for it. The shared
 shaders stay branch-free of any one emitter: a feature's data comes from its bindings, its
 records and the emitter's params record, so every emitter with the same features runs the same
 pipeline, batched or not.
@@ -22,7 +26,8 @@ feature is one module and its WGSL, plus its entry in FEATURES. docs/architectur
 through the mesh shape (emitter/mesh_shape.py) as the example; mesh particles
 (emitter/mesh_particles.py) show the draw and the upload, the looks (emitter/looks.py) the
 records, the neighbours (emitter/neighbours_feature.py) a simulation's buffers and passes, the
-culling (emitter/culling.py) a batch's arenas, render passes, sort inputs and draw inputs.
+culling (emitter/culling.py) a batch's arenas, render passes, sort inputs and draw inputs, the
+per-particle colour (emitter/color.py) what follows the program.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import hashlib
 from typing import TYPE_CHECKING
 
 from emberfx.core import wgsl
+from emberfx.systems.emitter.color import ColorFeature
 from emberfx.systems.emitter.culling import CullingFeature
 from emberfx.systems.emitter.feature import EmitterFeature, Record
 from emberfx.systems.emitter.looks_feature import LooksFeature
@@ -39,11 +45,14 @@ from emberfx.systems.emitter.mesh_shape import MeshShapeFeature
 from emberfx.systems.emitter.neighbours_feature import NeighboursFeature
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from emberfx.core.frame_graph import Pass
     from emberfx.core.resources import BufferView
     from emberfx.systems.emitter.batches import Simulation
     from emberfx.systems.emitter.host import EmitterHost
     from emberfx.systems.emitter.layout import Layout
+    from emberfx.systems.emitter.modifiers import Program
     from emberfx.systems.emitter.pool import Pool
 
 __all__ = ["FEATURES", "EmitterFeature", "Record"]
@@ -51,7 +60,7 @@ __all__ = ["FEATURES", "EmitterFeature", "Record"]
 
 # every feature, in the order they apply
 FEATURES: tuple[EmitterFeature, ...] = (LooksFeature(), MeshShapeFeature(), MeshParticlesFeature(),
-                                        NeighboursFeature(), CullingFeature())
+                                        NeighboursFeature(), CullingFeature(), ColorFeature())
 _variants: dict[tuple, str] = {}   # (base, swaps) -> derived shader name, one per combination
 
 
@@ -136,6 +145,43 @@ def draw_inputs(component, buffers: dict[str, BufferView]) -> dict[str, BufferVi
     for f in applying(component):
         out.update(f.draw_inputs(buffers))
     return out
+
+
+def slot_buffers(component, program: Program, capacity: int) -> dict[str, tuple[int, int]]:
+    return {k: v for f in applying(component)
+            for k, v in f.slot_buffers(program, capacity).items()}
+
+
+def program_batch_key(component, program: Program) -> tuple | None:
+    """What the features add to the batch key from the emitter's compiled program, or None
+    when one makes it run alone."""
+    parts: list = []
+    for f in applying(component):
+        key = f.program_batch_key(program)
+        if key is None:
+            return None
+        parts += key
+    return tuple(parts)
+
+
+def program_bindings(component, program: Program, base: str, buffers: dict) -> dict:
+    return {k: v for f in applying(component)
+            for k, v in f.program_bindings(program, base, buffers).items()}
+
+
+def rebuilds_for(pool: Pool, program: Program) -> bool:
+    return any(f.rebuilds_for(pool, program) for f in applying(pool.component))
+
+
+def rebuilds(system: EmitterHost, pool: Pool) -> list[Pool]:
+    out: list[Pool] = []
+    for f in applying(pool.component):
+        out += [p for p in f.rebuilds(system, pool) if p not in out]
+    return out
+
+
+def state(device, pool: Pool) -> dict[str, np.ndarray]:
+    return {k: v for f in applying(pool.component) for k, v in f.state(device, pool).items()}
 
 
 def buffers(component, resolve) -> dict[str, bytes]:

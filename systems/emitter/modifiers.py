@@ -134,6 +134,7 @@ class Program:
     def __init__(self, component, resolve, entity: str, scene_path=None,
                  inherited_color: bool = False):
         self.key = program_key(component)
+        self.component = component   # (what its features' bindings are asked of)
         self.entity, self.scene_path = entity, scene_path
         self.attributes = dict(component.attributes)
         self.parts: dict[str, _Part] = {}
@@ -196,8 +197,8 @@ class Program:
         out = {}
         if base in self.shaders and self.attributes:
             out["attributes"] = buffers["attributes"]
-        if base in self.shaders and self.color:
-            out.update(particle_color.bindings(base, buffers))
+        if base in self.shaders:   # (the colour's, where it carries one)
+            out.update(features.program_bindings(self.component, self, base, buffers))
         return out
 
     def compiled(self, device) -> Program:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from emberfx.core.readback import read_array, read_buffer
-from emberfx.systems.emitter import color as particle_color
+from emberfx.systems.emitter import features
 from emberfx.systems.emitter.attributes import attribute_arrays
 from emberfx.systems.emitter.structs import COUNTERS, PARTICLE
 
@@ -36,7 +36,7 @@ def state(device, pool: Pool) -> dict[str, np.ndarray]:
     if dtype is not None:   # custom attributes, each its own array
         out.update(attribute_arrays(dtype, read_array(
             device, pool.buffers["attributes"], dtype, pool.component.capacity)))
-    out.update(particle_color.arrays(device, pool))   # a carried colour, if any
+    out.update(features.state(device, pool))   # what the features keep (a carried colour)
     return out
 
 

@@ -141,7 +141,7 @@ class EmitterSystem(System):
                                    f"({PARTICLE.itemsize} bytes per particle)")
         storage = wgpu.BufferUsage.STORAGE
         sizes = {**EventWiring.buffer_sizes(component),
-                 **particle_color.buffer_sizes(n, program.color),
+                 **features.slot_buffers(component, program, n),
                  **{key: (len(data), storage) for key, data in contents.items()}}
         if program.dtype is not None:
             sizes["attributes"] = (n * program.dtype.itemsize, storage)
@@ -165,7 +165,7 @@ class EmitterSystem(System):
             self.resources.write(b[key], feature.pack_record(component, key))
         if component.prewarm > 0.0:
             emitter_prewarm.prewarm(self, pool)
-        for target in particle_color.targets_to_rebuild(self, pool):   # they now carry colour
+        for target in features.rebuilds(self, pool):   # (made before it, they depend on it)
             self.rebuild(target.entity, target.component)
 
     def place_alone(self, pool: Pool) -> None:
@@ -233,7 +233,7 @@ class EmitterSystem(System):
             super().rebuild(entity, component)
             return
         program = self._program(entity, component)
-        if program.color != particle_color.carries(pool):   # its colour buffer comes or goes
+        if features.rebuilds_for(pool, program):   # a buffer of its comes or goes (colour)
             super().rebuild(entity, component)
             return
         self.reprogram(pool, program)

@@ -48,6 +48,7 @@ PLAYERS: dict[str, int] = {
 """scene: the steps its live player records and loops. Short loops keep the docs build quick:
 the build records them on its machine's GPU, a software one in CI."""
 NO_PLAYER: dict[str, str] = {
+    "flock": "6,000 boids are slow to record on the software GPU that builds this site",
     "fountain_pool": "left out to keep the site's build short",
     "galaxy": "a million stars are slow to record on the software GPU that builds this site",
     "mandelbrot": "its deep zoom is slow to record on the software GPU that builds this site",
@@ -55,6 +56,7 @@ NO_PLAYER: dict[str, str] = {
     "particle_life": "its page would hold about half a megabyte per second of loop",
     "particle_life_3d": "its page would hold about half a megabyte per second of loop",
     "rain": "its page would hold about a quarter of a megabyte per second of loop",
+    "sand": "4,000 colliding grains are slow to record on the software GPU that builds this site",
     "sdf": "its volume textures make a page of several megabytes",
     "shed": "its page would hold about half a megabyte per second of loop",
     "swirl": "left out to keep the site's build short",

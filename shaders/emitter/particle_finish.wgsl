@@ -6,12 +6,18 @@
 // position and velocity after the step's update, the grid's snapshot) loses the speed v0 had
 // against it, up to |p| / h: the velocity position-based dynamics gives (v0 + p / h) where the
 // push undoes this step's motion, and no more where it resolves an overlap left from earlier
-// steps, which would otherwise turn into speed and keep a pile boiling. Then, against each particle it touches (closer than contact x 1.01, at
-// the projected positions), with the update's velocities: the approaching normal speed vn < 0
-// comes back as restitution x |vn| / 2, and friction x the relative sliding velocity / 2 is
-// removed, both averaged over its contacts; against a collider it touches (its sphere within 1%
-// of the surface), the speed into it goes and friction x the sliding speed too. Age and lifetime stay. The speed the push took away
-// is kept as the particle's support (emitter/neighbours.wgsl gives it back in the next update).
+// steps, which would otherwise turn into speed and keep a pile boiling. Against each particle it
+// touches (closer than contact x 1.01), the approaching normal speed vn < 0 comes back as
+// restitution x |vn| / 2 (averaged over its contacts); against a collider it touches, the speed
+// into it goes. Age and lifetime stay.
+// Its bed is the contacts under it (particles or colliders whose normal at it points up within
+// about 72 degrees): along the bed's mean normal it keeps a support, the speed the push took away
+// added to the last step's, between 0 and g h cos(the bed's slope): what holds a particle at rest
+// against gravity's pull into the bed, and never more; with as much of gravity's pull along the
+// slope as static friction holds (at most friction x the normal part) in the same share
+// (emitter/neighbours.wgsl gives the support back in the next update; without a bed, or newborn,
+// it is 0). A particle that slides loses friction x the speed taken along the normal (Coulomb),
+// down to 0. So a heap stands at a slope of about atan(friction).
 // Workgroup size 64; dispatch ceil(slots / 64) workgroups, folded into (x, y) past the limit.
 // Bindings (group 0): 0 nb_params (uniform NeighbourParams), 1 emitters (read: EmitterParams,
 //   the step h), 2 positions (read, one vec4f per slot: the last sweep's), 3 particles (rw),
@@ -35,30 +41,27 @@ const WORKGROUP_SIZE: u32 = 64u;
 // a contact supports a particle where its normal is within about 72 degrees of up
 const SUPPORTING: f32 = 0.3;
 
-// Whether x's sphere of `radius` rests on a collider: touches it (within 1% of the surface)
-// where the surface faces up.
-fn supported_by_solid(x: vec3f, radius: f32, up: vec3f) -> bool {
+// The sum of the normals of the colliders x's sphere of `radius` rests on: touches (within 1%
+// of the surface) where the surface faces up.
+fn solid_bed(x: vec3f, radius: f32, up: vec3f) -> vec3f {
+    var bed = vec3f(0.0);
     for (var k = 0u; k < collision.count; k++) {
         var s = solid_surface(k, x);
         if (s.distance == NO_CONTACT) { continue; }
         if (colliders[k].inside == 1u) { s = Surface(-s.distance, -s.normal); }
-        if (s.distance <= radius * 1.01 && dot(s.normal, up) > SUPPORTING) { return true; }
+        if (s.distance <= radius * 1.01 && dot(s.normal, up) > SUPPORTING) { bed += s.normal; }
     }
-    return false;
+    return bed;
 }
 
-// v less friction x its sliding speed along every collider that x touches (within `radius`
-// x 1.01 of the surface), and less the speed into it.
-fn on_solids(x: vec3f, v_in: vec3f, radius: f32) -> vec3f {
+// v without its speed into every collider x's sphere of `radius` touches.
+fn off_solid_speed(x: vec3f, v_in: vec3f, radius: f32) -> vec3f {
     var v = v_in;
     for (var k = 0u; k < collision.count; k++) {
         var s = solid_surface(k, x);
         if (s.distance == NO_CONTACT) { continue; }
         if (colliders[k].inside == 1u) { s = Surface(-s.distance, -s.normal); }
-        if (s.distance > radius * 1.01) { continue; }
-        let vn = dot(v, s.normal);
-        let sliding = v - vn * s.normal;
-        v = sliding * (1.0 - nb_params.friction) + max(vn, 0.0) * s.normal;
+        if (s.distance <= radius * 1.01) { v -= min(0.0, dot(v, s.normal)) * s.normal; }
     }
     return v;
 }
@@ -86,7 +89,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let g = emitters[0].gravity.xyz;
     var up = vec3f(0.0);
     if (length(g) > 0.0) { up = -g / length(g); }
-    var below = false;   // touches a particle or a collider under it
+    var bed = vec3f(0.0);   // the sum of the normals of the contacts under it
     var walk = neighbour_walk(x);
     while (neighbour_next(&walk)) {
         let t = walk.slot;
@@ -95,29 +98,33 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         let dist = length(d);
         if (!(dist < reach) || dist == 0.0) { continue; }
         let n = d / dist;
-        let relative = v0 - neighbour_record(t, 1u).xyz;
-        let vn = dot(relative, n);
+        let vn = dot(v0 - neighbour_record(t, 1u).xyz, n);
         if (vn < 0.0) { change -= 0.5 * nb_params.restitution * vn * n; }
-        below = below || dot(n, up) > SUPPORTING;
-        change -= 0.5 * nb_params.friction * (relative - vn * n);
+        if (dot(n, up) > SUPPORTING) { bed += n; }
         pairs += 1u;
     }
     if (pairs > 0u) { v += change / f32(pairs); }
-    var touching = below;
     if (HAS_COLLISIONS) {
-        let before = v;
-        v = on_solids(x, v, 0.5 * nb_params.contact);
-        touching = touching || supported_by_solid(x, 0.5 * nb_params.contact, up);
+        v = off_solid_speed(x, v, 0.5 * nb_params.contact);
+        bed += solid_bed(x, 0.5 * nb_params.contact, up);
     }
     let i = neighbour_index(s);
     let p = particles[i];
     let weight = length(g) * h;   // the speed gravity adds in a step
-    var lift = 0.0;
-    if (touching && weight > 0.0) {
+    var carried = 0.0;            // the support along the bed's normal
+    if (weight > 0.0 && dot(bed, bed) > 0.0) {
+        let normal = normalize(bed);
+        let holds = weight * max(0.0, dot(normal, up));   // gravity's pull into the bed
         var kept = 0.0;
-        if (p.position_age.w > 0.0) { kept = dot(support[i].xyz, up); }
-        lift = clamp(kept + dot(held, up), 0.0, weight) * f32(touching);
-        support[i] = vec4f(lift * up, 0.0);
+        if (p.position_age.w > 0.0) { kept = max(0.0, dot(support[i].xyz, normal)); }
+        carried = clamp(kept + dot(held, normal), 0.0, holds);
+        // and along the slope, what static friction holds: at most friction x the normal part
+        var along = weight * up - holds * normal;
+        let slope = length(along);
+        if (slope > nb_params.friction * holds) { along *= nb_params.friction * holds / slope; }
+        var share = 0.0;
+        if (holds > 0.0) { share = carried / holds; }
+        support[i] = vec4f(share * (holds * normal + along), 0.0);
     } else {
         support[i] = vec4f(0.0);
     }

@@ -34,15 +34,17 @@ class ParticleCollision(Tracked):
     """Particles as spheres of ``radius`` that do not overlap: after each step, contacts are
     projected apart (position-based, ``iterations`` Jacobi sweeps over a neighbour grid, the
     emitter's colliders kept), and the velocity follows the projection; ``restitution`` gives
-    back the approaching normal speed, ``friction`` damps the sliding one."""
+    back the approaching normal speed; ``friction`` is Coulomb's between a particle and what it
+    rests on (a heap stands at about atan(friction))."""
     radius: Positive = rebuild(0.02)
     """world units: a particle's sphere (two touch at 2 x radius)"""
     restitution: Fraction = live(0.3)
     """share of the approaching normal speed given back, reflected"""
-    friction: Fraction = live(0.1)
-    """share of the relative sliding speed of two touching particles removed each step"""
+    friction: NonNegative = live(0.5)
+    """Coulomb coefficient against what a particle rests on: static up to friction x the normal
+    pull, and sliding speed lost = friction x the normal speed taken"""
     iterations: Annotated[int, msgspec.Meta(ge=1, le=MAX_CONTACT_ITERATIONS)] = rebuild(8)
-    """projection sweeps per step (reload: the passes are unrolled)"""
+    """projection sweeps per step (reload: the passes are unrolled); more for deep piles"""
 
 
 @dataclass(slots=True)

@@ -143,8 +143,8 @@ def closest_pairs(x: np.ndarray) -> np.ndarray:
 
 def test_poured_grains_settle_without_overlap(gpu):
     """2,000 grains of radius 0.01 (friction 0.5, as sand's; 16 sweeps) poured for a second
-    into a 0.5 m box settle in about five layers: after 3 s the median speed is below 0.05 m/s, no two are
-    closer than 2 r less 1%, and none left the box."""
+    into a 0.5 m box settle in about five layers: after 3 s the median speed is below 0.05 m/s,
+    no two are closer than 2 r less 1%, and none left the box."""
     engine = Engine(loads_scene(grains_scene(2000, restitution=0.3, friction=0.5,
                                              iterations=16)), size=(16, 16))
     engine.step(180)

@@ -43,20 +43,23 @@ def run_order_pass(gpu, shader, ids, starts, positions=None, grid=None, cell_siz
     params["cell_size"][:3] = cell_size
     half = shader.endswith("_half.wgsl")
     params["count"] = len(ids)
-    # the grid's uniform: the same cells, records of LifeParticle (2 vec4f, position first)
+    # the grid's record: the same cells, records of LifeParticle (2 vec4f, position first)
     grid_params = np.zeros((), struct_dtype("common/neighbours.wgsl", "GridParams"))
     grid_params["grid"], grid_params["cell_size"] = params["grid"], params["cell_size"]
     grid_params["count"], grid_params["stride"], grid_params["copy"] = len(ids), 2, 1
     uniform = wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
-    buffers = {"grid": resources.buffer("t", "grid", grid_params.nbytes, uniform),
-               "cell_start": resources.buffer("t", "cell_start", max(starts.nbytes, 4), USAGE),
+    # each cell's first slot and, past the last cell, the end of its run (as the grid's scan
+    # leaves them)
+    bounds = np.append(starts, len(ids)).astype(np.uint32)
+    buffers = {"grid": resources.buffer("t", "grid", grid_params.nbytes, USAGE),
+               "cell_start": resources.buffer("t", "cell_start", bounds.nbytes, USAGE),
                "cell_particles": resources.buffer("t", "cell_particles", max(ids.nbytes, 4),
                                                   USAGE)}
     resources.write(buffers["grid"], grid_params.tobytes())
     if half:
         buffers["params"] = resources.buffer("t", "params", params.nbytes, uniform)
         resources.write(buffers["params"], params.tobytes())
-    for name, data in (("cell_start", starts), ("cell_particles", ids)):
+    for name, data in (("cell_start", bounds), ("cell_particles", ids)):
         if data.size:
             resources.write(buffers[name], data.tobytes())
     if positions is not None:

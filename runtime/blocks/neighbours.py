@@ -248,8 +248,11 @@ class NeighbourGrid:
             return resources.buffer(owner, f"{prefix}{key}", max(size, 4), usage, what=what,
                                     family=family)
 
+        # read from storage by every pass: lavapipe inlines the uniform values a shader's
+        # branches read and compiles a copy of the shader at each dispatch, never freeing one
+        # (a flock in a box grew by 0.13 MB a step with the record in a uniform)
         self.params = buffer("grid_params", PARAMS.itemsize,
-                             wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
+                             wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST)
         self.cell_of = buffer("cell_of", 4 * n)
         # the first slots after the scan, and the dead cell's
         self.cell_count = buffer("cell_count", 4 * (shape.count + 1))
@@ -268,7 +271,7 @@ class NeighbourGrid:
 
     def set_shape(self, shape: GridShape) -> None:
         """A new box or cell size with the same number of cells or buckets (an edit); uploads
-        the uniform when it changed."""
+        the record when it changed."""
         if self._written and shape.is_hashed != self.shape.is_hashed:
             raise ValueError(f"neighbour grid '{self.name}': a {_mode(shape)} grid in place of "
                              f"the {_mode(self.shape)} grid its queries were compiled for; "

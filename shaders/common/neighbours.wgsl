@@ -1,4 +1,4 @@
-// common/neighbours.wgsl: the uniform of a neighbour grid (emberfx.blocks.neighbours) and the
+// common/neighbours.wgsl: the record of a neighbour grid (emberfx.blocks.neighbours) and the
 // cell of a point; shared by the grid's passes and by common/neighbours_query.wgsl (no pass of
 // its own, no bindings). Python reads GridParams and GRID_HASHED through emberfx.layout and
 // emberfx.core.wgsl.

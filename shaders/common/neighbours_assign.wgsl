@@ -9,14 +9,14 @@
 // for it) calls dead goes to the dead cell, index grid.w, past the last cell: the scan puts its
 // run after every cell's, where no query looks.
 // Workgroup size 256; dispatch ceil(count / 256) workgroups, folded into (x, y) past the limit.
-// Bindings (group 0): 0 grid (uniform GridParams), 1 points (read, count * stride vec4f),
+// Bindings (group 0): 0 grid (read: GridParams), 1 points (read, count * stride vec4f),
 //   2 cell_of (rw, count words), 3 cell_slot (rw, count words), 4 cell_count (rw atomics, cells
 //   words + the dead cell's; cleared before the pass)
 
 //! include common/dispatch.wgsl
 //! include common/neighbours.wgsl
 
-@group(0) @binding(0) var<uniform> grid: GridParams;
+@group(0) @binding(0) var<storage, read> grid: GridParams;
 @group(0) @binding(1) var<storage, read> points: array<vec4f>;
 @group(0) @binding(2) var<storage, read_write> cell_of: array<u32>;
 @group(0) @binding(3) var<storage, read_write> cell_slot: array<u32>;

@@ -9,7 +9,7 @@
 // One workgroup per cell, sorting as common/neighbours_runs.wgsl does (ranks in workgroup
 // memory, or the bitonic network past CAPACITY), then copying.
 // Workgroup size 32; dispatch one workgroup per cell (grid.w), folded into (x, y) past the limit.
-// Bindings (group 0): 0 grid (uniform GridParams), 1 cell_start (read, exclusive scan of counts),
+// Bindings (group 0): 0 grid (read: GridParams), 1 cell_start (read, exclusive scan of counts),
 //   2 cell_particles (rw), 3 points (read, count * stride vec4f), 4 snapshot (rw, count * copy
 //   vec4f)
 

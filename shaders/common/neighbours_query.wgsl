@@ -2,7 +2,7 @@
 // for any shader that includes this file (no pass of its own). It declares the grid's outputs in
 // bind group 1, so the including shader keeps group 0 for its own bindings; bind them with
 // NeighbourGrid.query_bindings().
-// Bindings (group 1): 0 nb_grid (uniform GridParams), 1 nb_cell_start (read, each cell's first
+// Bindings (group 1): 0 nb_grid (read: GridParams), 1 nb_cell_start (read, each cell's first
 //   slot, and the end of the last cell's run), 2 nb_cell_particles (read, the point index at
 //   each slot), 3 nb_snapshot (read, the
 //   first `copy` vec4f of each point's record, in slot order)
@@ -43,7 +43,7 @@
 
 //! include common/neighbours.wgsl
 
-@group(1) @binding(0) var<uniform> nb_grid: GridParams;
+@group(1) @binding(0) var<storage, read> nb_grid: GridParams;
 @group(1) @binding(1) var<storage, read> nb_cell_start: array<u32>;
 @group(1) @binding(2) var<storage, read> nb_cell_particles: array<u32>;
 @group(1) @binding(3) var<storage, read> nb_snapshot: array<vec4f>;

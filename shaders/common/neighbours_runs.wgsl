@@ -6,12 +6,12 @@
 // indices in the run; indices are distinct); a longer one is sorted in place by a bitonic
 // network. Sorting each run by index makes the order inside a cell independent of the
 // scheduling order in which the assign pass handed out slots.
-// Bindings (group 0) of every pass including it: 0 grid (uniform GridParams), 1 cell_start (read,
+// Bindings (group 0) of every pass including it: 0 grid (read: GridParams), 1 cell_start (read,
 // exclusive scan of the cell counts, grid.w + 1 entries), 2 cell_particles (rw).
 
 //! include common/neighbours.wgsl
 
-@group(0) @binding(0) var<uniform> grid: GridParams;
+@group(0) @binding(0) var<storage, read> grid: GridParams;
 @group(0) @binding(1) var<storage, read> cell_start: array<u32>;
 @group(0) @binding(2) var<storage, read_write> cell_particles: array<u32>;
 
@@ -27,9 +27,12 @@ var<workgroup> run: array<u32, CAPACITY>;
 var<workgroup> run_length: u32;
 
 // [first, end) of cell `cell` in cell_particles (cell_start is the exclusive scan of the counts,
-// with one entry past the last cell: where the dead points' run starts).
+// with one entry past the last cell: where the dead points' run starts). An end below the start
+// (a cell_start without that entry reads 0 there) gives an empty run rather than one of 2^32
+// slots, whose sort would never end on a GPU.
 fn cell_run(cell: u32) -> vec2u {
-    return vec2u(cell_start[cell], cell_start[cell + 1u]);
+    let first = cell_start[cell];
+    return vec2u(first, max(first, cell_start[cell + 1u]));
 }
 
 // end - first in every invocation of the workgroup (call it in uniform control flow).

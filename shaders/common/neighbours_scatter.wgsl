@@ -5,13 +5,13 @@
 // common/neighbours_assign.wgsl took for it, so cell_particles lists the points cell by cell (in
 // scheduling order inside a cell until the order pass sorts each run).
 // Workgroup size 256; dispatch ceil(count / 256) workgroups, folded into (x, y) past the limit.
-// Bindings (group 0): 0 grid (uniform GridParams), 1 cell_of (read), 2 cell_start (read,
+// Bindings (group 0): 0 grid (read: GridParams), 1 cell_of (read), 2 cell_start (read,
 //   exclusive scan of the counts), 3 cell_slot (read), 4 cell_particles (rw, count words)
 
 //! include common/dispatch.wgsl
 //! include common/neighbours.wgsl
 
-@group(0) @binding(0) var<uniform> grid: GridParams;
+@group(0) @binding(0) var<storage, read> grid: GridParams;
 @group(0) @binding(1) var<storage, read> cell_of: array<u32>;
 @group(0) @binding(2) var<storage, read> cell_start: array<u32>;
 @group(0) @binding(3) var<storage, read> cell_slot: array<u32>;

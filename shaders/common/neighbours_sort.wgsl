@@ -6,7 +6,7 @@
 // run in workgroup memory, or, past CAPACITY indices, with the bitonic network (both in
 // common/neighbours_runs.wgsl).
 // Workgroup size 32; dispatch one workgroup per cell (grid.w), folded into (x, y) past the limit.
-// Bindings (group 0): 0 grid (uniform GridParams), 1 cell_start (read, exclusive scan of counts),
+// Bindings (group 0): 0 grid (read: GridParams), 1 cell_start (read, exclusive scan of counts),
 //   2 cell_particles (rw)
 
 //! include common/dispatch.wgsl

@@ -21,13 +21,14 @@
 // step, before any contact is found: a warm start, so a pile at rest stays at rest instead of
 // sinking by g h^2 each step for the sweeps to push back up one layer per sweep.
 // Bindings: group 2, 0-3 the grid's (common/neighbours_query.wgsl, moved to group 2: group 1 is
-// the modifiers'), 4 nb_params (uniform NeighbourParams), 6 nb_support (read, a vec4f per slot:
-// xyz the last step's support; a stand-in without particle collision).
+// the modifiers'), 4 nb_params (read: NeighbourParams; from storage, as the grid's record:
+// emberfx.blocks.neighbours says why), 6 nb_support (read, a vec4f per slot: xyz the last
+// step's support; a stand-in without particle collision).
 
 //! include common/neighbours_query@2.wgsl
 //! include emitter/neighbour_types.wgsl
 
-@group(2) @binding(4) var<uniform> nb_params: NeighbourParams;
+@group(2) @binding(4) var<storage, read> nb_params: NeighbourParams;
 @group(2) @binding(6) var<storage, read> nb_support: array<vec4f>;
 
 const HAS_NEIGHBOURS: bool = true;

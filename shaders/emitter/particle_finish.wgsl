@@ -19,7 +19,7 @@
 // it is 0). A particle that slides loses friction x the speed taken along the normal (Coulomb),
 // down to 0. So a heap stands at a slope of about atan(friction).
 // Workgroup size 64; dispatch ceil(slots / 64) workgroups, folded into (x, y) past the limit.
-// Bindings (group 0): 0 nb_params (uniform NeighbourParams), 1 emitters (read: EmitterParams,
+// Bindings (group 0): 0 nb_params (read: NeighbourParams), 1 emitters (read: EmitterParams,
 //   the step h), 2 positions (read, one vec4f per slot: the last sweep's), 3 particles (rw),
 //   4 support (rw, a vec4f per particle); 7, 8, 9, 10, 11 the colliders' (common/collide.wgsl);
 //   group 1: the grid's (common/neighbours_query.wgsl; its snapshot holds x0 and v0)
@@ -30,7 +30,7 @@
 //! include emitter/neighbour_types.wgsl
 //! include emitter/types.wgsl
 
-@group(0) @binding(0) var<uniform> nb_params: NeighbourParams;
+@group(0) @binding(0) var<storage, read> nb_params: NeighbourParams;
 @group(0) @binding(1) var<storage, read> emitters: array<EmitterParams>;
 @group(0) @binding(2) var<storage, read> positions: array<vec4f>;
 @group(0) @binding(3) var<storage, read_write> particles: array<Particle>;

@@ -13,7 +13,7 @@
 // gravity, or at equal heights). The sweep reads positions_in and writes positions_out (slot order),
 // so it does not depend on the order threads run in.
 // Workgroup size 64; dispatch ceil(slots / 64) workgroups, folded into (x, y) past the limit.
-// Bindings (group 0): 0 nb_params (uniform NeighbourParams), 1 positions_in (read, IN_STRIDE
+// Bindings (group 0): 0 nb_params (read: NeighbourParams), 1 positions_in (read, IN_STRIDE
 //   vec4f per slot, the position first), 2 positions_out (rw, one vec4f per slot), 3 emitters
 //   (read: EmitterParams, the gravity); 7, 8, 9, 10,
 //   11 the colliders' (common/collide.wgsl); group 1: the grid's (common/neighbours_query.wgsl)
@@ -24,7 +24,7 @@
 //! include emitter/neighbour_types.wgsl
 //! include emitter/types.wgsl
 
-@group(0) @binding(0) var<uniform> nb_params: NeighbourParams;
+@group(0) @binding(0) var<storage, read> nb_params: NeighbourParams;
 @group(0) @binding(1) var<storage, read> positions_in: array<vec4f>;
 @group(0) @binding(2) var<storage, read_write> positions_out: array<vec4f>;
 @group(0) @binding(3) var<storage, read> emitters: array<EmitterParams>;

@@ -9,7 +9,7 @@
 // cell_particles[n]. One workgroup per cell, sorting as common/neighbours_runs.wgsl does
 // (ranks in workgroup memory, or the bitonic network past CAPACITY), then copying.
 // Workgroup size 32; dispatch one workgroup per cell (grid.w), folded into (x, y) past the limit.
-// Bindings (group 0): 0 grid (uniform GridParams), 1 cell_start (read, exclusive scan of counts),
+// Bindings (group 0): 0 grid (read: GridParams), 1 cell_start (read, exclusive scan of counts),
 //   2 cell_particles (rw), 3 particles_in (read), 4 gathered_half (rw, count vec2u), 5 params
 //   (uniform PLParams)
 

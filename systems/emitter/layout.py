@@ -130,9 +130,7 @@ def plan(system: EmitterHost, components: list[Emitter]) -> Layout:
     }
     lead = components[0]
     records = {key: r for key, (_, r) in features.records(lead).items()}
-    # (bindable as uniforms too: a record is RECORD-aligned)
-    sizes.update({key: (n * r.stride, STORAGE | wgpu.BufferUsage.UNIFORM)
-                  for key, r in records.items()})
+    sizes.update({key: (n * r.stride, STORAGE) for key, r in records.items()})
     sizes["params"] = (n * RECORD, STORAGE | wgpu.BufferUsage.UNIFORM)
     sizes["draw_args"] = (n * RECORD, STORAGE | wgpu.BufferUsage.INDIRECT)
     if alpha:

@@ -9,6 +9,10 @@ import wgpu
 from emberfx.core import layout, wgsl
 from emberfx.core.errors import ShaderError
 
+# the shaders as the engine loads them: the emitter family registers the generated parts its
+# shipped shaders include (the neighbour query in bind group 2) when it is imported
+from emberfx.systems.emitter import neighbours_feature  # noqa: F401
+
 
 @pytest.fixture
 def fake_shaders(monkeypatch):

@@ -91,14 +91,16 @@ def life_buffers(width: int, height: int, memory: str = "pingpong") -> dict:
 
 
 def particle_life_buffers(n: int, cells: int) -> dict:
-    """Bytes of a swarm's buffers that grow with its count n and its grid's cells."""
+    """Bytes of a swarm's buffers that grow with its count n and its grid's cells (the counts
+    and their scan have one entry more: the dead cell's, emberfx.blocks.neighbours)."""
     particle = struct_dtype("particle_life/types.wgsl", "LifeParticle").itemsize
     sizes = {"particles0": n * particle, "particles1": n * particle, "ids0": n * 4,
-             "ids1": n * 4, "cell_of": n * 4, "cell_particles": n * 4, "cell_count": cells * 4,
+             "ids1": n * 4, "cell_of": n * 4, "cell_particles": n * 4,
+             "cell_count": (cells + 1) * 4,
              "cell_cursor": cells * 4,
              "gathered": n * 16}   # positions in cell order (the default kernel and precision)
     return {**{key: allocated(size) for key, size in sizes.items()},
-            "cell_count:scan_sums": scan_sums_bytes(cells)}
+            "cell_count:scan_sums": scan_sums_bytes(cells + 1)}
 
 
 def per_item() -> dict:

@@ -1,4 +1,4 @@
-// emitter/neighbours.wgsl: an emitter's neighbours feature in its update, swapped in for
+// emitter/neighbours.wgsl: an emitter's neighbours feature in its update, swapped in in place of
 // emitter/neighbour_hooks.wgsl (systems/emitter/neighbours_feature.py; no pass of its own).
 // The update reads other particles through the neighbour grid built over the emitter's slots at
 // the start of the step (emberfx.blocks.neighbours; dead slots are in no cell): a snapshot, so

@@ -3,14 +3,25 @@
 Each emitter with attributes has one more storage buffer, ``<entity>/attributes``, holding one
 generated ``ParticleAttributes`` struct per slot (its layout read from the generated WGSL by
 layout.struct_dtype, systems/emitter/modifiers.py). They are fields of ``ParticleState`` in the
-modifiers, zero at birth, and arrays of ``Engine.state(name)`` under their names.
+modifiers, zero at birth, and arrays of ``Engine.state(name)`` under their names: the
+AttributesFeature below adds the buffer, binds it to the passes the program's code runs in and
+reads it back.
 """
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
+import wgpu
+
+from emberfx.core.readback import read_array
+from emberfx.systems.emitter.feature import EmitterFeature
+
+if TYPE_CHECKING:
+    from emberfx.systems.emitter.modifiers import Program
+    from emberfx.systems.emitter.pool import Pool
 
 ATTRIBUTE_TYPES = {"f32": "0.0", "i32": "0i", "u32": "0u", "vec2f": "vec2f()",
                    "vec3f": "vec3f()", "vec4f": "vec4f()"}
@@ -59,3 +70,25 @@ def attributes_problem(attributes: dict) -> str | None:
 def attribute_arrays(dtype: np.dtype, rows: np.ndarray) -> dict[str, np.ndarray]:
     """Engine.state's arrays of the custom attributes: (capacity,) or (capacity, n) each."""
     return {name: np.ascontiguousarray(rows[name]) for name in dtype.names or ()}
+
+
+class AttributesFeature(EmitterFeature):
+    name = "attributes"
+
+    def applies(self, component) -> bool:
+        return bool(component.attributes)
+
+    def slot_buffers(self, program: Program, capacity: int) -> dict[str, tuple[int, int]]:
+        if program.dtype is None:
+            return {}
+        return {"attributes": (capacity * program.dtype.itemsize, wgpu.BufferUsage.STORAGE)}
+
+    def program_bindings(self, program: Program, base: str, buffers: dict) -> dict:
+        return {"attributes": buffers["attributes"]}
+
+    def state(self, device, pool: Pool) -> dict[str, np.ndarray]:
+        dtype = pool.program.dtype if pool.program is not None else None
+        if dtype is None:
+            return {}
+        return attribute_arrays(dtype, read_array(device, pool.buffers["attributes"], dtype,
+                                                  pool.component.capacity))

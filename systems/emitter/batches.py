@@ -275,9 +275,7 @@ def _new_batch(system: EmitterHost, key: tuple, members: list[Pool]) -> Batch:
     # the features' buffers, one for all: the batch key says the members' are alike
     contents = features.buffers(lead.component, system.shared.resolve)
     sizes.update({k: (len(data), STORAGE) for k, data in contents.items()})
-    assert lead.contacts is not None
-    for binding, view in {**lead.contacts.buffers,
-                          "event_marks": lead.buffers["event_marks"]}.items():
+    for binding, view in features.stand_ins(lead).items():
         sizes[f"stand_in:{binding}"] = (view.size, STORAGE)
     what = f"the {n} batched emitters {members[0].entity.name!r}..{members[-1].entity.name!r}"
     arenas = {k: system.resources.buffer(name, k, size,

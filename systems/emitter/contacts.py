@@ -10,9 +10,12 @@ arrays). One ``Contacts`` per emitter entity owns four registry buffers the upda
 Records are rewritten each step (colliders move live); the samples only when the set of arrays
 changes (a spawned field, ``Engine.set_field``). A larger set than the volumes buffer holds remakes
 it in ``refresh``, which the system calls when the world changes (the passes are rebuilt then).
+The ContactsFeature below binds them to the update passes and writes each step's records.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 import wgpu
@@ -30,6 +33,8 @@ from emberfx.systems.colliders.particles import (
     pack_volume_ref,
     solid_kind,
 )
+from emberfx.systems.emitter.feature import EmitterFeature
+from emberfx.systems.emitter.shader_names import UPDATE, UPDATE_RANKED
 from emberfx.systems.forces.forces import MAX_FORCES
 from emberfx.systems.forces.volumes import (
     VolumeError,
@@ -38,7 +43,12 @@ from emberfx.systems.forces.volumes import (
     packed_layout,
 )
 
+if TYPE_CHECKING:
+    from emberfx.systems.emitter.host import EmitterHost
+    from emberfx.systems.emitter.pool import Pool
+
 COLLIDER_KEYS = ("collider",)
+INTEGRATING = (UPDATE, UPDATE_RANKED)   # the passes that move particles against what they touch
 
 
 class Contacts:
@@ -168,3 +178,23 @@ class Contacts:
         if last is None or last[0] is not view or last[1] != data:   # (a regrown buffer: new)
             self.system.resources.write(view, data)
             self.written[key] = (view, data)
+
+
+class ContactsFeature(EmitterFeature):
+    """Every emitter's update binds its contacts (empty sets where nothing acts on it)."""
+    name = "contacts"
+
+    def applies(self, component) -> bool:
+        return True
+
+    def part_bindings(self, pool: Pool, base: str) -> dict:
+        assert pool.contacts is not None
+        return pool.contacts.bindings() if base in INTEGRATING else {}
+
+    def stand_ins(self, pool: Pool) -> dict[str, BufferView]:
+        assert pool.contacts is not None
+        return dict(pool.contacts.buffers)
+
+    def upload(self, system: EmitterHost, pool: Pool, acting: list) -> None:
+        assert pool.contacts is not None
+        pool.contacts.write_step(pool.component, acting)

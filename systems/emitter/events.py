@@ -54,8 +54,9 @@ from emberfx.core.layout import struct_dtype
 from emberfx.systems.emitter import color as particle_color
 from emberfx.systems.emitter import features
 from emberfx.systems.emitter.component import EVENT_KINDS, MAX_EVENT_LINKS, sub_emitter_problem
+from emberfx.systems.emitter.event_marks import KIND_INDEX, kinds_sent
 from emberfx.systems.emitter.shader_names import SPAWN
-from emberfx.systems.emitter.structs import BLOCK, BLOCK_WORDS, COUNTERS
+from emberfx.systems.emitter.structs import BLOCK, COUNTERS
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.batches import Batch, Simulation
@@ -67,9 +68,8 @@ RECORD = struct_dtype("emitter/event_types.wgsl", "EventRecord")
 assert COUNTERS.fields is not None   # a struct
 COUNTERS_CLEARED = int(COUNTERS.fields["event_totals"][1])
 """bytes of the counters each step's clear covers (from word 1): all but the event totals"""
-KIND_INDEX = {kind: wgsl.int_constant("emitter/event_types.wgsl", f"EVENT_{kind.upper()}")
-              for kind in EVENT_KINDS}
 assert wgsl.int_constant("emitter/event_types.wgsl", "MAX_EVENT_LINKS") == MAX_EVENT_LINKS
+assert set(KIND_INDEX) == set(EVENT_KINDS)
 FAMILY = "emitter_events"   # the records buffers: remade when the links change, not the pool
 STORAGE = wgpu.BufferUsage.STORAGE
 
@@ -82,17 +82,6 @@ class Link:
     target: str
     index: int   # in the target's inbox.links
     quota: int   # records it may store per step
-
-
-def kinds_sent(component) -> list[str]:
-    return [kind for kind, _ in component.sub_emitters()]
-
-
-def marks_size(component) -> int:
-    """Bytes of a pool's event_marks: per kind sent, one count and BLOCK_WORDS mask words per
-    block (emitter/event_marks.wgsl); one word for an emitter that sends none."""
-    blocks = math.ceil(component.capacity / BLOCK)
-    return max(4, len(kinds_sent(component)) * blocks * (1 + BLOCK_WORDS) * 4)
 
 
 class EventWiring:
@@ -119,13 +108,8 @@ class EventWiring:
         self.early_targets: set[str] = set()   # prewarming pools events spawn into
         self.inboxes: dict[str, tuple[tuple, np.ndarray]] = {}   # target -> (key, its record)
 
-    # a pool's own part, made with the pool ---------------------------------------------------
-    @staticmethod
-    def buffer_sizes(component) -> dict[str, tuple[int, int]]:
-        """The buffers made with the pool (its inbox, ``event_links``, is made where it is
-        placed: alone, or as a view into its batch's inbox arena)."""
-        return {"event_marks": (marks_size(component), STORAGE)}
-
+    # a pool's own part, made with the pool (its event marks: emitter/event_marks.py; its
+    # inbox, ``event_links``, where it is placed: alone, or a view into its batch's arena) -----
     def attach(self, pool: Pool) -> None:
         """A new pool: the scan of its event counts (a source), a placeholder records buffer
         (no links into it until the next refresh) and, for a prewarm, whether events will
@@ -161,12 +145,6 @@ class EventWiring:
         """Whether events spawn into the pool (its unset `rate` is then none)."""
         return name in self.into or name in self.early_targets
 
-    def update_bindings(self, pool: Pool) -> dict:
-        return {"event_marks": pool.buffers["event_marks"]}
-
-    def update_constants(self, pool: Pool) -> dict:
-        return {"EVENT_KINDS": sum(1 << KIND_INDEX[k] for k in kinds_sent(pool.component))}
-
     def spawn_pass(self, pool: Pool, sim: Simulation) -> Pass:
         """The ordered spawn (emitter/spawn.wgsl) over ``sim`` (the pool's buffers, or its
         batch's arenas), reading the budgets from the counters and, where events spawn into an
@@ -183,7 +161,7 @@ class EventWiring:
              "free_offset": b["block_free"], "alive_list": b["alive_list"],
              "block_owner": b["block_owner"], "budget": b["counters"],
              "inboxes": b["event_links"], "event_records": b["event_records"],
-             **pool.program_bindings(SPAWN), **features.bindings(pool.component, SPAWN, b)},
+             **features.part_bindings(pool, SPAWN), **features.bindings(pool.component, SPAWN, b)},
             constants={"EVENT_TARGET": any(self.into.get(m.entity.name) for m in members),
                        "BLOCKS_PER_GROUP": per_group},
             does="births to the lowest free slots (the host's budget, then event records), and "

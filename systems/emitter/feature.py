@@ -6,7 +6,9 @@ A feature subclasses EmitterFeature and overrides what it adds; the defaults add
 of a batch's simulation (an emitter alone sorts and draws its own buffers). ``slot_buffers``,
 ``program_batch_key``, ``program_bindings``, ``rebuilds_for`` and ``rebuilds`` follow the
 emitter's compiled program (emitter/modifiers.py: its modifiers and the links into it), for
-what the component alone cannot say.
+what the component alone cannot say. ``part_bindings``, ``part_constants`` and ``stand_ins``
+are the emitter's own parts that its passes bind (its contacts, its event marks): a batch's
+passes bind its first member's, or stand-ins where the members' would differ.
 """
 
 from __future__ import annotations
@@ -79,6 +81,21 @@ class EmitterFeature:
         """What pass shader ``base`` binds for it, from the simulation's buffers."""
         return {}
 
+    def part_bindings(self, pool: Pool, base: str) -> dict:
+        """What pass shader ``base`` binds for it from the emitter's own parts (``pool``: the
+        simulation's first emitter)."""
+        return {}
+
+    def part_constants(self, pool: Pool, base: str) -> dict:
+        """The pipeline constants pass shader ``base`` takes from the emitter ``pool`` itself."""
+        return {}
+
+    def stand_ins(self, pool: Pool) -> dict[str, BufferView]:
+        """The buffers of ``part_bindings`` that a batch with ``pool`` as its first member binds
+        stand-ins of the same size for (its members never read them: the batch key keeps
+        apart the emitters that do), by binding."""
+        return {}
+
     def slot_buffers(self, program: Program, capacity: int) -> dict[str, tuple[int, int]]:
         """The emitter's own buffers that its compiled ``program`` asks for, sized by its
         ``capacity``, by key, as (bytes, usage): made when it is added."""
@@ -117,8 +134,9 @@ class EmitterFeature:
         """The pool's draw passes in place of the sprite draw, or None (the sprites)."""
         return None
 
-    def upload(self, system: EmitterHost, pool: Pool) -> None:
-        """What it writes for the pool each step, after the params record is packed."""
+    def upload(self, system: EmitterHost, pool: Pool, acting: list) -> None:
+        """What it writes for the pool each step, after the params record is packed
+        (``acting``: the force components acting on it this step)."""
         return None
 
     def arenas(self, system: EmitterHost, members: list[Pool],

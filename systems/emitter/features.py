@@ -36,8 +36,11 @@ import hashlib
 from typing import TYPE_CHECKING
 
 from emberfx.core import wgsl
+from emberfx.systems.emitter.attributes import AttributesFeature
 from emberfx.systems.emitter.color import ColorFeature
+from emberfx.systems.emitter.contacts import ContactsFeature
 from emberfx.systems.emitter.culling import CullingFeature
+from emberfx.systems.emitter.event_marks import EventMarksFeature
 from emberfx.systems.emitter.feature import EmitterFeature, Record
 from emberfx.systems.emitter.looks_feature import LooksFeature
 from emberfx.systems.emitter.mesh_particles import MeshParticlesFeature
@@ -59,7 +62,8 @@ __all__ = ["FEATURES", "EmitterFeature", "Record"]
 
 
 # every feature, in the order they apply
-FEATURES: tuple[EmitterFeature, ...] = (LooksFeature(), MeshShapeFeature(), MeshParticlesFeature(),
+FEATURES: tuple[EmitterFeature, ...] = (ContactsFeature(), EventMarksFeature(), AttributesFeature(),
+                                        LooksFeature(), MeshShapeFeature(), MeshParticlesFeature(),
                                         NeighboursFeature(), CullingFeature(), ColorFeature())
 _variants: dict[tuple, str] = {}   # (base, swaps) -> derived shader name, one per combination
 
@@ -90,9 +94,9 @@ def draw(system: EmitterHost, pool: Pool) -> list[Pass] | None:
                 None)
 
 
-def upload(system: EmitterHost, pool: Pool) -> None:
+def upload(system: EmitterHost, pool: Pool, acting: list) -> None:
     for f in applying(pool.component):
-        f.upload(system, pool)
+        f.upload(system, pool, acting)
 
 
 def one_pass(component) -> bool:
@@ -145,6 +149,24 @@ def draw_inputs(component, buffers: dict[str, BufferView]) -> dict[str, BufferVi
     for f in applying(component):
         out.update(f.draw_inputs(buffers))
     return out
+
+
+def part_bindings(pool: Pool, base: str) -> dict:
+    """What pass shader ``base`` binds from the emitter's own parts: the features', and what
+    its compiled program's code adds (its attributes, a carried colour)."""
+    out = {k: v for f in applying(pool.component) for k, v in f.part_bindings(pool, base).items()}
+    if pool.program is not None:
+        out.update(pool.program.bindings(base, pool.buffers))
+    return out
+
+
+def part_constants(pool: Pool, base: str) -> dict:
+    return {k: v for f in applying(pool.component)
+            for k, v in f.part_constants(pool, base).items()}
+
+
+def stand_ins(pool: Pool) -> dict[str, BufferView]:
+    return {k: v for f in applying(pool.component) for k, v in f.stand_ins(pool).items()}
 
 
 def slot_buffers(component, program: Program, capacity: int) -> dict[str, tuple[int, int]]:

@@ -39,6 +39,6 @@ class MeshParticlesFeature(EmitterFeature):
     def draw(self, system: EmitterHost, pool: Pool) -> list[Pass] | None:
         return mesh_particle_passes(system, pool.entity, pool.component, pool.buffers)
 
-    def upload(self, system: EmitterHost, pool: Pool) -> None:
+    def upload(self, system: EmitterHost, pool: Pool, acting: list) -> None:
         if "mesh_look" in pool.buffers:
             write_mesh_look(system, pool.buffers, pool.component, pool.param_record)

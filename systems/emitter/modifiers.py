@@ -194,12 +194,9 @@ class Program:
 
     def bindings(self, base: str, buffers: dict) -> dict:
         """Bindings the generated code of pass ``base`` adds (from the pool's buffers)."""
-        out = {}
-        if base in self.shaders and self.attributes:
-            out["attributes"] = buffers["attributes"]
-        if base in self.shaders:   # (the colour's, where it carries one)
-            out.update(features.program_bindings(self.component, self, base, buffers))
-        return out
+        if base not in self.shaders:
+            return {}
+        return features.program_bindings(self.component, self, base, buffers)
 
     def compiled(self, device) -> Program:
         """Itself, with every derived shader compiled now, so a mistake is a SceneError naming

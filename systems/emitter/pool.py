@@ -57,7 +57,3 @@ class Pool:
         if self.program is not None and base in self.program.shaders:
             return self.program.shaders[base]
         return features.shader(self.component, base)
-
-    def program_bindings(self, base: str) -> dict:
-        """What the pass ``base`` binds beyond the built-in (the attributes)."""
-        return self.program.bindings(base, self.buffers) if self.program is not None else {}

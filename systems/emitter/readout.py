@@ -11,7 +11,6 @@ import numpy as np
 
 from emberfx.core.readback import read_array, read_buffer
 from emberfx.systems.emitter import features
-from emberfx.systems.emitter.attributes import attribute_arrays
 from emberfx.systems.emitter.structs import COUNTERS, PARTICLE
 
 if TYPE_CHECKING:
@@ -32,11 +31,7 @@ def state(device, pool: Pool) -> dict[str, np.ndarray]:
         "lifetime": lifetime,
         "alive": age < lifetime,
     }
-    dtype = pool.program.dtype if pool.program is not None else None
-    if dtype is not None:   # custom attributes, each its own array
-        out.update(attribute_arrays(dtype, read_array(
-            device, pool.buffers["attributes"], dtype, pool.component.capacity)))
-    out.update(features.state(device, pool))   # what the features keep (a carried colour)
+    out.update(features.state(device, pool))   # what the features keep (attributes, colour)
     return out
 
 

@@ -32,7 +32,8 @@ import wgpu
 
 from emberfx.core.layout import record_view
 from emberfx.core.resources import BufferView
-from emberfx.systems.emitter.events import COUNTERS_CLEARED, kinds_sent
+from emberfx.systems.emitter.event_marks import kinds_sent
+from emberfx.systems.emitter.events import COUNTERS_CLEARED
 from emberfx.systems.emitter.structs import PARAMS, RECORD
 
 if TYPE_CHECKING:

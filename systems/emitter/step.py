@@ -30,7 +30,7 @@ from emberfx.core import wgsl
 from emberfx.core.frame_graph import Folded, Folding, Pass, Phase
 from emberfx.core.resources import BufferView
 from emberfx.systems.emitter import features
-from emberfx.systems.emitter.events import kinds_sent
+from emberfx.systems.emitter.event_marks import kinds_sent
 from emberfx.systems.emitter.shader_names import BIRTHS, UPDATE, UPDATE_RANKED
 from emberfx.systems.emitter.structs import BLOCK
 from emberfx.systems.emitter.tuning import EmitterTuning
@@ -99,16 +99,14 @@ def _integration(system: EmitterHost, pool: Pool, sim: Simulation,
     (HAS_VECTOR_FIELDS)."""
     b = sim.buffers
     force_kinds, solid_kinds, has_fields = pool.variant
-    assert pool.contacts is not None
     bindings = {"emitters": b["params"], "particles": b["particles"],
                 "counters": b["counters"], "forces": b["forces"],
-                "block_owner": b["block_owner"], **pool.contacts.bindings(),
-                **system.events.update_bindings(pool), **pool.program_bindings(base),
+                "block_owner": b["block_owner"], **features.part_bindings(pool, base),
                 **features.bindings(pool.component, base, b), **sim.stand_ins}
     constants = {"HAS_FORCES": force_kinds != 0, "FORCE_KINDS": force_kinds,
                  "HAS_COLLISIONS": solid_kinds != 0,
                  "SOLID_KINDS": solid_kinds, "HAS_VECTOR_FIELDS": has_fields,
-                 **system.events.update_constants(pool),
+                 **features.part_constants(pool, base),
                  **features.constants(pool.component, base, sim)}
     return bindings, constants
 
@@ -415,6 +413,6 @@ def births_pass(system: EmitterHost, pool: Pool, sim: Simulation) -> Pass:
     return system.build.compute(
         f"{sim.name}:emitter:births", Phase.SIMULATE, pool.shader(BIRTHS), groups,
         {"emitters": b["params"], "counters": b["counters"], "particles": b["particles"],
-         "birth_slots": b["birth_slots"], **pool.program_bindings(BIRTHS),
+         "birth_slots": b["birth_slots"], **features.part_bindings(pool, BIRTHS),
          **features.bindings(pool.component, BIRTHS, b)},
         does="new particles in the slots the update ranked for this step's births")

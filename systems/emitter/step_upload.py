@@ -96,9 +96,7 @@ def upload(system: EmitterHost, buffers: dict[str, BufferView], members: list[Po
             if inbox is not None:
                 arrays.inboxes[k] = inbox
                 inboxes = True
-        if pool.contacts is not None:
-            pool.contacts.write_step(c, acting)
-        features.upload(system, pool)
+        features.upload(system, pool, acting)
         if full:   # the records are the component's alone: looked at after an edit only
             for key, (feature, _) in features.records(c).items():
                 made = feature.record_key(c, key)

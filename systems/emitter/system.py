@@ -140,14 +140,11 @@ class EmitterSystem(System):
                                    f"entity '{name}': emitter.capacity = {n:,} "
                                    f"({PARTICLE.itemsize} bytes per particle)")
         storage = wgpu.BufferUsage.STORAGE
-        sizes = {**EventWiring.buffer_sizes(component),
-                 **features.slot_buffers(component, program, n),
-                 **{key: (len(data), storage) for key, data in contents.items()}}
-        if program.dtype is not None:
-            sizes["attributes"] = (n * program.dtype.itemsize, storage)
-            self.gpu.check_buffer_size(n * program.dtype.itemsize,
-                                       f"entity '{name}': emitter.attributes for {n:,} slots "
-                                       f"({program.dtype.itemsize} bytes per particle)")
+        slots = features.slot_buffers(component, program, n)
+        for key, (size, _) in slots.items():
+            self.gpu.check_buffer_size(size, f"entity '{name}': emitter {key} for {n:,} slots "
+                                             f"({size // max(n, 1)} bytes per particle)")
+        sizes = {**slots, **{key: (len(data), storage) for key, data in contents.items()}}
         # published in the registry as <entity>/<key>: a trail binds <entity>/particles
         b = {key: self.buffer(entity, key, size, usage) for key, (size, usage) in sizes.items()}
         pool = Pool(entity, component, b, [], contacts=Contacts(self, entity))

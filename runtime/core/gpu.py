@@ -126,6 +126,10 @@ class GpuContext:
     adapter: wgpu.GPUAdapter
     device: wgpu.GPUDevice
     limits: dict = field(default_factory=dict)
+    settled_readbacks: bool = False
+    """each step's readback waits for the ones before it to land, so the calls a step makes
+    (which ring slot it copies into, whether it copies) do not depend on the GPU's timing: a
+    recording (web/record.py) then gives the same trace every time"""
 
     @property
     def label(self) -> str:

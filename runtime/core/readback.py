@@ -122,6 +122,16 @@ class ReadbackRing:
                     self.latest = (slot.frame, data)
         return self.latest
 
+    def settle(self, timeout: float = DRAIN_SECONDS) -> None:
+        """Wait until every slot in flight has landed (at most ``timeout`` seconds in all),
+        then collect them as ``poll`` does: the next ``acquire`` then finds every slot free, so
+        which slot a frame copies into no longer depends on the GPU's timing."""
+        deadline = time.monotonic() + timeout
+        for slot in self.slots:
+            if slot.promise is not None:
+                wait_settled(slot.promise, deadline - time.monotonic())
+        self.poll()
+
     def drain(self, timeout: float = DRAIN_SECONDS) -> None:
         """Finish every in-flight slot before the ring goes away: wait for its map (at most
         ``timeout`` seconds in all), unmap it, and abandon what is still pending then, so

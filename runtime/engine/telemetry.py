@@ -126,7 +126,11 @@ class Telemetry:
     # a step's readback -------------------------------------------------------------------------
     def acquire_slot(self):
         """A free ring slot for this step's counters, or None (no readbacks, or all busy)."""
-        return self.ring.acquire() if self.ring is not None else None
+        if self.ring is None:
+            return None
+        if self.gpu.settled_readbacks:
+            self.ring.settle()
+        return self.ring.acquire()
 
     def readback_copy(self, slot) -> Callable[[wgpu.GPUCommandEncoder], None]:
         """The step's readback into ``slot``, to record last in the step's encoder: the gather

@@ -45,7 +45,7 @@ _CONTEXTS: list[GpuContext] = []   # kept: the caches key GPU objects by id(devi
 def portable_context() -> GpuContext:
     """A new device in the portable profile (each recording needs its own: objects cached for
     an earlier one were made before this recording)."""
-    ctx = limited_context(RECORDING_LIMITS)
+    ctx = dataclasses.replace(limited_context(RECORDING_LIMITS), settled_readbacks=True)
     _CONTEXTS.append(ctx)
     return ctx
 

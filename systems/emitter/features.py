@@ -65,6 +65,7 @@ __all__ = ["FEATURES", "EmitterFeature", "Record"]
 FEATURES: tuple[EmitterFeature, ...] = (ContactsFeature(), EventMarksFeature(), AttributesFeature(),
                                         LooksFeature(), MeshShapeFeature(), MeshParticlesFeature(),
                                         NeighboursFeature(), CullingFeature(), ColorFeature())
+_UPLOADING = tuple(f for f in FEATURES if type(f).upload is not EmitterFeature.upload)
 _variants: dict[tuple, str] = {}   # (base, swaps) -> derived shader name, one per combination
 
 
@@ -95,8 +96,10 @@ def draw(system: EmitterHost, pool: Pool) -> list[Pass] | None:
 
 
 def upload(system: EmitterHost, pool: Pool, acting: list) -> None:
-    for f in applying(pool.component):
-        f.upload(system, pool, acting)
+    """Each step, per emitter: only the features that write something are asked."""
+    for f in _UPLOADING:
+        if f.applies(pool.component):
+            f.upload(system, pool, acting)
 
 
 def one_pass(component) -> bool:

@@ -24,17 +24,14 @@ if TYPE_CHECKING:
     from emberfx.core.system import StepInfo
     from emberfx.systems.emitter.pool import Pool
 
-# What pack_params sets (the batch layout's fields, first_block on, are the system's), and the
-# fields a step changes when the component was not edited (pack_step)
+# What pack_params sets (the batch layout's fields, first_block on, are the system's); a step's
+# own fields (budget, frame, seed, h, time and the forces' counts) the records pages set for
+# all emitters at once (records.py: RecordPages.set_step)
 _NAMES = PARAMS.names or ()
 FULL_PACK = FieldPacker(PARAMS, _NAMES[:_NAMES.index("first_block")])
-STEP_FIELDS = ("budget", "frame", "seed", "h", "time", "force_count", "accelerate_end",
-               "kill_start")
-STEP_PACK = FieldPacker(PARAMS, STEP_FIELDS)
 # EmitterParams.radial: the initial direction (emitter/types.wgsl)
 VELOCITY_MODES = {"direction": 0, "radial": 1, "normal": 2}
 SHAPE_PACK = FieldPacker(PARAMS, ("shape_x", "shape_y", "shape_z"))   # a mesh shape's transform
-STEP_PACK_INHERIT = FieldPacker(PARAMS, (*STEP_FIELDS, "inherit"))
 
 
 @dataclass
@@ -117,10 +114,11 @@ def pack_params(record: np.ndarray, c: Emitter, *, entity: int, frame: int, seed
 def pack_step(pool: Pool, step: StepInfo, start: float, arranged: tuple, full: bool,
               event_target: bool) -> int:
     """Advance the pool's birth bookkeeping by the step covering [start, start + dt) and pack
-    its params record (``pool.param_record``; ``full`` False: only the fields a step changes,
-    the component not edited since the last full pack); ``arranged``: the forces on it as
+    what of its params record (``pool.param_record``) is the component's: all of it after an
+    edit (``full``), else only the velocity it inherits; ``arranged``: the forces on it as
     ``arrange_forces`` orders them (forces, accelerate_end, kill_start); ``event_target``:
-    whether events spawn into it. Returns the host's birth budget."""
+    whether events spawn into it. Returns the host's birth budget; the step's own fields are
+    the records pages' (RecordPages.set_step)."""
     c = pool.component
     budget, velocity = pool.births.step(c, start, step.dt, event_target)
     forces, accelerate_end, kill_start = arranged
@@ -129,15 +127,8 @@ def pack_step(pool: Pool, step: StepInfo, start: float, arranged: tuple, full: b
         pack_params(record, c, entity=pool.entity.index, frame=step.frame, seed=step.seed,
                     dt=step.dt, budget=budget, force_count=len(forces), velocity=velocity,
                     accelerate_end=accelerate_end, kill_start=kill_start, time=start)
-    else:   # the step's fields, as pack_params sets them
-        step_fields: dict[str, object] = {
-            "budget": budget, "frame": step.frame, "seed": step.seed, "h": step.dt,
-            "time": start, "force_count": len(forces), "accelerate_end": accelerate_end,
-            "kill_start": kill_start}
-        if c.inherit_velocity:
-            step_fields["inherit"] = (*(c.inherit_velocity * u for u in velocity),
-                                      float(record["inherit"][3]))
-        (STEP_PACK_INHERIT if c.inherit_velocity else STEP_PACK).pack(record, step_fields)
+    elif c.inherit_velocity:
+        record["inherit"][:3] = [c.inherit_velocity * u for u in velocity]
     return budget
 
 

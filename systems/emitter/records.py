@@ -37,6 +37,7 @@ from emberfx.systems.emitter.events import COUNTERS_CLEARED
 from emberfx.systems.emitter.structs import PARAMS, RECORD
 
 if TYPE_CHECKING:
+    from emberfx.core.system import StepInfo
     from emberfx.systems.emitter.host import EmitterHost
     from emberfx.systems.emitter.pool import Pool
 
@@ -125,10 +126,26 @@ class RecordPages:
     def holds(self, pool: Pool) -> bool:
         return id(pool) in self.places
 
-    def set_cleared(self, pool: Pool, budget: int) -> None:
-        """The pool's counters for the step: its budget, and zero counts."""
-        page, k = self.places[id(pool)]
-        page.counters[k, 0] = budget
+    def set_step(self, step: StepInfo, start: float, rows: list[tuple[Pool, int, tuple]]) -> None:
+        """The step's own fields of each of ``rows``' pools (its budget and the counts of its
+        forces: (forces, accelerate_end, kill_start)), set a column at a time per page with
+        the step's frame, seed, h and time (``start``), and its counters: the budget, and zero
+        counts (no clear pass)."""
+        by_page: dict[int, tuple[Page, list]] = {}
+        for pool, budget, (forces, accelerate_end, kill_start) in rows:
+            page, k = self.places[id(pool)]
+            entry = by_page.setdefault(id(page), (page, []))
+            entry[1].append((k, budget, len(forces),
+                             len(forces) if accelerate_end is None else accelerate_end,
+                             kill_start))
+        for page, entries in by_page.values():
+            ks, budgets, counts, ends, kills = (np.array(column) for column in zip(*entries))
+            params = page.params
+            params["budget"][ks], params["force_count"][ks] = budgets, counts
+            params["accelerate_end"][ks], params["kill_start"][ks] = ends, kills
+            params["frame"][ks], params["seed"][ks] = step.frame, step.seed
+            params["h"][ks], params["time"][ks] = step.dt, start
+            page.counters[ks, 0] = budgets
 
     def upload(self) -> None:
         """Write every page's params and the counters' cleared parts, each page with one write
@@ -141,7 +158,8 @@ class RecordPages:
             write(page.buffers["params"], page.params[:used].tobytes())
             data = page.counters[:used].view(np.uint8).reshape(-1)
             start = 0
-            for k in range(used):
+            # (no batched emitter sends events: a batch's page is written whole)
+            for k in range(0 if page.batch else used):
                 pool = page.users[k]
                 if pool is not None and kinds_sent(pool.component) and k + 1 < used:
                     end = k * RECORD + COUNTERS_CLEARED   # the totals after it stay the GPU's

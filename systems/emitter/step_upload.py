@@ -48,9 +48,10 @@ class StepArrays:
 
 
 def pack_member(system: EmitterHost, pool: Pool, k: int, arrays: StepArrays, step: StepInfo,
-                start: float, in_scene: list | None, cache: dict) -> tuple[int, list]:
+                start: float, in_scene: list | None, cache: dict) -> tuple[int, list, tuple]:
     """Emitter k's params record and forces for the step covering [start, start + dt) (its
-    birth bookkeeping advances); returns its birth budget and the forces acting on it.
+    birth bookkeeping advances); returns its birth budget, the forces acting on it and their
+    arrangement (the forces its update reads, accelerate_end, kill_start).
     ``cache``: the forces arranged and packed so far this step, by ``affected_by`` (an emitter
     that samples vector fields packs its own: their indices are its volumes')."""
     c = pool.component
@@ -69,7 +70,7 @@ def pack_member(system: EmitterHost, pool: Pool, k: int, arrays: StepArrays, ste
     if records is not None:
         count = len(order[0])
         arrays.forces[k * MAX_FORCES:k * MAX_FORCES + count] = records[:count]
-    return budget, acting
+    return budget, acting, order
 
 
 def upload(system: EmitterHost, buffers: dict[str, BufferView], members: list[Pool],
@@ -83,13 +84,15 @@ def upload(system: EmitterHost, buffers: dict[str, BufferView], members: list[Po
     cache: dict = {}
     inboxes = False
     packed: set[str] = set()   # the records some emitter's edit changed
+    rows: list[tuple[Pool, int, tuple]] = []   # the step's own fields, set by the pages
     for k, pool in enumerate(members):
         if k in idle:
             continue
         c, full = pool.component, pool.dirty
-        budget, acting = pack_member(system, pool, k, arrays, step, start, in_scene, cache)
+        budget, acting, order = pack_member(system, pool, k, arrays, step, start, in_scene,
+                                            cache)
         pool.dirty = False
-        system.records.set_cleared(pool, budget)   # the budget, and zero counts (no clear pass)
+        rows.append((pool, budget, order))
         base = 0 if records_bases is None else records_bases.get(k)
         if base is not None:
             inbox = events.inbox_record(pool, budget, base)
@@ -105,6 +108,7 @@ def upload(system: EmitterHost, buffers: dict[str, BufferView], members: list[Po
                     arrays.records[key][k, :len(data)] = np.frombuffer(data, np.uint8)
                     pool.record_keys[key] = made
                     packed.add(key)
+    system.records.set_step(step, start, rows)
     write = system.resources.write
     if inboxes:   # (the tallies of the last step are in it: written every step)
         write(buffers["event_links"], arrays.inboxes.tobytes())

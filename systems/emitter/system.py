@@ -396,8 +396,9 @@ class EmitterSystem(System):
         counters' cleared part (the budget word, then zeros up to the never-cleared event
         totals), for the step covering [start, start + dt) seconds (this advances the
         emitter's birth bookkeeping). ``in_scene``: the scene's force entities, when known."""
-        budget, _ = step_upload.pack_member(self, pool, 0, pool.arrays, step, start, in_scene,
-                                            {})
+        budget, _, order = step_upload.pack_member(self, pool, 0, pool.arrays, step, start,
+                                                   in_scene, {})
+        self.records.set_step(step, start, [(pool, budget, order)])
         cleared = np.zeros(COUNTERS_CLEARED // 4, np.uint32)
         cleared[0] = budget
         forces = pool.arrays.forces[:max(1, int(pool.param_record["force_count"]))]

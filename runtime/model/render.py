@@ -17,11 +17,18 @@ SAMPLE_COUNTS = (1, 4)
 
 @dataclass(slots=True)
 class RenderSettings:
-    """The ``[render]`` table."""
+    """The ``[render]`` table: how the scene is drawn. Meshes (mesh particles), cloth, visible
+    colliders and Life or fractal quads are drawn with ``msaa`` samples per pixel and resolved
+    into the scene image; their depth is resolved too, to the nearest sample, and that is the
+    depth soft particles, depth collisions and ``--depth`` read. Sprites (billboard emitters,
+    trails, fluid particles) are drawn after the resolve at one sample per pixel, tested against
+    the resolved depth: their edges are soft already, and blending them at four samples would
+    cost up to four times the fill. Post effects work on the resolved image."""
 
     msaa: int = 4
-    """samples per pixel for meshes, cloth and colliders: 4 smooths their edges, 1 turns
-    anti-aliasing off (WebGPU guarantees no other count)"""
+    """samples per pixel for meshes, cloth, colliders and Life or fractal quads: 4 smooths their
+    edges, 1 turns anti-aliasing off (1 and 4 are the counts WebGPU guarantees); a reload that
+    changes it restarts the scene"""
 
     def __post_init__(self):
         if self.msaa not in SAMPLE_COUNTS or isinstance(self.msaa, bool):

@@ -1,6 +1,7 @@
 """The scene reference page (docs/reference/scene.md), generated from the classes scene tables
 become: ``[scene]``, ``[camera]``, ``[light]``, ``[render]``, every component family in the
-registry, and the dataclasses nested in them (an emitter's ``shape``, ``bursts``, ``collision`` ...).
+registry, and the dataclasses nested in them (an emitter's ``shape``, ``bursts``,
+``collision`` ...).
 
 Each field is listed with its type (bounds included), its default, its unit, what an edit of it
 costs (live, passes, rebuild) and its docstring: the string literal written under the field in
@@ -32,8 +33,8 @@ import msgspec
 from emberfx.model.camera import Camera
 from emberfx.model.components import changes_of
 from emberfx.model.light import Light
-from emberfx.model.render import RenderSettings
 from emberfx.model.registry import component_types
+from emberfx.model.render import RenderSettings
 from emberfx.model.scene import SceneSettings
 from emberfx.model.scene_fields import (
     fields_with_defaults,

@@ -132,35 +132,39 @@ class Renderer:
         self.output_texture = self.device.create_texture(
             label="output", size=(w, h, 1), format=OUTPUT_FORMAT,
             usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
-        self._make_geometry_targets(w, h)
+        self._make_geometry_targets(w, h, self.scene_texture, self.depth_texture)
         self._present.clear()
         # the systems binding "scene/color" or "scene/depth" bind the new ones
         self.shared.events.dispatch_event(TARGETS_CHANGED)
         self.invalidate_graphs()
 
-    def _make_geometry_targets(self, w: int, h: int) -> None:
-        """The multisampled geometry textures (with msaa > 1) and every RenderTarget: scene
-        and geometry, each cleared to the background, to transparent black, or loaded."""
+    def _make_geometry_targets(self, w: int, h: int, scene: wgpu.GPUTexture,
+                               depth: wgpu.GPUTexture) -> None:
+        """The multisampled geometry textures (with msaa > 1) and every RenderTarget over them
+        and the scene's ``scene`` and ``depth`` textures: scene and geometry, each cleared to
+        the background, to transparent black, or loaded."""
         shared = self.shared
         for texture in self._multisampled or ():
+            shared.resources.take(texture.label)   # gone with msaa = 1
             texture.destroy()
         self._multisampled = None
-        scene_view, depth_view = self.scene_texture.create_view(), self.depth_texture.create_view()
+        scene_view, depth_view = scene.create_view(), depth.create_view()
         geometry = (scene_view, depth_view, None)
         if shared.sample_count > 1:
             attachment = wgpu.TextureUsage.RENDER_ATTACHMENT
-            color = self.device.create_texture(
+            color_samples = self.device.create_texture(
                 label="geometry/color", size=(w, h, 1), format=shared.scene_format,
                 usage=attachment, sample_count=shared.sample_count)
             # TEXTURE_BINDING: frame/depth_resolve.wgsl reads its samples
-            depth = self.device.create_texture(
+            depth_samples = self.device.create_texture(
                 label="geometry/depth", size=(w, h, 1), format=shared.depth_format,
                 usage=attachment | wgpu.TextureUsage.TEXTURE_BINDING,
                 sample_count=shared.sample_count)
-            shared.resources.adopt("geometry/color", color)
-            shared.resources.adopt("geometry/depth", depth)
-            self._multisampled = (color, depth)
-            geometry = (color.create_view(), depth.create_view(), scene_view)
+            # frame resources: the geometry draws write them before the resolve reads them
+            shared.resources.adopt("geometry/color", color_samples, persistent=False)
+            shared.resources.adopt("geometry/depth", depth_samples, persistent=False)
+            self._multisampled = (color_samples, depth_samples)
+            geometry = (color_samples.create_view(), depth_samples.create_view(), scene_view)
         formats = (shared.scene_format, shared.depth_format)
         self._targets = {}
         for clear in (self.background, (0.0, 0.0, 0.0, 0.0), None):

@@ -237,3 +237,26 @@ def test_reload_with_another_sample_count_restarts_with_it(gpu):
         assert "scene:frame:depth_resolve" in engine.passes()
     finally:
         engine.close()
+
+
+def test_the_frame_graph_sees_the_resolve_read_what_the_geometry_wrote(gpu):
+    """The geometry draw declares the multisampled target and the scene colour it resolves
+    into; the depth resolve reads the multisampled depth and writes the scene's; without a
+    geometry draw before it the graph refuses the resolve (the samples are frame resources)."""
+    from emberfx.core.errors import FrameGraphError
+    from emberfx.core.frame_graph import FrameGraph
+
+    engine = Engine(loads_scene(scene_text(4)), size=(SIZE, SIZE))
+    try:
+        passes = {p.name: p for p in engine.frame_passes()}
+        draw, resolve = passes["crate:collider:draw"], passes["scene:frame:depth_resolve"]
+        assert {"geometry/color", "geometry/depth", "scene/color"} <= set(draw.writes)
+        assert "geometry/depth" in resolve.reads
+        assert {"scene/depth", "scene/color"} <= set(resolve.writes)
+        uploaded = {"frame", "scene/color", "scene/depth"} | engine.resources.persistent()
+        assert "geometry/depth" not in uploaded
+        FrameGraph([draw, resolve], uploaded)   # in order: accepted
+        with pytest.raises(FrameGraphError, match="geometry/depth"):
+            FrameGraph([resolve], uploaded)
+    finally:
+        engine.close()

@@ -260,3 +260,21 @@ def test_the_frame_graph_sees_the_resolve_read_what_the_geometry_wrote(gpu):
             FrameGraph([resolve], uploaded)
     finally:
         engine.close()
+
+
+def test_depth_file_holds_the_resolved_depth(gpu, tmp_path):
+    """``--depth`` (render_to_file's ``depth``) writes the resolved depth: the box's depth on
+    every pixel where any of its samples lies, nothing elsewhere."""
+    from emberfx.app.output import render_to_file
+
+    engine = Engine(loads_scene(scene_text(4)), size=(SIZE, SIZE))
+    try:
+        render_to_file(engine, 1, tmp_path / "a.png", progress=False, depth=tmp_path / "d.npy")
+    finally:
+        engine.close()
+    depth = np.load(tmp_path / "d.npy")
+    shares = coverage(SAMPLE_POSITIONS)
+    face = depth[shares == 1.0]
+    assert np.isfinite(face).all() and np.ptp(face) == 0.0
+    np.testing.assert_array_equal(depth[shares > 0.0], face[0])
+    assert np.isinf(depth[shares == 0.0]).all()

@@ -95,7 +95,9 @@ def test_the_passes_around_the_step_bind_registry_names(gpu):
                                                       "life/trail"} | states
     assert set(passes["life:life:display"].writes) == {"life/image"}
     assert set(passes["life:life:draw"].reads) == {"frame", "life/placement", "life/image"}
-    assert set(passes["life:life:draw"].writes) == {"scene/color"}
+    # into the geometry target, whose colour is resolved into the scene image
+    assert set(passes["life:life:draw"].writes) == {"geometry/color", "geometry/depth",
+                                                    "scene/color"}
     engine.close()
 
 
@@ -159,17 +161,19 @@ def test_a_paint_larger_than_its_buffer_runs_in_chunks(gpu, monkeypatch):
 # `emberfx passes`: the population is counted in the READBACK phase, on the steps that read it
 # back, and one pass gathers every layer's count; a scene of one layer has no gather pass (its
 # count is the only region: the ring slot copies it from the layer's buffer). STEP is the
-# pingpong step's name, "sweep" where the device has subgroups, else "step".
+# pingpong step's name, "sweep" where the device has subgroups, else "step". The layers draw into
+# the multisampled geometry target ([render] msaa = 4 by default), whose depth is resolved after.
 SCENE_PASSES = {
     "life": ["life:life:clear", "life:life:STEP0", "life:life:trail", "life:life:display",
-             "life:life:draw", "scene:frame:present", "life:life:population"],
+             "life:life:draw", "scene:frame:depth_resolve", "scene:frame:present",
+             "life:life:population"],
     "life_rules": [
         "conway:life:clear", "highlife:life:clear", "day_and_night:life:clear",
         "conway:life:STEP0", "highlife:life:step0", "highlife:life:commit0",
         "day_and_night:life:STEP0",
         "conway:life:display", "highlife:life:display", "day_and_night:life:display",
         "conway:life:draw", "highlife:life:draw", "day_and_night:life:draw",
-        "scene:frame:present",
+        "scene:frame:depth_resolve", "scene:frame:present",
         "conway:life:population", "highlife:life:population", "day_and_night:life:population",
         "scene:frame:readback"],
 }

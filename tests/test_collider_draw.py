@@ -40,6 +40,8 @@ def scene_text(colliders: str, extra: str = "") -> str:
 name = "collider-draw"
 size = [{SIZE}, {SIZE}]
 background = "#000000"
+[render]
+msaa = 1
 [camera]
 kind = "orthographic"
 center = [0.0, 0.0]

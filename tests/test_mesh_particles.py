@@ -24,6 +24,7 @@ from emberfx.core.readback import read_buffer
 from emberfx.engine.engine import Engine
 from emberfx.model.camera import Camera
 from emberfx.model.light import Light
+from emberfx.model.render import RenderSettings
 from emberfx.model.scene import Scene, SceneSettings, load_scene, loads_scene
 from emberfx.systems.meshes.obj import read_obj
 from emberfx.systems.meshes.shapes import BUILT_IN, built_in_mesh
@@ -41,10 +42,13 @@ def linear(image: np.ndarray) -> np.ndarray:
 
 
 def scene(light: Light | None = None) -> Scene:
+    """One sample per pixel: the face regions are counted in whole pixels (anti-aliased edges
+    are tested in test_msaa.py)."""
     return Scene(SceneSettings(name="meshes", size=(SIZE, SIZE), background="#000000"),
                  Camera(kind="orthographic", center=(0.0, 0.0), height=HEIGHT),
                  light=light or Light(direction=(0.0, 0.0, 1.0), intensity=1.0,
-                                      ambient=AMBIENT))
+                                      ambient=AMBIENT),
+                 render=RenderSettings(msaa=1))
 
 
 def still_particle(**fields) -> dict:

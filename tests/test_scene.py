@@ -148,7 +148,8 @@ MALFORMED = {
         ["scene", "expected a table [scene]", "found 5"]),
     "unknown-top-level-key": (
         'sed = 4\n' + HEADER,
-        ["sed", "unknown key 'sed'", "expected one of: scene, camera, light, bindings, entity"]),
+        ["sed", "unknown key 'sed'",
+         "expected one of: scene, camera, light, render, bindings, entity"]),
     "binding-unknown-key": (
         HEADER + '[bindings]\nspcae = "jump"\n',
         ["bindings.spcae", "unknown key name 'spcae'", "did you mean 'space'?"]),

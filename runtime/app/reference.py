@@ -1,6 +1,7 @@
 """The scene reference page (docs/reference/scene.md), generated from the classes scene tables
-become: ``[scene]``, ``[camera]``, ``[light]``, every component family in the registry, and the
-dataclasses nested in them (an emitter's ``shape``, ``bursts``, ``collision`` ...).
+become: ``[scene]``, ``[camera]``, ``[light]``, ``[render]``, every component family in the
+registry, and the dataclasses nested in them (an emitter's ``shape``, ``bursts``,
+``collision`` ...).
 
 Each field is listed with its type (bounds included), its default, its unit, what an edit of it
 costs (live, passes, rebuild) and its docstring: the string literal written under the field in
@@ -33,6 +34,7 @@ from emberfx.model.camera import Camera
 from emberfx.model.components import changes_of
 from emberfx.model.light import Light
 from emberfx.model.registry import component_types
+from emberfx.model.render import RenderSettings
 from emberfx.model.scene import SceneSettings
 from emberfx.model.scene_fields import (
     fields_with_defaults,
@@ -181,7 +183,7 @@ class _Table:
 
 def _tables() -> list[_Table]:
     top = [("scene", "[scene]", SceneSettings), ("camera", "[camera]", Camera),
-           ("light", "[light]", Light)]
+           ("light", "[light]", Light), ("render", "[render]", RenderSettings)]
     top += [(key, f"[entity.{key}]", ct.cls) for key, ct in sorted(component_types().items())]
     tables: list[_Table] = []
     seen: set[type] = set()
@@ -283,8 +285,8 @@ def _is_missing(default: Any) -> bool:
 INTRO = """\
 # Scene reference
 
-A scene file is TOML: one `[scene]` table, one `[camera]`, an optional `[light]` and
-`[bindings]`, and any number of `[[entity]]` tables. Each entity has a `name`, an optional
+A scene file is TOML: one `[scene]` table, one `[camera]`, an optional `[light]`, `[render]`
+and `[bindings]`, and any number of `[[entity]]` tables. Each entity has a `name`, an optional
 `script` and one sub-table per component (`[entity.emitter]`, `[entity.trail]`, ...). A table
 nested in a component is written inline (`shape = {{ kind = "sphere", radius = 0.5 }}`) or as a
 sub-table (`[entity.emitter.shape]`); a list of tables (`bursts`) as an array of inline tables
@@ -321,7 +323,7 @@ def scene_reference() -> str:
     lines = [INTRO.format(), "## Scene tables", ""]
     families = False
     for table in tables:
-        if not families and table.path not in ("scene", "camera", "light") \
+        if not families and table.path not in ("scene", "camera", "light", "render") \
                 and "." not in table.path:
             lines += ["## Components", ""]
             families = True

@@ -1,7 +1,10 @@
 """``emberfx bench looks``: what drawing particles costs per look, at 1M particles (a GPU) or
 64k (a software adapter) and 1920x1080: milliseconds per frame of the draw-side passes (RENDER,
 PREPARE and POST: depth keys, sorting, the draws) for today's dot sprites and each look, and the
-ratio to the dot sprites measured in the same run."""
+ratio to the dot sprites measured in the same run. Every look is drawn with the default
+``[render] msaa = 4``; the lit mesh cubes are drawn once more with ``msaa = 1``, and their 4x
+row gives the ratio to that one (what anti-aliasing costs where it costs most: a million small
+meshes, every edge resolved)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ SCENE = """
 [scene]
 name = "looks"
 seed = 5
+[render]
+msaa = {msaa}
 [camera]
 kind = "perspective"
 position = [0.0, 0.0, 6.0]
@@ -41,6 +46,8 @@ LOOKS = {
         'texture = "smoke"\nflipbook = { columns = 8, rows = 8, interpolate = true }',
     "soft sprites (soft = 0.3)": 'soft = 0.3',
 }
+ANTI_ALIASED = "mesh cubes"
+"""the look drawn at msaa = 1 too, for anti-aliasing's cost"""
 
 
 def bench_looks() -> list[dict]:
@@ -55,10 +62,13 @@ def bench_looks() -> list[dict]:
     phases = set(DRAWING_PHASES) | {Phase.PREPARE}
     rows: list[dict] = []
     base = None
-    for name, look in LOOKS.items():
-        label = f"{name}, {capacity >> 10}k particles, 1920x1080"
+    one_sample = None   # the anti-aliased look's seconds at msaa = 1
+    runs = [(name, look, 4) for name, look in LOOKS.items()]
+    runs.insert(list(LOOKS).index(ANTI_ALIASED), (ANTI_ALIASED, LOOKS[ANTI_ALIASED], 1))
+    for name, look, msaa in runs:
+        label = f"{name}{', msaa = 1' if msaa == 1 else ''}, {capacity >> 10}k particles, 1920x1080"
         try:
-            engine = Engine(loads_scene(SCENE.format(capacity=capacity, look=look),
+            engine = Engine(loads_scene(SCENE.format(capacity=capacity, look=look, msaa=msaa),
                                         path="<bench>"), size=(1920, 1080))
         except EmberError as exc:   # a look this build or device does not have: say so
             rows.append({"name": label, "value": None, "unit": "skipped", "note": str(exc)})
@@ -67,8 +77,13 @@ def bench_looks() -> list[dict]:
             engine.step(2)   # every slot born and moving
             seconds = draw_seconds(ctx, engine, phases, iterations)
         base = seconds if base is None else base
-        rows.append({"name": label, "value": seconds * 1e3, "unit": "ms per frame",
-                     "vs_dot_sprites": seconds / base})
+        row = {"name": label, "value": seconds * 1e3, "unit": "ms per frame",
+               "vs_dot_sprites": seconds / base}
+        if name == ANTI_ALIASED and msaa == 1:
+            one_sample = seconds
+        elif name == ANTI_ALIASED and one_sample is not None:
+            row["vs_msaa_1"] = seconds / one_sample
+        rows.append(row)
     return rows
 
 

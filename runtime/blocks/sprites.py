@@ -42,10 +42,10 @@ def sprite_pipeline(device, shader: str, blend: str, color_format: str, depth_fo
 
 
 def sprite_queue(blend: str, soft: float = 0.0) -> int:
-    """The render queue of a sprite draw: opaque sprites write depth as geometry does; soft ones
-    read the opaque depth, so they come last."""
+    """The render queue of a sprite draw: opaque sprites write depth as geometry does, into the
+    depth resolved from the geometry's; soft ones read the opaque depth, so they come last."""
     if blend == "opaque":
-        return RenderQueue.OPAQUE
+        return RenderQueue.OPAQUE_SPRITES
     if soft > 0.0:
         return RenderQueue.SOFT
     return RenderQueue.ALPHA if blend == "alpha" else RenderQueue.TRANSPARENT
@@ -56,10 +56,13 @@ def quad_queue(mode: str) -> int:
     return RenderQueue.BACKGROUND if mode == "fill" else RenderQueue.OPAQUE
 
 
-def texture_quad_pipeline(device, mode: str, color_format: str, depth_format: str):
+def texture_quad_pipeline(device, mode: str, color_format: str, depth_format: str,
+                          sample_count: int = 1):
     """common/texture_quad.wgsl: mode "fill" draws behind everything (depth always, no write),
-    "quad" is ordinary opaque geometry."""
+    "quad" is ordinary opaque geometry; both into the geometry target of ``sample_count``
+    samples."""
     return render_pipeline(device, RenderKey(
         "common/texture_quad.wgsl", color_format, depth_format=depth_format,
         depth_write=mode == "quad", depth_compare="less" if mode == "quad" else "always",
+        sample_count=sample_count,
         label=f"texture_quad:{mode}"))

@@ -27,7 +27,16 @@ import wgpu
 
 from emberfx.core import wgsl
 from emberfx.core.errors import EmberError
-from emberfx.core.frame_graph import ClearBuffer, CopyBuffer, Dispatch, Draw, Folded, Pass, Phase
+from emberfx.core.frame_graph import (
+    ClearBuffer,
+    CopyBuffer,
+    Dispatch,
+    Draw,
+    Folded,
+    Pass,
+    Phase,
+    target_writes,
+)
 from emberfx.core.resources import BufferView, Resources, TextureResource
 from emberfx.core.shader_cache import shader_cache
 
@@ -239,8 +248,9 @@ class PassBuilder:
              depth_read_only: bool = False, more_indirect: tuple[int, ...] = (),
              does: str = "", folded: tuple[Folded, ...] = ()) -> Pass:
         """A draw of ``pipeline`` (made with ``pipeline_layout(shader, RENDER)``) into the render
-        target ``target``; it writes ``<target>/color``. ``depth_read_only``: see Draw.
-        ``more_indirect``: byte offsets of further draws' arguments in ``indirect``'s buffer."""
+        target ``target``; it writes ``<target>/color`` (passes.target_writes).
+        ``depth_read_only``: see Draw. ``more_indirect``: byte offsets of further draws'
+        arguments in ``indirect``'s buffer."""
         bound = self.bind(name, shader, bindings, RENDER)
         reads = list(bound.reads)
         indirect_op = index_op = None
@@ -259,8 +269,8 @@ class PassBuilder:
                   indirect=indirect_op, index=index_op, depth_read_only=depth_read_only,
                   more_indirect=more)
         return Pass(name, phase, op, reads=tuple(dict.fromkeys(reads)),
-                    writes=tuple(dict.fromkeys((*bound.writes, f"{target}/color"))), order=order,
-                    does=does, folded=folded)
+                    writes=tuple(dict.fromkeys((*bound.writes, *target_writes(target)))),
+                    order=order, does=does, folded=folded)
 
     def clear(self, name: str, phase: Phase, resource: Bound, offset: int = 0,
               size: int | None = None, does: str = "") -> Pass:

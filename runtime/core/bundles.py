@@ -59,17 +59,19 @@ class BundleCache:
         self.recorded = 0     # bundles recorded so far (tests: reuse means this stops growing)
 
     def bundle(self, draws: list[tuple], color_format: str, depth_format: str | None,
-               labels: bool, depth_read_only: bool = False):
+               labels: bool, depth_read_only: bool = False, sample_count: int = 1):
         """The bundle for these draws (``draw_key`` tuples), recorded on first use; a bundle
-        replayed in a pass with a read-only depth attachment must be recorded as one."""
-        key = (color_format, depth_format, depth_read_only, labels, tuple(draws))
+        replayed in a pass with a read-only depth attachment must be recorded as one, and one
+        replayed into a multisampled target with its sample count."""
+        key = (color_format, depth_format, depth_read_only, sample_count, labels, tuple(draws))
         bundle = self.bundles.get(key)
         if bundle is not None:
             self.bundles.move_to_end(key)
             return bundle
         encoder = self.device.create_render_bundle_encoder(
             label=f"emberfx:bundle:{draws[0][0]}", color_formats=[color_format],
-            depth_stencil_format=depth_format, depth_read_only=depth_read_only)
+            depth_stencil_format=depth_format, depth_read_only=depth_read_only,
+            sample_count=sample_count)
         for draw in draws:
             record(encoder, draw, labels)
         bundle = self.bundles[key] = encoder.finish()

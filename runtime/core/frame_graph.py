@@ -32,6 +32,8 @@ from emberfx.core.bundles import draw_key
 from emberfx.core.errors import FrameGraphError
 from emberfx.core.passes import (
     DRAWING_PHASES,
+    GEOMETRY_TARGET,
+    SCENE_TARGET,
     SIMULATION_PHASES,
     ClearBuffer,
     CopyBuffer,
@@ -47,15 +49,17 @@ from emberfx.core.passes import (
     RenderQueue,
     RenderTarget,
     pass_table,
+    target_writes,
 )
 
 if TYPE_CHECKING:
     import wgpu
 
 # the pass descriptions (passes.py) are imported from here by systems and runtime alike
-__all__ = ["DRAWING_PHASES", "SIMULATION_PHASES", "ClearBuffer", "CopyBuffer", "CopyTexture",
-           "Dispatch", "Draw", "Folded", "Folding", "FrameGraph", "FrameGraphError", "Operation",
-           "Pass", "PassTable", "Phase", "RenderQueue", "RenderTarget", "pass_table"]
+__all__ = ["DRAWING_PHASES", "GEOMETRY_TARGET", "SCENE_TARGET", "SIMULATION_PHASES",
+           "ClearBuffer", "CopyBuffer", "CopyTexture", "Dispatch", "Draw", "Folded", "Folding",
+           "FrameGraph", "FrameGraphError", "Operation", "Pass", "PassTable", "Phase",
+           "RenderQueue", "RenderTarget", "pass_table", "target_writes"]
 
 DEBUG_GROUPS = os.environ.get("EMBERFX_DEBUG_GROUPS") == "1"   # name every pass in GPU captures
 
@@ -222,10 +226,10 @@ def _splits_passes(profiler) -> bool:
 
 def _touched(p: Pass) -> tuple[frozenset[str], frozenset[str]]:
     """What a pass reads and writes; a draw into target T also writes T's depth, which the
-    renderer registers as "T/depth" next to "T/color" and which draws do not declare."""
+    renderer registers as "T/depth" next to "T/color" and which draws do not all declare."""
     writes = frozenset(p.writes)
     if isinstance(p.op, Draw):
-        writes |= {f"{p.op.target}/color", f"{p.op.target}/depth"}
+        writes |= {f"{p.op.target}/color", f"{p.op.target}/depth", *target_writes(p.op.target)}
     return frozenset(p.reads), writes
 
 
@@ -434,7 +438,7 @@ class _Encoding:
             self.render.execute_bundles([self.bundles.bundle(
                 self.pending_draws, target.color_format,
                 target.depth_format if target.depth_view is not None else None, self.labels,
-                depth_read_only=self.render_read_only)])
+                depth_read_only=self.render_read_only, sample_count=target.sample_count)])
             self.pending_draws = []
         if self.render is not None:
             self.render.end()

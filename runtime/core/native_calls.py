@@ -120,13 +120,14 @@ def native_encoder(encoder) -> bool:
 
 class RenderDescriptor:
     """A WGPURenderPassDescriptor for one render target, built once: one colour attachment
-    (cleared to ``clear_color`` or loaded, then stored) and an optional depth attachment
+    (cleared to ``clear_color`` or loaded, then stored, and resolved into ``resolve_view`` when
+    given) and an optional depth attachment
     (cleared to 1.0 or loaded, then stored; or read-only). ``usable``: False for what it does
     not describe (a depth format with stencil), which then goes through wgpu-py. The views
     are the caller's to keep alive (a RenderTarget holds both and this descriptor)."""
 
     def __init__(self, label: str, color_view, clear_color, depth_view=None,
-                 depth_read_only: bool = False):
+                 depth_read_only: bool = False, resolve_view=None):
         self.usable = depth_view is None or "stencil" not in depth_view.texture.format
         ffi = _native.ffi
         self._label = ffi.new("char[]", label.encode())
@@ -134,6 +135,8 @@ class RenderDescriptor:
         color[0].view = color_view._internal
         color[0].depthSlice = _lib.WGPU_DEPTH_SLICE_UNDEFINED
         color[0].storeOp = _lib.WGPUStoreOp_Store
+        if resolve_view is not None:   # a multisampled target resolved into it at the end
+            color[0].resolveTarget = resolve_view._internal
         if clear_color is None:
             color[0].loadOp = _lib.WGPULoadOp_Load
         else:

@@ -101,13 +101,37 @@ class CopyTexture:
 Operation = Dispatch | Draw | ClearBuffer | CopyBuffer | CopyTexture
 
 
+SCENE_TARGET = "scene"
+"""the single-sampled scene image ("scene/color", "scene/depth"): sprites draw here, post
+effects read and write it"""
+GEOMETRY_TARGET = "geometry"
+"""where solid geometry (meshes, cloth, colliders, texture quads) draws: multisampled with
+``[render] msaa`` > 1 ("geometry/color", "geometry/depth"), its colour resolved into
+"scene/color" when each of its render passes ends and its depth by frame/depth_resolve.wgsl;
+the scene's own textures with msaa = 1"""
+
+
+
+def target_writes(target: str) -> tuple[str, ...]:
+    """What a draw into ``target`` declares it writes: the target's colour; a geometry draw
+    also its depth (which frame/depth_resolve.wgsl reads) and the scene image its colour is
+    resolved into."""
+    if target == GEOMETRY_TARGET:
+        return (f"{GEOMETRY_TARGET}/color", f"{GEOMETRY_TARGET}/depth", f"{SCENE_TARGET}/color")
+    return (f"{target}/color",)
+
+
 class RenderQueue:
     """Order hints of draws in the RENDER phase, like an engine's render queues: what fills the
     view first, then opaque geometry (which writes depth, so transparent draws are hidden behind
     it), then transparent particles (additive, then alpha-blended ones drawn back to front), and
-    last soft particles, which read the opaque depth in a pass of their own."""
+    last soft particles, which read the opaque depth in a pass of their own. Solid geometry
+    draws into the multisampled GEOMETRY_TARGET; RESOLVE brings its depth into the scene's, and
+    every sprite queue comes after it."""
     BACKGROUND = -100
     OPAQUE = -10
+    RESOLVE = -5   # the geometry's depth resolved into the scene's, before any sprite
+    OPAQUE_SPRITES = -4   # opaque sprites test and write the resolved depth
     TRANSPARENT = 0
     ALPHA = 100
     SOFT = 200
@@ -168,12 +192,16 @@ def pass_table(passes: list[Pass], engine_folded: tuple[Folded, ...] = ()) -> Pa
 @dataclass(frozen=True)
 class RenderTarget:
     """Where draws of one target name go: colour view, optional depth view, clear colour; with
-    its formats given, its draws may be replayed from render bundles (runtime/core/bundles.py)."""
+    its formats given, its draws may be replayed from render bundles (runtime/core/bundles.py).
+    A multisampled target (``sample_count`` > 1) resolves its colour into ``resolve_view``
+    when each of its render passes ends."""
     color_view: wgpu.GPUTextureView
     clear_color: tuple[float, float, float, float] | None  # None: load what is there
     depth_view: wgpu.GPUTextureView | None = None
     color_format: str | None = None
     depth_format: str | None = None
+    sample_count: int = 1
+    resolve_view: wgpu.GPUTextureView | None = None
     _attachments: dict = field(default_factory=dict, init=False, compare=False, repr=False)
     _descriptors: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
@@ -189,6 +217,8 @@ class RenderTarget:
                      "store_op": "store"}
             if clear:
                 color["clear_value"] = self.clear_color
+            if self.resolve_view is not None:
+                color["resolve_target"] = self.resolve_view
             depth = None
             if self.depth_view is not None and depth_read_only:
                 depth = {"view": self.depth_view, "depth_read_only": True}
@@ -207,5 +237,5 @@ class RenderTarget:
         if found is None:
             found = self._descriptors[key] = native_calls.RenderDescriptor(
                 label, self.color_view, self.clear_color if clear else None, self.depth_view,
-                depth_read_only)
+                depth_read_only, self.resolve_view)
         return found if found.usable else None

@@ -3,9 +3,9 @@ per device and description, with the layout its shader declares (bindings.pipeli
 
 A compute pipeline is described by its shader and override constants. A render pipeline by a
 ``RenderKey``: a small frozen value holding the shader, its override constants, entry points,
-vertex buffer layout, target formats, blend, depth state, primitive topology, cull mode and
-sample count. Equal keys give the same pipeline object, so systems that draw alike share one
-pipeline (and render bundles recorded with it).
+vertex buffer layout, target formats, blend, colour writes, depth state, primitive topology,
+cull mode and sample count. Equal keys give the same pipeline object, so systems that draw
+alike share one pipeline (and render bundles recorded with it).
 
 Both caches are ``shader_cache`` caches: pipelines of a generated program are forgotten with the
 program (core/shader_cache.py), those of package shaders live as long as the process.
@@ -88,6 +88,7 @@ class RenderKey:
     constants: tuple[tuple[str, Any], ...] | Mapping[str, Any] = ()
     vertex_buffers: tuple[VertexBuffer, ...] = ()
     sample_count: int = 1
+    color_writes: bool = True   # False: the colour targets are left as they are (a depth-only draw)
     label: str = field(default="", compare=False)
 
     def __post_init__(self):
@@ -105,6 +106,8 @@ class RenderKey:
         target: dict[str, Any] = {}
         if self.blend is not None:
             target["blend"] = BLEND_STATES[self.blend]
+        if not self.color_writes:
+            target["write_mask"] = 0
         descriptor: dict[str, Any] = {
             "label": self.label or f"{self.shader}:{self.fragment_entry}",
             "layout": bindings.pipeline_layout(device, self.shader, bindings.RENDER),

@@ -70,6 +70,9 @@ class SharedResources:
     scene_path: object = None  # the scene file, for messages (None: built in Python)
     scene_format: str = SCENE_FORMAT   # of the HDR colour target, resource "scene/color"
     depth_format: str = DEPTH_FORMAT
+    # samples per pixel of the geometry target (frame_graph.GEOMETRY_TARGET) that solid
+    # geometry draws into: the scene's [render] msaa; its pipelines are made with it
+    sample_count: int = 1
     # whether systems may batch like entities into shared arenas (Engine(batching=...))
     batching: bool = True
     # by component key, the frozen tuning value a family's system is built with (the emitters':

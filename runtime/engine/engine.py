@@ -116,6 +116,7 @@ class Engine:
                                        fixed_dt=scene.settings.fixed_dt, seed=scene.settings.seed,
                                        resolve=scene.resolve, scene_path=scene.path,
                                        batching=bool(batching),
+                                       sample_count=scene.render.msaa,
                                        tuning={key: value for key, value in (
                                            ("emitter", emitter_tuning), ("cloth", cloth_tuning),
                                            (STEP_BATCHING, step_batching))
@@ -163,6 +164,8 @@ class Engine:
         return self._store.system_objects()
 
     def _build_world(self) -> None:
+        # a reload that changed [render] msaa restarts the world: new targets, then new pipelines
+        self._renderer.set_sample_count(self.scene.render.msaa)
         self._store.build(self.scene.entities)
         self._stepper.lay_out()
 

@@ -307,6 +307,7 @@ def checked_scene(scene, what: str):
     return dataclasses.replace(scene, settings=validated_copy(scene.settings, "scene", path=path),
                                camera=validated_copy(scene.camera, "camera", path=path),
                                light=validated_copy(scene.light, "light", path=path),
+                               render=validated_copy(scene.render, "render", path=path),
                                entities=entities)
 
 

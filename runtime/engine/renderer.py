@@ -8,6 +8,17 @@ The Engine's ``step`` encodes the simulation phases of the graph built here; ``d
 RENDER and POST for the current state, into a new encoder or into the one a step left open for
 it (``Engine.frame()``, core/submission.py), and submits.
 
+Solid geometry (meshes, cloth, colliders, Life and fractal quads) draws into the geometry target
+(frame_graph.GEOMETRY_TARGET). With ``[render] msaa = 4`` that is a multisampled colour and depth
+pair, "geometry/color" and "geometry/depth": each of its render passes resolves the colour into
+"scene/color" as it ends, and the pass ``scene:frame:depth_resolve`` (frame/depth_resolve.wgsl)
+writes the nearest of each pixel's depth samples into "scene/depth", which WebGPU cannot resolve.
+Sprites then draw into the single-sampled scene target at one sample per pixel, tested against
+that depth; post effects read and write "scene/color" as a storage texture, which a multisampled
+texture cannot be. With ``msaa = 1`` the geometry target is the scene's own textures and there is
+no resolve. Whichever target the frame's first draw goes into is cleared to the background: the
+geometry target when something draws into it, else the scene target.
+
 A transparent draw (``transparent=True``, for compositing) clears the scene target to (0, 0, 0, 0)
 instead of the background and presents with TRANSPARENT set (frame/present.wgsl): it derives a
 straight alpha for the PNG, so additive light becomes premultiplied colour over that alpha. It
@@ -16,13 +27,25 @@ has a frame graph of its own (the present pipeline differs), keyed by (format, t
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import wgpu
 
 from emberfx.core.bindings import PassBuilder
 from emberfx.core.bundles import BundleCache
 from emberfx.core.events import TARGETS_CHANGED
-from emberfx.core.frame_graph import DRAWING_PHASES, FrameGraph, Pass, Phase, RenderTarget
+from emberfx.core.frame_graph import (
+    DRAWING_PHASES,
+    GEOMETRY_TARGET,
+    SCENE_TARGET,
+    Draw,
+    FrameGraph,
+    Pass,
+    Phase,
+    RenderQueue,
+    RenderTarget,
+)
 from emberfx.core.layout import struct_dtype
 from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.readback import read_texture
@@ -56,6 +79,9 @@ class Renderer:
         self._build = PassBuilder(shared.resources.gpu, shared.resources)
         # by (output format, transparent, image): the bound image's resource and the pass
         self._present: dict[tuple[str, bool, str], tuple[object, Pass]] = {}
+        self._depth_resolve: tuple[object, Pass] | None = None   # by the geometry depth it reads
+        # by (output format, transparent): the target its graph's first draw clears
+        self._cleared: dict[tuple[str, bool], str] = {}
         self._frame_record = np.zeros((), FRAME)
         self._frame_key: tuple | None = None
         self._drawn_for: tuple | None = None   # the _frame_key shared.drawn_view was made for
@@ -64,6 +90,21 @@ class Renderer:
         self.scene_texture: wgpu.GPUTexture | None = None
         self.depth_texture: wgpu.GPUTexture | None = None
         self.output_texture: wgpu.GPUTexture | None = None
+        self._multisampled: tuple[wgpu.GPUTexture, wgpu.GPUTexture] | None = None
+        # by (target name, clear colour or None to load): made with the textures
+        self._targets: dict[tuple[str, tuple | None], RenderTarget] = {}
+
+    @property
+    def sample_count(self) -> int:
+        """Samples per pixel of the geometry target (the scene's [render] msaa)."""
+        return self.shared.sample_count
+
+    def set_sample_count(self, count: int) -> None:
+        """Use ``count`` samples for the geometry target from now on (its targets are made
+        again when it changed; the systems' pipelines must be made again by their owner)."""
+        if count != self.shared.sample_count:
+            self.shared.sample_count = count
+            self.make_targets(self.size)
 
     def make_targets(self, size: tuple[int, int]) -> None:
         """Render targets of ``size`` (at start, and when the size or background changed)."""
@@ -91,16 +132,48 @@ class Renderer:
         self.output_texture = self.device.create_texture(
             label="output", size=(w, h, 1), format=OUTPUT_FORMAT,
             usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
-        self._scene_target = RenderTarget(self.scene_texture.create_view(), self.background,
-                                          self.depth_texture.create_view(),
-                                          shared.scene_format, shared.depth_format)
-        self._transparent_target = RenderTarget(self._scene_target.color_view, (0.0, 0.0, 0.0, 0.0),
-                                                self._scene_target.depth_view,
-                                                shared.scene_format, shared.depth_format)
+        self._make_geometry_targets(w, h, self.scene_texture, self.depth_texture)
         self._present.clear()
         # the systems binding "scene/color" or "scene/depth" bind the new ones
         self.shared.events.dispatch_event(TARGETS_CHANGED)
         self.invalidate_graphs()
+
+    def _make_geometry_targets(self, w: int, h: int, scene: wgpu.GPUTexture,
+                               depth: wgpu.GPUTexture) -> None:
+        """The multisampled geometry textures (with msaa > 1) and every RenderTarget over them
+        and the scene's ``scene`` and ``depth`` textures: scene and geometry, each cleared to
+        the background, to transparent black, or loaded."""
+        shared = self.shared
+        for texture in self._multisampled or ():
+            shared.resources.take(texture.label)   # gone with msaa = 1
+            texture.destroy()
+        self._multisampled = None
+        scene_view, depth_view = scene.create_view(), depth.create_view()
+        geometry = (scene_view, depth_view, None)
+        if shared.sample_count > 1:
+            attachment = wgpu.TextureUsage.RENDER_ATTACHMENT
+            color_samples = self.device.create_texture(
+                label="geometry/color", size=(w, h, 1), format=shared.scene_format,
+                usage=attachment, sample_count=shared.sample_count)
+            # TEXTURE_BINDING: frame/depth_resolve.wgsl reads its samples
+            depth_samples = self.device.create_texture(
+                label="geometry/depth", size=(w, h, 1), format=shared.depth_format,
+                usage=attachment | wgpu.TextureUsage.TEXTURE_BINDING,
+                sample_count=shared.sample_count)
+            # frame resources: the geometry draws write them before the resolve reads them
+            shared.resources.adopt("geometry/color", color_samples, persistent=False)
+            shared.resources.adopt("geometry/depth", depth_samples, persistent=False)
+            self._multisampled = (color_samples, depth_samples)
+            geometry = (color_samples.create_view(), depth_samples.create_view(), scene_view)
+        formats = (shared.scene_format, shared.depth_format)
+        self._targets = {}
+        for clear in (self.background, (0.0, 0.0, 0.0, 0.0), None):
+            key = None if clear is None else tuple(clear)
+            self._targets[SCENE_TARGET, key] = RenderTarget(scene_view, clear, depth_view,
+                                                            *formats)
+            self._targets[GEOMETRY_TARGET, key] = RenderTarget(
+                geometry[0], clear, geometry[1], *formats, sample_count=shared.sample_count,
+                resolve_view=geometry[2])
 
     # the frame graph ---------------------------------------------------------------------------
     def invalidate_graphs(self) -> None:
@@ -114,6 +187,11 @@ class Renderer:
         if graph is None:
             systems = self.world.system_objects()
             passes = [p for s in systems for p in s.passes()]
+            geometry = any(isinstance(p.op, Draw) and p.op.target == GEOMETRY_TARGET
+                           for p in passes)
+            if geometry and self.sample_count > 1:
+                passes.append(self._depth_resolve_pass())
+            self._cleared[key] = GEOMETRY_TARGET if geometry else SCENE_TARGET
             drawn = frozenset(w for p in passes if p.phase in DRAWING_PHASES for w in p.writes)
             passes += self.telemetry.readback_passes(drawn)
             image = next((i for s in reversed(systems) if (i := s.presented_image()) is not None),
@@ -126,6 +204,26 @@ class Renderer:
             graph = FrameGraph(passes, uploaded, previous=self._stale_graphs.get(key))
             self._graphs[key] = graph
         return graph
+
+    def _depth_resolve_pass(self) -> Pass:
+        """The draw writing the nearest depth sample of "geometry/depth" into "scene/depth"
+        (frame/depth_resolve.wgsl), after every geometry draw and before every sprite."""
+        resource = self.shared.resources["geometry/depth"]
+        if self._depth_resolve is not None and self._depth_resolve[0] is resource:
+            return self._depth_resolve[1]
+        shader, shared = "frame/depth_resolve.wgsl", self.shared
+        pipeline = render_pipeline(self.device, RenderKey(
+            shader, shared.scene_format, depth_format=shared.depth_format, depth_write=True,
+            depth_compare="always", color_writes=False,
+            constants={"SAMPLES": shared.sample_count}, label="scene:frame:depth_resolve"))
+        draw = self._build.draw("scene:frame:depth_resolve", shader, pipeline,
+                                {"geometry_depth": resource}, target=SCENE_TARGET,
+                                vertices=3, order=RenderQueue.RESOLVE,
+                                does="the nearest of each pixel's geometry depth samples into "
+                                     "scene/depth")
+        resolve = dataclasses.replace(draw, writes=(*draw.writes, f"{SCENE_TARGET}/depth"))
+        self._depth_resolve = (resource, resolve)
+        return resolve
 
     def _present_pass(self, output_format: str, transparent: bool = False,
                       image: str = "scene/color") -> Pass:
@@ -215,12 +313,14 @@ class Renderer:
         ``compute``: a compute pass of ``encoder`` left open by a held step (ended here)."""
         if not prepared:
             self._before_draw(phases)
-        scene = self._transparent_target if transparent else self._scene_target
-        targets = {"scene": scene, "output": self._output_target(texture)}
-        self.graph(texture.format, transparent).encode(encoder, targets, phases=phases,
-                                          clear_targets=("scene",),
-                                          profiler=self.telemetry.profiler,
-                                          bundles=self.bundles, compute=compute)
+        graph = self.graph(texture.format, transparent)
+        cleared = self._cleared[(texture.format, transparent)]
+        clear = (0.0, 0.0, 0.0, 0.0) if transparent else tuple(self.background)
+        targets = {name: self._targets[name, clear if name == cleared else None]
+                   for name in (SCENE_TARGET, GEOMETRY_TARGET)}
+        targets["output"] = self._output_target(texture)
+        graph.encode(encoder, targets, phases=phases, clear_targets=(cleared,),
+                     profiler=self.telemetry.profiler, bundles=self.bundles, compute=compute)
         if phases is None or Phase.RENDER in phases:   # the depth target now holds this view
             # a new object only when the view changed: emitters repack their collision
             # header when it is another object (emitter/contacts.py)
@@ -261,10 +361,11 @@ class Renderer:
         if self.bundles is not None:
             self.bundles.clear()
         self._present.clear()
+        self._depth_resolve = None
         self._output = None
         self._graphs.clear()
         self._stale_graphs.clear()
         for resource in (self.scene_texture, self.depth_texture, self.output_texture,
-                         self.shared.frame_uniform):
+                         *(self._multisampled or ()), self.shared.frame_uniform):
             if resource is not None:
                 resource.destroy()

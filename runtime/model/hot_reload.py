@@ -7,7 +7,8 @@ Three pieces, from pure to stateful:
   in place (through the live-edit path: each changed field's declared change class, see
   components.py, decides between a uniform write, new passes and a rebuild of that entity),
   rebuild an entity whose pattern file changed on disk, or restart the whole
-  world (the seed or fixed_dt changed: every entity's history depends on them). Entities that did
+  world (the seed or fixed_dt changed: every entity's history depends on them; the ``[render]``
+  sample count changed: every solid draw's pipeline depends on it). Entities that did
   not change keep their GPU state.
 - ``SceneWatcher`` polls modification times of the scene file and of the files its components
   name (``PATH_FIELDS``, e.g. Life patterns). Scripts are watched by runtime/engine/scripting.py
@@ -36,7 +37,7 @@ class ReloadPlan:
     respawned: list[str] = field(default_factory=list)
     updated: list[tuple[str, str]] = field(default_factory=list)     # (entity, component key)
     refreshed: list[tuple[str, str]] = field(default_factory=list)   # a file it reads changed
-    restart: bool = False          # seed or fixed_dt changed: rebuild every entity
+    restart: bool = False          # seed, fixed_dt or [render] changed: rebuild every entity
     camera: bool = False
     background: bool = False
     scripts: bool = False          # a script path was added, removed or changed
@@ -52,7 +53,7 @@ class ReloadPlan:
         if self.empty:
             return "no changes"
         if self.restart:
-            return "seed or fixed_dt changed: restarted every entity"
+            return "seed, fixed_dt or [render] changed: restarted every entity"
         parts = []
         for label, names in (("added", self.added), ("removed", self.removed),
                              ("rebuilt", self.respawned)):
@@ -84,7 +85,9 @@ def plan_reload(old, new, changed_files=()) -> ReloadPlan:
     changed = {Path(os.path.abspath(f)) for f in changed_files}
     plan = ReloadPlan()
     a, b = old.settings, new.settings
-    plan.restart = (a.seed, a.fixed_dt) != (b.seed, b.fixed_dt)
+    # a new sample count remakes every pipeline that draws into the multisampled target
+    plan.restart = ((a.seed, a.fixed_dt) != (b.seed, b.fixed_dt)
+                    or old.render != new.render)
     plan.camera = old.camera != new.camera
     plan.background = a.background != b.background
     old_specs = {s.name: s for s in old.entities}

@@ -2,11 +2,12 @@
 and built into emberfx.model.scene's classes, with every mistake raised as a one-line SceneError.
 
 ``SceneLoader`` refuses unknown tables and keys (suggesting the closest name), converts each
-table with msgspec into its class (SceneSettings, Camera, Light, or the component class the
-registry names) and refuses numbers a 32-bit float cannot hold. It checks that file paths exist
-and that the files a component reads parse (``check_files``), that fields naming other entities
-name one with a wanted component (``REFERENCES``, ``REFERENCE_LIMITS``, ``references_problem``),
-and what a component can check only with the scene's timestep (``timestep_problem``).
+table with msgspec into its class (SceneSettings, Camera, Light, RenderSettings, or the
+component class the registry names) and refuses numbers a 32-bit float cannot hold. It checks
+that file paths exist and that the files a component reads parse (``check_files``), that
+fields naming other entities name one with a wanted component (``REFERENCES``,
+``REFERENCE_LIMITS``, ``references_problem``), and what a component can check only with the
+scene's timestep (``timestep_problem``).
 
 It builds the tables of emberfx.model.scene_parts and returns a scene's parts
 (``scene_fields``); emberfx.model.scene makes the Scene of them and imports this module, never
@@ -28,6 +29,7 @@ from emberfx.model.keys import check_binding
 from emberfx.model.light import Light
 from emberfx.model.numbers import bad_numbers
 from emberfx.model.registry import component_types, entity_name_problem
+from emberfx.model.render import RenderSettings
 from emberfx.model.scene_fields import (
     check_decodable,
     explain,
@@ -40,7 +42,7 @@ from emberfx.model.scene_parts import EntitySpec, SceneSettings, resolve_path
 
 __all__ = ["SceneLoader", "TOP_LEVEL", "ENTITY_KEYS"]
 
-TOP_LEVEL = ("scene", "camera", "light", "bindings", "entity")
+TOP_LEVEL = ("scene", "camera", "light", "render", "bindings", "entity")
 ENTITY_KEYS = ("name", "script")
 
 
@@ -70,7 +72,8 @@ class SceneLoader:
         return {"settings": settings, "camera": camera, "entities": entities,
                 "path": Path(os.path.abspath(self.path)) if self.path is not None else None,
                 "bindings": self.bindings(self.table(doc, "bindings")),
-                "light": self.convert(Light, self.table(doc, "light"), "light")}
+                "light": self.convert(Light, self.table(doc, "light"), "light"),
+                "render": self.convert(RenderSettings, self.table(doc, "render"), "render")}
 
     def timestep_problems(self, entities: list[EntitySpec], fixed_dt: float) -> None:
         """Checks a component cannot make alone because they need the scene's timestep

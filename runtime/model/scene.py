@@ -46,6 +46,7 @@ from emberfx.model.components import field_values
 from emberfx.model.light import Light
 from emberfx.model.loader import SceneLoader
 from emberfx.model.registry import component_types, entity_name_problem
+from emberfx.model.render import RenderSettings
 from emberfx.model.scene_fields import show, suggest
 from emberfx.model.scene_parts import EntitySpec, SceneSettings, resolve_path
 from emberfx.model.scene_summary import describe
@@ -71,6 +72,8 @@ class Scene:
     """the ``[bindings]`` table: key name -> event sent to the scripts' on_event when pressed"""
     light: Light = field(default_factory=Light)
     """the ``[light]`` table (emberfx.model.light)"""
+    render: RenderSettings = field(default_factory=RenderSettings)
+    """the ``[render]`` table (emberfx.model.render): anti-aliasing"""
 
     def add(self, name: str, script: str | None = None, **components) -> EntitySpec:
         """Append an entity; each component is a component object or a dict of scene-file fields
@@ -213,7 +216,8 @@ def _validated(value, key: str, entity: str | None, path, since,
                assigned: set[str] | None = None) -> tuple[Any, list[str] | None]:
     """validated_copy's copy, and the fields that may differ from ``since`` when they were
     checked alone (None otherwise)."""
-    settings_tables = {"scene": SceneSettings, "camera": Camera, "light": Light}
+    settings_tables = {"scene": SceneSettings, "camera": Camera, "light": Light,
+                       "render": RenderSettings}
     cls = settings_tables.get(key) or component_types()[key].cls
     fields = None
     loader: SceneLoader | None = None   # made only when the plain edit's shortcut is not taken
@@ -247,7 +251,7 @@ def _validated(value, key: str, entity: str | None, path, since,
         raise SceneLoader(path).error(f"expected {cls.__name__}(...) or a table of its fields, "
                                   f"found {type(value).__name__}(...)", field=key, entity=entity)
     loader = loader or SceneLoader(path)
-    if cls in (SceneSettings, Camera, Light):
+    if cls in (SceneSettings, Camera, Light, RenderSettings):
         return loader.convert(cls, loader.table({key: value}, key), key), None
     return loader.component(key, value, entity, fields), None
 

@@ -19,6 +19,8 @@ def scene_toml(scene: Scene) -> str:
     doc: dict[str, Any] = {"scene": _to_table(scene.settings), "camera": _to_table(scene.camera)}
     if scene.light != type(scene.light)():   # the default is left out: most scenes have none
         doc["light"] = _to_table(scene.light)
+    if scene.render != type(scene.render)():
+        doc["render"] = _to_table(scene.render)
     if scene.bindings:
         doc["bindings"] = dict(scene.bindings)
     if scene.entities:

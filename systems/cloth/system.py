@@ -32,7 +32,14 @@ import wgpu
 
 from emberfx.core import step_batches, wgsl
 from emberfx.core.events import REARRANGE
-from emberfx.core.frame_graph import SIMULATION_PHASES, FrameGraph, Pass, Phase, RenderQueue
+from emberfx.core.frame_graph import (
+    GEOMETRY_TARGET,
+    SIMULATION_PHASES,
+    FrameGraph,
+    Pass,
+    Phase,
+    RenderQueue,
+)
 from emberfx.core.layout import struct_dtype
 from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.readback import read_array
@@ -275,18 +282,21 @@ class ClothSystem(System):
             [{"frame": "frame", "params": b["params"], "look": b["look"],
               "positions": b[f"pos{p}"], "normals": b["normals"]} for p in (0, 1)],
             pick=lambda: sim.parity, index=(b["triangles"], "uint32", patch.triangle_count),
-            order=RenderQueue.OPAQUE, does="the cloth's triangles, lit")]
+            order=RenderQueue.OPAQUE, target=GEOMETRY_TARGET,
+            does="the cloth's triangles, lit")]
         if patch.wireframe:
             patch.passes.append(self.build.draw(
                 f"{prefix}:wire", "cloth/wire.wgsl", self._wire_pipeline(),
                 [{"frame": "frame", "positions": b[f"pos{p}"]} for p in (0, 1)],
                 pick=lambda: sim.parity, index=(b["edges"], "uint32", patch.edge_count),
-                order=RenderQueue.OPAQUE + 1, does="the cloth's springs as lines"))
+                order=RenderQueue.OPAQUE + 1, target=GEOMETRY_TARGET,
+                does="the cloth's springs as lines"))
 
     def _render_pipeline(self, shader: str, topology: str):
         return render_pipeline(self.device, RenderKey(
             shader, self.shared.scene_format, depth_format=self.shared.depth_format,
-            depth_write=True, depth_compare="less", topology=topology, cull_mode="none"))
+            depth_write=True, depth_compare="less", topology=topology, cull_mode="none",
+            sample_count=self.shared.sample_count))
 
     def _mesh_pipeline(self):
         return self._render_pipeline("cloth/draw.wgsl", "triangle-list")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import wgpu
 
-from emberfx.core.frame_graph import Pass, RenderQueue
+from emberfx.core.frame_graph import GEOMETRY_TARGET, Pass, RenderQueue
 from emberfx.core.layout import struct_dtype
 from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.system import EntityRef, Priority, System
@@ -129,13 +129,14 @@ class ColliderSystem(System):
         bindings = {"frame": "frame", "look": f"{name}/look", "vertices": f"{name}/vertices"}
         return [self.build.draw(f"{name}:collider:{'wire' if wireframe else 'draw'}", shader,
                                 self._pipeline(shader), bindings, index=index, order=DRAW_ORDER,
+                                target=GEOMETRY_TARGET,
                                 does="the collider's edges as lines" if wireframe
                                 else "the collider's surface, lit")]
 
     def _pipeline(self, shader: str):
         return render_pipeline(self.device, RenderKey(
             shader, self.shared.scene_format, depth_format=self.shared.depth_format,
-            depth_write=True, depth_compare="less",
+            depth_write=True, depth_compare="less", sample_count=self.shared.sample_count,
             topology="line-list" if shader.endswith("wire.wgsl") else "triangle-list",
             # both faces: a floor may be seen from below; the fragment shader flips the normal
             cull_mode="none"))

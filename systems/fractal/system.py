@@ -17,7 +17,7 @@ import wgpu
 from emberfx.blocks.sprites import quad_queue, texture_quad_pipeline
 from emberfx.core import wgsl
 from emberfx.core.errors import DeviceLimitError
-from emberfx.core.frame_graph import Pass, Phase, RenderQueue
+from emberfx.core.frame_graph import GEOMETRY_TARGET, Pass, Phase, RenderQueue
 from emberfx.core.layout import struct_dtype
 from emberfx.core.readback import read_array
 from emberfx.core.system import EntityRef, Priority, StepInfo, System
@@ -125,11 +125,11 @@ class FractalSystem(System):
     def _draw_pass(self, layer: _Layer, display: str) -> Pass:
         name = layer.entity.name
         draw = texture_quad_pipeline(self.device, display, self.shared.scene_format,
-                                     self.shared.depth_format)
+                                     self.shared.depth_format, self.shared.sample_count)
         return self.build.draw(f"{name}:fractal:draw", "common/texture_quad.wgsl", draw,
                                {"frame": "frame", "placement": f"{name}/placement",
                                 "image": f"{name}/image", "nearest": self._sampler},
-                               vertices=6, order=quad_queue(display),
+                               vertices=6, order=quad_queue(display), target=GEOMETRY_TARGET,
                                does="the fractal image on its quad, coloured by the palette")
 
     def remove(self, entity: EntityRef) -> None:

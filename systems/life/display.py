@@ -24,7 +24,7 @@ import numpy as np
 
 from emberfx.blocks.sprites import quad_queue, texture_quad_pipeline
 from emberfx.core import wgsl
-from emberfx.core.frame_graph import Pass, Phase, RenderQueue
+from emberfx.core.frame_graph import GEOMETRY_TARGET, Pass, Phase, RenderQueue
 from emberfx.core.layout import struct_dtype
 from emberfx.model.colors import linear_color
 
@@ -95,11 +95,11 @@ def layer_passes(build: PassBuilder, layer: LifeLayer, shared: SharedResources,
     draw = {}   # both displays: a live edit of `display` picks the other
     for mode in ("fill", "quad"):
         pipeline = texture_quad_pipeline(build.gpu.device, mode, shared.scene_format,
-                                         shared.depth_format)
+                                         shared.depth_format, shared.sample_count)
         draw[mode] = build.draw(f"{prefix}:draw", "common/texture_quad.wgsl", pipeline,
                                 {"frame": "frame", "placement": r["placement"],
                                  "image": r["image"], "nearest": sampler},
-                                vertices=6, order=quad_queue(mode),
+                                vertices=6, order=quad_queue(mode), target=GEOMETRY_TARGET,
                                 does=f"the layer's image on its quad ({mode})")
     # the count is only ever read back, so it is made only on the steps that read it back; the
     # clear stays at the step's start, where it does not split the step's compute pass

@@ -22,7 +22,7 @@ import wgpu
 
 from emberfx.core import wgsl
 from emberfx.core.errors import SceneError
-from emberfx.core.frame_graph import Pass, Phase, RenderQueue
+from emberfx.core.frame_graph import GEOMETRY_TARGET, Pass, Phase, RenderQueue
 from emberfx.core.layout import struct_dtype
 from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.systems.emitter.looks import step_identity
@@ -61,10 +61,12 @@ def pack_mesh_look(component, vertex_count: int, params=None) -> bytes:
     return record.tobytes()
 
 
-def mesh_pipeline(device, color_format: str, depth_format: str) -> wgpu.GPURenderPipeline:
+def mesh_pipeline(device, color_format: str, depth_format: str,
+                  sample_count: int = 1) -> wgpu.GPURenderPipeline:
+    """The mesh draw's pipeline for the geometry target of ``sample_count`` samples."""
     return render_pipeline(device, RenderKey(
         "meshes/draw.wgsl", color_format, depth_format=depth_format, depth_write=True,
-        depth_compare="less",
+        depth_compare="less", sample_count=sample_count,
         # closed meshes wind counter-clockwise seen from outside
         front_face="ccw", cull_mode="back"))
 
@@ -87,7 +89,9 @@ def mesh_particle_passes(system, entity, component, buffers: dict) -> list[Pass]
     buffers.update(own)
     system.resources.write(own["mesh_vertices"], records.tobytes())
     system.resources.write(own["mesh_look"], pack_mesh_look(component, mesh.vertex_count))
-    pipeline = mesh_pipeline(system.device, system.shared.scene_format, system.shared.depth_format)
+    shared = system.shared
+    pipeline = mesh_pipeline(system.device, shared.scene_format, shared.depth_format,
+                             shared.sample_count)
     return [
         system.build.compute(f"{name}:mesh:prepare", Phase.PREPARE, "meshes/prepare.wgsl",
                              (1, 1, 1), {"look": own["mesh_look"],
@@ -100,6 +104,7 @@ def mesh_particle_passes(system, entity, component, buffers: dict) -> list[Pass]
                            "looks": f"{name}/looks", "look": own["mesh_look"],
                            "vertices": own["mesh_vertices"]},
                           indirect=(own["mesh_args"], 0), order=DRAW_ORDER,
+                          target=GEOMETRY_TARGET,
                           does="a lit mesh instance per alive particle (drawIndirect)"),
     ]
 

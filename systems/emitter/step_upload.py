@@ -85,20 +85,27 @@ def upload(system: EmitterHost, buffers: dict[str, BufferView], members: list[Po
     inboxes = False
     packed: set[str] = set()   # the records some emitter's edit changed
     rows: list[tuple[Pool, int, tuple]] = []   # the step's own fields, set by the pages
+    stepped: list[tuple[int, Pool, bool, list]] = []
     for k, pool in enumerate(members):
         if k in idle:
             continue
-        c, full = pool.component, pool.dirty
+        full = pool.dirty
         budget, acting, order = pack_member(system, pool, k, arrays, step, start, in_scene,
                                             cache)
         pool.dirty = False
         rows.append((pool, budget, order))
+        stepped.append((k, pool, full, acting))
         base = 0 if records_bases is None else records_bases.get(k)
         if base is not None:
             inbox = events.inbox_record(pool, budget, base)
             if inbox is not None:
                 arrays.inboxes[k] = inbox
                 inboxes = True
+    # the params records complete before the features read them (a mesh look takes the step's
+    # frame, timestep and seed from it)
+    system.records.set_step(step, start, rows)
+    for k, pool, full, acting in stepped:
+        c = pool.component
         features.upload(system, pool, acting)
         if full:   # the records are the component's alone: looked at after an edit only
             for key, (feature, _) in features.records(c).items():
@@ -108,7 +115,6 @@ def upload(system: EmitterHost, buffers: dict[str, BufferView], members: list[Po
                     arrays.records[key][k, :len(data)] = np.frombuffer(data, np.uint8)
                     pool.record_keys[key] = made
                     packed.add(key)
-    system.records.set_step(step, start, rows)
     write = system.resources.write
     if inboxes:   # (the tallies of the last step are in it: written every step)
         write(buffers["event_links"], arrays.inboxes.tobytes())

@@ -1,0 +1,58 @@
+// gas/cells.wgsl  --  pass `<entity>:gas:cells`
+//
+// Each cell's scalars after advection, over the step dt: what the sources inside which its
+// centre lies add (per second x dt; a source smaller than a cell still fills the cell holding
+// its centre), then combustion (above the ignition temperature a fraction 1 - exp(-burn_rate dt)
+// of the fuel burns, adding heat and smoke per unit burnt), then cooling and dissipation
+// (exponential: temperature x exp(-cooling dt), density and fuel x exp(-dissipation dt)).
+// One invocation per cell; workgroup size 64, dispatch ceil(cells / 64) workgroups, folded.
+// Bindings (group 0): 0 params (read GasParams), 1 sources (read GasSource array),
+//   2 advected (read: the advected scalars), 3 scalars (rw: the step's result)
+
+//! include common/dispatch.wgsl
+//! include gas/types.wgsl
+
+@group(0) @binding(0) var<storage, read> params: GasParams;
+@group(0) @binding(1) var<storage, read> sources: array<GasSource>;
+@group(0) @binding(2) var<storage, read> advected: array<vec4f>;
+@group(0) @binding(3) var<storage, read_write> scalars: array<vec4f>;
+
+const WORKGROUP_SIZE: u32 = 64u;
+
+// Whether the cell of lowest corner `lo` (world) and edge h lies in source s.
+fn inside(s: GasSource, lo: vec3f, h: f32) -> bool {
+    let centre = lo + vec3f(0.5 * h);
+    let holds = all(s.center.xyz >= lo) && all(s.center.xyz < lo + vec3f(h));
+    let kind = u32(s.velocity.w);
+    if (kind == SHAPE_SPHERE) {
+        return holds || distance(centre, s.center.xyz) <= s.extent.w;
+    }
+    if (kind == SHAPE_BOX) {
+        return holds || all(abs(centre - s.center.xyz) <= s.extent.xyz);
+    }
+    return holds;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
+        @builtin(num_workgroups) groups: vec3u) {
+    let i = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
+    if (i >= params.counts.y) { return; }
+    let h = params.lower.w;
+    let dt = params.motion.x;
+    let lo = params.lower.xyz + vec3f(cell_coords(i, params.cells.xyz)) * h;
+    var s = advected[i];
+    for (var k = 0u; k < params.counts.x; k++) {
+        if (inside(sources[k], lo, h)) {
+            s = vec4f(s.xyz + sources[k].amounts.xyz * dt, s.w);
+        }
+    }
+    if (s.y > params.burn.y) {
+        let burnt = s.z * (1.0 - exp(-params.burn.x * dt));
+        s.z -= burnt;
+        s.y += params.burn.z * burnt;
+        s.x += params.burn.w * burnt;
+    }
+    let fade = exp(-params.decay.y * dt);
+    scalars[i] = vec4f(s.x * fade, s.y * exp(-params.decay.x * dt), s.z * fade, 0.0);
+}

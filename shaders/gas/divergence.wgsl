@@ -1,0 +1,35 @@
+// gas/divergence.wgsl  --  pass `<entity>:gas:divergence`
+//
+// Each cell's velocity divergence (the sum over axes of the upper face's component less the
+// lower's, over h), the right-hand side of the pressure equation on multigrid level 0; the
+// level's pressure starts at 0.
+// One invocation per cell; workgroup size 64, dispatch ceil(cells / 64) workgroups, folded.
+// Bindings (group 0): 0 params (read GasParams), 1 velocity (read), 2 rhs (rw),
+//   3 pressure (rw)
+
+//! include common/dispatch.wgsl
+//! include gas/types.wgsl
+
+@group(0) @binding(0) var<storage, read> params: GasParams;
+@group(0) @binding(1) var<storage, read> velocity: array<f32>;
+@group(0) @binding(2) var<storage, read_write> rhs: array<f32>;
+@group(0) @binding(3) var<storage, read_write> pressure: array<f32>;
+
+const WORKGROUP_SIZE: u32 = 64u;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
+        @builtin(num_workgroups) groups: vec3u) {
+    let i = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
+    if (i >= params.counts.y) { return; }
+    let n = params.cells.xyz;
+    let c = cell_coords(i, n);
+    var sum = 0.0;
+    for (var a = 0u; a < 3u; a++) {
+        var up = c;
+        up[a] = up[a] + 1;
+        sum += velocity[face_at(up, n, a)] - velocity[face_at(c, n, a)];
+    }
+    rhs[i] = sum / params.lower.w;
+    pressure[i] = 0.0;
+}

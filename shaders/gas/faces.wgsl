@@ -1,0 +1,59 @@
+// gas/faces.wgsl  --  pass `<entity>:gas:faces`
+//
+// Each face's velocity component after advection gains dt x the mean body force of the two cells
+// it joins (the one cell inside at an open side), is set to a source's velocity where the face's
+// point lies in a source that sets one, and is 0 on a solid wall (the boundary's solid sides).
+// One invocation per face of all three runs; workgroup size 64, dispatch ceil(faces / 64)
+// workgroups, folded into (x, y) past the limit.
+// Bindings (group 0): 0 params (read GasParams), 1 sources (read GasSource array),
+//   2 force (read), 3 velocity (rw: after advection, in place)
+
+//! include common/dispatch.wgsl
+//! include gas/types.wgsl
+
+@group(0) @binding(0) var<storage, read> params: GasParams;
+@group(0) @binding(1) var<storage, read> sources: array<GasSource>;
+@group(0) @binding(2) var<storage, read> force: array<vec4f>;
+@group(0) @binding(3) var<storage, read_write> velocity: array<f32>;
+
+const WORKGROUP_SIZE: u32 = 64u;
+
+fn in_source(s: GasSource, x: vec3f, h: f32) -> bool {
+    let kind = u32(s.velocity.w);
+    let near = all(abs(x - s.center.xyz) <= vec3f(0.5 * h));
+    if (kind == SHAPE_SPHERE) { return near || distance(x, s.center.xyz) <= s.extent.w; }
+    if (kind == SHAPE_BOX) { return near || all(abs(x - s.center.xyz) <= s.extent.xyz); }
+    return near;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
+        @builtin(num_workgroups) groups: vec3u) {
+    let f = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
+    if (f >= params.counts.z) { return; }
+    let n = params.cells.xyz;
+    let c = face_coords(f, n);
+    let a = u32(c.w);
+    let k = c[a];
+    let m = i32(n[a]);
+    let wrap = wraps(params);
+    if (!wrap && ((k == 0 && solid_side(params, a, 0u)) || (k == m && solid_side(params, a, 1u)))) {
+        velocity[f] = 0.0;
+        return;
+    }
+    var lo = c.xyz;
+    var hi = c.xyz;
+    lo[a] = along(k - 1, m, wrap);
+    hi[a] = along(k, m, wrap);
+    let push = 0.5 * (force[cell_at(lo, n)][a] + force[cell_at(hi, n)][a]);
+    var value = velocity[f] + params.motion.x * push;
+    let h = params.lower.w;
+    var x = params.lower.xyz + (vec3f(c.xyz) + vec3f(0.5)) * h;
+    x[a] = params.lower[a] + f32(k) * h;
+    for (var s = 0u; s < params.counts.x; s++) {
+        if (sources[s].amounts.w != 0.0 && in_source(sources[s], x, h)) {
+            value = sources[s].velocity[a];
+        }
+    }
+    velocity[f] = value;
+}

@@ -1,0 +1,44 @@
+// gas/mg_restrict.wgsl  --  passes `<entity>:gas:mg:<cycle>:<level>:restrict`
+//
+// The residual of the pressure equation on level LEVEL (rhs - (sum p_n - count p) / h_l^2, per
+// cell: gas/poisson.wgsl) averaged over each 2 x 2 x 2 block: the next level's right-hand side,
+// where its pressure (the correction) starts at 0.
+// One invocation per cell of level LEVEL + 1; workgroup size 64, dispatch ceil(cells / 64)
+// workgroups, folded into (x, y) past the limit.
+// Bindings (group 0): 0 params (read GasParams), 1 levels (read GasLevel array),
+//   2 rhs (read: level LEVEL's), 3 pressure (read: level LEVEL's),
+//   4 coarse_rhs (rw: level LEVEL + 1's), 5 coarse_pressure (rw: level LEVEL + 1's)
+
+//! include common/dispatch.wgsl
+//! include gas/poisson.wgsl
+
+override LEVEL: u32 = 0u;
+
+@group(0) @binding(0) var<storage, read> params: GasParams;
+@group(0) @binding(1) var<storage, read> levels: array<GasLevel>;
+@group(0) @binding(2) var<storage, read> rhs: array<f32>;
+@group(0) @binding(3) var<storage, read> pressure: array<f32>;
+@group(0) @binding(4) var<storage, read_write> coarse_rhs: array<f32>;
+@group(0) @binding(5) var<storage, read_write> coarse_pressure: array<f32>;
+
+const WORKGROUP_SIZE: u32 = 64u;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
+        @builtin(num_workgroups) groups: vec3u) {
+    let i = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
+    let coarse = levels[LEVEL + 1u];
+    if (i >= coarse.cells.w) { return; }
+    let fine = levels[LEVEL];
+    let n = fine.cells.xyz;
+    let base = 2 * cell_coords(i, coarse.cells.xyz);
+    var total = 0.0;
+    for (var k = 0u; k < 8u; k++) {
+        let c = base + vec3i(i32(k & 1u), i32((k >> 1u) & 1u), i32((k >> 2u) & 1u));
+        let j = cell_at(c, n);
+        let s = stencil(c, n);
+        total += rhs[j] - (s.sum - s.count * pressure[j]) / fine.spacing.x;
+    }
+    coarse_rhs[i] = total / 8.0;
+    coarse_pressure[i] = 0.0;
+}

@@ -1,0 +1,36 @@
+// gas/mg_smooth.wgsl  --  passes `<entity>:gas:mg:<cycle>:<level>:<down|up|coarse>:<sweep>:<color>`
+//
+// Half a red-black Gauss-Seidel sweep of the pressure equation (gas/poisson.wgsl) on multigrid
+// level LEVEL: each cell of colour COLOR ((x + y + z) mod 2) takes the value that satisfies its
+// equation given its neighbours, all of the other colour: p = (sum p_n - h_l^2 rhs) / count.
+// One invocation per cell of the level; workgroup size 64, dispatch ceil(cells / 64)
+// workgroups, folded into (x, y) past the limit.
+// Bindings (group 0): 0 params (read GasParams), 1 levels (read GasLevel array),
+//   2 rhs (read: the level's), 3 pressure (rw: the level's)
+
+//! include common/dispatch.wgsl
+//! include gas/poisson.wgsl
+
+override LEVEL: u32 = 0u;
+override COLOR: u32 = 0u;
+
+@group(0) @binding(0) var<storage, read> params: GasParams;
+@group(0) @binding(1) var<storage, read> levels: array<GasLevel>;
+@group(0) @binding(2) var<storage, read> rhs: array<f32>;
+@group(0) @binding(3) var<storage, read_write> pressure: array<f32>;
+
+const WORKGROUP_SIZE: u32 = 64u;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
+        @builtin(num_workgroups) groups: vec3u) {
+    let i = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
+    let level = levels[LEVEL];
+    if (i >= level.cells.w) { return; }
+    let n = level.cells.xyz;
+    let c = cell_coords(i, n);
+    if (u32(c.x + c.y + c.z) % 2u != COLOR) { return; }
+    let s = stencil(c, n);
+    if (s.count == 0.0) { return; }
+    pressure[i] = (s.sum - level.spacing.x * rhs[i]) / s.count;
+}

@@ -1,0 +1,47 @@
+// gas/project.wgsl  --  pass `<entity>:gas:project`
+//
+// Each face's component less the pressure gradient across it, (p_hi - p_lo) / h: the
+// divergence-free velocity the next step starts from. A face on a solid wall stays 0; at an
+// open side the pressure outside is 0.
+// One invocation per face of all three runs; workgroup size 64, dispatch ceil(faces / 64)
+// workgroups, folded into (x, y) past the limit.
+// Bindings (group 0): 0 params (read GasParams), 1 velocity (read: after the forces),
+//   2 pressure (read: multigrid level 0), 3 result (rw: the step's result)
+
+//! include common/dispatch.wgsl
+//! include gas/types.wgsl
+
+@group(0) @binding(0) var<storage, read> params: GasParams;
+@group(0) @binding(1) var<storage, read> velocity: array<f32>;
+@group(0) @binding(2) var<storage, read> pressure: array<f32>;
+@group(0) @binding(3) var<storage, read_write> result: array<f32>;
+
+const WORKGROUP_SIZE: u32 = 64u;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
+        @builtin(num_workgroups) groups: vec3u) {
+    let f = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
+    if (f >= params.counts.z) { return; }
+    let n = params.cells.xyz;
+    let c = face_coords(f, n);
+    let a = u32(c.w);
+    let k = c[a];
+    let m = i32(n[a]);
+    let wrap = wraps(params);
+    var lo = c.xyz;
+    var hi = c.xyz;
+    lo[a] = along(k - 1, m, wrap);
+    hi[a] = along(k, m, wrap);
+    var p_lo = pressure[cell_at(lo, n)];
+    var p_hi = pressure[cell_at(hi, n)];
+    if (!wrap && k == 0) {
+        if (solid_side(params, a, 0u)) { result[f] = 0.0; return; }
+        p_lo = 0.0;
+    }
+    if (!wrap && k == m) {
+        if (solid_side(params, a, 1u)) { result[f] = 0.0; return; }
+        p_hi = 0.0;
+    }
+    result[f] = velocity[f] - (p_hi - p_lo) / params.lower.w;
+}

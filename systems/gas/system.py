@@ -1,0 +1,231 @@
+"""The gas system: smoke and fire as an Eulerian gas on a MAC grid (Stam 1999; Fedkiw, Stam and
+Jensen 2001; Bridson 2015), on the GPU.
+
+Per simulation step, for each gas entity ``<e>``, all in the SIMULATE phase:
+  <e>:gas:advect:velocity[:correct]   the velocity carries itself (semi-Lagrangian, then
+                                      MacCormack's correction)
+  <e>:gas:advect:scalars[:correct]    and the density, temperature and fuel
+  <e>:gas:cells                       sources, combustion, cooling and dissipation
+  <e>:gas:curl, <e>:gas:force         vorticity, then each cell's buoyancy, weight and
+                                      vorticity confinement
+  <e>:gas:faces                       the forces onto the faces, the sources' velocities, walls
+  <e>:gas:divergence                  the pressure equation's right-hand side
+  <e>:gas:mg:*                        multigrid V-cycles (multigrid.py)
+  <e>:gas:project                     the velocity less the pressure gradient
+Each pass writes buffers the others read (no float atomics), so two runs give the same bytes.
+The grid and its records: shaders/gas/types.wgsl and records.py.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import wgpu
+
+from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.frame_order import in_declared_order
+from emberfx.core.readback import read_array
+from emberfx.core.system import EntityRef, Priority, StepInfo, System
+from emberfx.model.registry import set_system
+from emberfx.systems.gas import records
+from emberfx.systems.gas.component import MAX_SOURCES, Gas
+from emberfx.systems.gas.multigrid import v_cycles
+
+GROUP = 64   # every gas pass: one cell or face an invocation
+
+
+@dataclass
+class _Body:
+    entity: EntityRef
+    component: Gas
+    buffers: dict
+    passes: list
+    cells: int
+    faces: int
+    written: tuple[bytes, bytes] = (b"", b"")   # the params and sources last written
+    steps: int = 0
+
+
+class GasSystem(System):
+    key = "gas"
+    priority = Priority.SIMULATION
+
+    def __init__(self, gpu, shared):
+        super().__init__(gpu, shared)
+        self.bodies: dict[str, _Body] = {}
+
+    def add(self, entity: EntityRef, component: Gas) -> None:
+        c, name = component, entity.name
+        n = c.resolution
+        cells, faces = math.prod(n), sum(records.face_counts(n))
+        what = f"entity '{name}': gas of {cells:,} cells ({list(n)})"
+        self.gpu.check_buffer_size(16 * cells, what)
+        storage = wgpu.BufferUsage.STORAGE
+        b = {key: self.buffer(entity, key, 4 * faces, storage, what=what)
+             for key in ("velocity", "velocity_hat", "velocity_next")}
+        b.update({key: self.buffer(entity, key, 16 * cells, storage, what=what)
+                  for key in ("scalars", "scalars_hat", "scalars_next", "curl", "force")})
+        for level, m in enumerate(records.level_cells(c)):
+            for key in ("rhs", "pressure"):
+                b[f"{key}{level}"] = self.buffer(entity, f"{key}{level}", 4 * math.prod(m),
+                                                 storage, what=what)
+        b["params"] = self.buffer(entity, "params", records.PARAMS.itemsize, storage)
+        b["sources"] = self.buffer(entity, "sources", MAX_SOURCES * records.SOURCE.itemsize,
+                                   storage)
+        b["levels"] = self.buffer(entity, "levels", c.levels * records.LEVEL.itemsize, storage)
+        self.resources.write(b["levels"], records.levels_record(c))
+        body = _Body(entity, c, b, [], cells, faces)
+        body.passes = self._passes(body)
+        self.bodies[name] = body
+        self._write(body)
+
+    def _passes(self, body: _Body) -> list[Pass]:
+        c, b, e = body.component, body.buffers, body.entity.name
+        compute = self.build.compute
+        on_cells = self.gpu.grid(math.ceil(body.cells / GROUP))
+        on_faces = self.gpu.grid(math.ceil(body.faces / GROUP))
+        params = b["params"]
+        correct = c.advection == "maccormack"
+        passes = [compute(
+            f"{e}:gas:advect:velocity", Phase.SIMULATE, "gas/advect_faces.wgsl", on_faces,
+            {"params": params, "velocity": b["velocity"],   # (hat: unread here)
+             "hat": b["velocity_next" if correct else "velocity_hat"],
+             "result": b["velocity_hat" if correct else "velocity_next"]},
+            constants={"CORRECT": False},
+            does="each face's component from where its point was (semi-Lagrangian)")]
+        if correct:
+            passes.append(compute(
+                f"{e}:gas:advect:velocity:correct", Phase.SIMULATE, "gas/advect_faces.wgsl",
+                on_faces, {"params": params, "velocity": b["velocity"], "hat": b["velocity_hat"],
+                           "result": b["velocity_next"]},
+                constants={"CORRECT": True}, does="MacCormack's correction, clamped"))
+        passes.append(compute(
+            f"{e}:gas:advect:scalars", Phase.SIMULATE, "gas/advect_cells.wgsl", on_cells,
+            {"params": params, "velocity": b["velocity"], "scalars": b["scalars"],
+             "hat": b["scalars_next" if correct else "scalars_hat"],
+             "result": b["scalars_hat" if correct else "scalars_next"]},
+            constants={"CORRECT": False},
+            does="each cell's scalars from where its centre was (semi-Lagrangian)"))
+        if correct:
+            passes.append(compute(
+                f"{e}:gas:advect:scalars:correct", Phase.SIMULATE, "gas/advect_cells.wgsl",
+                on_cells, {"params": params, "velocity": b["velocity"], "scalars": b["scalars"],
+                           "hat": b["scalars_hat"], "result": b["scalars_next"]},
+                constants={"CORRECT": True}, does="MacCormack's correction, clamped"))
+        passes += [
+            compute(f"{e}:gas:cells", Phase.SIMULATE, "gas/cells.wgsl", on_cells,
+                    {"params": params, "sources": b["sources"], "advected": b["scalars_next"],
+                     "scalars": b["scalars"]},
+                    does="sources, combustion, cooling and dissipation of each cell"),
+            compute(f"{e}:gas:curl", Phase.SIMULATE, "gas/curl.wgsl", on_cells,
+                    {"params": params, "velocity": b["velocity_next"], "curl": b["curl"]},
+                    does="each cell's vorticity"),
+            compute(f"{e}:gas:force", Phase.SIMULATE, "gas/force.wgsl", on_cells,
+                    {"params": params, "scalars": b["scalars"], "curl": b["curl"],
+                     "force": b["force"]},
+                    does="each cell's buoyancy, weight and vorticity confinement"),
+            compute(f"{e}:gas:faces", Phase.SIMULATE, "gas/faces.wgsl", on_faces,
+                    {"params": params, "sources": b["sources"], "force": b["force"],
+                     "velocity": b["velocity_next"]},
+                    does="the forces onto the faces, sources' velocities and solid walls"),
+            compute(f"{e}:gas:divergence", Phase.SIMULATE, "gas/divergence.wgsl", on_cells,
+                    {"params": params, "velocity": b["velocity_next"], "rhs": b["rhs0"],
+                     "pressure": b["pressure0"]},
+                    does="each cell's divergence: the pressure equation's right-hand side")]
+        passes += v_cycles(self, e, c.pressure_cycles, records.level_cells(c), b)
+        passes.append(compute(
+            f"{e}:gas:project", Phase.SIMULATE, "gas/project.wgsl", on_faces,
+            {"params": params, "velocity": b["velocity_next"], "pressure": b["pressure0"],
+             "result": b["velocity"]},
+            does="each face's component less the pressure gradient: divergence-free"))
+        return in_declared_order(passes)
+
+    def _write(self, body: _Body) -> None:
+        c = body.component
+        params = records.params_record(c, self.shared.fixed_dt)
+        sources = records.sources_record(c)
+        if params != body.written[0]:
+            self.resources.write(body.buffers["params"], params)
+        if sources != body.written[1]:
+            self.resources.write(body.buffers["sources"], sources)
+        body.written = (params, sources)
+
+    def remove(self, entity: EntityRef) -> None:
+        self.bodies.pop(entity.name)   # the registry releases its buffers
+
+    def edited(self, entity: EntityRef, component: Gas) -> None:
+        self.bodies[entity.name].component = component
+
+    def passes(self) -> list[Pass]:
+        return [p for body in self.bodies.values() for p in body.passes]
+
+    def before_step(self, step: StepInfo) -> None:
+        for body in self.bodies.values():
+            self._write(body)
+            body.steps += 1
+
+    def load(self, entity: EntityRef, *, density=None, temperature=None, fuel=None,
+             velocity=None) -> None:
+        """Set the gas's state (arrays of shape (nz, ny, nx), ``velocity`` (nz, ny, nx, 3) at
+        cell centres, spread onto the faces as their means); what is not given stays."""
+        body = self.bodies[entity.name]
+        c = body.component
+        shape = tuple(reversed(c.resolution))
+        scalars = None
+        for k, values in enumerate((density, temperature, fuel)):
+            if values is None:
+                continue
+            if scalars is None:
+                scalars = self._read(body, "scalars", 4).reshape(*shape, 4)
+            scalars[..., k] = _checked(values, shape, ("density", "temperature", "fuel")[k])
+        if scalars is not None:
+            self.resources.write(body.buffers["scalars"], scalars.astype(np.float32).tobytes())
+        if velocity is not None:
+            values = _checked(velocity, (*shape, 3), "velocity")
+            faces = records.faces_from_centres(values, c.boundary == "periodic")
+            self.resources.write(body.buffers["velocity"], faces.tobytes())
+
+    def _read(self, body: _Body, key: str, per: int) -> np.ndarray:
+        count = per * (body.cells if key == "scalars" else body.faces)
+        return read_array(self.device, body.buffers[key], np.float32, count)
+
+    def state(self, entity: EntityRef) -> dict[str, np.ndarray]:
+        """``density``, ``temperature`` and ``fuel`` of shape (nz, ny, nx), indexed [z, y, x];
+        ``velocity`` (nz, ny, nx, 3) at the cells' centres (the means of their faces)."""
+        body = self.bodies[entity.name]
+        n = body.component.resolution
+        scalars = self._read(body, "scalars", 4).reshape(*reversed(n), 4)
+        faces = self._read(body, "velocity", 1)
+        return {"density": np.ascontiguousarray(scalars[..., 0]),
+                "temperature": np.ascontiguousarray(scalars[..., 1]),
+                "fuel": np.ascontiguousarray(scalars[..., 2]),
+                "velocity": records.centres_from_faces(faces, n)}
+
+    def faces(self, entity: EntityRef) -> dict[str, np.ndarray]:
+        """The velocity where the grid keeps it, each axis's component on its faces: ``u``
+        (nz, ny, nx + 1), ``v`` (nz, ny + 1, nx), ``w`` (nz + 1, ny, nx)."""
+        body = self.bodies[entity.name]
+        nx, ny, nz = body.component.resolution
+        faces = self._read(body, "velocity", 1)
+        u_count, v_count, _ = records.face_counts(body.component.resolution)
+        return {"u": faces[:u_count].reshape(nz, ny, nx + 1),
+                "v": faces[u_count:u_count + v_count].reshape(nz, ny + 1, nx),
+                "w": faces[u_count + v_count:].reshape(nz + 1, ny, nx)}
+
+    def stats(self, entity: EntityRef, readback: dict[str, bytes]) -> dict:
+        body = self.bodies[entity.name]
+        return {"cells": body.cells, "steps": body.steps}
+
+
+def _checked(values, shape: tuple, name: str) -> np.ndarray:
+    array = np.asarray(values, np.float32)
+    if array.shape != shape:
+        raise ValueError(f"{name}: expected an array of shape {shape}, found {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name}: expected finite numbers, found NaN or infinity")
+    return array
+
+
+set_system("gas", GasSystem)

@@ -212,3 +212,101 @@ def test_bad_gas_fields_are_refused_in_one_line(body, pieces):
     assert "\n" not in message and "fire.toml" in message and "'gas'" in message
     for piece in pieces:
         assert piece in message, message
+
+
+# ------------------------------------------------------------------------------- the volume
+
+
+def volume_scene(look: str, extra: str = "", background: str = "#ffffff") -> str:
+    """A 1 m cube of 32^3 cells at the origin, seen head-on by an orthographic camera; nothing
+    moves it (no sources, no buoyancy): the state ``load`` gives is what is drawn."""
+    return f"""
+[scene]
+size = [48, 48]
+background = "{background}"
+[camera]
+kind = "orthographic"
+center = [0.0, 0.0]
+height = 2.0
+[[entity]]
+name = "gas"
+[entity.gas]
+resolution = [32, 32, 32]
+size = [1, 1, 1]
+center = [0, 0, 0]
+boundary = "closed"
+look = {{ {look} }}
+{QUIET}
+{extra}
+"""
+
+
+def loaded(text: str, **values) -> Engine:
+    engine = Engine(loads_scene(text), size=(48, 48))
+    engine.system_of("gas", "gas").load(engine.entity_ref("gas"), **{
+        k: np.full((32, 32, 32), v, np.float32) for k, v in values.items()})
+    return engine
+
+
+@pytest.mark.parametrize("density, absorption", [(1.0, 2.0), (0.5, 1.0), (2.0, 2.5)])
+def test_a_uniform_cube_transmits_exp_minus_sigma_l_of_the_white_wall_behind_it(
+        gpu, density, absorption):
+    """No scattering, no emission: the light through the cube's centre (1 m of gas) is
+    exp(-absorption x density x 1 m) of the unobstructed white background, within 5%; beside
+    the cube the background is untouched."""
+    engine = loaded(volume_scene(f"absorption = {absorption}, scattering = 0.0, "
+                                 "fire_intensity = 0.0"), density=density)
+    image = engine.render_hdr()[..., :3].astype(np.float64)
+    expected = np.exp(-absorption * density)
+    centre = image[20:28, 20:28].mean()
+    assert centre == pytest.approx(expected, rel=0.05)
+    assert np.allclose(image[:4], 1.0, atol=2e-3)   # above the cube: the wall as it is
+
+
+# CIE 1931 chromaticities (x, y) of the Planckian locus: published values of blackbody light
+PLANCKIAN = {1500: (0.5857, 0.3931), 2500: (0.4770, 0.4137), 4000: (0.3805, 0.3768)}
+XYZ_TO_LINEAR_SRGB = np.array([[3.2406, -1.5372, -0.4986], [-0.9689, 1.8758, 0.0415],
+                               [0.0557, -0.2040, 1.0570]])
+
+
+@pytest.mark.parametrize("kelvin", sorted(PLANCKIAN))
+def test_fire_glows_with_the_chromaticity_of_blackbody_light(gpu, kelvin):
+    """A cube at one temperature, nothing absorbing or scattering, against black: the glow's
+    r and g (each channel over their sum, linear sRGB) lie within 0.05 of the Planckian
+    locus's published chromaticity at that temperature, converted the same way."""
+    x, y = PLANCKIAN[kelvin]
+    rgb = np.maximum(XYZ_TO_LINEAR_SRGB @ np.array([x / y, 1.0, (1.0 - x - y) / y]), 0.0)
+    expected = rgb / rgb.sum()
+    temperature = (kelvin - 300.0) / 1000.0   # kelvin_per_unit = 1000 above 300 K
+    engine = loaded(volume_scene("absorption = 0.0, scattering = 0.0, fire_intensity = 0.01",
+                                 background="#000000"), temperature=temperature)
+    glow = engine.render_hdr()[20:28, 20:28, :3].astype(np.float64).mean((0, 1))
+    assert glow.sum() > 1e-3
+    assert np.allclose(glow[:2] / glow.sum(), expected[:2], atol=0.05), (glow, expected)
+
+
+def test_an_opaque_box_in_front_of_the_smoke_hides_it_and_one_behind_is_dimmed(gpu):
+    """A box in front of the cube's left half is drawn as without gas; a box behind the right
+    half is seen through the smoke, dimmed."""
+    boxes = """
+[[entity]]
+name = "front"
+[entity.collider]
+shape = "box"
+center = [-0.5, 0.0, 1.0]
+half_size = [0.3, 0.3, 0.05]
+visible = true
+[[entity]]
+name = "back"
+[entity.collider]
+shape = "box"
+center = [0.5, 0.0, -1.0]
+half_size = [0.3, 0.3, 0.05]
+visible = true
+"""
+    look = "absorption = 3.0, scattering = 0.0, fire_intensity = 0.0"
+    clear = loaded(volume_scene(look, boxes), density=0.0).render_hdr()[..., :3]
+    smoky = loaded(volume_scene(look, boxes), density=1.0).render_hdr()[..., :3]
+    front, back = (slice(20, 28), slice(9, 15)), (slice(20, 28), slice(30, 35))
+    assert np.allclose(smoky[front], clear[front], atol=2e-3)
+    assert np.all(smoky[back] < 0.2 * clear[back] + 1e-3)

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 import msgspec
 import numpy as np
 
+from emberfx.model.colors import check_colors
 from emberfx.model.components import Tracked, live, rebuild
 from emberfx.model.registry import component
 from emberfx.systems.emitter.tables import Shape
@@ -51,6 +52,28 @@ class GasSource(Tracked):
     """fuel added per second; it burns where the temperature is above the gas's `ignition`"""
     velocity: Vec3 = live((0.0, 0.0, 0.0))
     """m/s the gas inside takes; [0, 0, 0]: left to the simulation"""
+
+
+@dataclass(slots=True)
+class GasLook(Tracked):
+    """How the gas is drawn: ray marched as smoke that absorbs and scatters the scene's light
+    and shadows itself, and fire that glows as a blackbody (shaders/gas/volume.wgsl)."""
+    smoke_color: str = live("#bdbdbd")
+    """the light smoke scatters, as a fraction per channel ('#rrggbb', sRGB as written)"""
+    absorption: NonNegative = live(2.0)
+    """light absorbed per unit density per world unit"""
+    scattering: NonNegative = live(6.0)
+    """light scattered per unit density per world unit; extinction is absorption + scattering"""
+    fire_intensity: NonNegative = live(1.0)
+    """the blackbody glow's scale (0: no fire light)"""
+    kelvin_per_unit: Positive = live(1000.0)
+    """kelvin per unit of temperature above the ambient 300 K: at the default, temperature 1 is
+    1300 K (a dull red glow) and 2.5 is 2800 K (yellow)"""
+    step: Positive | None = live(None)
+    """the view ray's step, world units; None: half a cell"""
+
+    def __post_init__(self):
+        check_colors(self, "smoke_color")
 
 
 @component("gas")
@@ -96,6 +119,8 @@ class Gas(Tracked):
     unrolled)"""
     sources: list[GasSource] = live(default_factory=list)
     """where smoke, heat, fuel and motion come from (at most 16)"""
+    look: GasLook = live(default_factory=GasLook)
+    """how it is drawn: smoke colour, absorption, scattering and the fire's glow"""
 
     CHECKED_ALONE = {"buoyancy": math.isfinite, "weight": math.isfinite}
 

@@ -4,16 +4,33 @@ cell-centred arrays users read and write."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from emberfx.core import wgsl
 from emberfx.core.layout import struct_dtype
+from emberfx.model.colors import linear_color
+from emberfx.systems.gas import blackbody
 from emberfx.systems.gas.component import MAX_SOURCES, Gas
 
 TYPES = "gas/types.wgsl"
 PARAMS = struct_dtype(TYPES, "GasParams")
 SOURCE = struct_dtype(TYPES, "GasSource")
 LEVEL = struct_dtype(TYPES, "GasLevel")
+VOLUME = "gas/volume.wgsl"
+LOOK = struct_dtype(VOLUME, "GasLook")
+LIGHT_STEPS = 6
+"""steps of the march toward the light from each sample (each a cell long)"""
+TABLE_STOP = 12000.0
+"""kelvin of the blackbody table's last entry (its first and the spacing: the volume pass's
+TABLE_START and TABLE_STEP)"""
+
+
+@functools.cache
+def blackbody_table() -> bytes:
+    return blackbody.table(float(wgsl.constant(VOLUME, "TABLE_START")),
+                           float(wgsl.constant(VOLUME, "TABLE_STEP")), TABLE_STOP).tobytes()
 BOUNDARIES = wgsl.enum_constants(TYPES, "BOUNDARY")
 SHAPES = wgsl.enum_constants(TYPES, "SHAPE")
 
@@ -51,6 +68,17 @@ def sources_record(c: Gas) -> bytes:
         row["amounts"] = (s.density, s.temperature, s.fuel, float(any(s.velocity)))
         row["velocity"] = (*s.velocity, float(SHAPES[shape.kind]))
     return rows.tobytes()
+
+
+def look_record(c: Gas, entries: int) -> bytes:
+    """The GasLook of ``c`` for a blackbody table of ``entries``."""
+    look = c.look
+    rec = np.zeros((), LOOK)
+    rec["smoke"] = (*linear_color(look.smoke_color)[:3], look.absorption)
+    rec["light"] = (look.scattering, look.fire_intensity, look.kelvin_per_unit, float(entries))
+    step = look.step if look.step is not None else 0.5 * c.edge
+    rec["steps"] = (step, c.edge, float(LIGHT_STEPS), 0.0)
+    return rec.tobytes()
 
 
 def levels_record(c: Gas) -> bytes:

@@ -12,7 +12,9 @@ Per simulation step, for each gas entity ``<e>``, all in the SIMULATE phase:
   <e>:gas:divergence                  the pressure equation's right-hand side
   <e>:gas:mg:*                        multigrid V-cycles (multigrid.py)
   <e>:gas:project                     the velocity less the pressure gradient
-Each pass writes buffers the others read (no float atomics), so two runs give the same bytes.
+and RENDER <e>:gas:volume, the gas ray marched as lit smoke and glowing fire
+(shaders/gas/volume.wgsl). Each pass writes buffers the others read (no float atomics), so two
+runs give the same bytes.
 The grid and its records: shaders/gas/types.wgsl and records.py.
 """
 
@@ -24,8 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 import wgpu
 
-from emberfx.core.frame_graph import Pass, Phase
+from emberfx.core.frame_graph import Pass, Phase, RenderQueue
 from emberfx.core.frame_order import in_declared_order
+from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.readback import read_array
 from emberfx.core.system import EntityRef, Priority, StepInfo, System
 from emberfx.model.registry import set_system
@@ -44,7 +47,7 @@ class _Body:
     passes: list
     cells: int
     faces: int
-    written: tuple[bytes, bytes] = (b"", b"")   # the params and sources last written
+    written: tuple[bytes, bytes, bytes] = (b"", b"", b"")   # params, sources, look
     steps: int = 0
 
 
@@ -76,6 +79,10 @@ class GasSystem(System):
                                    storage)
         b["levels"] = self.buffer(entity, "levels", c.levels * records.LEVEL.itemsize, storage)
         self.resources.write(b["levels"], records.levels_record(c))
+        b["look"] = self.buffer(entity, "look", records.LOOK.itemsize, storage)
+        table = records.blackbody_table()
+        b["blackbody"] = self.buffer(entity, "blackbody", len(table), storage)
+        self.resources.write(b["blackbody"], table)
         body = _Body(entity, c, b, [], cells, faces)
         body.passes = self._passes(body)
         self.bodies[name] = body
@@ -140,17 +147,27 @@ class GasSystem(System):
             {"params": params, "velocity": b["velocity_next"], "pressure": b["pressure0"],
              "result": b["velocity"]},
             does="each face's component less the pressure gradient: divergence-free"))
-        return in_declared_order(passes)
+        pipeline = render_pipeline(self.device, RenderKey(
+            records.VOLUME, self.shared.scene_format, blend="alpha",
+            depth_format=self.shared.depth_format, label=f"{e}:gas:volume"))
+        volume = self.build.draw(
+            f"{e}:gas:volume", records.VOLUME, pipeline,
+            {"frame": "frame", "params": params, "look": b["look"], "scalars": b["scalars"],
+             "blackbody": b["blackbody"], "scene_depth": "scene/depth"},
+            vertices=3, order=RenderQueue.TRANSPARENT - 1, depth_read_only=True,
+            does="the gas ray marched: smoke lit and self-shadowed, fire glowing")
+        return [*in_declared_order(passes), volume]
 
     def _write(self, body: _Body) -> None:
         c = body.component
         params = records.params_record(c, self.shared.fixed_dt)
         sources = records.sources_record(c)
-        if params != body.written[0]:
-            self.resources.write(body.buffers["params"], params)
-        if sources != body.written[1]:
-            self.resources.write(body.buffers["sources"], sources)
-        body.written = (params, sources)
+        look = records.look_record(c, len(records.blackbody_table()) // 16)
+        for key, data, last in zip(("params", "sources", "look"), (params, sources, look),
+                                   body.written):
+            if data != last:
+                self.resources.write(body.buffers[key], data)
+        body.written = (params, sources, look)
 
     def remove(self, entity: EntityRef) -> None:
         self.bodies.pop(entity.name)   # the registry releases its buffers
@@ -160,6 +177,10 @@ class GasSystem(System):
 
     def passes(self) -> list[Pass]:
         return [p for body in self.bodies.values() for p in body.passes]
+
+    def before_draw(self) -> None:
+        for body in self.bodies.values():
+            self._write(body)   # (a look edited while paused shows)
 
     def before_step(self, step: StepInfo) -> None:
         for body in self.bodies.values():

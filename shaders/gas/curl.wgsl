@@ -8,24 +8,13 @@
 //   2 curl (rw)
 
 //! include common/dispatch.wgsl
-//! include gas/types.wgsl
+//! include gas/centred.wgsl
 
 @group(0) @binding(0) var<storage, read> params: GasParams;
 @group(0) @binding(1) var<storage, read> velocity: array<f32>;
 @group(0) @binding(2) var<storage, read_write> curl: array<vec4f>;
 
 const WORKGROUP_SIZE: u32 = 64u;
-
-fn centred(c: vec3i) -> vec3f {
-    let n = params.cells.xyz;
-    var out = vec3f(0.0);
-    for (var a = 0u; a < 3u; a++) {
-        var up = c;
-        up[a] = up[a] + 1;
-        out[a] = 0.5 * (velocity[face_at(c, n, a)] + velocity[face_at(up, n, a)]);
-    }
-    return out;
-}
 
 // The neighbour of c along axis a (direction d = +-1): wrapped, or c itself past a wall.
 fn step_to(c: vec3i, a: u32, d: i32) -> vec3i {

@@ -3,18 +3,25 @@
 // Each cell's body force per unit mass, m/s^2: buoyancy (lift per unit temperature) less
 // weight (fall per unit density) along +y, plus vorticity confinement (Fedkiw, Stam and Jensen
 // 2001): epsilon h (N x w), with N the unit gradient of |w| (central differences of gas/curl.wgsl's
-// |w|; one-sided at a wall). Written for gas/faces.wgsl to average onto the faces.
+// |w|; one-sided at a wall), plus the scene's forces acting on the gas, each as on an emitter
+// particle at the cell's centre moving with its velocity (common/forces.wgsl's
+// force_acceleration; FORCE_KINDS compiles in the kinds present). Written for gas/faces.wgsl to
+// average onto the faces.
 // One invocation per cell; workgroup size 64, dispatch ceil(cells / 64) workgroups, folded.
 // Bindings (group 0): 0 params (read GasParams), 1 scalars (read: this step's), 2 curl (read),
-//   3 force (rw)
+//   3 force (rw), 4 forces (read Force array, GasParams.counts.w of them), 5 velocity (read:
+//   after advection)
 
 //! include common/dispatch.wgsl
-//! include gas/types.wgsl
+//! include common/forces.wgsl
+//! include gas/centred.wgsl
 
 @group(0) @binding(0) var<storage, read> params: GasParams;
 @group(0) @binding(1) var<storage, read> scalars: array<vec4f>;
 @group(0) @binding(2) var<storage, read> curl: array<vec4f>;
 @group(0) @binding(3) var<storage, read_write> force: array<vec4f>;
+@group(0) @binding(4) var<storage, read> forces: array<Force>;
+@group(0) @binding(5) var<storage, read> velocity: array<f32>;
 
 const WORKGROUP_SIZE: u32 = 64u;
 
@@ -40,6 +47,14 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         let size = length(eta);
         if (size > 1e-12) {
             f += epsilon * params.lower.w * cross(eta / size, curl[i].xyz);
+        }
+    }
+    if (params.counts.w > 0u) {
+        let c = cell_coords(i, n);
+        let x = params.lower.xyz + (vec3f(c) + vec3f(0.5)) * params.lower.w;
+        let v = centred(c);
+        for (var k = 0u; k < params.counts.w; k++) {
+            f += force_acceleration(forces[k], x, v);
         }
     }
     force[i] = vec4f(f, 0.0);

@@ -28,8 +28,9 @@ struct GasParams {
                       // m/s^2 per unit density; w: vorticity confinement epsilon
     burn: vec4f,      // x: burn rate, 1/s; y: ignition temperature; z: heat per unit fuel;
                       // w: smoke per unit fuel
-    decay: vec4f,     // x: cooling, 1/s; y: dissipation, 1/s; zw: 0
-    counts: vec4u,    // x: sources; y: cells; z: faces (all three runs); w: 0
+    decay: vec4f,     // x: cooling, 1/s; y: dissipation, 1/s; z: the step's start time, s;
+                      // w: 0
+    counts: vec4u,    // x: sources; y: cells; z: faces (all three runs); w: forces
 };
 
 struct GasSource {

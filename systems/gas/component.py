@@ -13,9 +13,10 @@ import msgspec
 import numpy as np
 
 from emberfx.model.colors import check_colors
-from emberfx.model.components import Tracked, live, rebuild
+from emberfx.model.components import Tracked, live, passes, rebuild
 from emberfx.model.registry import component
 from emberfx.systems.emitter.tables import Shape
+from emberfx.systems.forces.forces import MAX_FORCES
 
 Positive = Annotated[float, msgspec.Meta(gt=0.0)]
 NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
@@ -121,6 +122,12 @@ class Gas(Tracked):
     """where smoke, heat, fuel and motion come from (at most 16)"""
     look: GasLook = live(default_factory=GasLook)
     """how it is drawn: smoke colour, absorption, scattering and the fire's glow"""
+    affected_by: list[str] | None = passes(None)
+    """the attractors and force fields acting on the gas (each cell's centre and velocity
+    taken as an emitter particle's); None: all of them"""
+
+    REFERENCES = {"affected_by": ("attractor", "force_field")}
+    REFERENCE_LIMITS = {"affected_by": {("attractor", "force_field"): MAX_FORCES}}
 
     CHECKED_ALONE = {"buoyancy": math.isfinite, "weight": math.isfinite}
 

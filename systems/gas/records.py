@@ -47,15 +47,17 @@ def level_cells(c: Gas) -> list[tuple[int, int, int]]:
     return [(nx >> k, ny >> k, nz >> k) for k in range(c.levels)]
 
 
-def params_record(c: Gas, dt: float) -> bytes:
+def params_record(c: Gas, dt: float, time: float = 0.0, forces: int = 0) -> bytes:
+    """The GasParams of ``c`` for a step of ``dt`` starting at ``time`` with ``forces`` force
+    records."""
     rec = np.zeros((), PARAMS)
     n = c.resolution
     rec["cells"] = (*n, BOUNDARIES[c.boundary])
     rec["lower"] = (*c.lower, c.edge)
     rec["motion"] = (dt, c.buoyancy, c.weight, c.vorticity)
     rec["burn"] = (c.burn_rate, c.ignition, c.heat, c.smoke_per_fuel)
-    rec["decay"] = (c.cooling, c.dissipation, 0.0, 0.0)
-    rec["counts"] = (len(c.sources), int(np.prod(n)), sum(face_counts(n)), 0)
+    rec["decay"] = (c.cooling, c.dissipation, time, 0.0)
+    rec["counts"] = (len(c.sources), int(np.prod(n)), sum(face_counts(n)), forces)
     return rec.tobytes()
 
 

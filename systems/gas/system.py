@@ -32,10 +32,13 @@ from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.readback import read_array
 from emberfx.core.system import EntityRef, Priority, StepInfo, System
 from emberfx.model.registry import set_system
+from emberfx.systems.forces.forces import FORCE, kind_bits, pack_forces
+from emberfx.systems.forces.forces import MAX_FORCES as FORCE_SLOTS
 from emberfx.systems.gas import records
 from emberfx.systems.gas.component import MAX_SOURCES, Gas
 from emberfx.systems.gas.multigrid import v_cycles
 
+ACTING = ("attractor", "force_field")   # what may act on a gas (kill zones kill no gas)
 GROUP = 64   # every gas pass: one cell or face an invocation
 
 
@@ -47,7 +50,9 @@ class _Body:
     passes: list
     cells: int
     faces: int
-    written: tuple[bytes, bytes, bytes] = (b"", b"", b"")   # params, sources, look
+    written: tuple[bytes, ...] = (b"", b"", b"", b"")   # params, sources, look, forces
+    kinds: int = 0        # the FORCE_KINDS the force pass was compiled for
+    time: float = 0.0     # the last step's start, s
     steps: int = 0
 
 
@@ -80,10 +85,12 @@ class GasSystem(System):
         b["levels"] = self.buffer(entity, "levels", c.levels * records.LEVEL.itemsize, storage)
         self.resources.write(b["levels"], records.levels_record(c))
         b["look"] = self.buffer(entity, "look", records.LOOK.itemsize, storage)
+        b["forces"] = self.buffer(entity, "forces", FORCE_SLOTS * FORCE.itemsize, storage)
         table = records.blackbody_table()
         b["blackbody"] = self.buffer(entity, "blackbody", len(table), storage)
         self.resources.write(b["blackbody"], table)
         body = _Body(entity, c, b, [], cells, faces)
+        body.kinds = kind_bits(self._acting(c))
         body.passes = self._passes(body)
         self.bodies[name] = body
         self._write(body)
@@ -131,8 +138,11 @@ class GasSystem(System):
                     does="each cell's vorticity"),
             compute(f"{e}:gas:force", Phase.SIMULATE, "gas/force.wgsl", on_cells,
                     {"params": params, "scalars": b["scalars"], "curl": b["curl"],
-                     "force": b["force"]},
-                    does="each cell's buoyancy, weight and vorticity confinement"),
+                     "force": b["force"], "forces": b["forces"],
+                     "velocity": b["velocity_next"]},
+                    constants={"FORCE_KINDS": body.kinds},
+                    does="each cell's buoyancy, weight, vorticity confinement and the scene's "
+                         "forces"),
             compute(f"{e}:gas:faces", Phase.SIMULATE, "gas/faces.wgsl", on_faces,
                     {"params": params, "sources": b["sources"], "force": b["force"],
                      "velocity": b["velocity_next"]},
@@ -158,33 +168,52 @@ class GasSystem(System):
             does="the gas ray marched: smoke lit and self-shadowed, fire glowing")
         return [*in_declared_order(passes), volume]
 
-    def _write(self, body: _Body) -> None:
+    def _acting(self, c: Gas) -> list:
+        """The force components acting on the gas, in scene order."""
+        wanted = c.affected_by
+        return [comp for ref, comp in self.query(*ACTING)
+                if wanted is None or ref.name in wanted][:FORCE_SLOTS]
+
+    def _write(self, body: _Body, time: float = 0.0) -> None:
         c = body.component
-        params = records.params_record(c, self.shared.fixed_dt)
+        acting = self._acting(c)
+        params = records.params_record(c, self.shared.fixed_dt, time, len(acting))
         sources = records.sources_record(c)
         look = records.look_record(c, len(records.blackbody_table()) // 16)
-        for key, data, last in zip(("params", "sources", "look"), (params, sources, look),
-                                   body.written):
+        forces = pack_forces(acting, time).tobytes()
+        for key, data, last in zip(("params", "sources", "look", "forces"),
+                                   (params, sources, look, forces), body.written):
             if data != last:
                 self.resources.write(body.buffers[key], data)
-        body.written = (params, sources, look)
+        body.written = (params, sources, look, forces)
 
     def remove(self, entity: EntityRef) -> None:
         self.bodies.pop(entity.name)   # the registry releases its buffers
 
     def edited(self, entity: EntityRef, component: Gas) -> None:
         self.bodies[entity.name].component = component
+        self.world_changed()   # (affected_by may name other forces)
+
+    def before_draw(self) -> None:
+        for body in self.bodies.values():
+            self._write(body, body.time)   # (a look edited while paused shows)
 
     def passes(self) -> list[Pass]:
         return [p for body in self.bodies.values() for p in body.passes]
 
-    def before_draw(self) -> None:
+    def world_changed(self) -> None:
+        """Forces came or went: a gas whose set of force kinds changed compiles its force pass
+        again."""
         for body in self.bodies.values():
-            self._write(body)   # (a look edited while paused shows)
+            kinds = kind_bits(self._acting(body.component))
+            if kinds != body.kinds:
+                body.kinds = kinds
+                body.passes = self._passes(body)
 
     def before_step(self, step: StepInfo) -> None:
         for body in self.bodies.values():
-            self._write(body)
+            body.time = step.frame * step.dt
+            self._write(body, body.time)
             body.steps += 1
 
     def load(self, entity: EntityRef, *, density=None, temperature=None, fuel=None,

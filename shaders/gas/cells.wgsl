@@ -4,10 +4,11 @@
 // centre lies add (per second x dt; a source smaller than a cell still fills the cell holding
 // its centre), then combustion (above the ignition temperature a fraction 1 - exp(-burn_rate dt)
 // of the fuel burns, adding heat and smoke per unit burnt), then cooling and dissipation
-// (exponential: temperature x exp(-cooling dt), density and fuel x exp(-dissipation dt)).
+// (exponential: temperature x exp(-cooling dt), density and fuel x exp(-dissipation dt)). A solid
+// cell (gas/solids.wgsl) holds nothing.
 // One invocation per cell; workgroup size 64, dispatch ceil(cells / 64) workgroups, folded.
 // Bindings (group 0): 0 params (read GasParams), 1 sources (read GasSource array),
-//   2 advected (read: the advected scalars), 3 scalars (rw: the step's result)
+//   2 advected (read: the advected scalars), 3 scalars (rw: the step's result), 4 solid (read)
 
 //! include common/dispatch.wgsl
 //! include gas/types.wgsl
@@ -16,6 +17,7 @@
 @group(0) @binding(1) var<storage, read> sources: array<GasSource>;
 @group(0) @binding(2) var<storage, read> advected: array<vec4f>;
 @group(0) @binding(3) var<storage, read_write> scalars: array<vec4f>;
+@group(0) @binding(4) var<storage, read> solid: array<u32>;
 
 const WORKGROUP_SIZE: u32 = 64u;
 
@@ -38,6 +40,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         @builtin(num_workgroups) groups: vec3u) {
     let i = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
     if (i >= params.counts.y) { return; }
+    if (solid[i] != 0u) {
+        scalars[i] = vec4f(0.0);
+        return;
+    }
     let h = params.lower.w;
     let dt = params.motion.x;
     let lo = params.lower.xyz + vec3f(cell_coords(i, params.cells.xyz)) * h;

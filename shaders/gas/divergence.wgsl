@@ -2,10 +2,10 @@
 //
 // Each cell's velocity divergence (the sum over axes of the upper face's component less the
 // lower's, over h), the right-hand side of the pressure equation on multigrid level 0; the
-// level's pressure starts at 0.
+// level's pressure starts at 0 (and a solid cell's right-hand side: it is left out).
 // One invocation per cell; workgroup size 64, dispatch ceil(cells / 64) workgroups, folded.
 // Bindings (group 0): 0 params (read GasParams), 1 velocity (read), 2 rhs (rw),
-//   3 pressure (rw)
+//   3 pressure (rw), 4 solid (read)
 
 //! include common/dispatch.wgsl
 //! include gas/types.wgsl
@@ -14,6 +14,7 @@
 @group(0) @binding(1) var<storage, read> velocity: array<f32>;
 @group(0) @binding(2) var<storage, read_write> rhs: array<f32>;
 @group(0) @binding(3) var<storage, read_write> pressure: array<f32>;
+@group(0) @binding(4) var<storage, read> solid: array<u32>;
 
 const WORKGROUP_SIZE: u32 = 64u;
 
@@ -30,6 +31,6 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         up[a] = up[a] + 1;
         sum += velocity[face_at(up, n, a)] - velocity[face_at(c, n, a)];
     }
-    rhs[i] = sum / params.lower.w;
+    rhs[i] = select(sum / params.lower.w, 0.0, solid[i] != 0u);
     pressure[i] = 0.0;
 }

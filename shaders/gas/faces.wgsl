@@ -2,11 +2,12 @@
 //
 // Each face's velocity component after advection gains dt x the mean body force of the two cells
 // it joins (the one cell inside at an open side), is set to a source's velocity where the face's
-// point lies in a source that sets one, and is 0 on a solid wall (the boundary's solid sides).
+// point lies in a source that sets one, and is 0 on a solid wall (the boundary's solid sides)
+// and next to a solid cell (gas/solids.wgsl).
 // One invocation per face of all three runs; workgroup size 64, dispatch ceil(faces / 64)
 // workgroups, folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (read GasParams), 1 sources (read GasSource array),
-//   2 force (read), 3 velocity (rw: after advection, in place)
+//   2 force (read), 3 velocity (rw: after advection, in place), 4 solid (read)
 
 //! include common/dispatch.wgsl
 //! include gas/types.wgsl
@@ -15,6 +16,7 @@
 @group(0) @binding(1) var<storage, read> sources: array<GasSource>;
 @group(0) @binding(2) var<storage, read> force: array<vec4f>;
 @group(0) @binding(3) var<storage, read_write> velocity: array<f32>;
+@group(0) @binding(4) var<storage, read> solid: array<u32>;
 
 const WORKGROUP_SIZE: u32 = 64u;
 
@@ -45,6 +47,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     var hi = c.xyz;
     lo[a] = along(k - 1, m, wrap);
     hi[a] = along(k, m, wrap);
+    if (solid[cell_at(lo, n)] != 0u || solid[cell_at(hi, n)] != 0u) {
+        velocity[f] = 0.0;
+        return;
+    }
     let push = 0.5 * (force[cell_at(lo, n)][a] + force[cell_at(hi, n)][a]);
     var value = velocity[f] + params.motion.x * push;
     let h = params.lower.w;

@@ -6,7 +6,7 @@
 // One invocation per cell of the level; workgroup size 64, dispatch ceil(cells / 64)
 // workgroups, folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (read GasParams), 1 levels (read GasLevel array),
-//   2 rhs (read: the level's), 3 pressure (rw: the level's)
+//   2 rhs (read: the level's), 3 pressure (rw: the level's), 4 solid (read: level 0's)
 
 //! include common/dispatch.wgsl
 //! include gas/poisson.wgsl
@@ -18,6 +18,7 @@ override COLOR: u32 = 0u;
 @group(0) @binding(1) var<storage, read> levels: array<GasLevel>;
 @group(0) @binding(2) var<storage, read> rhs: array<f32>;
 @group(0) @binding(3) var<storage, read_write> pressure: array<f32>;
+@group(0) @binding(4) var<storage, read> solid: array<u32>;
 
 const WORKGROUP_SIZE: u32 = 64u;
 
@@ -29,8 +30,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     if (i >= level.cells.w) { return; }
     let n = level.cells.xyz;
     let c = cell_coords(i, n);
-    if (u32(c.x + c.y + c.z) % 2u != COLOR) { return; }
-    let s = stencil(c, n);
+    if (u32(c.x + c.y + c.z) % 2u != COLOR || solid_cell(LEVEL, c, n)) { return; }
+    let s = stencil(LEVEL, c, n);
     if (s.count == 0.0) { return; }
     pressure[i] = (s.sum - level.spacing.x * rhs[i]) / s.count;
 }

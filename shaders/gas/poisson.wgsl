@@ -1,10 +1,13 @@
 // gas/poisson.wgsl: the pressure equation's stencil on a multigrid level (no pass of its own).
-// The including pass binds `params` (GasParams) and `pressure` (the level's, array<f32>).
+// The including pass binds `params` (GasParams), `pressure` (the level's, array<f32>) and `solid`
+// (level 0's solid cells, array<u32>: gas/solids.wgsl).
 //
 // The equation per cell: sum over its 6 neighbours of (p_n - p) / h_l^2 = rhs. Past a solid
 // side the face carries nothing (the neighbour drops out); past an open side the neighbour is
-// the outside, at pressure 0; a periodic grid wraps. This is D G of gas/divergence.wgsl and
-// gas/project.wgsl on level 0.
+// the outside, at pressure 0; a periodic grid wraps; on level 0 a solid neighbour drops out like
+// a solid side (its faces carry nothing). This is D G of gas/divergence.wgsl and
+// gas/project.wgsl on level 0. The coarser levels leave the solids out: they only correct the
+// finest level's smooth error, and the finest level's sweeps see the walls.
 
 //! include gas/types.wgsl
 
@@ -13,7 +16,12 @@ struct Stencil {
     count: f32,   // the neighbours that count (those outside an open side at 0)
 };
 
-fn stencil(c: vec3i, n: vec3u) -> Stencil {
+// Whether level `level`'s cell c is solid (only level 0 has solids).
+fn solid_cell(level: u32, c: vec3i, n: vec3u) -> bool {
+    return level == 0u && solid[cell_at(c, n)] != 0u;
+}
+
+fn stencil(level: u32, c: vec3i, n: vec3u) -> Stencil {
     var out = Stencil(0.0, 0.0);
     let wrap = wraps(params);
     for (var a = 0u; a < 3u; a++) {
@@ -26,6 +34,7 @@ fn stencil(c: vec3i, n: vec3u) -> Stencil {
             }
             var o = c;
             o[a] = along(k, m, wrap);
+            if (solid_cell(level, o, n)) { continue; }
             out.sum += pressure[cell_at(o, n)];
             out.count += 1.0;
         }

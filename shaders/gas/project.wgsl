@@ -1,12 +1,12 @@
 // gas/project.wgsl  --  pass `<entity>:gas:project`
 //
 // Each face's component less the pressure gradient across it, (p_hi - p_lo) / h: the
-// divergence-free velocity the next step starts from. A face on a solid wall stays 0; at an
-// open side the pressure outside is 0.
+// divergence-free velocity the next step starts from. A face on a solid wall or next to a solid
+// cell stays 0; at an open side the pressure outside is 0.
 // One invocation per face of all three runs; workgroup size 64, dispatch ceil(faces / 64)
 // workgroups, folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (read GasParams), 1 velocity (read: after the forces),
-//   2 pressure (read: multigrid level 0), 3 result (rw: the step's result)
+//   2 pressure (read: multigrid level 0), 3 result (rw: the step's result), 4 solid (read)
 
 //! include common/dispatch.wgsl
 //! include gas/types.wgsl
@@ -15,6 +15,7 @@
 @group(0) @binding(1) var<storage, read> velocity: array<f32>;
 @group(0) @binding(2) var<storage, read> pressure: array<f32>;
 @group(0) @binding(3) var<storage, read_write> result: array<f32>;
+@group(0) @binding(4) var<storage, read> solid: array<u32>;
 
 const WORKGROUP_SIZE: u32 = 64u;
 
@@ -33,6 +34,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     var hi = c.xyz;
     lo[a] = along(k - 1, m, wrap);
     hi[a] = along(k, m, wrap);
+    if (solid[cell_at(lo, n)] != 0u || solid[cell_at(hi, n)] != 0u) {
+        result[f] = 0.0;
+        return;
+    }
     var p_lo = pressure[cell_at(lo, n)];
     var p_hi = pressure[cell_at(hi, n)];
     if (!wrap && k == 0) {

@@ -6,7 +6,7 @@ substeps), all in the SIMULATE phase:
   <e>:fluid:grid:*:s<s>       the shared neighbour grid (emberfx.blocks.neighbours) over p*
   <e>:fluid:lambda:<s>:<k>    for each iteration k: densities and the constraint multipliers
   <e>:fluid:correct:<s>:<k>   position corrections with s_corr, out of the scene's colliders
-                              (contacts.py), clamped into the bounds (predictions
+                              (colliders/scene_solids.py), clamped into the bounds (predictions
                               ping-pong between two buffers)
   <e>:fluid:update:<s>        v = (p* - x) / dt
   <e>:fluid:curl:<s>          vorticity of the velocities (for confinement)
@@ -39,8 +39,8 @@ from emberfx.core.readback import read_array
 from emberfx.core.system import EntityRef, Priority, StepInfo, System
 from emberfx.model.colors import linear_color
 from emberfx.model.registry import set_system
+from emberfx.systems.colliders.scene_solids import SceneSolids
 from emberfx.systems.fluid.component import Fluid
-from emberfx.systems.fluid.contacts import FluidContacts
 from emberfx.systems.fluid.sources import Inflow
 from emberfx.systems.fluid.surface import WaterSurface
 
@@ -130,7 +130,7 @@ class _Body:
     component: Fluid
     buffers: dict
     grid: NeighbourGrid
-    contacts: FluidContacts
+    contacts: SceneSolids
     inflow: Inflow
     passes: list
     n: int
@@ -171,7 +171,7 @@ class FluidSystem(System):
         shape = GridShape.covering(lower.tolist(), c.bounds.upper.tolist(), c.kernel)
         grid = NeighbourGrid(self.build, f"{name}:fluid:grid", b["predicted0"], n, shape,
                              stride=1, position=0, copy=1, prefix="grid_")
-        contacts = FluidContacts(self, entity)
+        contacts = SceneSolids(self, entity)
         contacts.refresh()
         surface = WaterSurface(self, entity, b["position"], n)
         body = _Body(entity, c, b, grid, contacts, Inflow(len(filled)), [], n,

@@ -30,7 +30,8 @@ def coarse_sweeps(cells: tuple[int, int, int]) -> int:
 def v_cycles(system, name: str, cycles: int, cells: list[tuple[int, int, int]],
              b: dict) -> list[Pass]:
     """The passes of ``cycles`` V-cycles over levels of ``cells`` per axis; ``b`` holds
-    ``params``, ``levels`` and each level's ``rhs<l>`` and ``pressure<l>``."""
+    ``params``, ``levels``, each level's ``rhs<l>`` and ``pressure<l>``, and level 0's
+    ``solid`` cells."""
     build, gpu = system.build, system.gpu
     last = len(cells) - 1
 
@@ -42,7 +43,7 @@ def v_cycles(system, name: str, cycles: int, cells: list[tuple[int, int, int]],
             f"{name}:gas:mg:{cycle}:{level}:{stage}:{s}:{color}", Phase.SIMULATE,
             "gas/mg_smooth.wgsl", groups(level),
             {"params": b["params"], "levels": b["levels"], "rhs": b[f"rhs{level}"],
-             "pressure": b[f"pressure{level}"]},
+             "pressure": b[f"pressure{level}"], "solid": b["solid"]},
             constants={"LEVEL": level, "COLOR": color},
             does=f"level {level}: a red-black Gauss-Seidel half-sweep of the pressure")
             for s in range(sweeps) for color in (0, 1)]
@@ -56,7 +57,7 @@ def v_cycles(system, name: str, cycles: int, cells: list[tuple[int, int, int]],
                 "gas/mg_restrict.wgsl", groups(level + 1),
                 {"params": b["params"], "levels": b["levels"], "rhs": b[f"rhs{level}"],
                  "pressure": b[f"pressure{level}"], "coarse_rhs": b[f"rhs{level + 1}"],
-                 "coarse_pressure": b[f"pressure{level + 1}"]},
+                 "coarse_pressure": b[f"pressure{level + 1}"], "solid": b["solid"]},
                 constants={"LEVEL": level},
                 does=f"level {level}'s residual, averaged: level {level + 1}'s right-hand side"))
         out += smooth(cycle, last, "coarse", coarse_sweeps(cells[last]))

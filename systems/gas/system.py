@@ -2,6 +2,7 @@
 Jensen 2001; Bridson 2015), on the GPU.
 
 Per simulation step, for each gas entity ``<e>``, all in the SIMULATE phase:
+  <e>:gas:solids                      the cells inside the scene's colliders
   <e>:gas:advect:velocity[:correct]   the velocity carries itself (semi-Lagrangian, then
                                       MacCormack's correction)
   <e>:gas:advect:scalars[:correct]    and the density, temperature and fuel
@@ -32,6 +33,8 @@ from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.readback import read_array
 from emberfx.core.system import EntityRef, Priority, StepInfo, System
 from emberfx.model.registry import set_system
+from emberfx.systems.colliders.particles import SOLID_KINDS, solid_kind
+from emberfx.systems.colliders.scene_solids import SceneSolids
 from emberfx.systems.forces.forces import FORCE, kind_bits, pack_forces
 from emberfx.systems.forces.forces import MAX_FORCES as FORCE_SLOTS
 from emberfx.systems.gas import records
@@ -50,8 +53,10 @@ class _Body:
     passes: list
     cells: int
     faces: int
+    solids: SceneSolids   # the colliders, as the solids pass binds them
     written: tuple[bytes, ...] = (b"", b"", b"", b"")   # params, sources, look, forces
     kinds: int = 0        # the FORCE_KINDS the force pass was compiled for
+    solid_kinds: int = 0  # the SOLID_KINDS the solids pass was compiled for
     time: float = 0.0     # the last step's start, s
     steps: int = 0
 
@@ -86,11 +91,14 @@ class GasSystem(System):
         self.resources.write(b["levels"], records.levels_record(c))
         b["look"] = self.buffer(entity, "look", records.LOOK.itemsize, storage)
         b["forces"] = self.buffer(entity, "forces", FORCE_SLOTS * FORCE.itemsize, storage)
+        b["solid"] = self.buffer(entity, "solid", 4 * cells, storage, what=what)
         table = records.blackbody_table()
         b["blackbody"] = self.buffer(entity, "blackbody", len(table), storage)
         self.resources.write(b["blackbody"], table)
-        body = _Body(entity, c, b, [], cells, faces)
+        body = _Body(entity, c, b, [], cells, faces, SceneSolids(self, entity))
+        body.solids.refresh()
         body.kinds = kind_bits(self._acting(c))
+        body.solid_kinds = self._solid_kinds()
         body.passes = self._passes(body)
         self.bodies[name] = body
         self._write(body)
@@ -103,6 +111,11 @@ class GasSystem(System):
         params = b["params"]
         correct = c.advection == "maccormack"
         passes = [compute(
+            f"{e}:gas:solids", Phase.SIMULATE, "gas/solids.wgsl", on_cells,
+            {"params": params, "solid": b["solid"], **body.solids.bindings()},
+            constants={"SOLID_KINDS": body.solid_kinds},
+            does="which cells lie inside the scene's colliders")]
+        passes += [compute(
             f"{e}:gas:advect:velocity", Phase.SIMULATE, "gas/advect_faces.wgsl", on_faces,
             {"params": params, "velocity": b["velocity"],   # (hat: unread here)
              "hat": b["velocity_next" if correct else "velocity_hat"],
@@ -131,7 +144,7 @@ class GasSystem(System):
         passes += [
             compute(f"{e}:gas:cells", Phase.SIMULATE, "gas/cells.wgsl", on_cells,
                     {"params": params, "sources": b["sources"], "advected": b["scalars_next"],
-                     "scalars": b["scalars"]},
+                     "scalars": b["scalars"], "solid": b["solid"]},
                     does="sources, combustion, cooling and dissipation of each cell"),
             compute(f"{e}:gas:curl", Phase.SIMULATE, "gas/curl.wgsl", on_cells,
                     {"params": params, "velocity": b["velocity_next"], "curl": b["curl"]},
@@ -145,17 +158,17 @@ class GasSystem(System):
                          "forces"),
             compute(f"{e}:gas:faces", Phase.SIMULATE, "gas/faces.wgsl", on_faces,
                     {"params": params, "sources": b["sources"], "force": b["force"],
-                     "velocity": b["velocity_next"]},
+                     "velocity": b["velocity_next"], "solid": b["solid"]},
                     does="the forces onto the faces, sources' velocities and solid walls"),
             compute(f"{e}:gas:divergence", Phase.SIMULATE, "gas/divergence.wgsl", on_cells,
                     {"params": params, "velocity": b["velocity_next"], "rhs": b["rhs0"],
-                     "pressure": b["pressure0"]},
+                     "pressure": b["pressure0"], "solid": b["solid"]},
                     does="each cell's divergence: the pressure equation's right-hand side")]
         passes += v_cycles(self, e, c.pressure_cycles, records.level_cells(c), b)
         passes.append(compute(
             f"{e}:gas:project", Phase.SIMULATE, "gas/project.wgsl", on_faces,
             {"params": params, "velocity": b["velocity_next"], "pressure": b["pressure0"],
-             "result": b["velocity"]},
+             "result": b["velocity"], "solid": b["solid"]},
             does="each face's component less the pressure gradient: divergence-free"))
         pipeline = render_pipeline(self.device, RenderKey(
             records.VOLUME, self.shared.scene_format, blend="alpha",
@@ -201,18 +214,28 @@ class GasSystem(System):
     def passes(self) -> list[Pass]:
         return [p for body in self.bodies.values() for p in body.passes]
 
+    def _solid_kinds(self) -> int:
+        """The SOLID_KINDS of the scene's colliders (the solids pass compiles in only those)."""
+        mask = 0
+        for _, c in self.query("collider"):
+            mask |= 1 << SOLID_KINDS[solid_kind(c)]
+        return mask
+
     def world_changed(self) -> None:
-        """Forces came or went: a gas whose set of force kinds changed compiles its force pass
-        again."""
+        """Forces or colliders came or went: a gas whose set of force or collider kinds
+        changed compiles its passes again, as one whose SDF samples' buffer grew."""
+        solid_kinds = self._solid_kinds()
         for body in self.bodies.values():
+            remade = body.solids.refresh()
             kinds = kind_bits(self._acting(body.component))
-            if kinds != body.kinds:
-                body.kinds = kinds
+            if remade or kinds != body.kinds or solid_kinds != body.solid_kinds:
+                body.kinds, body.solid_kinds = kinds, solid_kinds
                 body.passes = self._passes(body)
 
     def before_step(self, step: StepInfo) -> None:
         for body in self.bodies.values():
             body.time = step.frame * step.dt
+            body.solids.write_step()
             self._write(body, body.time)
             body.steps += 1
 

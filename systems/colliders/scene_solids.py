@@ -1,10 +1,11 @@
-"""The colliders a fluid's particles stay out of: every collider entity in the scene (sphere,
-box, plane, SDF), packed as the records of shaders/common/collide.wgsl, whose
-``collide_particle`` the correction pass calls (systems/colliders/particles.py packs them, as
-for emitters). Four registry buffers of the fluid entity:
+"""Every collider entity in the scene (sphere, box, plane, SDF) as the solids of one entity of
+another family, packed as the records of shaders/common/collide.wgsl (systems/colliders/
+particles.py packs them, as for emitters): a fluid's correction pass calls its
+``collide_particle``, a gas marks the cells inside them solid. Four registry buffers of the
+entity:
 
   <e>/collision     CollisionSet header: the collider count (the material does not act: a fluid
-                    particle's velocity comes from its corrected move)
+                    particle's velocity comes from its corrected move, a gas has no bounce)
   <e>/colliders     SolidCollider records, MAX_FORCES of them
   <e>/volume_refs   VolumeRef records of SDF colliders sampled from .npy files
   <e>/volumes       their samples, packed (systems/forces/volumes.py)
@@ -38,14 +39,14 @@ from emberfx.systems.forces.volumes import VolumeError, load_volume, pack_volume
 
 @dataclass(frozen=True)
 class _Material:
-    """The CollisionSet material: unused by a fluid (no bounce: the velocity is the move)."""
+    """The CollisionSet material: unused (no bounce)."""
     restitution: float = 0.0
     friction: float = 0.0
     lifetime_loss: float = 0.0
     kill: bool = False
 
 
-class FluidContacts:
+class SceneSolids:
     def __init__(self, system, entity: EntityRef):
         self.system, self.entity = system, entity
         storage = wgpu.BufferUsage.STORAGE

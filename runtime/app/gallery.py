@@ -54,6 +54,8 @@ NO_PLAYER: dict[str, str] = {
     "mandelbrot": "its deep zoom is slow to record on the software GPU that builds this site",
     "neon": "left out to keep the site's build short",
     "particle_life": "its page would hold about half a megabyte per second of loop",
+    "plume": "its gas takes about 200 passes a step: slow to record on the software GPU that "
+             "builds this site",
     "particle_life_3d": "its page would hold about half a megabyte per second of loop",
     "rain": "its page would hold about a quarter of a megabyte per second of loop",
     "sand": "4,000 colliding grains are slow to record on the software GPU that builds this site",

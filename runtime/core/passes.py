@@ -167,9 +167,10 @@ def pass_table(passes: list[Pass], engine_folded: tuple[Folded, ...] = ()) -> Pa
 
 @dataclass(frozen=True)
 class RenderTarget:
-    """Where draws of one target name go: colour view, optional depth view, clear colour; with
-    its formats given, its draws may be replayed from render bundles (runtime/core/bundles.py)."""
-    color_view: wgpu.GPUTextureView
+    """Where draws of one target name go: colour view (None: a depth-only target, such as the
+    shadow map), optional depth view, clear colour; with its colour format given, its draws may
+    be replayed from render bundles (runtime/core/bundles.py)."""
+    color_view: wgpu.GPUTextureView | None
     clear_color: tuple[float, float, float, float] | None  # None: load what is there
     depth_view: wgpu.GPUTextureView | None = None
     color_format: str | None = None
@@ -185,23 +186,28 @@ class RenderTarget:
         key = (clear, depth_read_only)
         found = self._attachments.get(key)
         if found is None:
-            color = {"view": self.color_view, "load_op": "clear" if clear else "load",
-                     "store_op": "store"}
-            if clear:
-                color["clear_value"] = self.clear_color
+            colors = []
+            if self.color_view is not None:
+                color = {"view": self.color_view, "load_op": "clear" if clear else "load",
+                         "store_op": "store"}
+                if clear:
+                    color["clear_value"] = self.clear_color
+                colors.append(color)
             depth = None
             if self.depth_view is not None and depth_read_only:
                 depth = {"view": self.depth_view, "depth_read_only": True}
             elif self.depth_view is not None:
                 depth = {"view": self.depth_view, "depth_load_op": "clear" if clear else "load",
                          "depth_store_op": "store", "depth_clear_value": 1.0}
-            found = self._attachments[key] = ([color], depth)
+            found = self._attachments[key] = (colors, depth)
         return found
 
     def native_descriptor(self, clear: bool, depth_read_only: bool,
                           label: str) -> native_calls.RenderDescriptor | None:
         """The same render pass as ``attachments`` gives, as a C descriptor made once (for
         native_calls.NativeRenderPass); None where it cannot describe it."""
+        if self.color_view is None:   # depth-only: wgpu-py's path
+            return None
         key = (clear, depth_read_only, label)
         found = self._descriptors.get(key)
         if found is None:

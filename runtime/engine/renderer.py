@@ -26,6 +26,7 @@ from emberfx.core.frame_graph import DRAWING_PHASES, FrameGraph, Pass, Phase, Re
 from emberfx.core.layout import struct_dtype
 from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.readback import read_texture
+from emberfx.core.shadows import SHADOW_TARGET, ShadowMap, frame_fields, map_resolution
 from emberfx.core.system import SharedResources, snapshot
 from emberfx.model.light import Light
 
@@ -64,6 +65,8 @@ class Renderer:
         self.scene_texture: wgpu.GPUTexture | None = None
         self.depth_texture: wgpu.GPUTexture | None = None
         self.output_texture: wgpu.GPUTexture | None = None
+        self.shadow_map: ShadowMap | None = None   # the directional light's (core/shadows.py)
+        self.shadow_resolution = map_resolution(Light())   # what make_targets makes it at
 
     def make_targets(self, size: tuple[int, int]) -> None:
         """Render targets of ``size`` (at start, and when the size or background changed)."""
@@ -88,6 +91,9 @@ class Renderer:
             | wgpu.TextureUsage.COPY_SRC)
         shared.resources.adopt("scene/depth", self.depth_texture)
         shared.drawn_view = None   # nothing drawn into the new target yet
+        if self.shadow_map is not None:
+            self.shadow_map.destroy()
+        self.shadow_map = ShadowMap(self.device, shared.resources, self.shadow_resolution)
         self.output_texture = self.device.create_texture(
             label="output", size=(w, h, 1), format=OUTPUT_FORMAT,
             usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
@@ -173,6 +179,11 @@ class Renderer:
             rec["viewport"] = (w, h)
             rec["light_direction"] = (*light.unit_direction(), 0.0)
             rec["light_color"] = (*light.linear_radiance(), light.ambient)
+        # the shadow box follows the casters, which may move every frame
+        casters = [c for s in self.world.system_objects() for c in s.shadow_casters()]
+        matrix, shadow = frame_fields(light, casters, self.shadow_resolution)
+        self._frame_record["light_view_proj"] = matrix
+        self._frame_record["shadow"] = shadow
         self._frame_record["time"] = clock.time
         self._frame_record["frame"] = clock.steps
         self.shared.resources.before_write(self.shared.frame_uniform)
@@ -184,6 +195,9 @@ class Renderer:
         """Render the current state into ``texture``, whose size is the targets' size, lit by
         ``light`` (the scene's [light]; None: the default); ``transparent``: for compositing
         (see the module's doc); ``phases``: RENDER alone leaves the scene target as drawn."""
+        if map_resolution(light or Light()) != self.shadow_resolution:   # [light] changed
+            self.shadow_resolution = map_resolution(light or Light())
+            self.make_targets(self.size)
         self.write_frame_uniform(camera, clock, light)
         self._before_draw(phases)
         # a step held for this draw (Engine.frame) has its passes in the encoder already, and
@@ -216,9 +230,11 @@ class Renderer:
         if not prepared:
             self._before_draw(phases)
         scene = self._transparent_target if transparent else self._scene_target
-        targets = {"scene": scene, "output": self._output_target(texture)}
+        assert self.shadow_map is not None
+        targets = {"scene": scene, "output": self._output_target(texture),
+                   SHADOW_TARGET: self.shadow_map.target}
         self.graph(texture.format, transparent).encode(encoder, targets, phases=phases,
-                                          clear_targets=("scene",),
+                                          clear_targets=("scene", SHADOW_TARGET),
                                           profiler=self.telemetry.profiler,
                                           bundles=self.bundles, compute=compute)
         if phases is None or Phase.RENDER in phases:   # the depth target now holds this view
@@ -265,6 +281,6 @@ class Renderer:
         self._graphs.clear()
         self._stale_graphs.clear()
         for resource in (self.scene_texture, self.depth_texture, self.output_texture,
-                         self.shared.frame_uniform):
+                         self.shared.frame_uniform, self.shadow_map):
             if resource is not None:
                 resource.destroy()

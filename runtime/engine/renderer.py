@@ -44,7 +44,8 @@ class Renderer:
     """Targets, frame graphs (one per output format, rebuilt lazily when invalidated), the
     present passes and the draws recorded once as render bundles and replayed."""
 
-    def __init__(self, device, shared: SharedResources, background, world, telemetry):
+    def __init__(self, device, shared: SharedResources, background, world, telemetry,
+                 light: Light | None = None):
         self.device = device
         self.shared = shared
         self.background = background   # linear RGBA the scene target is cleared to
@@ -66,7 +67,8 @@ class Renderer:
         self.depth_texture: wgpu.GPUTexture | None = None
         self.output_texture: wgpu.GPUTexture | None = None
         self.shadow_map: ShadowMap | None = None   # the directional light's (core/shadows.py)
-        self.shadow_resolution = map_resolution(Light())   # what make_targets makes it at
+        # the size make_targets makes the shadow map at: the scene's [light], then its edits
+        self.shadow_resolution = map_resolution(light or Light())
 
     def make_targets(self, size: tuple[int, int]) -> None:
         """Render targets of ``size`` (at start, and when the size or background changed)."""
@@ -91,9 +93,10 @@ class Renderer:
             | wgpu.TextureUsage.COPY_SRC)
         shared.resources.adopt("scene/depth", self.depth_texture)
         shared.drawn_view = None   # nothing drawn into the new target yet
-        if self.shadow_map is not None:
-            self.shadow_map.destroy()
-        self.shadow_map = ShadowMap(self.device, shared.resources, self.shadow_resolution)
+        if self.shadow_map is None or self.shadow_map.resolution != self.shadow_resolution:
+            if self.shadow_map is not None:
+                self.shadow_map.destroy()
+            self.shadow_map = ShadowMap(self.device, shared.resources, self.shadow_resolution)
         self.output_texture = self.device.create_texture(
             label="output", size=(w, h, 1), format=OUTPUT_FORMAT,
             usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)

@@ -58,6 +58,7 @@ from emberfx.model.registry import set_system
 from emberfx.systems.emitter import batches, features, readout, step_upload
 from emberfx.systems.emitter import color as particle_color
 from emberfx.systems.emitter import layout as emitter_layout
+from emberfx.systems.emitter import mesh_particles
 from emberfx.systems.emitter import passes as emitter_passes
 from emberfx.systems.emitter import prewarm as emitter_prewarm
 from emberfx.systems.emitter import step as emitter_step
@@ -305,10 +306,18 @@ class EmitterSystem(System):
                 self.scene_force_kinds(), self.vector_fields.version)
 
     def targets_changed(self) -> None:
-        """New render targets: update passes bind the new "scene/depth"."""
+        """New render targets: update passes bind the new "scene/depth", mesh draws the
+        shadow map."""
         for pool in self.pools.values():
             pool.updates.clear()
             self._refresh(pool)
+            if "mesh_look" in pool.buffers:
+                mesh_particles.redraw(self, pool)
+
+    def shadow_casters(self) -> list[tuple[tuple[float, float, float], float]]:
+        """Where each mesh-particle emitter's particles can be (mesh_particles.caster_sphere)."""
+        return [mesh_particles.caster_sphere(pool.component) for pool in self.pools.values()
+                if "mesh_look" in pool.buffers]
 
     def burst(self, entity: EntityRef, count: int) -> None:
         """`count` extra births on the next step (scripts: ctx.burst)."""

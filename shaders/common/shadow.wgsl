@@ -11,7 +11,7 @@
 // plus the depth the surface's slope (tan of the angle to the light) gains across the kernel,
 // so a surface does not shadow itself (acne) while a caster resting on it stays grounded.
 // Outside the box sideways nothing casts (1); beyond its far side the point compares as the
-// far side, so only casters shadow it.
+// far side, unbiased, so whatever was drawn there shadows it.
 
 const SHADOW_TAPS: i32 = 4;
 const SHADOW_MAX_SLOPE: f32 = 4.0;   // tan of the steepest angle the bias follows (76 degrees)
@@ -29,7 +29,8 @@ fn shadow_visibility(f: Frame, map: texture_depth_2d, cmp: sampler_comparison, w
     let cosine = clamp(abs(dot(n, f.light_direction.xyz)), 1e-3, 1.0);
     let slope = min(sqrt(1.0 - cosine * cosine) / cosine, SHADOW_MAX_SLOPE);
     let bias = f.shadow.w * (1.0 + (f.shadow.y + 1.0) * slope) * depth_scale;
-    let depth = clamp(clip.z, 0.0, 1.0) - bias;
+    // beyond the far side every caster is nearer the light: compared unbiased as the far side
+    let depth = select(max(clip.z, 0.0) - bias, 1.0, clip.z >= 1.0);
     let step = 2.0 * f.shadow.y / f32(SHADOW_TAPS - 1) * f.shadow.z;
     let first = uv - vec2f(f.shadow.y * f.shadow.z);
     var lit = 0.0;

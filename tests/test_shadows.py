@@ -1,0 +1,183 @@
+"""Shadows from the directional light on a real GPU (lavapipe in CI), against geometry worked out
+here, independently of the shadow map.
+
+Sphere colliders stand in front of a plane facing +z at z = -DEPTH: one of radius R at the
+origin, and a smaller one off to the side and nearer the camera, so the pair is not symmetric
+in the light's view (a mirrored map would cast the wrong shadow). An orthographic camera looks
+down -z, so a world point (x, y) lands on a known pixel. A point p of the plane is in a sphere's
+shadow exactly when the ray from p toward the light meets it: the distance from its centre c to
+the line p + t L is below its radius, on the light's side (the analytic projection of the sphere
+along L onto the plane, an ellipse). The expected shadow is the union of the two ellipses.
+
+The images are the linear HDR scene target (Engine.render_hdr). Each plane pixel is compared with
+the same pixel of the same scene rendered with ``shadows = false``: the floor's checker, its
+hemisphere ambient and everything else but the shadow cancel in the ratio. The directional term
+is I = 0.75 n.L of a 0.25 ambient (the default [light]; the plane's normal has no y, so its
+hemisphere ambient is 1x), so a fully shadowed pixel keeps 0.25 / (0.25 + 0.75 n.L) of its light:
+a pixel counts as shadowed when its ratio is below the midpoint between that and 1, i.e. less
+than half the directional light reaches it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from emberfx.core.errors import SceneError
+from emberfx.core.shadows import light_box
+from emberfx.engine.engine import Engine
+from emberfx.model.scene import loads_scene
+
+SIZE = 160            # pixels, square
+HEIGHT = 6.0          # world units shown from bottom to top
+PPU = SIZE / HEIGHT   # pixels per world unit
+RADIUS = 0.6          # the sphere's at the origin
+SPHERES = [((0.0, 0.0, 0.0), RADIUS), ((1.2, -1.3, 0.5), 0.35)]   # (centre, radius)
+DEPTH = 2.5           # the plane's distance behind the sphere's centre
+AMBIENT, INTENSITY = 0.25, 0.75   # the default [light]'s
+EDGE = 2.0            # pixels either side of an outline left out of the counts
+LIGHTS = [(0.5, 0.4, 1.0), (-0.7, -0.25, 1.0)]
+
+_COLUMNS = (np.arange(SIZE) + 0.5 - SIZE / 2) / PPU
+WORLD_X, WORLD_Y = np.meshgrid(_COLUMNS, -_COLUMNS)   # pixel centres, world units
+
+
+def scene_text(direction, light: str = "") -> str:
+    return f"""
+[scene]
+name = "shadows"
+size = [{SIZE}, {SIZE}]
+background = "#000000"
+[camera]
+kind = "orthographic"
+center = [0.0, 0.0]
+height = {HEIGHT}
+[light]
+direction = {list(direction)}
+{light}
+[[entity]]
+name = "wall"
+[entity.collider]
+shape = "plane"
+point = [0.0, 0.0, {-DEPTH}]
+normal = [0.0, 0.0, 1.0]
+extent = 20.0
+""" + "".join(f"""
+[[entity]]
+name = "ball{k}"
+[entity.collider]
+shape = "sphere"
+center = {list(centre)}
+radius = {radius}
+""" for k, (centre, radius) in enumerate(SPHERES))
+
+
+def hdr(text: str) -> np.ndarray:
+    engine = Engine(loads_scene(text), size=(SIZE, SIZE))
+    try:
+        return engine.render_hdr()[..., :3].astype(np.float64)
+    finally:
+        engine.close()
+
+
+def ellipse_distance(direction) -> np.ndarray:
+    """Per pixel, the least over the spheres of the distance in pixels from a sphere's centre
+    to the line from the plane point under the pixel toward the light, minus its radius
+    (negative: in the analytic shadow)."""
+    light = np.asarray(direction, np.float64)
+    light /= np.linalg.norm(light)
+    nearest = np.full(WORLD_X.shape, np.inf)
+    for (cx, cy, cz), radius in SPHERES:
+        to_centre = np.stack([cx - WORLD_X, cy - WORLD_Y, np.full_like(WORLD_X, cz + DEPTH)], -1)
+        along = to_centre @ light
+        across = np.sqrt(np.maximum((to_centre ** 2).sum(-1) - along ** 2, 0.0))
+        nearest = np.minimum(nearest, np.where(along > 0.0, (across - radius) * PPU, np.inf))
+    return nearest
+
+
+def plane_pixels() -> np.ndarray:
+    """Pixels showing the plane: outside every sphere's silhouette by more than EDGE."""
+    return np.all([np.hypot(WORLD_X - cx, WORLD_Y - cy) * PPU > radius * PPU + EDGE
+                   for (cx, cy, _), radius in SPHERES], axis=0)
+
+
+def shadow_ratio(direction, light: str = "") -> tuple[np.ndarray, float]:
+    """Shadowed over unshadowed light per pixel, and the ratio of full shadow."""
+    shadowed = hdr(scene_text(direction, light))
+    plain = hdr(scene_text(direction, light + "\nshadows = false"))
+    ratio = shadowed.sum(-1) / np.maximum(plain.sum(-1), 1e-6)
+    unit = np.asarray(direction, np.float64) / np.linalg.norm(direction)
+    full = AMBIENT / (AMBIENT + INTENSITY * unit[2])   # the plane's normal is +z
+    return ratio, full
+
+
+@pytest.mark.parametrize("direction", LIGHTS)
+@pytest.mark.parametrize("light", ["", "shadow_extent = 3.0"], ids=["fitted", "extent"])
+def test_sphere_shadow_matches_its_projection(direction, light):
+    ratio, full = shadow_ratio(direction, light)
+    plane = plane_pixels()
+    expected = ellipse_distance(direction) < 0.0
+    assert (expected & plane).sum() > 200, "the analytic shadow is too small to test"
+    found = ratio < 0.5 * (1.0 + full)
+    union = (found | expected) & plane
+    iou = (found & expected & plane).sum() / union.sum()
+    assert iou >= 0.9, f"IoU {iou:.3f} of the shadow and the sphere's projection"
+    # inside the shadow away from its edge, only the ambient is left
+    core = (ellipse_distance(direction) < -EDGE) & plane
+    assert np.allclose(ratio[core], full, rtol=0.02), (ratio[core].min(), ratio[core].max(), full)
+
+
+@pytest.mark.parametrize("direction", LIGHTS)
+def test_unshadowed_plane_keeps_its_light(direction):
+    """Outside the shadow (beyond the PCF edge), the plane is as bright as without shadows:
+    no acne, no darkening; float16 rounding is 0.1 %, the stated tolerance 0.5 %."""
+    ratio, _ = shadow_ratio(direction)
+    lit = (ellipse_distance(direction) > EDGE) & plane_pixels()
+    assert lit.sum() > 10000
+    assert np.abs(ratio[lit] - 1.0).max() < 0.005, np.abs(ratio[lit] - 1.0).max()
+
+
+def test_sphere_lit_side_has_no_acne():
+    """The sphere's own lit half, seen head-on, is as bright as without shadows (it draws its
+    back faces into the map, so its front never shadows itself)."""
+    direction = LIGHTS[0]
+    shadowed = hdr(scene_text(direction))
+    plain = hdr(scene_text(direction, "shadows = false"))
+    r = np.hypot(WORLD_X, WORLD_Y)
+    inside = r * PPU < RADIUS * PPU - EDGE
+    z = np.sqrt(np.maximum(RADIUS ** 2 - r ** 2, 0.0))
+    normals = np.stack([WORLD_X, WORLD_Y, z], -1) / RADIUS
+    unit = np.asarray(direction) / np.linalg.norm(direction)
+    facing = inside & (normals @ unit > 0.2)
+    assert facing.sum() > 300
+    ratio = shadowed.sum(-1)[facing] / plain.sum(-1)[facing]
+    assert np.abs(ratio - 1.0).max() < 0.005
+
+
+def test_light_box_holds_the_casters():
+    """Each caster's bounding sphere lies inside the clip box [-1, 1]^2 x [0, 1]; the texel
+    is the box's width over the resolution."""
+    casters = [((0.0, 1.0, 0.0), 0.5), ((3.0, 0.2, -1.0), 0.3)]
+    matrix, texel = light_box((0.3, 0.8, 0.5), casters, 1024, 1.5)
+    for centre, radius in casters:
+        for offset in np.vstack([np.eye(3), -np.eye(3)]):
+            clip = matrix @ np.append(np.add(centre, radius * offset), 1.0)
+            assert np.all(np.abs(clip[:2]) < 1.0) and 0.0 < clip[2] < 1.0
+    width = 2.0 / np.linalg.norm(matrix[0, :3])
+    assert texel == pytest.approx(width / 1024)
+    assert light_box((0.0, 1.0, 0.0), [], 1024, 1.5) is None
+
+
+@pytest.mark.parametrize("line, message", [
+    ("shadow_resolution = 8", "light.shadow_resolution: expected int >= 16, found 8"),
+    ("shadow_resolution = 10000", "light.shadow_resolution: expected int <= 8192, found 10000"),
+    ("softness = -1.0", "light.softness: expected float >= 0.0, found -1"),
+    ("shadows = 1", "light.shadows: expected bool, found 1"),
+    ("shadow_extent = 0.0", "light.shadow_extent: expected float > 0.0, found 0"),
+    ("shadow_extnt = 2.0", "did you mean 'shadow_extent'?"),
+])
+def test_bad_light_fields(line, message):
+    with pytest.raises(SceneError) as caught:
+        loads_scene(f'[scene]\nname = "x"\n[light]\n{line}\n')
+    text = str(caught.value)
+    assert message in text and "\n" not in text, text

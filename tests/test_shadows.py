@@ -154,6 +154,91 @@ def test_sphere_lit_side_has_no_acne():
     assert np.abs(ratio - 1.0).max() < 0.005
 
 
+CLOTH_CORNER, CLOTH_SIZE = (0.6, 0.9, 0.3), (1.2, 0.9)   # a flat patch facing the camera
+CUBE_CENTRE, CUBE_EDGE = (-1.2, 1.0, 0.5), 0.8          # one mesh particle, axis-aligned
+OTHER_CASTERS = f"""
+[[entity]]
+name = "sheet"
+[entity.cloth]
+resolution = [6, 5]
+size = {list(CLOTH_SIZE)}
+position = {list(CLOTH_CORNER)}
+pins = "none"
+gravity = [0.0, 0.0, 0.0]
+[[entity]]
+name = "crate"
+[entity.emitter]
+capacity = 4
+rate = 0.0
+bursts = [{{ time = 0.0, count = 1 }}]
+lifetime = 100.0
+speed = 0.0
+gravity = [0.0, 0.0, 0.0]
+position = {list(CUBE_CENTRE)}
+size = {CUBE_EDGE}
+mesh = "cube"
+rotation_deg = [0.0, 0.0]
+angular_velocity_deg = [0.0, 0.0]
+"""
+
+
+def wall_scene(direction, casters: str, light: str = "") -> str:
+    """The wall alone (no spheres) with ``casters``."""
+    return scene_text(direction, light).split("[[entity]]\nname = \"ball0\"")[0] + casters
+
+
+def in_boxes_shadow(direction, boxes) -> np.ndarray:
+    """Per pixel: whether the ray from the plane point under it toward the light passes
+    through one of ``boxes`` [(low corner, high corner), ...] (the slab test)."""
+    light = np.asarray(direction, np.float64) / np.linalg.norm(direction)
+    origin = np.stack([WORLD_X, WORLD_Y, np.full_like(WORLD_X, -DEPTH)], -1)
+    hit = np.zeros(WORLD_X.shape, bool)
+    for low, high in boxes:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = (np.asarray(low) - origin) / light
+            b = (np.asarray(high) - origin) / light
+        near = np.nanmax(np.minimum(a, b), -1)
+        far = np.nanmin(np.maximum(a, b), -1)
+        hit |= (near <= far) & (far > 0.0)
+    return hit
+
+
+@pytest.mark.parametrize("direction", LIGHTS)
+def test_cloth_and_mesh_particles_cast(direction):
+    """A flat cloth patch and a cube mesh particle at rest (no gravity) shadow the wall where
+    the rays toward the light pass through the rectangle and the cube."""
+    text = wall_scene(direction, OTHER_CASTERS)
+    images = []
+    for light in ("", "shadows = false"):
+        engine = Engine(loads_scene(text.replace("[light]\n", f"[light]\n{light}\n")),
+                        size=(SIZE, SIZE))
+        try:
+            engine.step(2)   # the particle is born
+            images.append(engine.render_hdr()[..., :3].astype(np.float64))
+        finally:
+            engine.close()
+    ratio = images[0].sum(-1) / np.maximum(images[1].sum(-1), 1e-6)
+    unit = np.asarray(direction, np.float64) / np.linalg.norm(direction)
+    full = AMBIENT / (AMBIENT + INTENSITY * unit[2])
+    cx, cy, cz = CLOTH_CORNER
+    sheet = ((cx, cy, cz - 1e-3), (cx + CLOTH_SIZE[0], cy + CLOTH_SIZE[1], cz + 1e-3))
+    half = 0.5 * CUBE_EDGE
+    cube = (tuple(np.subtract(CUBE_CENTRE, half)), tuple(np.add(CUBE_CENTRE, half)))
+    # the wall where it shows: outside both casters' silhouettes seen head-on
+    margin = EDGE / PPU
+    plane = np.ones(WORLD_X.shape, bool)
+    for low, high in (sheet, cube):
+        plane &= ~((WORLD_X > low[0] - margin) & (WORLD_X < high[0] + margin)
+                   & (WORLD_Y > low[1] - margin) & (WORLD_Y < high[1] + margin))
+    for boxes in ([sheet], [cube]):
+        expected = in_boxes_shadow(direction, boxes) & plane
+        assert expected.sum() > 100, "the analytic shadow is too small to test"
+    expected = in_boxes_shadow(direction, [sheet, cube])
+    found = ratio < 0.5 * (1.0 + full)
+    iou = (found & expected & plane).sum() / ((found | expected) & plane).sum()
+    assert iou >= 0.9, f"IoU {iou:.3f} of the shadow and the casters' projection"
+
+
 def test_light_box_holds_the_casters():
     """Each caster's bounding sphere lies inside the clip box [-1, 1]^2 x [0, 1]; the texel
     is the box's width over the resolution."""

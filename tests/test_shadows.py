@@ -243,7 +243,9 @@ def test_light_box_holds_the_casters():
     """Each caster's bounding sphere lies inside the clip box [-1, 1]^2 x [0, 1]; the texel
     is the box's width over the resolution."""
     casters = [((0.0, 1.0, 0.0), 0.5), ((3.0, 0.2, -1.0), 0.3)]
-    matrix, texel = light_box((0.3, 0.8, 0.5), casters, 1024, 1.5)
+    box = light_box((0.3, 0.8, 0.5), casters, 1024, 1.5)
+    assert box is not None
+    matrix, texel = box
     for centre, radius in casters:
         for offset in np.vstack([np.eye(3), -np.eye(3)]):
             clip = matrix @ np.append(np.add(centre, radius * offset), 1.0)

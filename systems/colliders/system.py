@@ -168,7 +168,8 @@ class ColliderSystem(System):
             c = shown.component
             if c.drawn and not c.wireframe and c.shape != "plane":
                 radius = c.radius if c.shape == "sphere" else math.hypot(*c.half_size)
-                found.append((tuple(c.center), float(radius)))
+                x, y, z = c.center
+                found.append(((x, y, z), float(radius)))
         return found
 
     def before_draw(self) -> None:

@@ -55,10 +55,9 @@ from emberfx.core.events import REARRANGE
 from emberfx.core.frame_graph import Pass
 from emberfx.core.system import EntityRef, Priority, Readback, StepInfo, System
 from emberfx.model.registry import set_system
-from emberfx.systems.emitter import batches, features, readout, step_upload
+from emberfx.systems.emitter import batches, features, mesh_particles, readout, step_upload
 from emberfx.systems.emitter import color as particle_color
 from emberfx.systems.emitter import layout as emitter_layout
-from emberfx.systems.emitter import mesh_particles
 from emberfx.systems.emitter import passes as emitter_passes
 from emberfx.systems.emitter import prewarm as emitter_prewarm
 from emberfx.systems.emitter import step as emitter_step

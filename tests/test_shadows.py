@@ -239,6 +239,80 @@ def test_cloth_and_mesh_particles_cast(direction):
     assert iou >= 0.9, f"IoU {iou:.3f} of the shadow and the casters' projection"
 
 
+SLAB_CENTRE, SLAB_SIDE, SPRITE = (-1.0, 0.3, 0.0), 1.6, 0.08   # world units
+
+
+def slab_text(count: int, alpha: float, cast: bool, light: str) -> str:
+    """The wall, lit straight on (L = +z), and ``count`` sprites of edge SPRITE and ``alpha``
+    spread evenly over a SLAB_SIDE square in front of it, facing the light. They are black and
+    additive, so the camera sees the wall through them; an opaque white texture makes each
+    cover its whole square (coverage 1)."""
+    return wall_scene((0.0, 0.0, 1.0), f"""
+[[entity]]
+name = "slab"
+[entity.emitter]
+capacity = {count}
+rate = 0.0
+bursts = [{{ time = 0.0, count = {count} }}]
+lifetime = 100.0
+speed = 0.0
+gravity = [0.0, 0.0, 0.0]
+position = {list(SLAB_CENTRE)}
+shape = {{ kind = "box", size = [{SLAB_SIDE}, {SLAB_SIDE}, 0.0] }}
+size = {SPRITE}
+color = "#000000"
+alpha_curve = [{alpha}]
+blend = "additive"
+texture = "white.png"
+cast_shadows = {"true" if cast else "false"}
+""", light)
+
+
+def slab_light(tmp_path, count: int, alpha: float, cast: bool = True,
+               light: str = "") -> np.ndarray:
+    from PIL import Image
+
+    Image.new("RGBA", (16, 16), (255, 255, 255, 255)).save(tmp_path / "white.png")
+    scene = loads_scene(slab_text(count, alpha, cast, light), path=tmp_path / "slab.toml")
+    engine = Engine(scene, size=(SIZE, SIZE))
+    try:
+        engine.step(2)   # the burst is born
+        return engine.render_hdr()[..., :3].astype(np.float64).sum(-1)
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("count, alpha", [(4000, 0.05), (6000, 0.1)])
+def test_particle_slab_transmits_exp_minus_tau(tmp_path, count, alpha):
+    """Behind the slab's middle (away from its edges, where the density falls off over one
+    sprite), the wall gets exp(-tau) of the directional light, tau = N a s^2 / A, within 15 %.
+    The directional share comes from the same scene without shadows: lit = ambient + D, with
+    D / ambient = 0.75 / 0.25 (n.L = 1)."""
+    shadowed = slab_light(tmp_path, count, alpha)
+    plain = slab_light(tmp_path, count, alpha, light="shadows = false")
+    inset = 0.5 * SLAB_SIDE - SPRITE - 2.0 / PPU
+    middle = ((np.abs(WORLD_X - SLAB_CENTRE[0]) < inset)
+              & (np.abs(WORLD_Y - SLAB_CENTRE[1]) < inset))
+    ratio = shadowed[middle] / plain[middle]
+    transmitted = (ratio * (AMBIENT + INTENSITY) - AMBIENT) / INTENSITY
+    tau = count * alpha * SPRITE ** 2 / SLAB_SIDE ** 2
+    assert 0.3 < tau < 2.0
+    measured = transmitted.mean()
+    assert abs(measured / np.exp(-tau) - 1.0) < 0.15, (measured, np.exp(-tau), tau)
+    # outside the slab's shadow the wall is as lit as without shadows
+    clear = ((np.abs(WORLD_X - SLAB_CENTRE[0]) > 0.5 * SLAB_SIDE + SPRITE + 2.0 / PPU)
+             | (np.abs(WORLD_Y - SLAB_CENTRE[1]) > 0.5 * SLAB_SIDE + SPRITE + 2.0 / PPU))
+    assert np.abs(shadowed[clear] / plain[clear] - 1.0).max() < 0.005
+
+
+def test_particles_cast_only_when_asked(tmp_path):
+    """``cast_shadows = false``: the wall is the same as without shadows, pixel for pixel."""
+    quiet = slab_light(tmp_path, 4000, 0.1, cast=False)
+    plain = slab_light(tmp_path, 4000, 0.1, cast=False, light="shadows = false")
+    assert np.array_equal(quiet, plain)
+    assert not np.array_equal(slab_light(tmp_path, 4000, 0.1), plain)
+
+
 def test_light_box_holds_the_casters():
     """Each caster's bounding sphere lies inside the clip box [-1, 1]^2 x [0, 1]; the texel
     is the box's width over the resolution."""

@@ -36,11 +36,16 @@ from emberfx.core.pipelines import RenderKey, render_pipeline
 SHADOW_TARGET = "shadow"          # the render target name of the shadow map's draws
 SHADOW_MAP = "shadow/map"         # its registry name: what casters write and receivers read
 SHADOW_FORMAT = "depth32float"
+OPACITY_TARGET = "shadow_opacity"   # the particles' opacity layers (emitter/opacity.wgsl)
+OPACITY_MAP = "shadow/opacity"
+OPACITY_FORMAT = "rgba16float"      # one channel per layer: four slabs of the box's depth
+OPACITY_SCALE = 4                   # the opacity map is this many times coarser (WGSL says too)
+TARGETS = (SHADOW_TARGET, OPACITY_TARGET)   # cleared each frame, drawn or not
 SHADOW_ORDER = RenderQueue.BACKGROUND - 100   # before anything that may read the map
 SIZE_STEP = 2.0 ** (1.0 / 8.0)    # the box's half-size is a whole power of this
 OFF_RESOLUTION = 16               # the map's size while shadows are off (casters still draw)
 MARGIN_TEXELS = 2.0               # texels of room around the casters, beyond the PCF kernel
-FLAT = (0.0, 0.0, 0.0, 1.0)       # clear colour: any, the target has no colour
+CLEAR = (0.0, 0.0, 0.0, 0.0)      # no depth drawn, no opacity
 
 _SAMPLERS: dict[int, wgpu.GPUSampler] = {}
 
@@ -57,8 +62,10 @@ def comparison_sampler(device) -> wgpu.GPUSampler:
 
 
 def receiver_bindings(device) -> dict:
-    """What a receiving draw binds besides its own: the map and the comparison sampler."""
-    return {"shadow_map": SHADOW_MAP, "shadow_sampler": comparison_sampler(device)}
+    """What a receiving draw binds besides its own: the map, the comparison sampler and the
+    particles' opacity layers."""
+    return {"shadow_map": SHADOW_MAP, "shadow_sampler": comparison_sampler(device),
+            "shadow_opacity": OPACITY_MAP}
 
 
 def caster_pipeline(device, shader: str, *, closed: bool) -> wgpu.GPURenderPipeline:
@@ -79,19 +86,29 @@ def caster_draw(build, name: str, shader: str, bindings, *, closed: bool, **draw
 
 
 class ShadowMap:
-    """The map's texture (registered as ``shadow/map``) and render target, at one resolution."""
+    """The depth map's texture (registered as ``shadow/map``) at one resolution, the opacity
+    layers' (``shadow/opacity``) OPACITY_SCALE times coarser, and their render targets by name."""
 
     def __init__(self, device, resources, resolution: int):
         self.resolution = resolution
+        usage = wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.TEXTURE_BINDING
         self.texture = device.create_texture(
             label=SHADOW_MAP, size=(resolution, resolution, 1), format=SHADOW_FORMAT,
-            usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.TEXTURE_BINDING)
+            usage=usage)
+        coarse = max(1, resolution // OPACITY_SCALE)
+        self.opacity = device.create_texture(
+            label=OPACITY_MAP, size=(coarse, coarse, 1), format=OPACITY_FORMAT, usage=usage)
         resources.adopt(SHADOW_MAP, self.texture)
-        self.target = RenderTarget(None, FLAT, self.texture.create_view(),
-                                   depth_format=SHADOW_FORMAT)
+        resources.adopt(OPACITY_MAP, self.opacity)
+        self.targets = {
+            SHADOW_TARGET: RenderTarget(None, CLEAR, self.texture.create_view(),
+                                        depth_format=SHADOW_FORMAT),
+            OPACITY_TARGET: RenderTarget(self.opacity.create_view(), CLEAR,
+                                         color_format=OPACITY_FORMAT)}
 
     def destroy(self) -> None:
         self.texture.destroy()
+        self.opacity.destroy()
 
 
 def light_basis(direction) -> np.ndarray:

@@ -26,7 +26,7 @@ from emberfx.core.frame_graph import DRAWING_PHASES, FrameGraph, Pass, Phase, Re
 from emberfx.core.layout import struct_dtype
 from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.readback import read_texture
-from emberfx.core.shadows import SHADOW_TARGET, ShadowMap, frame_fields, map_resolution
+from emberfx.core.shadows import TARGETS, ShadowMap, frame_fields, map_resolution
 from emberfx.core.system import SharedResources, snapshot
 from emberfx.model.light import Light
 
@@ -235,9 +235,9 @@ class Renderer:
         scene = self._transparent_target if transparent else self._scene_target
         assert self.shadow_map is not None
         targets = {"scene": scene, "output": self._output_target(texture),
-                   SHADOW_TARGET: self.shadow_map.target}
+                   **self.shadow_map.targets}
         self.graph(texture.format, transparent).encode(encoder, targets, phases=phases,
-                                          clear_targets=("scene", SHADOW_TARGET),
+                                          clear_targets=("scene", *TARGETS),
                                           profiler=self.telemetry.profiler,
                                           bundles=self.bundles, compute=compute)
         if phases is None or Phase.RENDER in phases:   # the depth target now holds this view

@@ -8,7 +8,8 @@
 // Bindings (group 0): 0 frame (uniform Frame), 1 params (uniform ClothParams: the patch's own
 // record), 2 look (uniform ClothLook), 3 positions, 4 normals (read: the patch's own vertices,
 // views into a batch's arenas when it is batched), 5 shadow_map (depth texture),
-// 6 shadow_sampler (comparison sampler)
+// 6 shadow_sampler (comparison sampler),
+// 7 shadow_opacity (the particles' opacity layers)
 
 //! include common/frame.wgsl
 //! include common/shadow.wgsl
@@ -27,6 +28,7 @@ struct ClothLook {
 @group(0) @binding(4) var<storage, read> normals: array<vec4f>;
 @group(0) @binding(5) var shadow_map: texture_depth_2d;
 @group(0) @binding(6) var shadow_sampler: sampler_comparison;
+@group(0) @binding(7) var shadow_opacity: texture_2d<f32>;
 
 struct VertexOut {
     @builtin(position) clip: vec4f,
@@ -55,6 +57,7 @@ fn fs_main(in: VertexOut, @builtin(front_facing) front: bool) -> @location(0) ve
         let cell = vec2i(floor(in.uv * look.checker_cells));
         if (((cell.x + cell.y) & 1) == 1) { base = look.checker.rgb; }
     }
-    let visibility = shadow_visibility(frame, shadow_map, shadow_sampler, in.world, n);
+    let visibility = shadow_visibility(frame, shadow_map, shadow_sampler, shadow_opacity,
+                                       in.world, n);
     return vec4f(scene_lit(frame, base, n, visibility), 1.0);
 }

@@ -1,9 +1,12 @@
 // common/shadow.wgsl: the directional light's shadow lookup for lit draws (no pass of its own).
 //
-// A receiving draw declares `shadow_map: texture_depth_2d` and `shadow_sampler:
-// sampler_comparison` (runtime/core/shadows.py receiver_bindings) and passes them here with the
-// frame (common/frame.wgsl: light_view_proj, shadow). The map holds, per texel, the depth of the
-// caster nearest the light in the light's orthographic box (0 near, 1 far).
+// A receiving draw declares `shadow_map: texture_depth_2d`, `shadow_sampler:
+// sampler_comparison` and `shadow_opacity: texture_2d<f32>` (runtime/core/shadows.py
+// receiver_bindings) and passes them here with the frame (common/frame.wgsl: light_view_proj,
+// shadow). The map holds, per texel, the depth of the caster nearest the light in the light's
+// orthographic box (0 near, 1 far). The opacity layers (emitter/opacity.wgsl) hold, per texel
+// of a map OPACITY_SCALE times coarser, the optical depth of the particles that cast, in four
+// slabs of the box's depth (channels r, g, b, a, nearest the light first).
 //
 // PCF: SHADOW_TAPS x SHADOW_TAPS lookups spread evenly over a square of radius frame.shadow.y
 // texels, each a bilinear blend of four comparisons (the sampler's linear filter), averaged.
@@ -13,12 +16,38 @@
 // Outside the box sideways nothing casts (1); beyond its far side the point compares as the
 // far side, unbiased, so whatever was drawn there shadows it.
 
+// Opacity: the light reaching the point is exp(-tau), tau the layers' optical depth in front of
+// it: whole slabs nearer the light, and of the point's own slab the share in front of it (its
+// particles taken as spread evenly through it), bilinear between the four nearest texels.
+
 const SHADOW_TAPS: i32 = 4;
+const SHADOW_OPACITY_SCALE: f32 = 4.0;   // runtime/core/shadows.py OPACITY_SCALE
+const SHADOW_LAYERS: f32 = 4.0;
 const SHADOW_MAX_SLOPE: f32 = 4.0;   // tan of the steepest angle the bias follows (76 degrees)
 
-// 1 where the scene light reaches world point `world` with unit normal `n`, 0 in shadow.
-fn shadow_visibility(f: Frame, map: texture_depth_2d, cmp: sampler_comparison, world: vec3f,
-                     n: vec3f) -> f32 {
+// The optical depth of the opacity layers at shadow-map coordinates `uv`, in front of light
+// depth `depth` (0..1).
+fn shadow_optical_depth(f: Frame, opacity: texture_2d<f32>, uv: vec2f, depth: f32) -> f32 {
+    let size = vec2i(textureDimensions(opacity));
+    let at = uv * vec2f(size) - 0.5;
+    let corner = vec2i(floor(at));
+    let w = at - floor(at);
+    let low = vec2i(0);
+    let high = size - 1;
+    let a = textureLoad(opacity, clamp(corner, low, high), 0);
+    let b = textureLoad(opacity, clamp(corner + vec2i(1, 0), low, high), 0);
+    let c = textureLoad(opacity, clamp(corner + vec2i(0, 1), low, high), 0);
+    let d = textureLoad(opacity, clamp(corner + vec2i(1, 1), low, high), 0);
+    let layers = mix(mix(a, b, w.x), mix(c, d, w.x), w.y);
+    let front = clamp(vec4f(depth * SHADOW_LAYERS) - vec4f(0.0, 1.0, 2.0, 3.0), vec4f(0.0),
+                      vec4f(1.0));
+    return dot(layers, front);
+}
+
+// 1 where the scene light reaches world point `world` with unit normal `n`, 0 in shadow; the
+// share that passes the particles' opacity in between.
+fn shadow_visibility(f: Frame, map: texture_depth_2d, cmp: sampler_comparison,
+                     opacity: texture_2d<f32>, world: vec3f, n: vec3f) -> f32 {
     if (f.shadow.x < 0.5) { return 1.0; }
     let clip = f.light_view_proj * vec4f(world, 1.0);
     let uv = vec2f(0.5 + 0.5 * clip.x, 0.5 - 0.5 * clip.y);
@@ -40,5 +69,6 @@ fn shadow_visibility(f: Frame, map: texture_depth_2d, cmp: sampler_comparison, w
                                              depth);
         }
     }
-    return lit / f32(SHADOW_TAPS * SHADOW_TAPS);
+    let tau = shadow_optical_depth(f, opacity, uv, clamp(clip.z, 0.0, 1.0));
+    return lit / f32(SHADOW_TAPS * SHADOW_TAPS) * exp(-tau);
 }

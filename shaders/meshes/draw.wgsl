@@ -7,13 +7,14 @@
 // ignored: meshes are opaque.
 // Draw: MeshLook.vertices x alive-count instances, indirect (<entity>/mesh_args).
 // Bindings (group 0): 0-6 as meshes/place.wgsl, 7 shadow_map (depth texture), 8 shadow_sampler
-// (comparison sampler)
+// (comparison sampler), 9 shadow_opacity (the particles' opacity layers)
 
 //! include meshes/place.wgsl
 //! include common/shadow.wgsl
 
 @group(0) @binding(7) var shadow_map: texture_depth_2d;
 @group(0) @binding(8) var shadow_sampler: sampler_comparison;
+@group(0) @binding(9) var shadow_opacity: texture_2d<f32>;
 
 struct VertexOut {
     @builtin(position) clip: vec4f,
@@ -36,6 +37,7 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
 @fragment
 fn fs_main(in: VertexOut) -> @location(0) vec4f {
     let n = normalize(in.normal);
-    let visibility = shadow_visibility(frame, shadow_map, shadow_sampler, in.world, n);
+    let visibility = shadow_visibility(frame, shadow_map, shadow_sampler, shadow_opacity,
+                                       in.world, n);
     return vec4f(scene_lit(frame, in.color, n, visibility), 1.0);
 }

@@ -43,6 +43,7 @@ from emberfx.systems.emitter.looks_feature import LooksFeature
 from emberfx.systems.emitter.mesh_particles import MeshParticlesFeature
 from emberfx.systems.emitter.mesh_shape import MeshShapeFeature
 from emberfx.systems.emitter.neighbours_feature import NeighboursFeature
+from emberfx.systems.emitter.opacity import ShadowCastFeature
 
 if TYPE_CHECKING:
     import numpy as np
@@ -60,7 +61,8 @@ __all__ = ["FEATURES", "EmitterFeature", "Record"]
 
 # every feature, in the order they apply
 FEATURES: tuple[EmitterFeature, ...] = (LooksFeature(), MeshShapeFeature(), MeshParticlesFeature(),
-                                        NeighboursFeature(), CullingFeature(), ColorFeature())
+                                        NeighboursFeature(), CullingFeature(), ColorFeature(),
+                                        ShadowCastFeature())
 _variants: dict[tuple, str] = {}   # (base, swaps) -> derived shader name, one per combination
 
 

@@ -1,0 +1,67 @@
+"""Particle shadows, an emitter feature: ``cast_shadows = true`` draws the emitter's sprites into
+the light's opacity layers (runtime/core/shadows.py), through which the light reaching every
+receiver (colliders, cloth, mesh particles) is exp(-tau) of what it was.
+
+What the feature adds, and where (emitter/features.py lists the features):
+  applies      ``cast_shadows`` is set on a sprite emitter (mesh particles cast into the depth
+               map whatever it says, systems/meshes/draw.py)
+  batch key    none: such an emitter runs alone (its opacity draw reads its own buffers)
+  passes       RENDER <e>:emitter:opacity, each alive particle as a square of its size facing the
+               light, adding alpha x alpha over life x sprite coverage to the layer of its depth
+               (emitter/opacity.wgsl); the system adds it after the sprite draw
+A slab of N particles of edge s and alpha a spread over an area A seen from the light has optical
+depth tau = N a c s^2 / A, c the sprite's mean coverage of its square (1 for an opaque texture,
+pi / 12 for the default dot's (1 - r^2)^2 falloff).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from emberfx.blocks.sprites import sprite_indices
+from emberfx.blocks.textures import sprite_sampler
+from emberfx.core.pipelines import RenderKey, render_pipeline
+from emberfx.core.shadows import OPACITY_FORMAT, OPACITY_MAP, OPACITY_TARGET, SHADOW_ORDER
+from emberfx.systems.emitter.feature import EmitterFeature
+from emberfx.systems.emitter.looks import textured
+
+if TYPE_CHECKING:
+    from emberfx.core.frame_graph import Pass
+    from emberfx.systems.emitter.host import EmitterHost
+    from emberfx.systems.emitter.pool import Pool
+
+SHADER = "emitter/opacity.wgsl"
+
+
+def casts(component) -> bool:
+    """Whether the emitter's sprites cast into the opacity layers."""
+    return bool(component.cast_shadows) and component.mesh is None
+
+
+class ShadowCastFeature(EmitterFeature):
+    """The feature as emitter/features.py runs it."""
+    name = "cast_shadows"
+
+    def applies(self, component) -> bool:
+        return casts(component)
+
+    def batch_key(self, component, resolve) -> tuple | None:
+        return None
+
+
+def opacity_pass(system: EmitterHost, pool: Pool) -> Pass:
+    """The draw of a lone casting emitter's particles into the opacity layers."""
+    name, b, component = pool.entity.name, pool.buffers, pool.component
+    pipeline = render_pipeline(system.device, RenderKey(
+        SHADER, OPACITY_FORMAT, blend="sum", constants={"TEXTURED": textured(component)},
+        label=f"{SHADER}:{name}"))
+    bindings = {"frame": "frame", "emitters": b["params"], "particles": b["particles"],
+                "alive_list": b["alive_list"], "looks": b["looks"],
+                "sprite_texture": pool.texture, "sprite_sampler": sprite_sampler(system.device)}
+    made = system.build.draw(
+        f"{name}:emitter:opacity", SHADER, pipeline, bindings, target=OPACITY_TARGET,
+        indirect=(b["draw_args"], 0), order=SHADOW_ORDER,
+        index=(sprite_indices(system.resources, system.key), "uint32", 6),
+        does="each alive particle's opacity into the light's opacity layers")
+    return replace(made, writes=(*made.writes, OPACITY_MAP))

@@ -242,12 +242,15 @@ def test_cloth_and_mesh_particles_cast(direction):
 SLAB_CENTRE, SLAB_SIDE, SPRITE = (-1.0, 0.3, 0.0), 1.6, 0.08   # world units
 
 
-def slab_text(count: int, alpha: float, cast: bool, light: str) -> str:
+def slab_text(count: int, alpha: float, cast: bool, light: str, wall: bool = True) -> str:
     """The wall, lit straight on (L = +z), and ``count`` sprites of edge SPRITE and ``alpha``
     spread evenly over a SLAB_SIDE square in front of it, facing the light. They are black and
     additive, so the camera sees the wall through them; an opaque white texture makes each
-    cover its whole square (coverage 1)."""
-    return wall_scene((0.0, 0.0, 1.0), f"""
+    cover its whole square (coverage 1). ``wall``: False leaves the wall out (a black
+    background)."""
+    head = (wall_scene((0.0, 0.0, 1.0), "", light) if wall
+            else scene_text((0.0, 0.0, 1.0), light).split("[[entity]]")[0])
+    return head + f"""
 [[entity]]
 name = "slab"
 [entity.emitter]
@@ -265,7 +268,7 @@ alpha_curve = [{alpha}]
 blend = "additive"
 texture = "white.png"
 cast_shadows = {"true" if cast else "false"}
-""", light)
+"""
 
 
 def slab_light(tmp_path, count: int, alpha: float, cast: bool = True,
@@ -311,6 +314,79 @@ def test_particles_cast_only_when_asked(tmp_path):
     plain = slab_light(tmp_path, 4000, 0.1, cast=False, light="shadows = false")
     assert np.array_equal(quiet, plain)
     assert not np.array_equal(slab_light(tmp_path, 4000, 0.1), plain)
+
+
+def dots(name: str, centre, receive: bool) -> str:
+    """One white additive dot of edge 0.4 at rest at ``centre``."""
+    return f"""
+[[entity]]
+name = "{name}"
+[entity.emitter]
+capacity = 1
+rate = 0.0
+bursts = [{{ time = 0.0, count = 1 }}]
+lifetime = 100.0
+speed = 0.0
+gravity = [0.0, 0.0, 0.0]
+position = {list(centre)}
+size = 0.4
+color = "#ffffff"
+receive_shadows = {"true" if receive else "false"}
+"""
+
+
+def peak(image: np.ndarray, centre) -> float:
+    """The brightest pixel within 2 pixels of where world point ``centre`` lands."""
+    near = np.hypot(WORLD_X - centre[0], WORLD_Y - centre[1]) * PPU < 2.0
+    return float(image[near].max())
+
+
+def dot_light(text: str, path=None) -> np.ndarray:
+    engine = Engine(loads_scene(text, path=path), size=(SIZE, SIZE))
+    try:
+        engine.step(2)
+        return engine.render_hdr()[..., :3].astype(np.float64).sum(-1)
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("receive", [True, False])
+def test_sprites_receive_the_shadow_of_a_solid(receive):
+    """A dot behind a sphere from the light keeps the ambient share of its colour, a dot in the
+    open all of it (ambient + intensity = 1 for the default light); without receive_shadows both
+    keep their colour."""
+    hidden, open_ = (0.0, 0.8, 0.0), (0.0, -1.2, 0.0)
+    text = (scene_text((1.0, 0.0, 0.2)).split("[[entity]]")[0]
+            + collider_text("ball", (1.8, 0.8, 0.0), 0.6)
+            + dots("hidden", hidden, receive) + dots("open", open_, receive))
+    image = dot_light(text)
+    ratio = peak(image, hidden) / peak(image, open_)
+    assert ratio == pytest.approx(AMBIENT / (AMBIENT + INTENSITY) if receive else 1.0, rel=0.02)
+
+
+def collider_text(name: str, centre, radius: float) -> str:
+    return (f'\n[[entity]]\nname = "{name}"\n[entity.collider]\nshape = "sphere"\n'
+            f"center = {list(centre)}\nradius = {radius}\n")
+
+
+def test_sprites_receive_the_light_through_casting_particles(tmp_path):
+    """A dot behind the middle of a casting slab from the light (on a black background) gets
+    ambient + intensity x exp(-tau) of its colour, tau = N a s^2 / A, within 15 % of the
+    transmitted share; a dot outside the slab's shadow all of it."""
+    from PIL import Image
+
+    Image.new("RGBA", (16, 16), (255, 255, 255, 255)).save(tmp_path / "white.png")
+    count, alpha, edge = 8000, 0.005, 0.2
+    behind = (SLAB_CENTRE[0], SLAB_CENTRE[1], -1.5)
+    elsewhere = (1.8, -1.8, -1.5)
+    text = (slab_text(count, alpha, True, "", wall=False).replace(f"size = {SPRITE}",
+                                                                   f"size = {edge}")
+            + dots("behind", behind, True) + dots("elsewhere", elsewhere, True))
+    image = dot_light(text, tmp_path / "slab.toml")
+    ratio = peak(image, behind) / peak(image, elsewhere)
+    transmitted = (ratio * (AMBIENT + INTENSITY) - AMBIENT) / INTENSITY
+    tau = count * alpha * edge ** 2 / SLAB_SIDE ** 2
+    assert abs(transmitted / np.exp(-tau) - 1.0) < 0.15, (transmitted, np.exp(-tau))
 
 
 def test_light_box_holds_the_casters():

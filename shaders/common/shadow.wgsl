@@ -72,3 +72,29 @@ fn shadow_visibility(f: Frame, map: texture_depth_2d, cmp: sampler_comparison,
     let tau = shadow_optical_depth(f, opacity, uv, clamp(clip.z, 0.0, 1.0));
     return lit / f32(SHADOW_TAPS * SHADOW_TAPS) * exp(-tau);
 }
+
+// The visibility at world point `point` with no surface there (a particle's centre): the map
+// compared at the four texels around it with one texel's bias and blended bilinearly (textureLoad:
+// no sampler, so a vertex stage may call it), times the opacity layers' exp(-tau).
+fn shadow_visibility_at(f: Frame, map: texture_depth_2d, opacity: texture_2d<f32>,
+                        point: vec3f) -> f32 {
+    if (f.shadow.x < 0.5) { return 1.0; }
+    let clip = f.light_view_proj * vec4f(point, 1.0);
+    let uv = vec2f(0.5 + 0.5 * clip.x, 0.5 - 0.5 * clip.y);
+    if (any(uv < vec2f(0.0)) || any(uv > vec2f(1.0))) { return 1.0; }
+    let m = f.light_view_proj;
+    let bias = f.shadow.w * length(vec3f(m[0].z, m[1].z, m[2].z));
+    let depth = select(max(clip.z, 0.0) - bias, 1.0, clip.z >= 1.0);
+    let size = vec2i(textureDimensions(map));
+    let at = uv * vec2f(size) - 0.5;
+    let corner = vec2i(floor(at));
+    let w = at - floor(at);
+    var lit = vec4f(0.0);
+    let offsets = array<vec2i, 4>(vec2i(0, 0), vec2i(1, 0), vec2i(0, 1), vec2i(1, 1));
+    for (var k = 0; k < 4; k++) {
+        let texel = clamp(corner + offsets[k], vec2i(0), size - 1);
+        lit[k] = select(0.0, 1.0, depth <= textureLoad(map, texel, 0));
+    }
+    let visible = mix(mix(lit.x, lit.y, w.x), mix(lit.z, lit.w, w.x), w.y);
+    return visible * exp(-shadow_optical_depth(f, opacity, uv, clamp(clip.z, 0.0, 1.0)));
+}

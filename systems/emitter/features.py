@@ -43,7 +43,7 @@ from emberfx.systems.emitter.looks_feature import LooksFeature
 from emberfx.systems.emitter.mesh_particles import MeshParticlesFeature
 from emberfx.systems.emitter.mesh_shape import MeshShapeFeature
 from emberfx.systems.emitter.neighbours_feature import NeighboursFeature
-from emberfx.systems.emitter.opacity import ShadowCastFeature
+from emberfx.systems.emitter.opacity import ReceiveShadowsFeature, ShadowCastFeature
 
 if TYPE_CHECKING:
     import numpy as np
@@ -62,7 +62,7 @@ __all__ = ["FEATURES", "EmitterFeature", "Record"]
 # every feature, in the order they apply
 FEATURES: tuple[EmitterFeature, ...] = (LooksFeature(), MeshShapeFeature(), MeshParticlesFeature(),
                                         NeighboursFeature(), CullingFeature(), ColorFeature(),
-                                        ShadowCastFeature())
+                                        ShadowCastFeature(), ReceiveShadowsFeature())
 _variants: dict[tuple, str] = {}   # (base, swaps) -> derived shader name, one per combination
 
 

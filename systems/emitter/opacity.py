@@ -1,6 +1,9 @@
-"""Particle shadows, an emitter feature: ``cast_shadows = true`` draws the emitter's sprites into
-the light's opacity layers (runtime/core/shadows.py), through which the light reaching every
-receiver (colliders, cloth, mesh particles) is exp(-tau) of what it was.
+"""Particle shadows, two emitter features: ``cast_shadows = true`` draws the emitter's sprites
+into the light's opacity layers (runtime/core/shadows.py), through which the light reaching
+every receiver (colliders, cloth, mesh particles) is exp(-tau) of what it was; and
+``receive_shadows = true`` lights its sprites by the scene light at each one's centre, looked up
+in the shadow map and the opacity layers (emitter/receive_shadows.wgsl swapped into its draws
+for emitter/receive.wgsl).
 
 What the feature adds, and where (emitter/features.py lists the features):
   applies      ``cast_shadows`` is set on a sprite emitter (mesh particles cast into the depth
@@ -12,6 +15,10 @@ What the feature adds, and where (emitter/features.py lists the features):
 A slab of N particles of edge s and alpha a spread over an area A seen from the light has optical
 depth tau = N a c s^2 / A, c the sprite's mean coverage of its square (1 for an opaque texture,
 pi / 12 for the default dot's (1 - r^2)^2 falloff).
+
+Receiving (``ReceiveShadowsFeature``): the sprite's colour is scaled by ambient + color x
+intensity x visibility of the [light] at its centre (no normal: as a surface facing the light);
+such an emitter runs alone too, and its draw is made again when the shadow map is new.
 """
 
 from __future__ import annotations
@@ -22,9 +29,15 @@ from typing import TYPE_CHECKING
 from emberfx.blocks.sprites import sprite_indices
 from emberfx.blocks.textures import sprite_sampler
 from emberfx.core.pipelines import RenderKey, render_pipeline
-from emberfx.core.shadows import OPACITY_FORMAT, OPACITY_MAP, OPACITY_TARGET, SHADOW_ORDER
+from emberfx.core.shadows import (
+    OPACITY_FORMAT,
+    OPACITY_MAP,
+    OPACITY_TARGET,
+    SHADOW_MAP,
+    SHADOW_ORDER,
+)
 from emberfx.systems.emitter.feature import EmitterFeature
-from emberfx.systems.emitter.looks import textured
+from emberfx.systems.emitter.looks import DRAW, DRAW_SOFT, textured
 
 if TYPE_CHECKING:
     from emberfx.core.frame_graph import Pass
@@ -48,6 +61,32 @@ class ShadowCastFeature(EmitterFeature):
 
     def batch_key(self, component, resolve) -> tuple | None:
         return None
+
+
+def receives(component) -> bool:
+    """Whether the emitter's sprites are lit by the shadowed scene light."""
+    return bool(component.receive_shadows) and component.mesh is None
+
+
+class ReceiveShadowsFeature(EmitterFeature):
+    """The feature as emitter/features.py runs it."""
+    name = "receive_shadows"
+
+    def applies(self, component) -> bool:
+        return receives(component)
+
+    def batch_key(self, component, resolve) -> tuple | None:
+        return None
+
+    def includes(self, base: str) -> dict[str, str]:
+        if base in (DRAW, DRAW_SOFT):
+            return {"emitter/receive.wgsl": "emitter/receive_shadows.wgsl"}
+        return {}
+
+    def bindings(self, base: str, buffers: dict) -> dict:
+        if base in (DRAW, DRAW_SOFT):
+            return {"shadow_map": SHADOW_MAP, "shadow_opacity": OPACITY_MAP}
+        return {}
 
 
 def opacity_pass(system: EmitterHost, pool: Pool) -> Pass:

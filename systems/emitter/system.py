@@ -321,6 +321,9 @@ class EmitterSystem(System):
             self._refresh(pool)
             if "mesh_look" in pool.buffers:
                 mesh_particles.redraw(self, pool)
+            elif opacity.receives(pool.component) and pool.batch is None:
+                fresh = emitter_passes.lone_draw_pass(self, pool)   # binds the shadow map
+                pool.passes = [fresh if p.name == fresh.name else p for p in pool.passes]
 
     def shadow_casters(self) -> list[tuple[tuple[float, float, float], float]]:
         """Where the particles of each emitter that casts (mesh particles, cast_shadows) can be

@@ -58,9 +58,10 @@ def redraw(system: EmitterHost, pool: Pool) -> None:
 def caster_sphere(component) -> tuple[tuple[float, float, float], float]:
     """A sphere around where the emitter's particles can be, for fitting the shadow box: from
     the shape, the reach of the fastest particle over the longest life sideways of gravity, its
-    ballistic height against gravity, and below as far as sideways (the particles further down
-    are under a floor in most scenes; ``[light] shadow_extent`` covers the others). An
-    expression's speed or lifetime counts as 1."""
+    ballistic height against gravity, and its fall along gravity over its life (drag: at most
+    its terminal speed); a fall toward -y is cut at as far as sideways (the particles further
+    down are under a floor in most scenes; ``[light] shadow_extent`` covers the others). Other
+    entities' forces are not counted. An expression's speed or lifetime counts as 1."""
     c = component
     speed = max(as_range(numeric(c.speed)))
     life = max(as_range(numeric(c.lifetime)))
@@ -77,7 +78,11 @@ def caster_sphere(component) -> tuple[tuple[float, float, float], float]:
         sideways = reach
     g = math.sqrt(sum(v * v for v in c.gravity))
     up = min(reach, speed * speed / (2.0 * g)) if g > 0.0 else reach
-    down = max(sideways, up)
+    down = speed * life + 0.5 * g * life * life
+    if c.drag > 0.0:
+        down = min(down, (speed + g * life) / c.drag)
+    if c.gravity[1] < 0.0:
+        down = min(down, max(sideways, up))
     shape = c.shape.radius + max(c.shape.size) + math.sqrt(sum(v * v for v in c.shape.offset))
     size = numeric(c.size) * (1.0 + c.size_variation) * max(c.size_curve, default=1.0)
     if g > 0.0:

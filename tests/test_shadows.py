@@ -389,6 +389,26 @@ def test_sprites_receive_the_light_through_casting_particles(tmp_path):
     assert abs(transmitted / np.exp(-tau) - 1.0) < 0.15, (transmitted, np.exp(-tau))
 
 
+def test_a_new_shadow_resolution_rebinds_every_receiver(tmp_path):
+    """Reloading with another shadow_resolution makes a new map: the collider, cloth, mesh and
+    receiving sprite draws bind it, and the casters' shadow is where it was."""
+    direction = LIGHTS[0]
+    text = wall_scene(direction, OTHER_CASTERS + dots("dot", (-2.0, -2.0, 0.0), True))
+    engine = Engine(loads_scene(text), size=(SIZE, SIZE))
+    try:
+        engine.step(2)
+        before = engine.render_hdr()[..., :3].astype(np.float64).sum(-1)
+        engine.reload(loads_scene(text.replace("[light]\n", "[light]\nshadow_resolution = 512\n")))
+        engine.step(1)
+        after = engine.render_hdr()[..., :3].astype(np.float64).sum(-1)
+    finally:
+        engine.close()
+    darker = before < 0.9 * before.max()
+    assert darker.sum() > 200
+    # the same shadow, edges moved by at most the coarser texels
+    assert ((before < 0.6 * before.max()) != (after < 0.6 * after.max())).mean() < 0.01
+
+
 def test_light_box_holds_the_casters():
     """Each caster's bounding sphere lies inside the clip box [-1, 1]^2 x [0, 1]; the texel
     is the box's width over the resolution."""

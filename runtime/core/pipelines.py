@@ -24,14 +24,14 @@ BLEND_STATES: dict[str, dict] = {
     # premultiplied light added to the target; the target's alpha is left as it was
     "additive": {"color": {"src_factor": "one", "dst_factor": "one", "operation": "add"},
                  "alpha": {"src_factor": "zero", "dst_factor": "one", "operation": "add"}},
-    # every channel summed (the shadow's opacity layers: optical depths add)
-    "sum": {"color": {"src_factor": "one", "dst_factor": "one", "operation": "add"},
-            "alpha": {"src_factor": "one", "dst_factor": "one", "operation": "add"}},
     # premultiplied colour over the target
     "alpha": {"color": {"src_factor": "one", "dst_factor": "one-minus-src-alpha",
                         "operation": "add"},
               "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha",
                         "operation": "add"}},
+    # every channel summed (the shadow's opacity layers: optical depths add)
+    "sum": {"color": {"src_factor": "one", "dst_factor": "one", "operation": "add"},
+            "alpha": {"src_factor": "one", "dst_factor": "one", "operation": "add"}},
 }
 """blend states by name; a RenderKey without ``blend`` replaces the target's texels"""
 

@@ -350,7 +350,7 @@ class _Encoding:
                 self._begin_render(op.target, p.name if self.split else None, timestamp_writes,
                                    depth_read_only=op.depth_read_only)
             assert self.render is not None   # open: reused, or just begun
-            if self.bundles is not None and self.targets[op.target].color_format is not None:
+            if self.bundles is not None and self.targets[op.target].bundled:
                 self.pending_draws.append(draw_key(p.name, op))
                 return
             self._bind(self.render, p.name, op)

@@ -168,8 +168,8 @@ def pass_table(passes: list[Pass], engine_folded: tuple[Folded, ...] = ()) -> Pa
 @dataclass(frozen=True)
 class RenderTarget:
     """Where draws of one target name go: colour view (None: a depth-only target, such as the
-    shadow map), optional depth view, clear colour; with its colour format given, its draws may
-    be replayed from render bundles (runtime/core/bundles.py)."""
+    shadow map), optional depth view, clear colour; with its formats given, its draws may be
+    replayed from render bundles (runtime/core/bundles.py)."""
     color_view: wgpu.GPUTextureView | None
     clear_color: tuple[float, float, float, float] | None  # None: load what is there
     depth_view: wgpu.GPUTextureView | None = None
@@ -177,6 +177,12 @@ class RenderTarget:
     depth_format: str | None = None
     _attachments: dict = field(default_factory=dict, init=False, compare=False, repr=False)
     _descriptors: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    @property
+    def bundled(self) -> bool:
+        """Whether its formats are known, so its draws may be replayed from render bundles."""
+        return self.color_format is not None or (self.color_view is None
+                                                 and self.depth_format is not None)
 
     def attachments(self, clear: bool, depth_read_only: bool) -> tuple[list[dict], dict | None]:
         """A render pass's colour attachments and depth attachment into this target: cleared

@@ -316,6 +316,33 @@ def test_particles_cast_only_when_asked(tmp_path):
     assert not np.array_equal(slab_light(tmp_path, 4000, 0.1), plain)
 
 
+def test_particles_that_stop_casting_leave_no_shadow(tmp_path):
+    """An emitter edited to cast_shadows = false: the opacity layers it filled are emptied, and
+    the wall is lit as if it had never cast (a small sphere keeps the shadows on, in a box that
+    holds the slab too)."""
+    from PIL import Image
+
+    Image.new("RGBA", (16, 16), (255, 255, 255, 255)).save(tmp_path / "white.png")
+    path = tmp_path / "slab.toml"
+    ball = collider_text("ball", (1.8, 1.8, 0.0), 0.2)
+
+    def scene(cast: bool):
+        return loads_scene(slab_text(4000, 0.1, cast, "shadow_extent = 4.0") + ball, path=path)
+
+    def light(engine) -> np.ndarray:
+        engine.step(2)
+        return engine.render_hdr()[..., :3].astype(np.float64).sum(-1)
+
+    with Engine(scene(False), size=(SIZE, SIZE)) as engine:
+        plain = light(engine)
+    with Engine(scene(True), size=(SIZE, SIZE)) as engine:
+        cast = light(engine)
+        engine.reload(scene(False))
+        after = light(engine)
+    assert not np.array_equal(cast, plain)
+    assert np.array_equal(after, plain)
+
+
 def dots(name: str, centre, receive: bool) -> str:
     """One white additive dot of edge 0.4 at rest at ``centre``."""
     return f"""

@@ -6,8 +6,9 @@ the RENDER phase before the scene: each caster family adds a draw of its geometr
 light (``caster_draw``: shader ``<family>/shadow.wgsl``, target ``shadow``, order SHADOW_ORDER),
 which writes ``shadow/map``, and each lit draw that receives binds ``shadow_map`` and
 ``shadow_sampler`` (``receiver_bindings``) and so reads ``shadow/map``: the frame graph orders
-every receiver after every caster. The renderer clears the map each frame, so a frame with no
-caster leaves it empty.
+every receiver after every caster. A frame that draws into a map clears it with its first draw;
+one that does not clears it only when an earlier frame left casters in it (``ShadowMap.clears``),
+so a scene with no casting particles begins no pass for the opacity layers.
 
 The light's box (``light_box``) is orthographic along the light: its x and y span the casters'
 bounding spheres seen from the light (a shadow falls along the light, so it never leaves that
@@ -100,11 +101,23 @@ class ShadowMap:
             label=OPACITY_MAP, size=(coarse, coarse, 1), format=OPACITY_FORMAT, usage=usage)
         resources.adopt(SHADOW_MAP, self.texture)
         resources.adopt(OPACITY_MAP, self.opacity)
+        # whether each target may hold something other than its clear value (a new depth
+        # texture holds zeros: everything in front of it; new opacity layers hold none)
+        self.holding = {SHADOW_TARGET: True, OPACITY_TARGET: False}
         self.targets = {
             SHADOW_TARGET: RenderTarget(None, CLEAR, self.texture.create_view(),
                                         depth_format=SHADOW_FORMAT),
             OPACITY_TARGET: RenderTarget(self.opacity.create_view(), CLEAR,
                                          color_format=OPACITY_FORMAT)}
+
+    def clears(self, drawn: frozenset[str]) -> tuple[str, ...]:
+        """The targets a frame drawing into ``drawn`` must clear with a pass of their own: the
+        ones it does not draw into (a target drawn into is cleared by its first draw) that may
+        hold an earlier frame's casters. Called once per frame that renders."""
+        found = tuple(t for t in TARGETS if t not in drawn and self.holding[t])
+        for target in TARGETS:
+            self.holding[target] = target in drawn
+        return found
 
     def destroy(self) -> None:
         self.texture.destroy()

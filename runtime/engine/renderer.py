@@ -26,7 +26,7 @@ from emberfx.core.frame_graph import DRAWING_PHASES, FrameGraph, Pass, Phase, Re
 from emberfx.core.layout import struct_dtype
 from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.readback import read_texture
-from emberfx.core.shadows import TARGETS, ShadowMap, frame_fields, map_resolution
+from emberfx.core.shadows import ShadowMap, frame_fields, map_resolution
 from emberfx.core.system import SharedResources, snapshot
 from emberfx.model.light import Light
 
@@ -236,10 +236,12 @@ class Renderer:
         assert self.shadow_map is not None
         targets = {"scene": scene, "output": self._output_target(texture),
                    **self.shadow_map.targets}
-        self.graph(texture.format, transparent).encode(encoder, targets, phases=phases,
-                                          clear_targets=("scene", *TARGETS),
-                                          profiler=self.telemetry.profiler,
-                                          bundles=self.bundles, compute=compute)
+        graph = self.graph(texture.format, transparent)
+        clears: tuple[str, ...] = ("scene",)
+        if phases is None or Phase.RENDER in phases:   # the maps: drawn, or emptied if stale
+            clears += self.shadow_map.clears(graph.drawn_targets(phases))
+        graph.encode(encoder, targets, phases=phases, clear_targets=clears,
+                     profiler=self.telemetry.profiler, bundles=self.bundles, compute=compute)
         if phases is None or Phase.RENDER in phases:   # the depth target now holds this view
             # a new object only when the view changed: emitters repack their collision
             # header when it is another object (emitter/contacts.py)

@@ -31,6 +31,7 @@ from dataclasses import replace
 import numpy as np
 import wgpu
 
+from emberfx.core import wgsl
 from emberfx.core.frame_graph import Pass, RenderQueue, RenderTarget
 from emberfx.core.pipelines import RenderKey, render_pipeline
 
@@ -40,7 +41,7 @@ SHADOW_FORMAT = "depth32float"
 OPACITY_TARGET = "shadow_opacity"   # the particles' opacity layers (emitter/opacity.wgsl)
 OPACITY_MAP = "shadow/opacity"
 OPACITY_FORMAT = "rgba16float"      # one channel per layer: four slabs of the box's depth
-OPACITY_SCALE = 4                   # the opacity map is this many times coarser (WGSL says too)
+OPACITY_SCALE = wgsl.int_constant("common/shadow.wgsl", "SHADOW_OPACITY_SCALE")   # coarser
 TARGETS = (SHADOW_TARGET, OPACITY_TARGET)   # cleared each frame, drawn or not
 SHADOW_ORDER = RenderQueue.BACKGROUND - 100   # before anything that may read the map
 SIZE_STEP = 2.0 ** (1.0 / 8.0)    # the box's half-size is a whole power of this

@@ -5,8 +5,8 @@
 // receiver_bindings) and passes them here with the frame (common/frame.wgsl: light_view_proj,
 // shadow). The map holds, per texel, the depth of the caster nearest the light in the light's
 // orthographic box (0 near, 1 far). The opacity layers (emitter/opacity.wgsl) hold, per texel
-// of a map OPACITY_SCALE times coarser, the optical depth of the particles that cast, in four
-// slabs of the box's depth (channels r, g, b, a, nearest the light first).
+// of a map SHADOW_OPACITY_SCALE times coarser, the optical depth of the particles that cast, in
+// four slabs of the box's depth (channels r, g, b, a, nearest the light first).
 //
 // PCF: SHADOW_TAPS x SHADOW_TAPS lookups spread evenly over a square of radius frame.shadow.y
 // texels, each a bilinear blend of four comparisons (the sampler's linear filter), averaged.
@@ -21,8 +21,9 @@
 // particles taken as spread evenly through it), bilinear between the four nearest texels.
 
 const SHADOW_TAPS: i32 = 4;
-const SHADOW_OPACITY_SCALE: f32 = 4.0;   // runtime/core/shadows.py OPACITY_SCALE
-const SHADOW_LAYERS: f32 = 4.0;
+// the opacity map is this many times coarser than the depth map (runtime/core/shadows.py reads it)
+const SHADOW_OPACITY_SCALE: u32 = 4u;
+const SHADOW_LAYERS: f32 = 4.0;   // slabs of the light box's depth: the opacity map's channels
 const SHADOW_MAX_SLOPE: f32 = 4.0;   // tan of the steepest angle the bias follows (76 degrees)
 
 // The optical depth of the opacity layers at shadow-map coordinates `uv`, in front of light

@@ -4,11 +4,12 @@
 // each alive particle as a square of its size facing the light, adding its opacity -- alpha x the
 // alpha over life (the looks' colour alpha) x the sprite's coverage (the dot's round falloff, or
 // the texture's alpha) -- to the layer of its depth in the light's box. The opacity map's four
-// channels are OPACITY_LAYERS slabs of that depth range, nearest the light first; the sum of a
-// texel's opacities over the particles drawn there is their optical depth tau, and the light
-// through them is exp(-tau) (common/shadow.wgsl). A square under MIN_TEXELS texels wide is drawn
+// channels are SHADOW_LAYERS slabs of that depth range (common/shadow.wgsl), nearest the light
+// first; the sum of a texel's opacities over the particles drawn there is their optical depth
+// tau, and the light through them is exp(-tau). A square under MIN_TEXELS texels wide is drawn
 // MIN_TEXELS wide with its opacity scaled by the areas' ratio, so a small particle still adds its
-// whole share.
+// whole share. Sizes come from `size` and the size over life (a `size` expression is not
+// evaluated here).
 // Draw: 6 indices (the sprite index buffer) x alive-count instances, indirect (<entity>/draw_args,
 // an emitter alone: its first instance is 0), target "shadow_opacity".
 // Bindings (group 0): 0 frame (uniform Frame), 1 emitters (read: its EmitterParams), 2 particles
@@ -16,6 +17,7 @@
 // 6 sprite_sampler
 
 //! include common/frame.wgsl
+//! include common/shadow.wgsl
 //! include common/random.wgsl
 //! include emitter/types.wgsl
 //! include common/sprite.wgsl
@@ -31,8 +33,6 @@ override TEXTURED: bool = false;   // coverage: the sprite texture's alpha, else
 @group(0) @binding(6) var sprite_sampler: sampler;
 
 const MIN_TEXELS: f32 = 1.5;
-const OPACITY_LAYERS: f32 = 4.0;
-const OPACITY_SCALE: f32 = 4.0;   // the opacity map is this many times coarser than the depth map
 
 struct OpacityVertex {
     @builtin(position) clip: vec4f,
@@ -55,14 +55,14 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
     // the box is square: clip units per world unit along x
     let m = frame.light_view_proj;
     let per_world = length(vec3f(m[0].x, m[1].x, m[2].x));
-    let texel = 2.0 * OPACITY_SCALE * frame.shadow.z;   // one opacity texel, clip units
+    let texel = 2.0 * f32(SHADOW_OPACITY_SCALE) * frame.shadow.z;   // an opacity texel, clip units
     let drawn = max(edge * per_world, MIN_TEXELS * texel);
     let share = (edge * per_world / drawn) * (edge * per_world / drawn);
     let c = sprite_corner(vertex);
     var out: OpacityVertex;
     out.clip = vec4f(centre.xy + 0.5 * drawn * c, 0.5, 1.0);
     out.corner = c;
-    let layer = clamp(floor(centre.z * OPACITY_LAYERS), 0.0, OPACITY_LAYERS - 1.0);
+    let layer = clamp(floor(centre.z * SHADOW_LAYERS), 0.0, SHADOW_LAYERS - 1.0);
     let channel = vec4f(f32(layer == 0.0), f32(layer == 1.0), f32(layer == 2.0),
                         f32(layer == 3.0));
     out.opacity = channel * look_color(t).a * share;

@@ -436,6 +436,43 @@ def test_a_new_shadow_resolution_rebinds_every_receiver(tmp_path):
     assert ((before < 0.6 * before.max()) != (after < 0.6 * after.max())).mean() < 0.01
 
 
+@pytest.mark.parametrize("gravity, drag", [((0.0, -9.81, 0.0), 0.0), ((0.0, 0.6, 0.0), 0.5),
+                                           ((0.0, 0.0, 0.0), 0.0)])
+def test_an_emitters_bounding_sphere_holds_its_particles(gravity, drag):
+    """The sphere the light's box is fitted to holds every alive particle the GPU simulated
+    (falling particles above the cut at the sideways reach; a floor stops them in scenes)."""
+    from emberfx.systems.emitter.opacity import caster_sphere
+
+    text = f"""
+[scene]
+name = "reach"
+[[entity]]
+name = "puffs"
+[entity.emitter]
+capacity = 4000
+rate = 2000.0
+lifetime = [1.0, 2.0]
+speed = [1.0, 3.0]
+spread_deg = 30.0
+position = [0.5, 1.0, -0.5]
+gravity = {list(gravity)}
+drag = {drag}
+size = 0.1
+cast_shadows = true
+"""
+    with Engine(loads_scene(text), size=(32, 32)) as engine:
+        engine.step(150)
+        state = engine.state("puffs")
+        component = engine.scene.entities[0].components["emitter"]
+    alive = state["alive"].astype(bool)
+    centre, radius = caster_sphere(component)
+    positions = state["position"][alive]
+    assert len(positions) > 1000
+    distance = np.linalg.norm(positions - np.asarray(centre), axis=1)
+    kept = positions[:, 1] > 1.0 - radius if gravity[1] < 0 else np.ones(len(positions), bool)
+    assert distance[kept].max() <= radius, (distance.max(), radius)
+
+
 def test_light_box_holds_the_casters():
     """Each caster's bounding sphere lies inside the clip box [-1, 1]^2 x [0, 1]; the texel
     is the box's width over the resolution."""

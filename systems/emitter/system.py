@@ -327,8 +327,8 @@ class EmitterSystem(System):
 
     def shadow_casters(self) -> list[tuple[tuple[float, float, float], float]]:
         """Where the particles of each emitter that casts (mesh particles, cast_shadows) can be
-        (mesh_particles.caster_sphere)."""
-        return [mesh_particles.caster_sphere(pool.component) for pool in self.pools.values()
+        (opacity.caster_sphere)."""
+        return [opacity.caster_sphere(pool.component) for pool in self.pools.values()
                 if "mesh_look" in pool.buffers or opacity.casts(pool.component)]
 
     def burst(self, entity: EntityRef, count: int) -> None:

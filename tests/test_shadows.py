@@ -473,6 +473,25 @@ cast_shadows = true
     assert distance[kept].max() <= radius, (distance.max(), radius)
 
 
+def test_without_shadows_nothing_draws_into_the_maps(tmp_path):
+    """shadows = false leaves every caster's draw out of the frame (the maps would go unread);
+    turning them on by a reload brings the draws back."""
+    from PIL import Image
+
+    Image.new("RGBA", (16, 16), (255, 255, 255, 255)).save(tmp_path / "white.png")
+    path = tmp_path / "slab.toml"
+    text = slab_text(100, 0.1, True, "") + OTHER_CASTERS + collider_text("ball", (0, 0, 0), 0.3)
+    casters = {"sheet:cloth:shadow", "crate:mesh:shadow", "ball:collider:shadow",
+               "slab:emitter:opacity"}
+    off = text.replace("[light]\n", "[light]\nshadows = false\n")
+    with Engine(loads_scene(off, path=path), size=(32, 32)) as engine:
+        engine.render()
+        assert not casters & set(engine.passes())
+        engine.reload(loads_scene(text, path=path))
+        engine.render()
+        assert casters <= set(engine.passes())
+
+
 def test_light_box_holds_the_casters():
     """Each caster's bounding sphere lies inside the clip box [-1, 1]^2 x [0, 1]; the texel
     is the box's width over the resolution."""

@@ -26,7 +26,7 @@ from emberfx.core.frame_graph import DRAWING_PHASES, FrameGraph, Pass, Phase, Re
 from emberfx.core.layout import struct_dtype
 from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.readback import read_texture
-from emberfx.core.shadows import ShadowMap, frame_fields, map_resolution
+from emberfx.core.shadows import TARGETS, ShadowMap, frame_fields, map_resolution
 from emberfx.core.system import SharedResources, snapshot
 from emberfx.model.light import Light
 
@@ -69,6 +69,7 @@ class Renderer:
         self.shadow_map: ShadowMap | None = None   # the directional light's (core/shadows.py)
         # the size make_targets makes the shadow map at: the scene's [light], then its edits
         self.shadow_resolution = map_resolution(light or Light())
+        self.shadows = (light or Light()).shadows   # off: the graphs leave the casters' draws out
 
     def make_targets(self, size: tuple[int, int]) -> None:
         """Render targets of ``size`` (at start, and when the size or background changed)."""
@@ -123,6 +124,8 @@ class Renderer:
         if graph is None:
             systems = self.world.system_objects()
             passes = [p for s in systems for p in s.passes()]
+            if not self.shadows:   # nothing looks the maps up: their draws would be wasted
+                passes = [p for p in passes if getattr(p.op, "target", None) not in TARGETS]
             drawn = frozenset(w for p in passes if p.phase in DRAWING_PHASES for w in p.writes)
             passes += self.telemetry.readback_passes(drawn)
             image = next((i for s in reversed(systems) if (i := s.presented_image()) is not None),
@@ -198,8 +201,12 @@ class Renderer:
         """Render the current state into ``texture``, whose size is the targets' size, lit by
         ``light`` (the scene's [light]; None: the default); ``transparent``: for compositing
         (see the module's doc); ``phases``: RENDER alone leaves the scene target as drawn."""
-        if map_resolution(light or Light()) != self.shadow_resolution:   # [light] changed
-            self.shadow_resolution = map_resolution(light or Light())
+        light = light or Light()
+        if light.shadows != self.shadows:   # [light] changed
+            self.shadows = light.shadows
+            self.invalidate_graphs()
+        if map_resolution(light) != self.shadow_resolution:
+            self.shadow_resolution = map_resolution(light)
             self.make_targets(self.size)
         self.write_frame_uniform(camera, clock, light)
         self._before_draw(phases)

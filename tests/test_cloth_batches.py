@@ -124,9 +124,10 @@ def test_batched_patches_are_byte_identical_to_each_patch_alone(gpu):
     assert np.array_equal(image, image_alone)
     assert (image.reshape(-1, 4)[:, :3].max(axis=1) > 0).mean() > 0.05   # the patches drew
     # three batches (a b c: wind and colliders; d e: colliders; f g: nothing acts) and two
-    # lone patches: 5 substeps + 5 normals passes instead of 9 + 9; a draw per patch, a wire
-    assert len(passes_alone) == 9 * 3 + 1
-    assert len(passes) == 5 * 2 + 9 + 1
+    # lone patches: 5 substeps + 5 normals passes instead of 9 + 9; a shadow draw and a draw
+    # per patch, a wire
+    assert len(passes_alone) == 9 * 4 + 1
+    assert len(passes) == 5 * 2 + 9 * 2 + 1
     assert sum(n.endswith(":cloth:substeps") for n in passes) == 5
 
 

@@ -113,9 +113,9 @@ def compute_runs(passes) -> int:
 
 def test_each_run_of_compute_passes_is_one_gpu_compute_pass(showcase, monkeypatch):
     """Consecutive dispatches share one GPUComputePass, and the drawing phases' compute work
-    runs before draws it does not touch, so the showcase's draws need four render passes: the
-    multisampled geometry, the sprites (after the depth resolve, in the same pass), its soft
-    particles (read-only depth) and the output."""
+    runs before draws it does not touch, so the showcase's draws need five render passes: the
+    light's shadow map, the multisampled geometry, the sprites (after the depth resolve, in the
+    same pass), its soft particles (read-only depth) and the output."""
     engine, output = showcase
     begun: Counter = Counter()
     encoder_class = type(engine.device.create_command_encoder())
@@ -143,7 +143,7 @@ def test_each_run_of_compute_passes_is_one_gpu_compute_pass(showcase, monkeypatc
     engine.draw_to(output)
     drawing = engine.frame_passes(DRAWING_PHASES)
     assert begun["begin_compute_pass"] == compute_runs(drawing)
-    assert begun["begin_render_pass"] == 4
+    assert begun["begin_render_pass"] == 5
 
 
 def test_an_unchanged_frame_compiles_sorts_and_checks_nothing(showcase, monkeypatch):

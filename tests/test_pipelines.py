@@ -69,7 +69,7 @@ def test_same_key_same_pipeline_other_key_other_pipeline(gpu):
 
 
 def test_an_unknown_blend_is_refused():
-    with pytest.raises(ValueError, match="expected a blend of additive, alpha or none, "
+    with pytest.raises(ValueError, match="expected a blend of additive, alpha, sum or none, "
                                          "found 'screen'"):
         RenderKey("common/sprite.wgsl", "rgba16float", blend="screen")
 

@@ -32,7 +32,7 @@ from emberfx.systems.emitter.component import Emitter, Shape, SubEmitter
      "Shape(...): thickness: expected <= radius (0.1), found 1.0"),
     (lambda: SubEmitter(), "SubEmitter(...): emitter: expected a value (required), found nothing"),
     (lambda: Emitter(*range(50)),
-     "Emitter(...): emitter: expected at most 45 values in field order (or fields by keyword), "
+     "Emitter(...): emitter: expected at most 47 values in field order (or fields by keyword), "
      "found 50"),
 ])
 def test_a_component_built_badly_in_python_is_a_one_line_scene_error(build, text):

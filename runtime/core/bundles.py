@@ -58,18 +58,20 @@ class BundleCache:
         self.bundles: OrderedDict = OrderedDict()
         self.recorded = 0     # bundles recorded so far (tests: reuse means this stops growing)
 
-    def bundle(self, draws: list[tuple], color_format: str, depth_format: str | None,
+    def bundle(self, draws: list[tuple], color_format: str | None, depth_format: str | None,
                labels: bool, depth_read_only: bool = False, sample_count: int = 1):
         """The bundle for these draws (``draw_key`` tuples), recorded on first use; a bundle
         replayed in a pass with a read-only depth attachment must be recorded as one, and one
-        replayed into a multisampled target with its sample count."""
+        replayed into a multisampled target with its sample count; ``color_format`` None: a
+        depth-only target's."""
         key = (color_format, depth_format, depth_read_only, sample_count, labels, tuple(draws))
         bundle = self.bundles.get(key)
         if bundle is not None:
             self.bundles.move_to_end(key)
             return bundle
+        colors = [] if color_format is None else [color_format]
         encoder = self.device.create_render_bundle_encoder(
-            label=f"emberfx:bundle:{draws[0][0]}", color_formats=[color_format],
+            label=f"emberfx:bundle:{draws[0][0]}", color_formats=colors,
             depth_stencil_format=depth_format, depth_read_only=depth_read_only,
             sample_count=sample_count)
         for draw in draws:

@@ -92,6 +92,8 @@ class FrameGraph:
             self._plans: dict[frozenset | None, list[tuple]] = previous._plans
             self._names_of_phases: dict[frozenset | None, frozenset[str]] = \
                 previous._names_of_phases
+            self._drawn_of_phases: dict[frozenset | None, frozenset[str]] = \
+                previous._drawn_of_phases
             return
         self.shape = (tuple((p.name, p.phase, tuple(p.reads), tuple(p.writes), p.order,
                              type(p.op), getattr(p.op, "target", None))
@@ -99,6 +101,7 @@ class FrameGraph:
         self._of_phases = {}
         self._plans = {}
         self._names_of_phases = {}
+        self._drawn_of_phases = {}
         if previous is not None and previous.shape == self.shape:
             self._permutation = previous._permutation
             self.order = [self.passes[i] for i in self._permutation]
@@ -131,7 +134,9 @@ class FrameGraph:
         ``keep_compute``: when the last work recorded is a compute run (and nothing profiles or
         labels it), leave its pass open and return it, for the next encode; otherwise None."""
         encoding = _Encoding(encoder, targets, profiler, bundles)
-        pending_clears = list(clear_targets)
+        # a target drawn into clears itself with its first draw
+        drawn = self.drawn_targets(phases)
+        pending_clears = [name for name in clear_targets if name not in drawn]
         if profiler is None and not DEBUG_GROUPS:
             for kind, item in self._plan(phases):
                 if kind is _COMPUTE_RUN:
@@ -206,6 +211,15 @@ class FrameGraph:
                 name for p in self._passes_of(phases) for name in (*p.reads, *p.writes))
         return found
 
+    def drawn_targets(self, phases=None) -> frozenset[str]:
+        """The render targets the passes of ``phases`` draw into."""
+        key = None if phases is None else frozenset(phases)
+        found = self._drawn_of_phases.get(key)
+        if found is None:
+            found = self._drawn_of_phases[key] = frozenset(
+                p.op.target for p in self._passes_of(phases) if isinstance(p.op, Draw))
+        return found
+
     def compute_pass_count(self, phases=None, profiler=None) -> int:
         """How many GPUComputePasses encode() begins (consecutive compute work shares one,
         unless ``profiler`` splits them to stamp each)."""
@@ -247,7 +261,8 @@ def _plan_kind(p: Pass) -> str:
 def _open_pending_targets(encoding: _Encoding, pending: list[str], p: Pass) -> list[str]:
     """Before the first draw of the RENDER phase or later, or the first other pass there that
     reads a target's colour (a copy of the scene image): open the targets that must be cleared
-    even if nothing draws into them; what is still pending after ``p``."""
+    though nothing draws into them (``pending``), before anything may read them; what is still
+    pending after ``p``."""
     is_draw = isinstance(p.op, Draw)
     if pending and p.phase >= Phase.RENDER and (
             is_draw or any(f"{name}/color" in p.reads for name in pending)):
@@ -354,7 +369,7 @@ class _Encoding:
                 self._begin_render(op.target, p.name if self.split else None, timestamp_writes,
                                    depth_read_only=op.depth_read_only)
             assert self.render is not None   # open: reused, or just begun
-            if self.bundles is not None and self.targets[op.target].color_format is not None:
+            if self.bundles is not None and self.targets[op.target].bundled:
                 self.pending_draws.append(draw_key(p.name, op))
                 return
             self._bind(self.render, p.name, op)

@@ -191,11 +191,12 @@ def pass_table(passes: list[Pass], engine_folded: tuple[Folded, ...] = ()) -> Pa
 
 @dataclass(frozen=True)
 class RenderTarget:
-    """Where draws of one target name go: colour view, optional depth view, clear colour; with
-    its formats given, its draws may be replayed from render bundles (runtime/core/bundles.py).
-    A multisampled target (``sample_count`` > 1) resolves its colour into ``resolve_view``
-    when each of its render passes ends."""
-    color_view: wgpu.GPUTextureView
+    """Where draws of one target name go: colour view (None: a depth-only target, such as the
+    shadow map), optional depth view, clear colour; with its formats given, its draws may be
+    replayed from render bundles (runtime/core/bundles.py). A multisampled target
+    (``sample_count`` > 1) resolves its colour into ``resolve_view`` when each of its render
+    passes ends."""
+    color_view: wgpu.GPUTextureView | None
     clear_color: tuple[float, float, float, float] | None  # None: load what is there
     depth_view: wgpu.GPUTextureView | None = None
     color_format: str | None = None
@@ -205,6 +206,12 @@ class RenderTarget:
     _attachments: dict = field(default_factory=dict, init=False, compare=False, repr=False)
     _descriptors: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
+    @property
+    def bundled(self) -> bool:
+        """Whether its formats are known, so its draws may be replayed from render bundles."""
+        return self.color_format is not None or (self.color_view is None
+                                                 and self.depth_format is not None)
+
     def attachments(self, clear: bool, depth_read_only: bool) -> tuple[list[dict], dict | None]:
         """A render pass's colour attachments and depth attachment into this target: cleared
         (``clear``) or loaded, the depth written or read-only. Each of the four is made once
@@ -213,25 +220,30 @@ class RenderTarget:
         key = (clear, depth_read_only)
         found = self._attachments.get(key)
         if found is None:
-            color = {"view": self.color_view, "load_op": "clear" if clear else "load",
-                     "store_op": "store"}
-            if clear:
-                color["clear_value"] = self.clear_color
-            if self.resolve_view is not None:
-                color["resolve_target"] = self.resolve_view
+            colors = []
+            if self.color_view is not None:
+                color = {"view": self.color_view, "load_op": "clear" if clear else "load",
+                         "store_op": "store"}
+                if clear:
+                    color["clear_value"] = self.clear_color
+                if self.resolve_view is not None:
+                    color["resolve_target"] = self.resolve_view
+                colors.append(color)
             depth = None
             if self.depth_view is not None and depth_read_only:
                 depth = {"view": self.depth_view, "depth_read_only": True}
             elif self.depth_view is not None:
                 depth = {"view": self.depth_view, "depth_load_op": "clear" if clear else "load",
                          "depth_store_op": "store", "depth_clear_value": 1.0}
-            found = self._attachments[key] = ([color], depth)
+            found = self._attachments[key] = (colors, depth)
         return found
 
     def native_descriptor(self, clear: bool, depth_read_only: bool,
                           label: str) -> native_calls.RenderDescriptor | None:
         """The same render pass as ``attachments`` gives, as a C descriptor made once (for
         native_calls.NativeRenderPass); None where it cannot describe it."""
+        if self.color_view is None:   # depth-only: wgpu-py's path
+            return None
         key = (clear, depth_read_only, label)
         found = self._descriptors.get(key)
         if found is None:

@@ -29,6 +29,9 @@ BLEND_STATES: dict[str, dict] = {
                         "operation": "add"},
               "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha",
                         "operation": "add"}},
+    # every channel summed (the shadow's opacity layers: optical depths add)
+    "sum": {"color": {"src_factor": "one", "dst_factor": "one", "operation": "add"},
+            "alpha": {"src_factor": "one", "dst_factor": "one", "operation": "add"}},
 }
 """blend states by name; a RenderKey without ``blend`` replaces the target's texels"""
 

@@ -187,6 +187,11 @@ class System(esper.Processor):
     def passes(self) -> list[Pass]:
         return []
 
+    def shadow_casters(self) -> list[tuple[tuple[float, float, float], float]]:
+        """Bounding spheres (world centre, radius) of what this system draws into the light's
+        shadow map this frame; the renderer fits the shadow box to them (core/shadows.py)."""
+        return []
+
     def presented_image(self) -> str | None:
         """The image holding the frame's final picture, when this system's passes leave it
         somewhere other than "scene/color" (post effects ping-pong between two images); the

@@ -125,7 +125,7 @@ class Engine:
         self._telemetry = Telemetry(self.gpu, self.resources)
         self._renderer = Renderer(self.device, self._shared,
                                   linear_color(scene.settings.background),
-                                  self._store, self._telemetry)
+                                  self._store, self._telemetry, scene.light)
         self._stepper = Stepper(self.device, self.resources, self._store, self._renderer,
                                 self._telemetry)
         self._reloader = Reloader(self, self._store, build_world=self._build_world,

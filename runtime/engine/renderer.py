@@ -49,6 +49,7 @@ from emberfx.core.frame_graph import (
 from emberfx.core.layout import struct_dtype
 from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.readback import read_texture
+from emberfx.core.shadows import TARGETS, ShadowMap, frame_fields, map_resolution
 from emberfx.core.system import SharedResources, snapshot
 from emberfx.model.light import Light
 
@@ -66,7 +67,8 @@ class Renderer:
     """Targets, frame graphs (one per output format, rebuilt lazily when invalidated), the
     present passes and the draws recorded once as render bundles and replayed."""
 
-    def __init__(self, device, shared: SharedResources, background, world, telemetry):
+    def __init__(self, device, shared: SharedResources, background, world, telemetry,
+                 light: Light | None = None):
         self.device = device
         self.shared = shared
         self.background = background   # linear RGBA the scene target is cleared to
@@ -93,6 +95,10 @@ class Renderer:
         self._multisampled: tuple[wgpu.GPUTexture, wgpu.GPUTexture] | None = None
         # by (target name, clear colour or None to load): made with the textures
         self._targets: dict[tuple[str, tuple | None], RenderTarget] = {}
+        self.shadow_map: ShadowMap | None = None   # the directional light's (core/shadows.py)
+        # the size make_targets makes the shadow map at: the scene's [light], then its edits
+        self.shadow_resolution = map_resolution(light or Light())
+        self.shadows = (light or Light()).shadows   # off: the graphs leave the casters' draws out
 
     @property
     def sample_count(self) -> int:
@@ -129,6 +135,10 @@ class Renderer:
             | wgpu.TextureUsage.COPY_SRC)
         shared.resources.adopt("scene/depth", self.depth_texture)
         shared.drawn_view = None   # nothing drawn into the new target yet
+        if self.shadow_map is None or self.shadow_map.resolution != self.shadow_resolution:
+            if self.shadow_map is not None:
+                self.shadow_map.destroy()
+            self.shadow_map = ShadowMap(self.device, shared.resources, self.shadow_resolution)
         self.output_texture = self.device.create_texture(
             label="output", size=(w, h, 1), format=OUTPUT_FORMAT,
             usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
@@ -187,6 +197,8 @@ class Renderer:
         if graph is None:
             systems = self.world.system_objects()
             passes = [p for s in systems for p in s.passes()]
+            if not self.shadows:   # nothing looks the maps up: their draws would be wasted
+                passes = [p for p in passes if getattr(p.op, "target", None) not in TARGETS]
             geometry = any(isinstance(p.op, Draw) and p.op.target == GEOMETRY_TARGET
                            for p in passes)
             if geometry and self.sample_count > 1:
@@ -271,6 +283,11 @@ class Renderer:
             rec["viewport"] = (w, h)
             rec["light_direction"] = (*light.unit_direction(), 0.0)
             rec["light_color"] = (*light.linear_radiance(), light.ambient)
+        # the shadow box follows the casters, which may move every frame
+        casters = [c for s in self.world.system_objects() for c in s.shadow_casters()]
+        matrix, shadow = frame_fields(light, casters, self.shadow_resolution)
+        self._frame_record["light_view_proj"] = matrix
+        self._frame_record["shadow"] = shadow
         self._frame_record["time"] = clock.time
         self._frame_record["frame"] = clock.steps
         self.shared.resources.before_write(self.shared.frame_uniform)
@@ -282,6 +299,13 @@ class Renderer:
         """Render the current state into ``texture``, whose size is the targets' size, lit by
         ``light`` (the scene's [light]; None: the default); ``transparent``: for compositing
         (see the module's doc); ``phases``: RENDER alone leaves the scene target as drawn."""
+        light = light or Light()
+        if light.shadows != self.shadows:   # [light] changed
+            self.shadows = light.shadows
+            self.invalidate_graphs()
+        if map_resolution(light) != self.shadow_resolution:
+            self.shadow_resolution = map_resolution(light)
+            self.make_targets(self.size)
         self.write_frame_uniform(camera, clock, light)
         self._before_draw(phases)
         # a step held for this draw (Engine.frame) has its passes in the encoder already, and
@@ -319,7 +343,12 @@ class Renderer:
         targets = {name: self._targets[name, clear if name == cleared else None]
                    for name in (SCENE_TARGET, GEOMETRY_TARGET)}
         targets["output"] = self._output_target(texture)
-        graph.encode(encoder, targets, phases=phases, clear_targets=(cleared,),
+        assert self.shadow_map is not None
+        targets.update(self.shadow_map.targets)
+        clears: tuple[str, ...] = (cleared,)
+        if phases is None or Phase.RENDER in phases:   # the maps: drawn, or emptied if stale
+            clears += self.shadow_map.clears(graph.drawn_targets(phases))
+        graph.encode(encoder, targets, phases=phases, clear_targets=clears,
                      profiler=self.telemetry.profiler, bundles=self.bundles, compute=compute)
         if phases is None or Phase.RENDER in phases:   # the depth target now holds this view
             # a new object only when the view changed: emitters repack their collision
@@ -366,6 +395,7 @@ class Renderer:
         self._graphs.clear()
         self._stale_graphs.clear()
         for resource in (self.scene_texture, self.depth_texture, self.output_texture,
-                         *(self._multisampled or ()), self.shared.frame_uniform):
+                         *(self._multisampled or ()), self.shared.frame_uniform,
+                         self.shadow_map):
             if resource is not None:
                 resource.destroy()

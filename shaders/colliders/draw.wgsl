@@ -3,17 +3,24 @@
 // A visible collider as a lit solid: its unit mesh (sphere, box or floor square) moved by the
 // entity's model matrix. Linear HDR light: Lambert from the scene light (frame.light_*), its
 // ambient shaded as a hemisphere (more from the sky than the ground), and a soft rim on curved
-// shapes. A plane gets a box-filtered
+// shapes. The Lambert term is shadowed by the light's shadow map (common/shadow.wgsl); the
+// ambient and the rim are not. A plane gets a box-filtered
 // checker (it is a floor: cells give scale and perspective without aliasing far away).
 // Draw: indexed triangle list, 3 indices per triangle, 1 instance. Bindings (group 0):
-// 0 frame (uniform Frame), 1 look (uniform ColliderLook), 2 vertices (read, array<MeshVertex>)
+// 0 frame (uniform Frame), 1 look (uniform ColliderLook), 2 vertices (read, array<MeshVertex>),
+// 3 shadow_map (depth texture), 4 shadow_sampler (comparison sampler),
+// 5 shadow_opacity (the particles' opacity layers)
 
 //! include common/frame.wgsl
+//! include common/shadow.wgsl
 //! include colliders/types.wgsl
 
 @group(0) @binding(0) var<uniform> frame: Frame;
 @group(0) @binding(1) var<uniform> look: ColliderLook;
 @group(0) @binding(2) var<storage, read> vertices: array<MeshVertex>;
+@group(0) @binding(3) var shadow_map: texture_depth_2d;
+@group(0) @binding(4) var shadow_sampler: sampler_comparison;
+@group(0) @binding(5) var shadow_opacity: texture_2d<f32>;
 
 struct VertexOut {
     @builtin(position) clip: vec4f,
@@ -62,6 +69,8 @@ fn fs_main(in: VertexOut, @builtin(front_facing) front: bool) -> @location(0) ve
     let ambient = frame.light_color.w * mix(0.4, 1.6, 0.5 + 0.5 * n.y);
     let rim = look.style.w * pow(1.0 - max(dot(n, eye), 0.0), 3.0);
     let base = look.color.rgb * (1.0 - look.style.x * checker);
-    let lit = base * (ambient + frame.light_color.rgb * lambert) + rim * (0.6 * look.color.rgb + vec3f(0.08));
+    let visibility = shadow_visibility(frame, shadow_map, shadow_sampler, shadow_opacity,
+                                       in.world, n);
+    let lit = base * (ambient + frame.light_color.rgb * lambert * visibility) + rim * (0.6 * look.color.rgb + vec3f(0.08));
     return vec4f(lit, 1.0);
 }

@@ -14,11 +14,15 @@ struct Frame {
     light_direction: vec4f,    // xyz: unit world vector toward the scene's [light]; w = 0
     light_color: vec4f,        // rgb: linear colour x intensity; w: ambient fraction
     inverse_view_proj: mat4x4f,   // clip -> world (soft particles unproject the scene depth)
+    light_view_proj: mat4x4f,     // world -> the shadow map's clip space (runtime/core/shadows.py)
+    shadow: vec4f,                // x: 1 when the map holds casters; y: PCF radius in texels;
+                                  // z: 1 / map resolution; w: world size of one texel
 };
 
-// The scene light of frame `f` on a surface of linear colour `base` with unit normal `n`
-// (runtime/model/light.py states the formula).
-fn scene_lit(f: Frame, base: vec3f, n: vec3f) -> vec3f {
+// The scene light of frame `f` on a surface of linear colour `base` with unit normal `n`, the
+// directional term times `visibility` (1: lit, 0: in shadow; common/shadow.wgsl), the ambient
+// not (runtime/model/light.py states the formula).
+fn scene_lit(f: Frame, base: vec3f, n: vec3f, visibility: f32) -> vec3f {
     let lambert = max(dot(n, f.light_direction.xyz), 0.0);
-    return base * (f.light_color.w + f.light_color.rgb * lambert);
+    return base * (f.light_color.w + f.light_color.rgb * lambert * visibility);
 }

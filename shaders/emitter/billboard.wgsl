@@ -27,6 +27,9 @@
 // 0 attributes (read, only with custom attributes), 1 particle_colors (read, only for an
 // emitter carrying colour). A `color` modifier or a `size` expression replaces the colour over
 // life or `size`; a carried colour multiplies the colour over life (emitter/modifiers.wgsl).
+// emitter/receive.wgsl scales the colour by the light the sprite receives (1, or with
+// receive_shadows: the scene light at its centre, shadowed; its draws bind 10 shadow_map and
+// 11 shadow_opacity then).
 
 //! include common/frame.wgsl
 //! include common/random.wgsl
@@ -34,6 +37,7 @@
 //! include common/sprite.wgsl
 //! include emitter/looks_over_life.wgsl
 //! include emitter/modifiers.wgsl
+//! include emitter/receive.wgsl
 
 @group(0) @binding(0) var<uniform> frame: Frame;
 @group(0) @binding(1) var<storage, read> emitters: array<EmitterParams>;
@@ -199,7 +203,7 @@ fn billboard(owner: u32, slot: u32, vertex: u32) -> EmitterVertex {
     out.owner = owner;
     var color = look_color(t);
     if (HAS_COLOR) { color = particle_color(slot, p, birth, color); }
-    out.color = vec4f(color.rgb * shade, color.a);
+    out.color = vec4f(color.rgb * shade * received_light(p.position_age.xyz), color.a);
     let frames = flipbook_frames(age, p.velocity_lifetime.w, birth);
     out.uv = vec4f(frame_uv(c, u32(frames.x)), frame_uv(c, u32(frames.y)));
     out.blend = frames.z;

@@ -118,7 +118,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     if (textureLoad(scene_depth, nearest, 0) <= depth) { seen = vec2f(pixel) + 0.5; }
     let behind = textureSampleLevel(background, linear_sampler, seen / vec2f(size), 0.0);
     let transmitted = pow(max(params.tint.rgb, vec3f(1e-4)), vec3f(params.tint.w * thickness));
-    let lit_tint = scene_lit(frame, params.tint.rgb, n);
+    let lit_tint = scene_lit(frame, params.tint.rgb, n, 1.0);
     let refracted = behind.rgb * transmitted + SCATTER * lit_tint * (1.0 - transmitted);
 
     let reflected = sky_color(reflect(ray.direction, n));

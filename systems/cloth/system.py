@@ -11,7 +11,9 @@ or the entity that runs alone):
                                    buffer pairs (cloth/step.wgsl)
   PREPARE   <b>:cloth:normals      vertex normals after the last substep
 and for each entity:
-  RENDER    <e>:cloth:draw         lit two-sided mesh, indexed; <e>:cloth:wire with wireframe
+  RENDER    <e>:cloth:shadow       both faces into the light's shadow map (core/shadows.py)
+  RENDER    <e>:cloth:draw         lit two-sided mesh, shadowed, indexed; <e>:cloth:wire with
+                                   wireframe
 
 Wind (force_field kind "wind") and colliders are other entities' components, packed each step
 like the emitter's forces; `affected_by` limits them.
@@ -43,6 +45,7 @@ from emberfx.core.frame_graph import (
 from emberfx.core.layout import struct_dtype
 from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.readback import read_array
+from emberfx.core.shadows import caster_draw, receiver_bindings
 from emberfx.core.step_batches import PrewarmNotice, StagedUniforms
 from emberfx.core.system import EntityRef, Priority, StepInfo, System
 from emberfx.model.colors import linear_color
@@ -277,13 +280,19 @@ class ClothSystem(System):
         b, prefix = patch.buffers, f"{patch.entity.name}:cloth"
         sim = patch.sim
         patch.wireframe = patch.component.wireframe
-        patch.passes = [self.build.draw(
+        triangles = (b["triangles"], "uint32", patch.triangle_count)
+        patch.passes = [caster_draw(
+            self.build, f"{prefix}:shadow", "cloth/shadow.wgsl",
+            [{"frame": "frame", "positions": b[f"pos{p}"]} for p in (0, 1)], closed=False,
+            pick=lambda: sim.parity, index=triangles, does="the cloth into the shadow map"),
+            self.build.draw(
             f"{prefix}:draw", "cloth/draw.wgsl", self._mesh_pipeline(),
             [{"frame": "frame", "params": b["params"], "look": b["look"],
-              "positions": b[f"pos{p}"], "normals": b["normals"]} for p in (0, 1)],
-            pick=lambda: sim.parity, index=(b["triangles"], "uint32", patch.triangle_count),
+              "positions": b[f"pos{p}"], "normals": b["normals"],
+              **receiver_bindings(self.device)} for p in (0, 1)],
+            pick=lambda: sim.parity, index=triangles,
             order=RenderQueue.OPAQUE, target=GEOMETRY_TARGET,
-            does="the cloth's triangles, lit")]
+            does="the cloth's triangles, lit and shadowed")]
         if patch.wireframe:
             patch.passes.append(self.build.draw(
                 f"{prefix}:wire", "cloth/wire.wgsl", self._wire_pipeline(),
@@ -303,6 +312,23 @@ class ClothSystem(System):
 
     def _wire_pipeline(self):
         return self._render_pipeline("cloth/wire.wgsl", "line-list")
+
+    def targets_changed(self) -> None:
+        """A new shadow map: the draws bind it again."""
+        for patch in self.patches.values():
+            self.place_member(patch)
+
+    def shadow_casters(self) -> list[tuple[tuple[float, float, float], float]]:
+        """Each patch's bounding sphere: centred on its rest shape, as wide as its diagonal
+        (however it swings about a pin or folds, no vertex gets further from the centre)."""
+        found = []
+        for patch in self.patches.values():
+            c = patch.component
+            middle = np.array([0.5 * c.size[0], 0.5 * c.size[1], 0.0])
+            centre = (np.asarray(c.position) + rotation_matrix(c.rotation_deg) @ middle
+                      + np.asarray(c.pin_offset))
+            found.append((tuple(centre), float(math.hypot(*c.size))))
+        return found
 
     def remove(self, entity: EntityRef) -> None:
         patch = self.patches.pop(entity.name)   # the registry releases its buffers and views

@@ -2,8 +2,13 @@
 particles through those families, which read the components themselves).
 
 Per drawn collider (``Collider.drawn``: sphere, box and plane unless ``visible = false``):
-  RENDER  <e>:collider:draw   the lit solid, indexed triangles (colliders/draw.wgsl)
+  RENDER  <e>:collider:shadow the solid into the light's shadow map, spheres and boxes only
+                              (colliders/shadow.wgsl; core/shadows.py)
+  RENDER  <e>:collider:draw   the lit solid, indexed triangles, shadowed (colliders/draw.wgsl)
   RENDER  <e>:collider:wire   instead, with wireframe = true: its edges (colliders/wire.wgsl)
+
+A plane receives shadows but casts none: it is a floor or a wall, bounded by nothing the light
+box could fit, and what lies behind it is not drawn lit by the light anyway.
 
 Both are opaque and write depth, and are ordered before the particles' draws (order
 DRAW_ORDER), so particles behind a solid are hidden and depth-buffer collision sees it.
@@ -17,6 +22,7 @@ keeps them without resources or passes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +31,7 @@ import wgpu
 from emberfx.core.frame_graph import GEOMETRY_TARGET, Pass, RenderQueue
 from emberfx.core.layout import struct_dtype
 from emberfx.core.pipelines import RenderKey, render_pipeline
+from emberfx.core.shadows import caster_draw, receiver_bindings
 from emberfx.core.system import EntityRef, Priority, System
 from emberfx.model.colors import linear_color
 from emberfx.model.registry import set_system
@@ -127,11 +134,21 @@ class ColliderSystem(System):
         index = (f"{name}/edges", "uint32", shown.edge_count) if wireframe else (
             f"{name}/triangles", "uint32", shown.triangle_count)
         bindings = {"frame": "frame", "look": f"{name}/look", "vertices": f"{name}/vertices"}
-        return [self.build.draw(f"{name}:collider:{'wire' if wireframe else 'draw'}", shader,
-                                self._pipeline(shader), bindings, index=index, order=DRAW_ORDER,
-                                target=GEOMETRY_TARGET,
-                                does="the collider's edges as lines" if wireframe
-                                else "the collider's surface, lit")]
+        if wireframe:
+            return [self.build.draw(f"{name}:collider:wire", shader, self._pipeline(shader),
+                                    bindings, index=index, order=DRAW_ORDER,
+                                    target=GEOMETRY_TARGET,
+                                    does="the collider's edges as lines")]
+        found = []
+        if shown.component.shape != "plane":
+            found.append(caster_draw(self.build, f"{name}:collider:shadow",
+                                     "colliders/shadow.wgsl", bindings, closed=True,
+                                     index=index, does="the collider into the shadow map"))
+        found.append(self.build.draw(f"{name}:collider:draw", shader, self._pipeline(shader),
+                                     {**bindings, **receiver_bindings(self.device)}, index=index,
+                                     order=DRAW_ORDER, target=GEOMETRY_TARGET,
+                                     does="the collider's surface, lit"))
+        return found
 
     def _pipeline(self, shader: str):
         return render_pipeline(self.device, RenderKey(
@@ -140,6 +157,22 @@ class ColliderSystem(System):
             topology="line-list" if shader.endswith("wire.wgsl") else "triangle-list",
             # both faces: a floor may be seen from below; the fragment shader flips the normal
             cull_mode="none"))
+
+    def targets_changed(self) -> None:
+        """A new shadow map: the draws bind it again."""
+        for shown in self.shown.values():
+            shown.built_with = None
+
+    def shadow_casters(self) -> list[tuple[tuple[float, float, float], float]]:
+        """Bounding spheres of the solid spheres and boxes drawn."""
+        found = []
+        for shown in self.shown.values():
+            c = shown.component
+            if c.drawn and not c.wireframe and c.shape != "plane":
+                radius = c.radius if c.shape == "sphere" else math.hypot(*c.half_size)
+                x, y, z = c.center
+                found.append(((x, y, z), float(radius)))
+        return found
 
     def before_draw(self) -> None:
         for shown in self.shown.values():

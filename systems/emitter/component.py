@@ -184,6 +184,15 @@ class Emitter(Tracked):
     boids: Boids | None = live(None)
     """Reynolds flocking among the emitter's particles (docs/guides/neighbours.md); turning it
     on or off rebuilds the pool, as its radius and bounds do"""
+    cast_shadows: bool = rebuild(False)
+    """sprites cast shadows from the [light]: each particle's alpha x alpha over life x sprite
+    coverage adds to the optical depth tau of the light's opacity layers, and what lies behind
+    them gets exp(-tau) of the directional light (emitter/opacity.py); an emitter that casts
+    runs alone, not batched. Mesh particles always cast"""
+    receive_shadows: bool = rebuild(False)
+    """sprites are lit by the [light] at their centre, shadowed: ambient + color x intensity x
+    the light that reaches the centre past solids and casting particles (emitter/opacity.py);
+    an emitter that receives runs alone, not batched"""
 
     # a neighbour table coming or going rebuilds the pool (its grid and passes); its own fields
     # say what an edit of them needs

@@ -46,6 +46,7 @@ from emberfx.systems.emitter.looks_feature import LooksFeature
 from emberfx.systems.emitter.mesh_particles import MeshParticlesFeature
 from emberfx.systems.emitter.mesh_shape import MeshShapeFeature
 from emberfx.systems.emitter.neighbours_feature import NeighboursFeature
+from emberfx.systems.emitter.opacity import ReceiveShadowsFeature, ShadowCastFeature
 
 if TYPE_CHECKING:
     import numpy as np
@@ -64,7 +65,8 @@ __all__ = ["FEATURES", "EmitterFeature", "Record"]
 # every feature, in the order they apply
 FEATURES: tuple[EmitterFeature, ...] = (ContactsFeature(), EventMarksFeature(), AttributesFeature(),
                                         LooksFeature(), MeshShapeFeature(), MeshParticlesFeature(),
-                                        NeighboursFeature(), CullingFeature(), ColorFeature())
+                                        NeighboursFeature(), CullingFeature(), ColorFeature(),
+                                        ShadowCastFeature(), ReceiveShadowsFeature())
 _UPLOADING = tuple(f for f in FEATURES if type(f).upload is not EmitterFeature.upload)
 _variants: dict[tuple, str] = {}   # (base, swaps) -> derived shader name, one per combination
 

@@ -8,6 +8,9 @@ What the feature adds, and where (emitter/features.py lists the features):
   draw         the mesh family's prepare and draw passes, in place of the sprite draw; they make
                the pool's ``mesh_vertices``, ``mesh_args`` and ``mesh_look`` buffers
   upload       the MeshLook again each step, from the emitter's live fields and params record
+  shadows      a draw into the light's shadow map (meshes/shadow.wgsl), made again with the lit
+               draw when the map is new (``redraw``); opacity.caster_sphere estimates where
+               the particles can be, for the light's box
 The simulation passes and their shaders are untouched: no WGSL of the emitter changes.
 """
 
@@ -16,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from emberfx.systems.emitter.feature import EmitterFeature
-from emberfx.systems.meshes.draw import mesh_particle_passes, write_mesh_look
+from emberfx.systems.meshes.draw import mesh_draws, mesh_particle_passes, write_mesh_look
 
 if TYPE_CHECKING:
     from emberfx.core.frame_graph import Pass
@@ -42,3 +45,9 @@ class MeshParticlesFeature(EmitterFeature):
     def upload(self, system: EmitterHost, pool: Pool, acting: list) -> None:
         if "mesh_look" in pool.buffers:
             write_mesh_look(system, pool.buffers, pool.component, pool.param_record)
+
+
+def redraw(system: EmitterHost, pool: Pool) -> None:
+    """The pool's shadow and lit mesh draws made again over its buffers (a new shadow map)."""
+    fresh = {p.name: p for p in mesh_draws(system, pool.entity, pool.component, pool.buffers)}
+    pool.passes = [fresh.get(p.name, p) for p in pool.passes]

@@ -70,7 +70,8 @@ def draw_pass(system: EmitterHost, name: str, pool: Pool, b: dict[str, BufferVie
                 "alive_list": b["alive_list"], "looks": b["looks"],
                 "sprite_looks": b["sprite_look"], "sprite_texture": texture,
                 "sprite_sampler": sprite_sampler(system.device), "list_owner": b["list_owner"],
-                **features.part_bindings(pool, DRAW_SOFT if soft else DRAW)}
+                **features.part_bindings(pool, DRAW_SOFT if soft else DRAW),
+                **features.bindings(component, DRAW_SOFT if soft else DRAW, b)}
     if soft:
         bindings["scene_depth"] = "scene/depth"
     offsets = [k * RECORD for k in records]

@@ -55,7 +55,14 @@ from emberfx.core.events import REARRANGE
 from emberfx.core.frame_graph import Pass
 from emberfx.core.system import EntityRef, Priority, Readback, StepInfo, System
 from emberfx.model.registry import set_system
-from emberfx.systems.emitter import batches, features, readout, step_upload
+from emberfx.systems.emitter import (
+    batches,
+    features,
+    mesh_particles,
+    opacity,
+    readout,
+    step_upload,
+)
 from emberfx.systems.emitter import color as particle_color
 from emberfx.systems.emitter import layout as emitter_layout
 from emberfx.systems.emitter import passes as emitter_passes
@@ -205,6 +212,8 @@ class EmitterSystem(System):
             passes += drawn
         elif pool.batch is None:   # (a batch's emitters draw in runs: batches.draw_runs)
             passes.append(emitter_passes.lone_draw_pass(self, pool))
+        if opacity.casts(component) and pool.batch is None:
+            passes.append(opacity.opacity_pass(self, pool))
         pool.passes = passes
         pool.readback = step_upload.counters_readback(pool.entity.name,
                                                        pool.buffers["counters"], 1)
@@ -302,10 +311,22 @@ class EmitterSystem(System):
                 self.scene_force_kinds(), self.vector_fields.version)
 
     def targets_changed(self) -> None:
-        """New render targets: update passes bind the new "scene/depth"."""
+        """New render targets: update passes bind the new "scene/depth", mesh draws the
+        shadow map."""
         for pool in self.pools.values():
             pool.updates.clear()
             self._refresh(pool)
+            if "mesh_look" in pool.buffers:
+                mesh_particles.redraw(self, pool)
+            elif opacity.receives(pool.component) and pool.batch is None:
+                fresh = emitter_passes.lone_draw_pass(self, pool)   # binds the shadow map
+                pool.passes = [fresh if p.name == fresh.name else p for p in pool.passes]
+
+    def shadow_casters(self) -> list[tuple[tuple[float, float, float], float]]:
+        """Where the particles of each emitter that casts (mesh particles, cast_shadows) can be
+        (opacity.caster_sphere)."""
+        return [opacity.caster_sphere(pool.component) for pool in self.pools.values()
+                if "mesh_look" in pool.buffers or opacity.casts(pool.component)]
 
     def burst(self, entity: EntityRef, count: int) -> None:
         """`count` extra births on the next step (scripts: ctx.burst)."""

@@ -5,7 +5,11 @@ registry name, ``<entity>/particles``, ``alive_list``, ``draw_args``, ``params``
 
   PREPARE  <e>:mesh:prepare   drawIndirect args: the mesh's vertex count x the emitter's instance
                               count (word 1 of <e>/draw_args, the alive count)
-  RENDER   <e>:mesh:draw      the mesh per alive particle, opaque, lit by the scene light
+  RENDER   <e>:mesh:shadow    the mesh per alive particle into the light's shadow map
+                              (core/shadows.py): back faces of the built-in solids, both faces
+                              of an OBJ file (it may be open)
+  RENDER   <e>:mesh:draw      the mesh per alive particle, opaque, lit by the scene light and
+                              shadowed
 
 Resources of its own, owned by the emitter entity: ``<e>/mesh_vertices`` (the triangle list),
 ``<e>/mesh_args`` (4 words, INDIRECT) and ``<e>/mesh_look`` (MeshLook; ``pack_mesh_look`` is
@@ -25,6 +29,7 @@ from emberfx.core.errors import SceneError
 from emberfx.core.frame_graph import GEOMETRY_TARGET, Pass, Phase, RenderQueue
 from emberfx.core.layout import struct_dtype
 from emberfx.core.pipelines import RenderKey, render_pipeline
+from emberfx.core.shadows import caster_draw, receiver_bindings
 from emberfx.systems.emitter.looks import step_identity
 from emberfx.systems.meshes.obj import ObjError, read_obj
 from emberfx.systems.meshes.shapes import BUILT_IN, TriangleMesh, built_in_mesh, vertex_records
@@ -89,20 +94,31 @@ def mesh_particle_passes(system, entity, component, buffers: dict) -> list[Pass]
     buffers.update(own)
     system.resources.write(own["mesh_vertices"], records.tobytes())
     system.resources.write(own["mesh_look"], pack_mesh_look(component, mesh.vertex_count))
-    shared = system.shared
-    pipeline = mesh_pipeline(system.device, shared.scene_format, shared.depth_format,
-                             shared.sample_count)
     return [
         system.build.compute(f"{name}:mesh:prepare", Phase.PREPARE, "meshes/prepare.wgsl",
                              (1, 1, 1), {"look": own["mesh_look"],
                                          "source_args": f"{name}/draw_args",
                                          "mesh_args": own["mesh_args"]},
                              does="the meshes' drawIndirect arguments from the alive count"),
+        *mesh_draws(system, entity, component, own)]
+
+
+def mesh_draws(system, entity, component, own: dict) -> list[Pass]:
+    """The shadow and lit draws of the meshes over ``own`` buffers (mesh_particle_passes made
+    them); made again when the shadow map is new (the emitter system's targets_changed)."""
+    name = entity.name
+    shared = system.shared
+    pipeline = mesh_pipeline(system.device, shared.scene_format, shared.depth_format,
+                             shared.sample_count)
+    placing = {"frame": "frame", "params": f"{name}/params", "particles": f"{name}/particles",
+               "alive_list": f"{name}/alive_list", "looks": f"{name}/looks",
+               "look": own["mesh_look"], "vertices": own["mesh_vertices"]}
+    return [
+        caster_draw(system.build, f"{name}:mesh:shadow", "meshes/shadow.wgsl", placing,
+                    closed=component.mesh in BUILT_IN, indirect=(own["mesh_args"], 0),
+                    does="a mesh instance per alive particle into the shadow map"),
         system.build.draw(f"{name}:mesh:draw", "meshes/draw.wgsl", pipeline,
-                          {"frame": "frame", "params": f"{name}/params",
-                           "particles": f"{name}/particles", "alive_list": f"{name}/alive_list",
-                           "looks": f"{name}/looks", "look": own["mesh_look"],
-                           "vertices": own["mesh_vertices"]},
+                          {**placing, **receiver_bindings(system.device)},
                           indirect=(own["mesh_args"], 0), order=DRAW_ORDER,
                           target=GEOMETRY_TARGET,
                           does="a lit mesh instance per alive particle (drawIndirect)"),

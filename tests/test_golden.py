@@ -59,6 +59,11 @@ CHANGED_FRACTION = 0.005 # ... and at most this share of the pixels may (72 of 1
 HARDWARE_MEAN_TOLERANCE = 3.0      # the same limits on an adapter other than lavapipe
 HARDWARE_CHANGED_FRACTION = 0.03
 UPDATE = os.environ.get("EMBERFX_UPDATE_GOLDEN") == "1"
+CHAOTIC = {"sand": "grains in contact", "flock": "boids steering by their neighbours"}
+"""scenes whose particles amplify rounding: on an H100 their pictures parted from lavapipe's
+(sand by 10.4 levels mean, 13% of pixels; flock by 4.1 levels, 4.3%) while their physics tests
+pass there. On a hardware adapter each is compared with its own second render instead (the
+steps give the same bytes twice)."""
 
 
 def render(scene: Scene, steps: int = STEPS) -> np.ndarray:
@@ -118,6 +123,10 @@ def test_scene_matches_its_golden_image(gpu, path):
         pytest.skip(f"wrote {reference.relative_to(ROOT)}")
     assert reference.exists(), (f"no golden {reference.name}: "
                                 f"run EMBERFX_UPDATE_GOLDEN=1 pytest {__file__}")
+    if path.stem in CHAOTIC and not gpu.is_software:
+        again = render(load_scene(path), STEPS_FOR.get(path.stem, STEPS))
+        assert np.array_equal(image, again), f"{path.name}: two renders differ on {gpu.label}"
+        return
     mean, changed = difference(image, read_png(reference))
     mean_limit, changed_limit = limits(gpu)
     assert mean <= mean_limit and changed <= changed_limit, (

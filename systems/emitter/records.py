@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import wgpu
 
-from emberfx.core.layout import record_view
+from emberfx.core.layout import FieldPacker, record_view
 from emberfx.core.resources import BufferView
 from emberfx.systems.emitter.event_marks import kinds_sent
 from emberfx.systems.emitter.events import COUNTERS_CLEARED
@@ -42,6 +42,11 @@ if TYPE_CHECKING:
     from emberfx.systems.emitter.pool import Pool
 
 PAGE_RECORDS = 16                 # records per page: 4 KiB per kind
+STEP_PACK = FieldPacker(PARAMS, ("budget", "frame", "seed", "h", "time", "force_count",
+                                 "accelerate_end", "kill_start"))
+COLUMNS_FROM = 8
+"""emitters of a page from which a step's fields are set a column at a time (numpy's cost per
+call outweighs packing each record alone below this)"""
 KINDS = ("params", "counters")
 _USAGE = {"params": wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.STORAGE,
           "counters": wgpu.BufferUsage.STORAGE}
@@ -139,6 +144,14 @@ class RecordPages:
                              len(forces) if accelerate_end is None else accelerate_end,
                              kill_start))
         for page, entries in by_page.values():
+            if len(entries) < COLUMNS_FROM:
+                for k, budget, count, end, kill in entries:
+                    STEP_PACK.pack(record_view(page.params, k), {
+                        "budget": budget, "frame": step.frame, "seed": step.seed, "h": step.dt,
+                        "time": start, "force_count": count, "accelerate_end": end,
+                        "kill_start": kill})
+                    page.counters[k, 0] = budget
+                continue
             ks, budgets, counts, ends, kills = (np.array(column) for column in zip(*entries))
             params = page.params
             params["budget"][ks], params["force_count"][ks] = budgets, counts

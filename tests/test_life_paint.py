@@ -13,6 +13,7 @@ import pytest
 
 from emberfx.engine.engine import Engine
 from emberfx.model.camera import Camera
+from emberfx.model.render import RenderSettings
 from emberfx.model.scene import EntitySpec, Scene, SceneSettings
 from emberfx.systems.life.component import Life
 from emberfx.systems.life.system import cells_on_line
@@ -21,9 +22,12 @@ WHITE, BLACK, BLUE = (255, 255, 255), (0, 0, 0), (0, 0, 255)
 
 
 def life_engine(size=(37, 23), render=(64, 48), camera=None, **fields) -> Engine:
+    """An engine of one Life layer; drawn at one sample per pixel (msaa = 1), since the image
+    checks below read each pixel's centre."""
     comp = Life(size=size, **fields)
     scene = Scene(SceneSettings(seed=5, background="#0000ff"),
-                  camera or Camera(kind="orthographic"), [EntitySpec("life", {"life": comp})])
+                  camera or Camera(kind="orthographic"), [EntitySpec("life", {"life": comp})],
+                  render=RenderSettings(msaa=1))
     return Engine(scene, size=render)
 
 

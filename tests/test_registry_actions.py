@@ -227,6 +227,12 @@ name = "water"
 particle_radius = 0.05
 fill = [{ center = [0, 0, 0], half_size = [0.2, 0.2, 0.2] }]
 [[entity]]
+name = "smoke"
+[entity.gas]
+resolution = [8, 8, 8]
+cell = 0.1
+sources = [{ position = [0, 1, 0] }]
+[[entity]]
 name = "fx"
 [entity.edge_detect]
 [entity.bloom]

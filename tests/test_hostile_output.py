@@ -245,14 +245,32 @@ def test_an_exr_beyond_the_buffer_limit_is_refused_before_the_first_frame(gpu, t
     limit = gpu.limits["max-buffer-size"]
     if w * w * 8 <= limit:
         pytest.skip(f"{w}x{w} HDR fits this device's max_buffer_size ({limit})")
-    r = run_module("render", FOUNTAIN, "--frames", 1, "--size", f"{w}x{w}", "--out", "x.exr",
+    # (at one sample per pixel: the 4x geometry image alone would not fit either, below)
+    scene = tmp_path / "fountain.toml"
+    scene.write_text(FOUNTAIN.read_text() + "\n[render]\nmsaa = 1\n")
+    r = run_module("render", scene, "--frames", 1, "--size", f"{w}x{w}", "--out", "x.exr",
                    cwd=tmp_path)
     assert r.returncode == 1, r.stderr
     error = error_line(r.stderr)
     assert error.startswith(f"emberfx: error: the HDR frame at {w}x{w} needs a readback "
                             f"buffer of {w * w * 8} bytes (8 bytes a pixel), over this device's "
                             f"max_buffer_size of {limit} (")
-    assert "x.exr: frame" not in r.stderr and os.listdir(tmp_path) == []
+    assert "x.exr: frame" not in r.stderr and os.listdir(tmp_path) == ["fountain.toml"]
+
+
+def test_an_anti_aliased_image_beyond_the_device_is_refused_in_one_line(gpu, tmp_path):
+    """At the largest texture size, 4 samples a pixel of colour and depth need more memory
+    than lavapipe gives: one error line naming msaa, no traceback, nothing written."""
+    w = gpu.limits["max-texture-dimension-2d"]
+    if w * w * 12 * 4 <= 8 << 30:
+        pytest.skip(f"{w}x{w} at 4 samples may fit this device")
+    r = run_module("render", FOUNTAIN, "--frames", 1, "--size", f"{w}x{w}", "--out", "x.png",
+                   cwd=tmp_path)
+    if r.returncode == 0:
+        pytest.skip(f"{w}x{w} at 4 samples fitted this device")
+    error = error_line(r.stderr)
+    assert f"4x anti-aliased image at {w}x{w}" in error and "msaa = 1" in error, error
+    assert os.listdir(tmp_path) == []
 
 
 class LimitedGpu:

@@ -34,6 +34,7 @@ import wgpu
 
 from emberfx.core.bindings import PassBuilder
 from emberfx.core.bundles import BundleCache
+from emberfx.core.errors import DeviceLimitError
 from emberfx.core.events import TARGETS_CHANGED
 from emberfx.core.frame_graph import (
     DRAWING_PHASES,
@@ -162,14 +163,20 @@ class Renderer:
         geometry = (scene_view, depth_view, None)
         if shared.sample_count > 1:
             attachment = wgpu.TextureUsage.RENDER_ATTACHMENT
-            color_samples = self.device.create_texture(
-                label="geometry/color", size=(w, h, 1), format=shared.scene_format,
-                usage=attachment, sample_count=shared.sample_count)
-            # TEXTURE_BINDING: frame/depth_resolve.wgsl reads its samples
-            depth_samples = self.device.create_texture(
-                label="geometry/depth", size=(w, h, 1), format=shared.depth_format,
-                usage=attachment | wgpu.TextureUsage.TEXTURE_BINDING,
-                sample_count=shared.sample_count)
+            try:
+                color_samples = self.device.create_texture(
+                    label="geometry/color", size=(w, h, 1), format=shared.scene_format,
+                    usage=attachment, sample_count=shared.sample_count)
+                # TEXTURE_BINDING: frame/depth_resolve.wgsl reads its samples
+                depth_samples = self.device.create_texture(
+                    label="geometry/depth", size=(w, h, 1), format=shared.depth_format,
+                    usage=attachment | wgpu.TextureUsage.TEXTURE_BINDING,
+                    sample_count=shared.sample_count)
+            except wgpu.GPUError as exc:   # (out of memory: a validation error on wgpu-native)
+                reason = str(exc).strip().splitlines()[-1].strip()
+                raise DeviceLimitError(
+                    f"the {shared.sample_count}x anti-aliased image at {w}x{h} does not fit "
+                    f"this device ({reason}): a smaller size, or [render] msaa = 1") from None
             # frame resources: the geometry draws write them before the resolve reads them
             shared.resources.adopt("geometry/color", color_samples, persistent=False)
             shared.resources.adopt("geometry/depth", depth_samples, persistent=False)

@@ -36,18 +36,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let n = params.cells.xyz;
     let c = face_coords(f, n);
     let a = u32(c.w);
-    let k = c[a];
-    let m = i32(n[a]);
-    let wrap = wraps(params);
-    if (!wrap && ((k == 0 && solid_side(params, a, 0u)) || (k == m && solid_side(params, a, 1u)))) {
-        velocity[f] = 0.0;
-        return;
-    }
-    var lo = c.xyz;
-    var hi = c.xyz;
-    lo[a] = along(k - 1, m, wrap);
-    hi[a] = along(k, m, wrap);
-    if (solid[cell_at(lo, n)] != 0u || solid[cell_at(hi, n)] != 0u) {
+    let cells = face_cells(params, c);
+    let lo = cells.lo;
+    let hi = cells.hi;
+    if (on_solid_side(params, c) || solid[cell_at(lo, n)] != 0u || solid[cell_at(hi, n)] != 0u) {
         velocity[f] = 0.0;
         return;
     }
@@ -55,7 +47,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     var value = velocity[f] + params.motion.x * push;
     let h = params.lower.w;
     var x = params.lower.xyz + (vec3f(c.xyz) + vec3f(0.5)) * h;
-    x[a] = params.lower[a] + f32(k) * h;
+    x[a] = params.lower[a] + f32(c[a]) * h;
     for (var s = 0u; s < params.counts.x; s++) {
         if (sources[s].amounts.w != 0.0 && in_source(sources[s], x, h)) {
             value = sources[s].velocity[a];

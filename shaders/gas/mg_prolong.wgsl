@@ -35,11 +35,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let t = q - vec3f(base);
     var value = 0.0;
     for (var k = 0u; k < 8u; k++) {
-        let o = vec3i(i32(k & 1u), i32((k >> 1u) & 1u), i32((k >> 2u) & 1u));
-        let c = vec3i(along(base.x + o.x, m.x, wrap), along(base.y + o.y, m.y, wrap),
-                      along(base.z + o.z, m.z, wrap));
-        let w = select(1.0 - t, t, vec3<bool>(o.x == 1, o.y == 1, o.z == 1));
-        value += coarse_pressure[cell_at(c, coarse)] * w.x * w.y * w.z;
+        let corner = trilinear_corner(base, t, k, m, wrap);
+        value += coarse_pressure[cell_at(corner.cell, coarse)] * corner.weight;
     }
     pressure[i] += value;
 }

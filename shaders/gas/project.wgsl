@@ -26,27 +26,15 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     if (f >= params.counts.z) { return; }
     let n = params.cells.xyz;
     let c = face_coords(f, n);
-    let a = u32(c.w);
-    let k = c[a];
-    let m = i32(n[a]);
-    let wrap = wraps(params);
-    var lo = c.xyz;
-    var hi = c.xyz;
-    lo[a] = along(k - 1, m, wrap);
-    hi[a] = along(k, m, wrap);
-    if (solid[cell_at(lo, n)] != 0u || solid[cell_at(hi, n)] != 0u) {
+    let cells = face_cells(params, c);
+    if (on_solid_side(params, c) || solid[cell_at(cells.lo, n)] != 0u
+        || solid[cell_at(cells.hi, n)] != 0u) {
         result[f] = 0.0;
         return;
     }
-    var p_lo = pressure[cell_at(lo, n)];
-    var p_hi = pressure[cell_at(hi, n)];
-    if (!wrap && k == 0) {
-        if (solid_side(params, a, 0u)) { result[f] = 0.0; return; }
-        p_lo = 0.0;
-    }
-    if (!wrap && k == m) {
-        if (solid_side(params, a, 1u)) { result[f] = 0.0; return; }
-        p_hi = 0.0;
-    }
+    // beyond an open side the pressure is 0
+    let side = face_side(params, c);
+    let p_lo = select(pressure[cell_at(cells.lo, n)], 0.0, side == 0);
+    let p_hi = select(pressure[cell_at(cells.hi, n)], 0.0, side == 1);
     result[f] = velocity[f] - (p_hi - p_lo) / params.lower.w;
 }

@@ -43,12 +43,9 @@ fn sample_face_axis(p: GasParams, field: u32, a: u32, g: vec3f) -> FaceSample {
     var low = 3.4e38;
     var high = -3.4e38;
     for (var k = 0u; k < 8u; k++) {
-        let o = vec3i(i32(k & 1u), i32((k >> 1u) & 1u), i32((k >> 2u) & 1u));
-        let c = vec3i(along(base.x + o.x, period.x, wrap), along(base.y + o.y, period.y, wrap),
-                      along(base.z + o.z, period.z, wrap));
-        let v = face_value(field, face_at(c, n, a));
-        let w = select(1.0 - t, t, vec3<bool>(o.x == 1, o.y == 1, o.z == 1));
-        value += v * w.x * w.y * w.z;
+        let corner = trilinear_corner(base, t, k, period, wrap);
+        let v = face_value(field, face_at(corner.cell, n, a));
+        value += v * corner.weight;
         low = min(low, v);
         high = max(high, v);
     }
@@ -74,12 +71,9 @@ fn sample_cells(p: GasParams, field: u32, g: vec3f) -> CellSample {
     var low = vec4f(3.4e38);
     var high = vec4f(-3.4e38);
     for (var k = 0u; k < 8u; k++) {
-        let o = vec3i(i32(k & 1u), i32((k >> 1u) & 1u), i32((k >> 2u) & 1u));
-        let c = vec3i(along(base.x + o.x, n.x, wrap), along(base.y + o.y, n.y, wrap),
-                      along(base.z + o.z, n.z, wrap));
-        let v = cell_value(field, cell_at(c, p.cells.xyz));
-        let w = select(1.0 - t, t, vec3<bool>(o.x == 1, o.y == 1, o.z == 1));
-        value += v * w.x * w.y * w.z;
+        let corner = trilinear_corner(base, t, k, n, wrap);
+        let v = cell_value(field, cell_at(corner.cell, p.cells.xyz));
+        value += v * corner.weight;
         low = min(low, v);
         high = max(high, v);
     }

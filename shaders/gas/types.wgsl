@@ -99,3 +99,50 @@ fn along(i: i32, m: i32, wrap: bool) -> i32 {
     if (wrap) { return ((i % m) + m) % m; }
     return clamp(i, 0, m - 1);
 }
+
+// Corner k (0..7) of the trilinear stencil at lattice point base + t (0 <= t < 1) on a lattice
+// of `period` points per axis, wrapped or clamped into it, and its weight.
+struct Corner {
+    cell: vec3i,
+    weight: f32,
+};
+
+fn trilinear_corner(base: vec3i, t: vec3f, k: u32, period: vec3i, wrap: bool) -> Corner {
+    let o = vec3i(i32(k & 1u), i32((k >> 1u) & 1u), i32((k >> 2u) & 1u));
+    let c = vec3i(along(base.x + o.x, period.x, wrap), along(base.y + o.y, period.y, wrap),
+                  along(base.z + o.z, period.z, wrap));
+    let w = select(1.0 - t, t, vec3<bool>(o.x == 1, o.y == 1, o.z == 1));
+    return Corner(c, w.x * w.y * w.z);
+}
+
+// The two cells a face joins (coordinates c.xyz on the lattice of axis c.w): below and above it
+// along its axis, wrapped on a periodic grid, clamped at the sides otherwise.
+struct FaceCells {
+    lo: vec3i,
+    hi: vec3i,
+};
+
+fn face_cells(p: GasParams, c: vec4i) -> FaceCells {
+    let a = u32(c.w);
+    let m = i32(p.cells[a]);
+    var lo = c.xyz;
+    var hi = c.xyz;
+    lo[a] = along(c[a] - 1, m, wraps(p));
+    hi[a] = along(c[a], m, wraps(p));
+    return FaceCells(lo, hi);
+}
+
+// Whether the face lies on one of the box's sides, lower (side 0) or upper (side 1); -1: inside.
+fn face_side(p: GasParams, c: vec4i) -> i32 {
+    let a = u32(c.w);
+    if (wraps(p)) { return -1; }
+    if (c[a] == 0) { return 0; }
+    if (c[a] == i32(p.cells[a])) { return 1; }
+    return -1;
+}
+
+// Whether the face lies on a solid side of the box.
+fn on_solid_side(p: GasParams, c: vec4i) -> bool {
+    let side = face_side(p, c);
+    return side >= 0 && solid_side(p, u32(c.w), u32(side));
+}

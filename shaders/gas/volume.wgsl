@@ -63,10 +63,8 @@ fn gas_at(x: vec3f) -> vec2f {
     let t = q - vec3f(base);
     var out = vec2f(0.0);
     for (var k = 0u; k < 8u; k++) {
-        let o = vec3i(i32(k & 1u), i32((k >> 1u) & 1u), i32((k >> 2u) & 1u));
-        let c = min(base + o, n - vec3i(1));
-        let w = select(1.0 - t, t, vec3<bool>(o.x == 1, o.y == 1, o.z == 1));
-        out += scalars[cell_at(c, params.cells.xyz)].xy * (w.x * w.y * w.z);
+        let corner = trilinear_corner(base, t, k, n, false);
+        out += scalars[cell_at(corner.cell, params.cells.xyz)].xy * corner.weight;
     }
     return out;
 }

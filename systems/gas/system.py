@@ -22,7 +22,7 @@ The grid and its records: shaders/gas/types.wgsl and records.py.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import wgpu
@@ -54,7 +54,7 @@ class _Body:
     cells: int
     faces: int
     solids: SceneSolids   # the colliders, as the solids pass binds them
-    written: tuple[bytes, ...] = (b"", b"", b"", b"")   # params, sources, look, forces
+    written: dict[str, bytes] = field(default_factory=dict)   # buffer key -> bytes last written
     kinds: int = 0        # the FORCE_KINDS the force pass was compiled for
     solid_kinds: int = 0  # the SOLID_KINDS the solids pass was compiled for
     time: float = 0.0     # the last step's start, s
@@ -188,17 +188,24 @@ class GasSystem(System):
                 if wanted is None or ref.name in wanted][:FORCE_SLOTS]
 
     def _write(self, body: _Body, time: float = 0.0) -> None:
+        """Write the step's records (params, sources, forces at `time`) and the look, each
+        only when its bytes changed."""
         c = body.component
         acting = self._acting(c)
-        params = records.params_record(c, self.shared.fixed_dt, time, len(acting))
-        sources = records.sources_record(c)
-        look = records.look_record(c, len(records.blackbody_table()) // 16)
-        forces = pack_forces(acting, time).tobytes()
-        for key, data, last in zip(("params", "sources", "look", "forces"),
-                                   (params, sources, look, forces), body.written):
-            if data != last:
-                self.resources.write(body.buffers[key], data)
-        body.written = (params, sources, look, forces)
+        self._write_if_changed(body, "params",
+                               records.params_record(c, self.shared.fixed_dt, time, len(acting)))
+        self._write_if_changed(body, "sources", records.sources_record(c))
+        self._write_if_changed(body, "forces", pack_forces(acting, time).tobytes())
+        self._write_look(body)
+
+    def _write_look(self, body: _Body) -> None:
+        look = records.look_record(body.component, len(records.blackbody_table()) // 16)
+        self._write_if_changed(body, "look", look)
+
+    def _write_if_changed(self, body: _Body, key: str, data: bytes) -> None:
+        if body.written.get(key) != data:
+            self.resources.write(body.buffers[key], data)
+            body.written[key] = data
 
     def remove(self, entity: EntityRef) -> None:
         self.bodies.pop(entity.name)   # the registry releases its buffers
@@ -209,7 +216,7 @@ class GasSystem(System):
 
     def before_draw(self) -> None:
         for body in self.bodies.values():
-            self._write(body, body.time)   # (a look edited while paused shows)
+            self._write_look(body)   # (a look edited while paused shows)
 
     def passes(self) -> list[Pass]:
         return [p for body in self.bodies.values() for p in body.passes]

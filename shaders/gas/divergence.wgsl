@@ -9,6 +9,7 @@
 
 //! include common/dispatch.wgsl
 //! include gas/types.wgsl
+//! include gas/divergence_at.wgsl
 
 @group(0) @binding(0) var<storage, read> params: GasParams;
 @group(0) @binding(1) var<storage, read> velocity: array<f32>;
@@ -23,14 +24,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         @builtin(num_workgroups) groups: vec3u) {
     let i = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
     if (i >= params.counts.y) { return; }
-    let n = params.cells.xyz;
-    let c = cell_coords(i, n);
-    var sum = 0.0;
-    for (var a = 0u; a < 3u; a++) {
-        var up = c;
-        up[a] = up[a] + 1;
-        sum += velocity[face_at(up, n, a)] - velocity[face_at(c, n, a)];
-    }
-    rhs[i] = select(sum / params.lower.w, 0.0, solid[i] != 0u);
+    let d = divergence_at(cell_coords(i, params.cells.xyz));
+    rhs[i] = select(d, 0.0, solid[i] != 0u);
     pressure[i] = 0.0;
 }

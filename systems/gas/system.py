@@ -31,7 +31,7 @@ from emberfx.core.frame_graph import Pass, Phase, RenderQueue
 from emberfx.core.frame_order import in_declared_order
 from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.readback import read_array
-from emberfx.core.system import EntityRef, Priority, StepInfo, System
+from emberfx.core.system import EntityRef, Priority, Readback, StepInfo, System
 from emberfx.model.registry import set_system
 from emberfx.systems.colliders.particles import SOLID_KINDS, solid_kind
 from emberfx.systems.colliders.scene_solids import SceneSolids
@@ -41,6 +41,8 @@ from emberfx.systems.gas import records
 from emberfx.systems.gas.component import MAX_SOURCES, Gas
 from emberfx.systems.gas.multigrid import v_cycles
 
+RESIDUAL_GROUP = 256   # gas/residual.wgsl's WORKGROUP_SIZE
+RESIDUAL_BYTES = 16    # gas/residual_total.wgsl's one vec4f
 ACTING = ("attractor", "force_field")   # what may act on a gas (kill zones kill no gas)
 GROUP = 64   # every gas pass: one cell or face an invocation
 
@@ -92,6 +94,9 @@ class GasSystem(System):
         b["look"] = self.buffer(entity, "look", records.LOOK.itemsize, storage)
         b["forces"] = self.buffer(entity, "forces", FORCE_SLOTS * FORCE.itemsize, storage)
         b["solid"] = self.buffer(entity, "solid", 4 * cells, storage, what=what)
+        b["partials"] = self.buffer(entity, "partials", 8 * _residual_groups(self.gpu, cells),
+                                    storage, what=what)
+        b["residual"] = self.buffer(entity, "residual", RESIDUAL_BYTES, storage)
         table = records.blackbody_table()
         b["blackbody"] = self.buffer(entity, "blackbody", len(table), storage)
         self.resources.write(b["blackbody"], table)
@@ -170,6 +175,15 @@ class GasSystem(System):
             {"params": params, "velocity": b["velocity_next"], "pressure": b["pressure0"],
              "result": b["velocity"], "solid": b["solid"]},
             does="each face's component less the pressure gradient: divergence-free"))
+        passes += [
+            compute(f"{e}:gas:residual", Phase.SIMULATE, "gas/residual.wgsl",
+                    self.gpu.grid(math.ceil(body.cells / RESIDUAL_GROUP)),
+                    {"params": params, "velocity": b["velocity"], "rhs": b["rhs0"],
+                     "solid": b["solid"], "partials": b["partials"]},
+                    does="each workgroup's squared divergence before and after the projection"),
+            compute(f"{e}:gas:residual:total", Phase.SIMULATE, "gas/residual_total.wgsl",
+                    (1, 1, 1), {"partials": b["partials"], "residual": b["residual"]},
+                    does="the squared divergences summed: the projection's residual")]
         pipeline = render_pipeline(self.device, RenderKey(
             records.VOLUME, self.shared.scene_format, blend="alpha",
             depth_format=self.shared.depth_format, label=f"{e}:gas:volume"))
@@ -294,9 +308,29 @@ class GasSystem(System):
                 "v": faces[u_count:u_count + v_count].reshape(nz, ny + 1, nx),
                 "w": faces[u_count + v_count:].reshape(nz + 1, ny, nx)}
 
+    def readbacks(self) -> list[Readback]:
+        """Each gas's squared divergences before and after its last projection."""
+        return [Readback(name, self.key, view.name, view.buffer, view.offset, RESIDUAL_BYTES)
+                for name, body in self.bodies.items()
+                for view in [body.buffers["residual"]]]
+
     def stats(self, entity: EntityRef, readback: dict[str, bytes]) -> dict:
+        """Cells and steps; ``pressure_residual``, the relative residual of a recent step's
+        projection (the L2 norm of the divergence after it over that before it; 0 when there
+        was none before), once the engine has read it back (a step or two late)."""
         body = self.bodies[entity.name]
-        return {"cells": body.cells, "steps": body.steps}
+        out: dict = {"cells": body.cells, "steps": body.steps}
+        data = readback.get(entity.name)
+        if data is not None and len(data) >= RESIDUAL_BYTES:
+            before, after = np.frombuffer(data[:8], np.float32).astype(np.float64)
+            out["pressure_residual"] = float(np.sqrt(after / before)) if before > 0 else 0.0
+        return out
+
+
+def _residual_groups(gpu, cells: int) -> int:
+    """Every workgroup the residual pass dispatches (each writes a partial)."""
+    x, y, z = gpu.grid(math.ceil(cells / RESIDUAL_GROUP))
+    return x * y * z
 
 
 def _checked(values, shape: tuple, name: str) -> np.ndarray:

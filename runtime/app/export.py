@@ -1,12 +1,13 @@
 """``emberfx export SCENE --frames N [--every K] --out DIR [--format npz|ply|usd]`` and
 ``Engine.export(folder, format)``: point caches of every emitter, particle-life swarm, cloth and
-fluid.
+fluid, and grid caches of every gas.
 
 The run steps the scene N fixed steps and samples steps K, 2K, ... (at most N; the step count
 since the scene started). Each sampled step writes, for each entity with points,
 ``DIR/<entity>.<step>.npz`` or ``.ply`` (the step zero-padded to 4 digits: sequence loaders of
 Blender and Houdini read ``name.0001.ply``), or adds a time sample to the run's one USD file,
-``DIR/<scene>.usd``. What the files hold: point_cache.py. Files are written atomically; a run
+``DIR/<scene>.usd``. A gas is written as ``DIR/<entity>.<step>.npz`` in every format. What the
+files hold: point_cache.py and grid_cache.py. Files are written atomically; a run
 stopped by an error or Ctrl-C keeps the files of the steps already done and no partial file.
 """
 
@@ -23,14 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
-from emberfx.app import point_cache
+from emberfx.app import grid_cache, point_cache
 from emberfx.app.arguments import add_script_flags, positive_int, script_policy_from_args
 from emberfx.app.headless import say
 from emberfx.app.output import STOP_NOTICE, Progress
 from emberfx.core.errors import EmberError, UsageError
 from emberfx.engine import interrupts
 
-HELP = "write point caches of SCENE's emitters, swarms, cloths and fluids (npz, ply or usd files)"
+HELP = ("write point caches of SCENE's emitters, swarms, cloths and fluids (npz, ply or usd "
+        "files), and its gases' grids (npz)")
 
 
 def add_arguments(s: argparse.ArgumentParser) -> None:
@@ -86,10 +88,12 @@ def prepared_folder(folder, what: str = "Engine.export(folder)") -> Path:
 
 def _entities(engine) -> dict[str, str]:
     """Exportable entity -> file stem; a one-line error when there is none or two collide."""
-    names = point_cache.exportable(engine)
+    names = [name for name in engine.entity_names()
+             if name in point_cache.exportable(engine) or grid_cache.is_grid(engine, name)]
     if not names:
+        families = point_cache.POINT_FAMILIES + grid_cache.GRID_FAMILIES
         raise EmberError(f"scene '{engine.scene.settings.name}': nothing to export (no "
-                         f"{', '.join(point_cache.POINT_FAMILIES)} entity)")
+                         f"{', '.join(families)} entity)")
     stems: dict[str, str] = {}
     for name in names:
         stem = point_cache.file_stem(name)
@@ -99,6 +103,10 @@ def _entities(engine) -> dict[str, str]:
                              f"{stem}.*: rename one")
         stems[name] = stem
     return stems
+
+
+def _has_points(engine, stems: dict[str, str]) -> bool:
+    return any(not grid_cache.is_grid(engine, name) for name in stems)
 
 
 def _scene_stem(engine) -> str:
@@ -119,6 +127,10 @@ def _write_step(engine, folder: Path, fmt: str, stems: dict[str, str],
     step = engine.clock.steps
     written = []
     for name, stem in stems.items():
+        if grid_cache.is_grid(engine, name):
+            written.append(point_cache.write_npz(folder / f"{stem}.{step:04d}.npz",
+                                                 grid_cache.grid_of(engine, name)))
+            continue
         points = point_cache.points_of(engine, name)
         if usd is not None:
             usd.add(step, name, points)
@@ -151,6 +163,10 @@ def check_disk(engine, folder: Path, fmt: str, stems: dict[str, str], steps: int
     with every slot alive. Each bound is one real file's size now, with 0 and with all rows."""
     empty = full = 0
     for name in stems:
+        if grid_cache.is_grid(engine, name):
+            empty += grid_cache.grid_bytes(engine, name)
+            full += grid_cache.grid_bytes(engine, name)
+            continue
         points = point_cache.points_of(engine, name)
         rows = math.prod(np.shape(engine.state(name)["position"])[:-1])   # every slot
         none = {key: value[:0] for key, value in points.items()}
@@ -185,10 +201,12 @@ def export_frame(engine, folder, fmt: str = "npz") -> list[Path]:
     stems = _entities(engine)
     if fmt != "usd":
         return _write_step(engine, folder, fmt, stems, None)
+    if not _has_points(engine, stems):
+        return _write_step(engine, folder, fmt, stems, None)
     usd = point_cache.UsdCache(folder / f"{_scene_stem(engine)}.{engine.clock.steps:04d}.usd",
                                1.0 / engine.scene.settings.fixed_dt)
-    _write_step(engine, folder, fmt, stems, usd)
-    return [usd.save()]
+    grids = _write_step(engine, folder, fmt, stems, usd)
+    return [*grids, usd.save()]
 
 
 def export_run(engine, frames: int, every: int, folder, fmt: str = "npz",
@@ -205,7 +223,8 @@ def export_run(engine, frames: int, every: int, folder, fmt: str = "npz",
     if fmt != "usd":
         check_disk(engine, folder, fmt, stems, frames // every, progress)
     usd = (point_cache.UsdCache(folder / f"{_scene_stem(engine)}.usd",
-                                1.0 / engine.scene.settings.fixed_dt) if fmt == "usd" else None)
+                                1.0 / engine.scene.settings.fixed_dt)
+           if fmt == "usd" and _has_points(engine, stems) else None)
     written: list[Path] = []
     with interrupts.deferred(notice=STOP_NOTICE if progress else None):
         with Progress(frames, f"export {fmt}", enabled=progress) as bar:

@@ -334,7 +334,8 @@ class Engine:
 
     def export(self, folder, format: str = "npz") -> list:
         """Write the current state of every emitter, particle-life swarm, cloth and fluid to
-        ``folder`` as point caches (npz, ply or usd; app/export.py); returns the paths."""
+        ``folder`` as point caches (npz, ply or usd), and of every gas as a grid (npz;
+        app/export.py); returns the paths."""
         return app_hooks.hook(app_hooks.EXPORT)(self, folder, format)
 
     def _repr_png_(self) -> bytes | None:

@@ -280,7 +280,7 @@ size = [32, 24]
 [[entity]]
 name = "puff"
 [entity.gas]
-resolution = [8, 12, 10]
+resolution = [8, 12, 12]
 cell = 0.1
 center = [0.0, 0.6, 0.0]
 sources = [{ shape = { kind = "sphere", radius = 0.15 }, position = [0.0, 0.2, 0.0], density = 2.0, temperature = 1.0 }]
@@ -314,8 +314,8 @@ def test_a_gas_is_written_as_its_state_grids_in_every_format(gpu, tmp_path, fmt)
                 assert set(data.files) == {*want, "lower", "cell"}
                 for key, value in want.items():
                     assert data[key].shape == value.shape and np.array_equal(data[key], value)
-                assert np.allclose(data["lower"], [-0.4, 0.0, -0.5])
+                assert np.allclose(data["lower"], [-0.4, 0.0, -0.6])
                 assert float(data["cell"]) == pytest.approx(0.1)
-                assert data["density"].shape == (10, 12, 8) and data["density"].max() > 0.0
+                assert data["density"].shape == (12, 12, 8) and data["density"].max() > 0.0
     finally:
         engine.close()

@@ -61,7 +61,7 @@ def test_bench_modules_stay_small_and_names_are_unchanged():
     assert max(sizes.values()) <= 500, sizes
     assert emberfx.bench.NAMES == ["emitter", "life", "particle_life", "cloth", "fractal",
                                    "post", "frame", "looks", "sweep", "export", "modifiers",
-                                   "many", "capacity", "neighbours", "fluid"]
+                                   "many", "capacity", "neighbours", "fluid", "gas"]
 
 
 def test_frame_passes_are_the_frame_in_order_and_filter_by_phase(gpu, scenes_dir):

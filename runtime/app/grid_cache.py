@@ -30,7 +30,7 @@ def grid_of(engine, name: str) -> dict[str, np.ndarray]:
     gas = engine.components_of(name)["gas"]
     out = {key: np.ascontiguousarray(value) for key, value in engine.state(name).items()}
     out["lower"] = np.asarray(gas.lower, np.float32)
-    out["cell"] = np.float32(gas.edge)
+    out["cell"] = np.asarray(gas.edge, np.float32)
     return out
 
 

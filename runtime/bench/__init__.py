@@ -12,7 +12,8 @@ world one GPU holds, docs/scaling.md); scaling.py sweeps sizes and plots.py draw
 and the copy-bandwidth rooflines; host.py times a fixed Python workload, so that a CPU figure can
 be told from the speed of the host it ran on. lifelib.py and taichi.py run the optional
 third-party baselines when those packages are installed. neighbours.py times the shared
-neighbour grid block (emberfx.blocks.neighbours) on its own; fluid.py the fluid family's step.
+neighbour grid block (emberfx.blocks.neighbours) on its own; fluid.py the fluid family's step;
+gas.py the gas family's step, its parts against the copy roofline, and its volume's render.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from emberfx.bench.export import bench_export
 from emberfx.bench.fluid import bench_fluid
 from emberfx.bench.fractal import bench_fractal
 from emberfx.bench.frame import bench_frame
+from emberfx.bench.gas import bench_gas
 from emberfx.bench.harness import row_line
 from emberfx.bench.life import bench_life
 from emberfx.bench.looks import bench_looks
@@ -42,7 +44,8 @@ BENCHMARKS = {"emitter": bench_emitter, "life": bench_life, "particle_life": ben
               "cloth": bench_cloth, "fractal": bench_fractal, "post": bench_post,
               "frame": bench_frame, "looks": bench_looks, "sweep": bench_sweep,
               "export": bench_export, "modifiers": bench_modifiers, "many": bench_many,
-              "capacity": bench_capacity, "neighbours": bench_neighbours, "fluid": bench_fluid}
+              "capacity": bench_capacity, "neighbours": bench_neighbours, "fluid": bench_fluid,
+              "gas": bench_gas}
 NAMES = list(BENCHMARKS)
 
 

@@ -412,3 +412,35 @@ radius = 0.25
     assert np.all(density[solid] == 0.0)
     beside = density[:, 5:9, :].sum()   # y from 0.31 to 0.56: the sphere's lower half
     assert beside > 0.05 * density.sum()
+
+
+@pytest.mark.parametrize("speed", [0.0, 0.6])
+def test_a_moving_piston_drives_a_periodic_tube_at_its_speed(gpu, speed):
+    """A box collider filling the cross-section of a periodic 32 x 8 x 8 tube (1 m along x),
+    moved along x at ``speed`` m/s a step at a time: the gas cannot compress, so the whole
+    column moves with it (the incompressible 1-D solution: u = speed in every open cell,
+    v = w = 0) within 2% of the speed (the multigrid's residual); a piston at rest leaves the
+    gas at rest."""
+    dt = 1.0 / 60.0
+    text = gas_scene('resolution = [32, 8, 8]\ncell = 0.03125\ncenter = [0.5, 0.125, 0.125]\n'
+                     'boundary = "periodic"\npressure_cycles = 8\n' + QUIET, fixed_dt=dt) + """
+[[entity]]
+name = "piston"
+[entity.collider]
+shape = "box"
+center = [0.3, 0.125, 0.125]
+half_size = [0.05, 1.0, 1.0]
+"""
+    engine = Engine(loads_scene(text), size=(16, 16))
+    piston = engine.components_of("piston")["collider"]
+    for k in range(1, 7):
+        engine.step(1)
+        piston.center = (0.3 + speed * dt * k, 0.125, 0.125)
+    engine.step(1)
+    v = engine.state("gas")["velocity"]
+    x = (np.arange(32) + 0.5) / 32
+    centre = 0.3 + speed * dt * 6
+    open_cells = np.abs(x - centre) > 0.05 + 1.5 / 32   # away from the piston's faces
+    u = v[:, :, open_cells, 0]
+    assert np.allclose(u, speed, atol=0.02 * max(speed, 0.05))
+    assert np.allclose(v[:, :, open_cells, 1:], 0.0, atol=0.02 * max(speed, 0.05))

@@ -2,12 +2,14 @@
 //
 // Each face's velocity component after advection gains dt x the mean body force of the two cells
 // it joins (the one cell inside at an open side), is set to a source's velocity where the face's
-// point lies in a source that sets one, and is 0 on a solid wall (the boundary's solid sides)
-// and next to a solid cell (gas/solids.wgsl).
+// point lies in a source that sets one, is 0 on a solid wall (the boundary's solid sides), and
+// next to a solid cell (gas/solids.wgsl) is the component of that collider's velocity (a moving
+// collider pushes the gas; the projection keeps these faces as they are).
 // One invocation per face of all three runs; workgroup size 64, dispatch ceil(faces / 64)
 // workgroups, folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (read GasParams), 1 sources (read GasSource array),
-//   2 force (read), 3 velocity (rw: after advection, in place), 4 solid (read)
+//   2 force (read), 3 velocity (rw: after advection, in place), 4 solid (read),
+//   5 motion (read: vec4f per collider, xyz its velocity over the last step)
 
 //! include common/dispatch.wgsl
 //! include gas/types.wgsl
@@ -17,6 +19,7 @@
 @group(0) @binding(2) var<storage, read> force: array<vec4f>;
 @group(0) @binding(3) var<storage, read_write> velocity: array<f32>;
 @group(0) @binding(4) var<storage, read> solid: array<u32>;
+@group(0) @binding(5) var<storage, read> motion: array<vec4f>;
 
 const WORKGROUP_SIZE: u32 = 64u;
 
@@ -39,8 +42,13 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let cells = face_cells(params, c);
     let lo = cells.lo;
     let hi = cells.hi;
-    if (on_solid_side(params, c) || solid[cell_at(lo, n)] != 0u || solid[cell_at(hi, n)] != 0u) {
+    if (on_solid_side(params, c)) {
         velocity[f] = 0.0;
+        return;
+    }
+    let by = max(solid[cell_at(lo, n)], solid[cell_at(hi, n)]);
+    if (by != 0u) {
+        velocity[f] = motion[by - 1u][a];
         return;
     }
     let push = 0.5 * (force[cell_at(lo, n)][a] + force[cell_at(hi, n)][a]);

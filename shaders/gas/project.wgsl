@@ -1,8 +1,9 @@
 // gas/project.wgsl  --  pass `<entity>:gas:project`
 //
 // Each face's component less the pressure gradient across it, (p_hi - p_lo) / h: the
-// divergence-free velocity the next step starts from. A face on a solid wall or next to a solid
-// cell stays 0; at an open side the pressure outside is 0.
+// divergence-free velocity the next step starts from. A face on a solid wall stays 0, one next
+// to a solid cell keeps its collider's velocity (gas/faces.wgsl set it); at an open side the
+// pressure outside is 0.
 // One invocation per face of all three runs; workgroup size 64, dispatch ceil(faces / 64)
 // workgroups, folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (read GasParams), 1 velocity (read: after the forces),
@@ -27,9 +28,12 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let n = params.cells.xyz;
     let c = face_coords(f, n);
     let cells = face_cells(params, c);
-    if (on_solid_side(params, c) || solid[cell_at(cells.lo, n)] != 0u
-        || solid[cell_at(cells.hi, n)] != 0u) {
+    if (on_solid_side(params, c)) {
         result[f] = 0.0;
+        return;
+    }
+    if (solid[cell_at(cells.lo, n)] != 0u || solid[cell_at(cells.hi, n)] != 0u) {
+        result[f] = velocity[f];
         return;
     }
     // beyond an open side the pressure is 0

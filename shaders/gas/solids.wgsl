@@ -3,10 +3,11 @@
 // Which cells are solid this step: those whose centre lies inside a collider of the scene
 // (common/collide.wgsl's signed distance below 0; a collider that keeps particles inside makes
 // its outside solid). The depth collider (what the last render drew) is no solid for a gas.
-// Faces next to a solid cell carry no velocity, its scalars are 0, and the pressure equation
-// leaves it out (gas/faces.wgsl, gas/cells.wgsl, gas/poisson.wgsl).
+// A solid cell holds 1 + the index of the (last) collider it lies in, else 0. Faces next to a
+// solid cell carry that collider's velocity (gas/faces.wgsl), its scalars are 0, and the
+// pressure equation leaves it out (gas/cells.wgsl, gas/poisson.wgsl).
 // One invocation per cell; workgroup size 64, dispatch ceil(cells / 64) workgroups, folded.
-// Bindings (group 0): 0 params (read GasParams), 1 solid (rw: 1 per solid cell, else 0),
+// Bindings (group 0): 0 params (read GasParams), 1 solid (rw: 1 + collider index, else 0),
 //   7 collision, 8 colliders, 9 volume_refs, 10 volumes, 11 scene_depth (common/collide.wgsl)
 
 //! include common/dispatch.wgsl
@@ -14,7 +15,7 @@
 //! include gas/types.wgsl
 
 @group(0) @binding(0) var<storage, read> params: GasParams;
-@group(0) @binding(1) var<storage, read_write> solid: array<u32>;
+@group(0) @binding(1) var<storage, read_write> solid: array<u32>;   // 1 + collider index, or 0
 
 const WORKGROUP_SIZE: u32 = 64u;
 
@@ -28,7 +29,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     var inside = 0u;
     for (var k = 0u; k < collision.count; k++) {
         if (colliders[k].kind != SOLID_DEPTH && solid_surface(k, x).distance < 0.0) {
-            inside = 1u;
+            inside = k + 1u;
         }
     }
     solid[i] = inside;

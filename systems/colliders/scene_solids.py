@@ -12,7 +12,8 @@ entity:
 
 Records are rewritten when they change (colliders move live); the samples when the set of SDF
 files changes, which remakes the volumes buffer when it must grow (``refresh`` says so: the
-passes that bind it are then rebuilt).
+passes that bind it are then rebuilt). ``velocities`` gives each collider's velocity over the
+last step, from its centre's move (a rotation moves no point here).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class SceneSolids:
         self.volume_slots: list = []
         self.written: dict[str, tuple[BufferView, bytes]] = {}
         self.packed: tuple | None = None
+        self.centres: dict[int, np.ndarray] = {}   # id(collider) -> its centre at the last step
 
     def bindings(self) -> dict[str, object]:
         b = self.buffers
@@ -119,6 +121,21 @@ class SceneSolids:
         self._write("collision", pack_collision_set(self.header, _Material(), len(colliders),
                                                     drawn_view))
         self.packed = (key, drawn_view)
+
+    def velocities(self, dt: float) -> np.ndarray:
+        """(MAX_FORCES, 4) float32: xyz, each collider's velocity (in the colliders record's
+        order) from its centre's move since the last call, dt seconds before; 0 for one new
+        since then."""
+        out = np.zeros((MAX_FORCES, 4), np.float32)
+        centres = {}
+        for k, c in enumerate(self.colliders()):
+            now = np.asarray(c.center, np.float64)
+            last = self.centres.get(id(c))
+            if last is not None and dt > 0.0:
+                out[k, :3] = (now - last) / dt
+            centres[id(c)] = now
+        self.centres = centres
+        return out
 
     def _write(self, key: str, data: bytes) -> None:
         view = self.buffers[key]

@@ -94,6 +94,7 @@ class GasSystem(System):
         b["look"] = self.buffer(entity, "look", records.LOOK.itemsize, storage)
         b["forces"] = self.buffer(entity, "forces", FORCE_SLOTS * FORCE.itemsize, storage)
         b["solid"] = self.buffer(entity, "solid", 4 * cells, storage, what=what)
+        b["motion"] = self.buffer(entity, "motion", 16 * FORCE_SLOTS, storage)
         b["partials"] = self.buffer(entity, "partials", 8 * _residual_groups(self.gpu, cells),
                                     storage, what=what)
         b["residual"] = self.buffer(entity, "residual", RESIDUAL_BYTES, storage)
@@ -163,8 +164,10 @@ class GasSystem(System):
                          "forces"),
             compute(f"{e}:gas:faces", Phase.SIMULATE, "gas/faces.wgsl", on_faces,
                     {"params": params, "sources": b["sources"], "force": b["force"],
-                     "velocity": b["velocity_next"], "solid": b["solid"]},
-                    does="the forces onto the faces, sources' velocities and solid walls"),
+                     "velocity": b["velocity_next"], "solid": b["solid"],
+                     "motion": b["motion"]},
+                    does="the forces onto the faces, sources' velocities, walls and moving "
+                         "colliders"),
             compute(f"{e}:gas:divergence", Phase.SIMULATE, "gas/divergence.wgsl", on_cells,
                     {"params": params, "velocity": b["velocity_next"], "rhs": b["rhs0"],
                      "pressure": b["pressure0"], "solid": b["solid"]},
@@ -257,6 +260,7 @@ class GasSystem(System):
         for body in self.bodies.values():
             body.time = step.frame * step.dt
             body.solids.write_step()
+            self._write_if_changed(body, "motion", body.solids.velocities(step.dt).tobytes())
             self._write(body, body.time)
             body.steps += 1
 

@@ -305,6 +305,40 @@ def test_a_uniform_cube_transmits_exp_minus_sigma_l_of_the_white_wall_behind_it(
     assert np.allclose(image[:4], 1.0, atol=2e-3)   # above the cube: the wall as it is
 
 
+@pytest.mark.parametrize("blocker", ["none", "whole", "left half"])
+def test_a_wall_between_the_light_and_the_smoke_shades_it(gpu, blocker):
+    """A cube that only scatters (scattering 2, density 1) under a light from straight above,
+    no ambient, before a white wall: where a box collider above it (out of view) blocks the
+    light, the smoke scatters nothing, so it shows exp(-2) of the wall within 5%; where the
+    light reaches it, it is brighter than that by at least 0.05."""
+    light = '[light]\ndirection = [0.0, 1.0, 0.0]\nintensity = 1.0\nambient = 0.0\n'
+    extra = {"none": "", "whole": "[-1.5, 1.5]", "left half": "[-1.5, 0.0]"}[blocker]
+    if extra:
+        x0, x1 = (float(v) for v in extra.strip("[]").split(","))
+        extra = f"""
+[[entity]]
+name = "roof"
+[entity.collider]
+shape = "box"
+center = [{(x0 + x1) / 2}, 3.0, 0.0]
+half_size = [{(x1 - x0) / 2}, 0.1, 1.5]
+visible = true
+"""
+    text = volume_scene("absorption = 0.0, scattering = 2.0, fire_intensity = 0.0", extra)
+    engine = loaded(text.replace("[camera]", light + "[camera]"), density=1.0)
+    image = engine.render_hdr()[..., :3].astype(np.float64).mean(axis=2)
+    left, right = image[20:28, 15:20].mean(), image[20:28, 28:33].mean()
+    shaded = np.exp(-2.0)
+    if blocker in ("whole", "left half"):
+        assert left == pytest.approx(shaded, rel=0.05)
+    else:
+        assert left > shaded + 0.05
+    if blocker == "whole":
+        assert right == pytest.approx(shaded, rel=0.05)
+    else:
+        assert right > shaded + 0.05
+
+
 # CIE 1931 chromaticities (x, y) of the Planckian locus: published values of blackbody light
 PLANCKIAN = {1500: (0.5857, 0.3931), 2500: (0.4770, 0.4137), 4000: (0.3805, 0.3768)}
 XYZ_TO_LINEAR_SRGB = np.array([[3.2406, -1.5372, -0.4986], [-0.9689, 1.8758, 0.0415],

@@ -9,8 +9,10 @@
 //               falls by exp(-sigma ds) per step (Beer-Lambert)
 //   scattering  the scene's light, single-scattered (isotropic) by scattering x density x the
 //               smoke colour, dimmed by the transmittance toward the light (a short march of
-//               `look.steps.z` steps of `look.steps.y` through the density: self-shadowing), plus
-//               the ambient term lit from everywhere
+//               `look.steps.z` steps of `look.steps.y` through the density: self-shadowing) and
+//               by the scene's shadow map and particle opacity at the sample (common/shadow.wgsl:
+//               a wall or a smoke of particles between it and the light shades it), plus the
+//               ambient term lit from everywhere
 //   emission    blackbody light of the temperature: `fire_intensity` x the chromaticity of a
 //               Planck spectrum at kelvin = 300 + temperature x kelvin_per_unit (the table
 //               `blackbody`, 100 K apart from 500 K, max channel 1) x (kelvin / 1500)^4 (the
@@ -19,9 +21,11 @@
 // and writes premultiplied (light, 1 - transmittance): what is behind is kept by the
 // transmittance (blend "alpha").
 // Bindings (group 0): 0 frame (uniform Frame), 1 params (read GasParams), 2 look (read
-//   GasLook), 3 scalars (read), 4 blackbody (read), 5 scene_depth (texture_depth_2d)
+//   GasLook), 3 scalars (read), 4 blackbody (read), 5 scene_depth (texture_depth_2d),
+//   6 shadow_map (texture_depth_2d), 7 shadow_opacity (texture_2d<f32>)
 
 //! include common/frame.wgsl
+//! include common/shadow.wgsl
 //! include gas/types.wgsl
 
 struct GasLook {
@@ -43,6 +47,8 @@ const MAX_STEPS: u32 = 1024u;
 @group(0) @binding(3) var<storage, read> scalars: array<vec4f>;
 @group(0) @binding(4) var<storage, read> blackbody: array<vec4f>;
 @group(0) @binding(5) var scene_depth: texture_depth_2d;
+@group(0) @binding(6) var shadow_map: texture_depth_2d;
+@group(0) @binding(7) var shadow_opacity: texture_2d<f32>;
 
 struct Varyings {
     @builtin(position) clip: vec4f,
@@ -133,7 +139,8 @@ fn fs_main(in: Varyings) -> @location(0) vec4f {
         let density = max(g.x, 0.0);
         var source = look.light.y * glow(g.y);
         if (density > 0.0 && scattering > 0.0) {
-            let lit = sun * toward_light(x, sigma_per_density) + vec3f(ambient);
+            let shaded = shadow_visibility_at(frame, shadow_map, shadow_opacity, x);
+            let lit = sun * toward_light(x, sigma_per_density) * shaded + vec3f(ambient);
             source += scattering * density * look.smoke.rgb * lit;
         }
         let fall = exp(-sigma_per_density * density * ds);

@@ -31,6 +31,7 @@ from emberfx.core.frame_graph import Pass, Phase, RenderQueue
 from emberfx.core.frame_order import in_declared_order
 from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.readback import read_array
+from emberfx.core.shadows import OPACITY_MAP, SHADOW_MAP
 from emberfx.core.system import EntityRef, Priority, Readback, StepInfo, System
 from emberfx.model.registry import set_system
 from emberfx.systems.colliders.particles import SOLID_KINDS, solid_kind
@@ -193,7 +194,8 @@ class GasSystem(System):
         volume = self.build.draw(
             f"{e}:gas:volume", records.VOLUME, pipeline,
             {"frame": "frame", "params": params, "look": b["look"], "scalars": b["scalars"],
-             "blackbody": b["blackbody"], "scene_depth": "scene/depth"},
+             "blackbody": b["blackbody"], "scene_depth": "scene/depth",
+             "shadow_map": SHADOW_MAP, "shadow_opacity": OPACITY_MAP},
             vertices=3, order=RenderQueue.TRANSPARENT - 1, depth_read_only=True,
             does="the gas ray marched: smoke lit and self-shadowed, fire glowing")
         return [*in_declared_order(passes), volume]

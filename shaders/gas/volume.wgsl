@@ -18,8 +18,10 @@
 //               `blackbody`, 100 K apart from 500 K, max channel 1) x (kelvin / 1500)^4 (the
 //               Stefan-Boltzmann growth), faded in between 700 and 900 K (the Draper point, below
 //               which nothing glows visibly)
-// and writes premultiplied (light, 1 - transmittance): what is behind is kept by the
-// transmittance (blend "alpha").
+// Each pixel's samples start at its own fraction of a step (interleaved gradient noise, Jimenez
+// 2014: fixed per pixel, so a still frame stays still), which turns the banding of a fixed
+// step into a fine, even grain. It writes premultiplied (light, 1 - transmittance): what is
+// behind is kept by the transmittance (blend "alpha").
 // Bindings (group 0): 0 frame (uniform Frame), 1 params (read GasParams), 2 look (read
 //   GasLook), 3 scalars (read), 4 blackbody (read), 5 scene_depth (texture_depth_2d),
 //   6 shadow_map (texture_depth_2d), 7 shadow_opacity (texture_2d<f32>)
@@ -129,12 +131,14 @@ fn fs_main(in: Varyings) -> @location(0) vec4f {
     let step = look.steps.x;
     let count = min(u32(ceil((t1 - t0) / step)), MAX_STEPS);
     let ds = (t1 - t0) / f32(count);
+    let jitter = fract(52.9829189 * fract(dot(floor(in.clip.xy),
+                                              vec2f(0.06711056, 0.00583715))));
     let sun = frame.light_color.rgb;
     let ambient = frame.light_color.w;
     var transmittance = 1.0;
     var light = vec3f(0.0);
     for (var k = 0u; k < count; k++) {
-        let x = origin + d * (t0 + (f32(k) + 0.5) * ds);
+        let x = origin + d * (t0 + (f32(k) + jitter) * ds);
         let g = gas_at(x);
         let density = max(g.x, 0.0);
         var source = look.light.y * glow(g.y);

@@ -133,3 +133,79 @@ def test_256_lights_on_every_tile(albedo):
     # without the last 56 lights the image is measurably darker: each one counts
     fewer = expected(lights[:200])
     assert np.abs(fewer - want).min() > 0.05 * 0.05 * want.max()
+
+
+def sparks_text(max_lights: int, *, emit: bool = True) -> str:
+    """The wall with an emitter in front of it whose particles fade from white to black over
+    exactly LIFETIME seconds (brightness 1 - age / LIFETIME: colour over life is interpolated in
+    linear light) and may light it."""
+    light = (f"emit_light = {{ intensity = {SPARK_INTENSITY}, range = {SPARK_RANGE}, "
+             f"max_lights = {max_lights} }}") if emit else ""
+    return scene_text([], extra=f"""
+[[entity]]
+name = "sparks"
+[entity.emitter]
+capacity = 1000
+rate = 600.0
+lifetime = {LIFETIME}
+speed = [0.1, 0.6]
+spread_deg = 180.0
+position = [0.0, 0.0, -0.5]
+gravity = [0.0, 0.0, 0.0]
+drag = 0.0
+size = 0.001
+color = ["#ffffff", "#000000"]
+blend = "additive"
+{light}
+""")
+
+
+LIFETIME = 2.0
+SPARK_INTENSITY = 0.01
+SPARK_RANGE = 1.5
+
+
+def sparks(max_lights: int, steps: int = 20, *, emit: bool = True):
+    engine = Engine(loads_scene(sparks_text(max_lights, emit=emit)), size=(SIZE, SIZE))
+    try:
+        engine.step(steps)
+        image = engine.render_hdr()[..., :3].astype(np.float64)
+        return image, engine.state("sparks")
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("max_lights", [400, 64])
+def test_brightest_particles_light_the_wall(albedo, max_lights):
+    image, state = sparks(max_lights)
+    alive = np.flatnonzero(state["alive"])
+    brightness = 1.0 - state["age"][alive] / LIFETIME
+    assert 100 < len(alive) < 300 and brightness.min() > 0.0
+    count = int(state["light_count"])
+    assert count == min(len(alive), max_lights)
+    chosen = state["light_slots"]
+    assert len(chosen) == count and len(np.unique(chosen)) == count
+    assert np.isin(chosen, alive).all()
+    # the brightest, to within the selection's bin (1/32 octave)
+    ranked = np.sort(brightness)[::-1]
+    last = ranked[count - 1]
+    bin_ratio = 2.0 ** (1.0 / 32.0)
+    by_slot = dict(zip(alive.tolist(), brightness.tolist()))
+    taken = np.array([by_slot[s] for s in chosen.tolist()])
+    assert taken.min() >= last / bin_ratio - 1e-6
+    left = np.setdiff1d(alive, chosen)
+    if len(left):
+        assert np.array([by_slot[s] for s in left.tolist()]).max() <= last * bin_ratio + 1e-6
+    # the wall receives exactly those lights
+    lights = [(tuple(state["position"][s]), "#ffffff", SPARK_INTENSITY * by_slot[s], SPARK_RANGE)
+              for s in chosen.tolist()]
+    want = expected(lights)
+    got = image / albedo
+    assert want.max() > 0.05
+    assert np.abs(got - want).max() <= 0.05 * want.max()
+
+
+def test_without_emit_light_the_wall_stays_dark(albedo):
+    image, state = sparks(64, emit=False)
+    assert "light_count" not in state
+    assert image.max() < 1e-3   # the tiny sprites add next to nothing; no light reaches the wall

@@ -30,7 +30,7 @@ from emberfx.core.bindings import PassBuilder
 from emberfx.core.frame_graph import ClearBuffer, Pass, Phase
 from emberfx.core.layout import struct_dtype
 
-SHADER = "common/point_lights.wgsl"
+SHADER = "common/point_light_types.wgsl"
 CULL = "lights/cull.wgsl"
 LIGHTS = "lights/list"
 COUNTS = "lights/count"

@@ -1,5 +1,5 @@
-// common/point_lights.wgsl: the point lights' records and the light a lit surface receives from
-// them (no pass of its own).
+// common/point_lights.wgsl: the light a lit surface receives from the point lights (records:
+// common/point_light_types.wgsl; no pass of its own).
 //
 // The lights live in one storage array (runtime/core/point_lights.py, resource "lights/list"):
 // the scene's [entity.point_light] lights first, then the lights emitters with emit_light append
@@ -17,22 +17,7 @@
 //   window(d) = clamp(1 - (d / range)^4, 0, 1)^2
 // (inverse square, times a window that reaches 0 at `range` smoothly).
 
-const LIGHT_CAPACITY: u32 = 1024u;   // lights in lights/list: the scene's, then the particles'
-const LIGHT_TILE: u32 = 16u;         // pixels along a tile's edge
-const TILE_LIGHTS: u32 = 256u;       // the most lights a tile's list holds
-const TILE_STRIDE: u32 = 257u;       // words per tile in lights/tiles: the count, then the list
-const LIGHT_MIN_DISTANCE: f32 = 0.01;   // world units: nearer points take the light at this
-
-struct PointLight {
-    position_range: vec4f,   // xyz: world position; w: range, world units (no light beyond)
-    color: vec4f,            // rgb: linear colour x intensity; w: unused (0)
-};
-
-// lights/count as its readers see it; appending passes declare `appended` atomic
-struct LightCounts {
-    scene: u32,       // the scene's lights, at the start of lights/list
-    appended: u32,    // lights appended after them this render (may exceed the room left)
-};
+//! include common/point_light_types.wgsl
 
 // The inverse square times the range window for squared distance `d2` and range `range`.
 fn point_light_falloff(d2: f32, range: f32) -> f32 {

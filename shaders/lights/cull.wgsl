@@ -14,7 +14,7 @@
 // LightCounts), 3 light_tiles (read_write).
 
 //! include common/frame.wgsl
-//! include common/point_lights.wgsl
+//! include common/point_light_types.wgsl
 
 const CULL_THREADS: u32 = 64u;
 const MASK_WORDS: u32 = LIGHT_CAPACITY / 32u;

@@ -27,7 +27,7 @@ import wgpu
 
 from emberfx.core import wgsl
 from emberfx.core.bindings import PassBuilder
-from emberfx.core.frame_graph import ClearBuffer, Pass, Phase
+from emberfx.core.frame_graph import ClearBuffer, Pass, Phase, RenderQueue
 from emberfx.core.layout import struct_dtype
 
 SHADER = "common/point_light_types.wgsl"
@@ -42,6 +42,10 @@ LIGHT_TILE = wgsl.int_constant(SHADER, "LIGHT_TILE")
 TILE_LIGHTS = wgsl.int_constant(SHADER, "TILE_LIGHTS")
 TILE_STRIDE = wgsl.int_constant(SHADER, "TILE_STRIDE")
 APPENDED_OFFSET = LIGHT_COUNTS.fields["appended"][1]
+# the render-queue hint of every pass that makes or culls the lights: before any draw (the
+# frame graph takes the lowest hint among the passes ready to run), so that the draws gated on
+# the tiles do not fall behind the sprites, which nothing gates
+LIGHT_ORDER = RenderQueue.BACKGROUND - 200
 
 
 def light_bindings() -> dict[str, str]:
@@ -116,12 +120,12 @@ class PointLightBuffers:
             return self._passes[1]
         reset = Pass("scene:lights:reset", Phase.RENDER,
                      ClearBuffer(self.counts, APPENDED_OFFSET, 4), writes=(COUNTS,),
-                     does="zeroes the count of the lights appended by emitters")
+                     order=LIGHT_ORDER, does="zeroes the count of the lights appended by emitters")
         columns, rows = self.grid
         cull = self._build.compute(
             "scene:lights:cull", Phase.RENDER, CULL, (columns, rows, 1),
             {"frame": "frame", "point_lights": LIGHTS, "light_counts": COUNTS,
-             "light_tiles": TILES},
+             "light_tiles": TILES}, order=LIGHT_ORDER,
             does=f"the point lights reaching each {LIGHT_TILE}x{LIGHT_TILE} pixel tile")
         self._passes = (self.tiles, (reset, cull))
         return reset, cull

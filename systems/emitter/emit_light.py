@@ -28,7 +28,7 @@ What the feature adds, and where (emitter/features.py lists the features):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Annotated
 
 import msgspec
@@ -38,6 +38,7 @@ import wgpu
 from emberfx.core import wgsl
 from emberfx.core.frame_graph import Pass, Phase
 from emberfx.core.layout import struct_dtype
+from emberfx.core.point_lights import COUNTS, LIGHT_ORDER, LIGHTS
 from emberfx.core.readback import read_buffer
 from emberfx.model.components import Tracked, live, rebuild
 from emberfx.systems.emitter.feature import EmitterFeature
@@ -54,7 +55,6 @@ LIGHT_CAPACITY = wgsl.int_constant("common/point_light_types.wgsl", "LIGHT_CAPAC
 LIGHT_BINS = wgsl.int_constant(TYPES, "LIGHT_BINS")
 SELECT_HEADER = 4 * (LIGHT_BINS + 4)   # bytes of LightSelect before its slots
 PARAMS = struct_dtype(TYPES, "EmitLightParams")
-LIGHTS, COUNTS = "lights/list", "lights/count"   # runtime/core/point_lights.py's resources
 
 
 @dataclass(slots=True)
@@ -117,19 +117,19 @@ def light_passes(system: EmitterHost, pool: Pool, sim: Simulation) -> list[Pass]
     particles = {"emitters": b["params"], "particles": b["particles"],
                  "alive_list": b["alive_list"], "alive_totals": b["alive_total"],
                  "looks": b["looks"], "light_select": b["light_select"]}
-    clear = system.build.clear(f"{name}:emitter:light_clear", Phase.RENDER, b["light_select"],
-                               0, SELECT_HEADER,
-                               does="zeroes the brightness histogram and the lights made")
+    clear = replace(system.build.clear(
+        f"{name}:emitter:light_clear", Phase.RENDER, b["light_select"], 0, SELECT_HEADER,
+        does="zeroes the brightness histogram and the lights made"), order=LIGHT_ORDER)
     histogram = system.build.compute(
-        f"{name}:emitter:light_histogram", Phase.RENDER, HISTOGRAM, grid, particles,
+        f"{name}:emitter:light_histogram", Phase.RENDER, HISTOGRAM, grid, particles, order=LIGHT_ORDER,
         does="counts the alive particles per brightness bin")
     threshold = system.build.compute(
         f"{name}:emitter:light_threshold", Phase.RENDER, THRESHOLD, (1, 1, 1),
         {"light_params": b["light_params"], "light_select": b["light_select"]},
-        does="the brightness bin where the brightest max_lights particles end")
+        order=LIGHT_ORDER, does="the brightness bin where the brightest max_lights particles end")
     append = system.build.compute(
         f"{name}:emitter:light_append", Phase.RENDER, APPEND, grid,
         {**particles, "light_params": b["light_params"], "point_lights": LIGHTS,
-         "light_counts": COUNTS},
+         "light_counts": COUNTS}, order=LIGHT_ORDER,
         does="the brightest particles appended to the point lights")
     return [clear, histogram, threshold, append]

@@ -14,7 +14,14 @@ import numpy as np
 import wgpu
 
 from emberfx.core.frame_graph import CopyBuffer, Pass, Phase
-from emberfx.core.point_lights import COUNTS, LIGHT_CAPACITY, LIGHTS, POINT_LIGHT, pack_lights
+from emberfx.core.point_lights import (
+    COUNTS,
+    LIGHT_CAPACITY,
+    LIGHT_ORDER,
+    LIGHTS,
+    POINT_LIGHT,
+    pack_lights,
+)
 from emberfx.core.system import EntityRef, System
 from emberfx.model.colors import linear_color
 from emberfx.model.registry import set_system
@@ -62,7 +69,7 @@ class PointLightSystem(System):
             size = count * POINT_LIGHT.itemsize
             copy = Pass("scene:lights:upload", Phase.RENDER,
                         CopyBuffer(self.records, self.resources[LIGHTS].buffer, size),
-                        reads=(SCENE_LIGHTS,), writes=(LIGHTS,),
+                        reads=(SCENE_LIGHTS,), writes=(LIGHTS,), order=LIGHT_ORDER,
                         does=f"the scene's {count} point lights to the start of {LIGHTS}")
             self._pass = (count, copy)
         return [self._pass[1]]

@@ -209,3 +209,58 @@ def test_without_emit_light_the_wall_stays_dark(albedo):
     image, state = sparks(64, emit=False)
     assert "light_count" not in state
     assert image.max() < 1e-3   # the tiny sprites add next to nothing; no light reaches the wall
+
+
+def lit_sprites(light: str, lamps) -> np.ndarray:
+    """Still sprites with receive_shadows at the origin, no wall, seen head on."""
+    text = f"""
+[scene]
+name = "lit sprites"
+size = [{SIZE}, {SIZE}]
+background = "#000000"
+[render]
+msaa = 1
+[camera]
+kind = "orthographic"
+center = [0.0, 0.0]
+height = {HEIGHT}
+[light]
+direction = [0.0, 0.0, 1.0]
+shadows = false
+{light}
+[[entity]]
+name = "motes"
+[entity.emitter]
+capacity = 8
+rate = 60.0
+lifetime = 100.0
+speed = 0.0
+gravity = [0.0, 0.0, 0.0]
+size = 0.6
+color = "#ffffff"
+receive_shadows = true
+""" + scene_text(lamps).split('color = "#b0b0b0"', 1)[1]
+    engine = Engine(loads_scene(text), size=(SIZE, SIZE))
+    try:
+        engine.step(4)
+        return engine.render_hdr()[..., :3].astype(np.float64)
+    finally:
+        engine.close()
+
+
+def test_lit_sprites_take_the_point_lights_at_their_centre():
+    """A sprite that receives light takes each point light at its centre as a surface facing
+    it: the same sprite under a white directional light of intensity 1 (and no ambient) shows
+    its own colour, so the ratio is the lights' color x intensity x falloff."""
+    lamps = [((0.0, 0.0, 0.8), "#ff8040", 0.5, 2.0), ((0.6, 0.3, -0.4), "#4080ff", 0.2, 1.0)]
+    own = lit_sprites("intensity = 1.0\nambient = 0.0", [])
+    lit = lit_sprites("intensity = 0.0\nambient = 0.0", lamps)
+    want = np.zeros(3)
+    for position, color, intensity, reach in lamps:
+        d2 = float(np.dot(position, position))
+        window = max(0.0, 1.0 - (d2 / reach ** 2) ** 2) ** 2
+        want += np.asarray(linear_color(color)[:3]) * intensity * window / d2
+    covered = own[..., 1] > 0.2 * own[..., 1].max()
+    assert covered.sum() > 20
+    ratio = lit[covered] / own[covered]
+    assert np.abs(ratio - want).max() <= 0.02 * want.max()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from emberfx.core.errors import SceneError
 from emberfx.core.point_lights import LIGHT_CAPACITY, TILE_LIGHTS
 from emberfx.engine.engine import Engine
 from emberfx.model.colors import linear_color
@@ -264,3 +265,40 @@ def test_lit_sprites_take_the_point_lights_at_their_centre():
     assert covered.sum() > 20
     ratio = lit[covered] / own[covered]
     assert np.abs(ratio - want).max() <= 0.02 * want.max()
+
+
+def test_a_live_edit_moves_the_light(albedo):
+    before = [((-0.8, 0.5, -0.5), "#ffffff", 0.4, 1.5)]
+    after = [((0.7, -0.6, -0.3), "#ffffff", 0.8, 1.2)]
+    engine = Engine(loads_scene(scene_text(before)), size=(SIZE, SIZE))
+    try:
+        first = engine.render_hdr()[..., :3].astype(np.float64)
+        lamp = engine.entity("lamp0").point_light
+        lamp.position, lamp.intensity, lamp.range = after[0][0], 0.8, 1.2
+        second = engine.render_hdr()[..., :3].astype(np.float64)
+    finally:
+        engine.close()
+    for image, lights in ((first, before), (second, after)):
+        want = expected(lights)
+        assert np.abs(image / albedo - want).max() <= 0.05 * want.max()
+
+
+@pytest.mark.parametrize("table, message", [
+    ("[entity.point_light]\npositon = [0, 1, 0]",
+     "entity 'lamp': point_light.positon: unknown key 'positon', did you mean 'position'?"),
+    ("[entity.point_light]\nrange = 0.0", "point_light.range: expected float > 0.0, found 0.0"),
+    ("[entity.point_light]\nintensity = -1.0",
+     "point_light.intensity: expected float >= 0.0, found -1.0"),
+    ("[entity.point_light]\ncolor = \"#zzz\"", "point_light.color: expected a colour"),
+    ("[entity.emitter]\nemit_light = { max_light = 3 }",
+     "emitter.emit_light.max_light: unknown key 'max_light', did you mean 'max_lights'?"),
+    ("[entity.emitter]\nemit_light = { max_lights = 5000 }",
+     f"emitter.emit_light.max_lights: expected int <= {LIGHT_CAPACITY}, found 5000"),
+    ("[entity.emitter]\nemit_light = { range = -2.0 }",
+     "emitter.emit_light.range: expected float > 0.0, found -2.0"),
+])
+def test_bad_light_fields_name_entity_and_field(table, message):
+    with pytest.raises(SceneError) as caught:
+        loads_scene(f'[scene]\nname = "bad"\n[[entity]]\nname = "lamp"\n{table}\n')
+    text = str(caught.value)
+    assert message in text and "\n" not in text

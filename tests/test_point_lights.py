@@ -18,7 +18,14 @@ import numpy as np
 import pytest
 
 from emberfx.core.errors import SceneError
-from emberfx.core.point_lights import LIGHT_CAPACITY, TILE_LIGHTS
+from emberfx.core.point_lights import (
+    LIGHT_CAPACITY,
+    LIGHT_TILE,
+    TILE_LIGHTS,
+    TILE_STRIDE,
+    TILES,
+)
+from emberfx.core.readback import read_buffer
 from emberfx.engine.engine import Engine
 from emberfx.model.colors import linear_color
 from emberfx.model.scene import loads_scene
@@ -302,3 +309,108 @@ def test_bad_light_fields_name_entity_and_field(table, message):
         loads_scene(f'[scene]\nname = "bad"\n[[entity]]\nname = "lamp"\n{table}\n')
     text = str(caught.value)
     assert message in text and "\n" not in text
+
+
+PERSPECTIVE = """
+[scene]
+name = "floor"
+size = [{w}, {h}]
+background = "#000000"
+[render]
+msaa = 1
+[camera]
+kind = "perspective"
+position = [0.3, 2.2, 3.4]
+target = [0.0, 0.0, -0.3]
+fov_deg = 55.0
+[light]
+direction = [0.0, 1.0, 0.0]
+shadows = false
+{light}
+[[entity]]
+name = "floor"
+[entity.collider]
+shape = "plane"
+extent = 20.0
+"""
+
+
+def test_tiles_in_perspective_drop_no_light():
+    """Many small lights over a floor seen in perspective (a 100 x 60 image: partial tiles at
+    the right and bottom): every pixel of the floor gets the sum over all of them, so the
+    culling per tile left out none that reaches it."""
+    w, h = 100, 60
+    rng = np.random.default_rng(3)
+    lights = [((float(x), float(y), float(z)), "#ffffff", 0.05, float(r))
+              for x, y, z, r in zip(rng.uniform(-2.5, 2.5, 60), rng.uniform(0.05, 0.5, 60),
+                                    rng.uniform(-3.0, 1.5, 60), rng.uniform(0.3, 1.0, 60))]
+    lamps = "".join(f'[[entity]]\nname = "lamp{k}"\n[entity.point_light]\nposition = {list(p)}\n'
+                    f'intensity = {i}\nrange = {r}\n' for k, (p, _, i, r) in enumerate(lights))
+
+    def render(light: str, extra: str = ""):
+        engine = Engine(loads_scene(PERSPECTIVE.format(w=w, h=h, light=light) + extra),
+                        size=(w, h))
+        try:
+            image = engine.render_hdr()[..., :3].astype(np.float64)
+            camera = engine.camera
+            matrix = camera.projection_matrix(w / h) @ camera.view_matrix()
+        finally:
+            engine.close()
+        return image, matrix
+
+    albedo, matrix = render("intensity = 1.0\nambient = 0.0")
+    lit, _ = render("intensity = 0.0\nambient = 0.0", lamps)
+    # each pixel centre's ray meets the floor y = 0
+    inverse = np.linalg.inv(matrix)
+    px, py = np.meshgrid(np.arange(w) + 0.5, np.arange(h) + 0.5)
+    ndc = np.stack([2 * px / w - 1, 1 - 2 * py / h], -1)
+    ends = [np.einsum("ij,hwj->hwi", inverse, np.concatenate(
+        [ndc, np.full((h, w, 1), z), np.ones((h, w, 1))], -1)) for z in (0.0, 1.0)]
+    near, far = (e[..., :3] / e[..., 3:] for e in ends)
+    t = near[..., 1] / (near[..., 1] - far[..., 1])
+    point = near + (far - near) * t[..., None]
+    want = np.zeros((h, w))
+    for (x, y, z), _, intensity, reach in lights:
+        d = np.array([x, y, z]) - point
+        d2 = (d * d).sum(-1)
+        window = np.clip(1.0 - (d2 / reach ** 2) ** 2, 0.0, 1.0) ** 2
+        want += intensity * np.maximum(d[..., 1], 0.0) / np.sqrt(d2) * window / d2
+    floor = (t > 0) & (t < 1) & (albedo[..., 1] > 0.05)
+    assert floor.mean() > 0.5
+    got = lit[..., 1] / np.where(floor, albedo[..., 1], 1.0)
+    assert want[floor].max() > 1.0
+    assert np.abs(got - want)[floor].max() <= 0.05 * want[floor].max()
+
+
+def test_tile_lists_hold_exactly_the_lights_reaching_them():
+    """The lists read back: seen orthographically, a tile's frustum is the box over its pixel
+    square, and the cull keeps a light unless its centre lies farther than its range beyond one
+    of the box's sides. So each list holds every light whose sphere meets the box (distance
+    from the centre to the tile's square at most the range), and none more than its range
+    beyond a side, in increasing order."""
+    rng = np.random.default_rng(11)
+    lights = [((float(x), float(y), -0.5), "#ffffff", 0.1, float(r))
+              for x, y, r in zip(rng.uniform(-2.5, 2.5, 40), rng.uniform(-2.5, 2.5, 40),
+                                 rng.uniform(0.05, 1.2, 40))]
+    engine = Engine(loads_scene(scene_text(lights)), size=(SIZE, SIZE))
+    try:
+        engine.render_hdr()
+        words = np.frombuffer(read_buffer(engine.device, engine.resources[TILES]), np.uint32)
+    finally:
+        engine.close()
+    side = -(-SIZE // LIGHT_TILE)
+    tiles = words.reshape(side * side, TILE_STRIDE)
+    for t in range(side * side):
+        column, row = t % side, t // side
+        # the tile's square in world units (x right, y up); the image's edge cuts the last ones
+        x0, x1 = (np.array([column, min(column + 1, SIZE / LIGHT_TILE)]) * LIGHT_TILE
+                  - SIZE / 2) / PPU
+        y1, y0 = (SIZE / 2 - np.array([row, min(row + 1, SIZE / LIGHT_TILE)]) * LIGHT_TILE) / PPU
+        listed = tiles[t, 1:1 + tiles[t, 0]]
+        assert np.all(np.diff(listed.astype(np.int64)) > 0)
+        for k, ((x, y, _), _, _, reach) in enumerate(lights):
+            gap_x, gap_y = max(x0 - x, 0.0, x - x1), max(y0 - y, 0.0, y - y1)
+            if np.hypot(gap_x, gap_y) <= reach * 0.999:
+                assert k in listed, (t, k)
+            if max(gap_x, gap_y) > reach * 1.01:
+                assert k not in listed, (t, k)

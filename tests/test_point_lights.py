@@ -131,10 +131,10 @@ def test_256_lights_on_every_tile(albedo):
     matches numpy's; one more than a tile holds would leave lights out."""
     assert TILE_LIGHTS >= 256 and LIGHT_CAPACITY >= 256
     rng = np.random.default_rng(7)
-    lights = [((float(x), float(y), float(z)), "#%02x%02x%02x" % tuple(rng.integers(64, 256, 3)),
-               0.004, 8.0)
-              for x, y, z in zip(rng.uniform(-2, 2, 256), rng.uniform(-2, 2, 256),
-                                 rng.uniform(-0.8, -0.3, 256))]
+    colors = ["#" + "".join(f"{c:02x}" for c in rng.integers(64, 256, 3)) for _ in range(256)]
+    lights = [((float(x), float(y), float(z)), color, 0.004, 8.0)
+              for x, y, z, color in zip(rng.uniform(-2, 2, 256), rng.uniform(-2, 2, 256),
+                                        rng.uniform(-0.8, -0.3, 256), colors)]
     got = hdr(scene_text(lights)) / albedo
     want = expected(lights)
     assert np.abs(got - want).max() <= 0.05 * want.max()

@@ -41,7 +41,7 @@ LIGHT_CAPACITY = wgsl.int_constant(SHADER, "LIGHT_CAPACITY")
 LIGHT_TILE = wgsl.int_constant(SHADER, "LIGHT_TILE")
 TILE_LIGHTS = wgsl.int_constant(SHADER, "TILE_LIGHTS")
 TILE_STRIDE = wgsl.int_constant(SHADER, "TILE_STRIDE")
-APPENDED_OFFSET = LIGHT_COUNTS.fields["appended"][1]
+APPENDED_OFFSET = LIGHT_COUNTS.itemsize - 4   # `appended`, LightCounts' last word
 # the render-queue hint of every pass that makes or culls the lights: before any draw (the
 # frame graph takes the lowest hint among the passes ready to run), so that the draws gated on
 # the tiles do not fall behind the sprites, which nothing gates

@@ -69,6 +69,13 @@ class EmitLight(Tracked):
     point_light entities included, share room for LIGHT_CAPACITY (1024)"""
 
 
+def emit_light(component) -> EmitLight:
+    """The emitter's ``emit_light`` table (asked only of emitters the feature applies to)."""
+    light = component.emit_light
+    assert light is not None
+    return light
+
+
 class EmitLightFeature(EmitterFeature):
     """The feature as emitter/features.py runs it."""
     name = "emit_light"
@@ -80,7 +87,7 @@ class EmitLightFeature(EmitterFeature):
         return None
 
     def simulation(self, system: EmitterHost, pool: Pool, sim: Simulation) -> None:
-        count = pool.component.emit_light.max_lights
+        count = emit_light(pool.component).max_lights
         storage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         sim.buffers["light_select"] = system.resources.buffer(
             sim.name, "light_select", SELECT_HEADER + 4 * count, storage, family=system.key)
@@ -90,7 +97,7 @@ class EmitLightFeature(EmitterFeature):
         self.upload(system, pool, [])
 
     def upload(self, system: EmitterHost, pool: Pool, acting: list) -> None:
-        light = pool.component.emit_light
+        light = emit_light(pool.component)
         record = np.zeros((), PARAMS)
         record["intensity"], record["range"] = light.intensity, light.range
         record["max_lights"] = light.max_lights
@@ -103,7 +110,7 @@ class EmitLightFeature(EmitterFeature):
         return kept + light_passes(system, pool, sim)
 
     def state(self, device, pool: Pool) -> dict[str, np.ndarray]:
-        count = pool.component.emit_light.max_lights
+        count = emit_light(pool.component).max_lights
         data = np.frombuffer(read_buffer(device, pool.buffers["light_select"]), np.uint32)
         made = int(data[LIGHT_BINS + 3])
         return {"light_count": np.array(made, np.uint32),
@@ -121,8 +128,8 @@ def light_passes(system: EmitterHost, pool: Pool, sim: Simulation) -> list[Pass]
         f"{name}:emitter:light_clear", Phase.RENDER, b["light_select"], 0, SELECT_HEADER,
         does="zeroes the brightness histogram and the lights made"), order=LIGHT_ORDER)
     histogram = system.build.compute(
-        f"{name}:emitter:light_histogram", Phase.RENDER, HISTOGRAM, grid, particles, order=LIGHT_ORDER,
-        does="counts the alive particles per brightness bin")
+        f"{name}:emitter:light_histogram", Phase.RENDER, HISTOGRAM, grid, particles,
+        order=LIGHT_ORDER, does="counts the alive particles per brightness bin")
     threshold = system.build.compute(
         f"{name}:emitter:light_threshold", Phase.RENDER, THRESHOLD, (1, 1, 1),
         {"light_params": b["light_params"], "light_select": b["light_select"]},

@@ -68,7 +68,7 @@ class PointLightSystem(System):
         if self._pass is None or self._pass[0] != count:
             size = count * POINT_LIGHT.itemsize
             copy = Pass("scene:lights:upload", Phase.RENDER,
-                        CopyBuffer(self.records, self.resources[LIGHTS].buffer, size),
+                        CopyBuffer(self.records, self.resources.buffer_view(LIGHTS).buffer, size),
                         reads=(SCENE_LIGHTS,), writes=(LIGHTS,), order=LIGHT_ORDER,
                         does=f"the scene's {count} point lights to the start of {LIGHTS}")
             self._pass = (count, copy)

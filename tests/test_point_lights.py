@@ -14,6 +14,8 @@ per pixel (pixel centres).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -28,9 +30,10 @@ from emberfx.core.point_lights import (
 from emberfx.core.readback import read_buffer
 from emberfx.engine.engine import Engine
 from emberfx.model.colors import linear_color
-from emberfx.model.scene import loads_scene
+from emberfx.model.scene import load_scene, loads_scene
 
-SIZE = 72             # pixels, square (not a whole number of 16-pixel tiles... 72 = 4.5 tiles)
+ROOT = Path(__file__).resolve().parent.parent
+SIZE = 72             # pixels, square: 4.5 tiles of 16, so the last ones are cut
 HEIGHT = 4.0          # world units shown from bottom to top
 PPU = SIZE / HEIGHT
 DEPTH = 1.0           # the plane's z is -DEPTH
@@ -414,3 +417,19 @@ def test_tile_lists_hold_exactly_the_lights_reaching_them():
                 assert k in listed, (t, k)
             if max(gap_x, gap_y) > reach * 1.01:
                 assert k not in listed, (t, k)
+
+
+def test_particle_lights_give_the_same_bytes_twice():
+    """The lights are chosen and ordered from the particles' state alone (no race between
+    threads), so two runs of the sparks scene give the same image and the same lights."""
+    runs = []
+    for _ in range(2):
+        engine = Engine(load_scene(ROOT / "scenes" / "sparks.toml"), size=(96, 54))
+        try:
+            engine.step(45)
+            runs.append((engine.render_hdr().tobytes(), engine.state("sparks")["light_slots"]))
+        finally:
+            engine.close()
+    assert len(runs[0][1]) == 128
+    assert runs[0][0] == runs[1][0]
+    assert np.array_equal(runs[0][1], runs[1][1])

@@ -3,14 +3,23 @@
 //
 // From the brightest bin down, adds up the histogram until max_lights particles are reached: that
 // bin is the threshold, and `room` is how many of its particles still fit after the brighter
-// ones. Fewer particles than max_lights: NO_BIN (every particle with a bin is taken).
+// ones; fewer particles than max_lights: NO_BIN (every particle with a bin is taken). Then
+// reserves the lights it makes (`used`) in the scene's lights: `base` is where they start after
+// the scene's own and the emitters' before it in the frame.
 // Workgroup size 1; dispatch (1, 1, 1).
-// Bindings (group 0): 0 light_params (uniform EmitLightParams), 1 light_select (read_write).
+// Bindings (group 0): 0 light_params (uniform EmitLightParams), 1 light_select (read_write),
+// 2 light_counts (read_write: `appended` counts the lights reserved).
 
 //! include emitter/light_types.wgsl
 
+struct AppendCounts {
+    scene: u32,
+    appended: atomic<u32>,
+};
+
 @group(0) @binding(0) var<uniform> light_params: EmitLightParams;
 @group(0) @binding(1) var<storage, read_write> light_select: LightSelect;
+@group(0) @binding(2) var<storage, read_write> light_counts: AppendCounts;
 
 @compute @workgroup_size(1)
 fn main() {
@@ -27,6 +36,9 @@ fn main() {
         }
         above += n;
     }
-    atomicStore(&light_select.threshold, threshold);
-    atomicStore(&light_select.room, room);
+    let used = select(light_params.max_lights, above, threshold == NO_BIN);
+    light_select.threshold = threshold;
+    light_select.room = room;
+    light_select.used = used;
+    light_select.base = light_counts.scene + atomicAdd(&light_counts.appended, used);
 }

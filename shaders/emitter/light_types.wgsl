@@ -5,10 +5,13 @@
 // looks baked by systems/emitter/looks.py) times that colour's alpha. Brightnesses from
 // 2^LIGHT_LOG_LOW up fall in LIGHT_BINS bins, LIGHT_BINS_PER_OCTAVE per octave (the top bin takes
 // everything brighter); a particle of brightness 0 makes no light.
-// The three passes: emitter/light_histogram.wgsl counts the particles per bin,
-// emitter/light_threshold.wgsl finds the bin at which max_lights are reached,
-// emitter/light_append.wgsl appends the particles above it, and as many of that bin as still fit,
-// to the scene's lights (common/point_lights.wgsl).
+// The passes: emitter/light_histogram.wgsl counts the particles per bin;
+// emitter/light_threshold.wgsl finds the bin at which max_lights are reached and reserves the
+// emitter's room in the scene's lights (common/point_light_types.wgsl); emitter/light_mark.wgsl
+// counts, per block of BLOCK alive-list entries, the particles above that bin and those in it,
+// which a PrefixScan turns into offsets; emitter/light_append.wgsl writes every particle above
+// the bin and the first `room` of the bin, in alive-list order, so the same state gives the same
+// lights in the same order.
 
 //! include emitter/types.wgsl
 
@@ -27,11 +30,11 @@ struct EmitLightParams {
 // per emitter, zeroed each render up to `slots`
 struct LightSelect {
     histogram: array<atomic<u32>, LIGHT_BINS>,
-    threshold: atomic<u32>,   // the bin where the brightest max_lights end (NO_BIN: take all)
-    room: atomic<u32>,        // how many particles of the threshold bin are taken
-    ticket: atomic<u32>,      // particles of the threshold bin that asked so far
-    used: atomic<u32>,        // lights made this render (at most max_lights)
-    slots: array<u32>,        // the particle slot of each light made, in the order made
+    threshold: u32,   // the bin where the brightest max_lights end (NO_BIN: take all)
+    room: u32,        // how many particles of the threshold bin are taken
+    used: u32,        // lights made this render: min(particles with a bin, max_lights)
+    base: u32,        // the first of them in the scene's lights, after the scene's own
+    slots: array<u32>,   // the particle slot of each light made, in alive-list order
 };
 
 // Rec. 709 luminance of a linear colour times its alpha.

@@ -9,19 +9,23 @@ Brightness is the Rec. 709 luminance of the colour over life times its alpha. Th
 ``max_lights`` are found without reading anything back (emitter/light_types.wgsl): a histogram
 of brightness over LIGHT_BINS logarithmic bins (1/32 octave each), the bin at which
 ``max_lights`` are reached counted down from the brightest, then every particle above that bin
-and as many of its own as still fit are appended to the lights. The lights made are
-min(particles with a brightness above 0, max_lights); particles within one bin (about 2 % of
-brightness) of the last one taken may be taken in either order.
+and the first of its own (in alive-list order) that still fit are written to the lights, each
+at its rank in alive-list order (counts per block of BLOCK entries, a PrefixScan, a workgroup
+scan): the same state gives the same lights in the same order, so the image is the same bytes.
+The lights made are min(particles with a brightness above 0, max_lights); of the particles in
+the last bin taken (within about 2 % of each other's brightness) the first in the alive list
+are taken.
 
 What the feature adds, and where (emitter/features.py lists the features):
   applies      ``emit_light`` is set
   batch key    none: such an emitter runs alone (its passes read its own buffers)
   simulation   ``light_select`` (the histogram, the threshold, the count made and the slots of
-               the particles made lights) and ``light_params`` (EmitLightParams, uniform)
+               the particles made lights), ``light_params`` (EmitLightParams, uniform) and
+               ``light_blocks`` (two counts per block, and their PrefixScan)
   upload       ``light_params`` each step (intensity and range are live)
-  step passes  RENDER <e>:emitter:light_clear, light_histogram, light_threshold, light_append
-               (the append writes "lights/list" and "lights/count": the renderer then culls the
-               lights into its tiles)
+  step passes  RENDER <e>:emitter:light_clear, light_histogram, light_threshold (reserves the
+               room in "lights/count"), light_mark, light_blocks:scan:*, light_append (writes
+               "lights/list": the renderer then culls the lights into its tiles)
   state        ``light_count`` (lights made at the last render) and ``light_slots`` (their
                particles' slots, ascending)
 """
@@ -35,6 +39,7 @@ import msgspec
 import numpy as np
 import wgpu
 
+from emberfx.blocks.scan import PrefixScan
 from emberfx.core import wgsl
 from emberfx.core.frame_graph import Pass, Phase
 from emberfx.core.layout import struct_dtype
@@ -42,6 +47,7 @@ from emberfx.core.point_lights import COUNTS, LIGHT_ORDER, LIGHTS
 from emberfx.core.readback import read_buffer
 from emberfx.model.components import Tracked, live, rebuild
 from emberfx.systems.emitter.feature import EmitterFeature
+from emberfx.systems.emitter.structs import BLOCK
 
 if TYPE_CHECKING:
     from emberfx.systems.emitter.batches import Simulation
@@ -49,8 +55,9 @@ if TYPE_CHECKING:
     from emberfx.systems.emitter.pool import Pool
 
 TYPES = "emitter/light_types.wgsl"
-HISTOGRAM, THRESHOLD, APPEND = ("emitter/light_histogram.wgsl", "emitter/light_threshold.wgsl",
-                                "emitter/light_append.wgsl")
+HISTOGRAM, THRESHOLD, MARK, APPEND = (
+    "emitter/light_histogram.wgsl", "emitter/light_threshold.wgsl", "emitter/light_mark.wgsl",
+    "emitter/light_append.wgsl")
 LIGHT_CAPACITY = wgsl.int_constant("common/point_light_types.wgsl", "LIGHT_CAPACITY")
 LIGHT_BINS = wgsl.int_constant(TYPES, "LIGHT_BINS")
 SELECT_HEADER = 4 * (LIGHT_BINS + 4)   # bytes of LightSelect before its slots
@@ -94,6 +101,10 @@ class EmitLightFeature(EmitterFeature):
         sim.buffers["light_params"] = system.resources.buffer(
             sim.name, "light_params", PARAMS.itemsize,
             wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST, family=system.key)
+        sim.buffers["light_blocks"] = system.resources.buffer(
+            sim.name, "light_blocks", 8 * blocks_of(pool), storage, family=system.key)
+        sim.parts[self.name] = PrefixScan(system.build, f"{sim.name}:emitter:light_blocks",
+                                          sim.buffers["light_blocks"], 2 * blocks_of(pool))
         self.upload(system, pool, [])
 
     def upload(self, system: EmitterHost, pool: Pool, acting: list) -> None:
@@ -112,31 +123,45 @@ class EmitLightFeature(EmitterFeature):
     def state(self, device, pool: Pool) -> dict[str, np.ndarray]:
         count = emit_light(pool.component).max_lights
         data = np.frombuffer(read_buffer(device, pool.buffers["light_select"]), np.uint32)
-        made = int(data[LIGHT_BINS + 3])
+        made = int(data[LIGHT_BINS + 2])
         return {"light_count": np.array(made, np.uint32),
                 "light_slots": np.sort(data[LIGHT_BINS + 4:LIGHT_BINS + 4 + min(made, count)])}
 
 
 def light_passes(system: EmitterHost, pool: Pool, sim: Simulation) -> list[Pass]:
-    """The emitter's clear, histogram, threshold and append passes (RENDER phase)."""
+    """The emitter's clear, histogram, threshold, mark, scan and append passes (RENDER phase,
+    each with the lights' queue hint, before every draw)."""
     b, name = sim.buffers, sim.name
-    grid = system.gpu.grid(max(1, -(-pool.component.capacity // 256)))
+    grid = system.gpu.grid(blocks_of(pool))
     particles = {"emitters": b["params"], "particles": b["particles"],
                  "alive_list": b["alive_list"], "alive_totals": b["alive_total"],
                  "looks": b["looks"], "light_select": b["light_select"]}
-    clear = replace(system.build.clear(
-        f"{name}:emitter:light_clear", Phase.RENDER, b["light_select"], 0, SELECT_HEADER,
-        does="zeroes the brightness histogram and the lights made"), order=LIGHT_ORDER)
-    histogram = system.build.compute(
-        f"{name}:emitter:light_histogram", Phase.RENDER, HISTOGRAM, grid, particles,
-        order=LIGHT_ORDER, does="counts the alive particles per brightness bin")
-    threshold = system.build.compute(
-        f"{name}:emitter:light_threshold", Phase.RENDER, THRESHOLD, (1, 1, 1),
-        {"light_params": b["light_params"], "light_select": b["light_select"]},
-        order=LIGHT_ORDER, does="the brightness bin where the brightest max_lights particles end")
-    append = system.build.compute(
-        f"{name}:emitter:light_append", Phase.RENDER, APPEND, grid,
-        {**particles, "light_params": b["light_params"], "point_lights": LIGHTS,
-         "light_counts": COUNTS}, order=LIGHT_ORDER,
-        does="the brightest particles appended to the point lights")
-    return [clear, histogram, threshold, append]
+    scan = sim.parts[EmitLightFeature.name]
+    assert isinstance(scan, PrefixScan)
+    made = [
+        system.build.clear(f"{name}:emitter:light_clear", Phase.RENDER, b["light_select"], 0,
+                           SELECT_HEADER, does="zeroes the brightness histogram"),
+        system.build.compute(
+            f"{name}:emitter:light_histogram", Phase.RENDER, HISTOGRAM, grid, particles,
+            does="counts the alive particles per brightness bin"),
+        system.build.compute(
+            f"{name}:emitter:light_threshold", Phase.RENDER, THRESHOLD, (1, 1, 1),
+            {"light_params": b["light_params"], "light_select": b["light_select"],
+             "light_counts": COUNTS},
+            does="the bin where the brightest max_lights particles end; their room reserved"),
+        system.build.compute(
+            f"{name}:emitter:light_mark", Phase.RENDER, MARK, grid,
+            {**particles, "light_blocks": b["light_blocks"]},
+            does="counts per block the particles above the threshold bin and in it"),
+        *scan.passes(Phase.RENDER),
+        system.build.compute(
+            f"{name}:emitter:light_append", Phase.RENDER, APPEND, grid,
+            {**particles, "light_blocks": b["light_blocks"], "light_params": b["light_params"],
+             "point_lights": LIGHTS},
+            does="the brightest particles written to the point lights, in alive-list order")]
+    return [replace(p, order=LIGHT_ORDER) for p in made]
+
+
+def blocks_of(pool: Pool) -> int:
+    """Blocks of BLOCK alive-list entries in the emitter's pool."""
+    return max(1, -(-pool.component.capacity // BLOCK))

@@ -433,3 +433,27 @@ def test_particle_lights_give_the_same_bytes_twice():
     assert len(runs[0][1]) == 128
     assert runs[0][0] == runs[1][0]
     assert np.array_equal(runs[0][1], runs[1][1])
+
+
+def test_deleting_the_last_light_leaves_the_emitters_lights_alone(albedo):
+    """With the scene's only lamp deleted, the particle lights start the list again: the wall
+    gets exactly theirs and nothing of the lamp's."""
+    lamp = [((0.0, 0.0, -0.5), "#ffffff", 0.5, 1.5)]
+    emitter = '[[entity]]\nname = "sparks"' + sparks_text(64).split('name = "sparks"', 1)[1]
+    engine = Engine(loads_scene(scene_text(lamp, extra=emitter)), size=(SIZE, SIZE))
+    try:
+        engine.step(20)
+        engine.render_hdr()
+        engine.delete("lamp0")
+        image = engine.render_hdr()[..., :3].astype(np.float64)
+        state = engine.state("sparks")
+    finally:
+        engine.close()
+    alive = set(np.flatnonzero(state["alive"]).tolist())
+    chosen = state["light_slots"].tolist()
+    assert len(chosen) == 64 and alive.issuperset(chosen)
+    lights = [(tuple(state["position"][s]), "#ffffff",
+               SPARK_INTENSITY * (1.0 - state["age"][s] / LIFETIME), SPARK_RANGE)
+              for s in chosen]
+    want = expected(lights)
+    assert np.abs(image / albedo - want).max() <= 0.05 * want.max()

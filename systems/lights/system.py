@@ -51,6 +51,10 @@ class PointLightSystem(System):
     def remove(self, entity: EntityRef) -> None:
         self.lights.pop(entity.name, None)
         self.dirty = True
+        if not self.lights and COUNTS in self.resources:
+            # the list's scene part is empty now, even if this system never draws again (the
+            # world released); the emitters' lights start at 0
+            self.resources.write(COUNTS, bytes(4))
 
     def edited(self, entity: EntityRef, component: PointLight) -> None:
         self.lights[entity.name] = (entity, component)

@@ -74,7 +74,8 @@ class PointLightSystem(System):
             copy = Pass("scene:lights:upload", Phase.RENDER,
                         CopyBuffer(self.records, self.resources.buffer_view(LIGHTS).buffer, size),
                         reads=(SCENE_LIGHTS,), writes=(LIGHTS,), order=LIGHT_ORDER,
-                        does=f"the scene's {count} point lights to the start of {LIGHTS}")
+                        does=f"the scene's {count} point light{'s' if count > 1 else ''} to the "
+                             f"start of {LIGHTS}")
             self._pass = (count, copy)
         return [self._pass[1]]
 

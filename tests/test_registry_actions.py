@@ -233,6 +233,10 @@ resolution = [8, 8, 8]
 cell = 0.1
 sources = [{ position = [0, 1, 0] }]
 [[entity]]
+name = "lamp"
+[entity.point_light]
+position = [0, 1, 0]
+[[entity]]
 name = "fx"
 [entity.edge_detect]
 [entity.bloom]

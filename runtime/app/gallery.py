@@ -61,6 +61,7 @@ NO_PLAYER: dict[str, str] = {
     "sand": "4,000 colliding grains are slow to record on the software GPU that builds this site",
     "sdf": "its volume textures make a page of several megabytes",
     "shed": "its page would hold about half a megabyte per second of loop",
+    "sparks": "left out to keep the site's build short",
     "swirl": "left out to keep the site's build short",
     "trails": "left out to keep the site's build short",
     "showcase": "it is slow to record on the software GPU that builds this site; the home page "

@@ -4,7 +4,12 @@ PREPARE and POST: depth keys, sorting, the draws) for today's dot sprites and ea
 ratio to the dot sprites measured in the same run. Every look is drawn with the default
 ``[render] msaa = 4``; the lit mesh cubes are drawn once more with ``msaa = 1``, and their 4x
 row gives the ratio to that one (what anti-aliasing costs where it costs most: a million small
-meshes, every edge resolved)."""
+meshes, every edge resolved).
+
+Two light rows follow (``light_rows``): a lit floor filling the image under 256 point lights,
+with its ratio to the same floor under 1 (the tiled light lists: runtime/core/point_lights.py),
+and casting particles (the look's count, 200k-odd on a GPU: a 256k pool) over a floor with
+``[light] shadows`` on, with its ratio to shadows off."""
 
 from __future__ import annotations
 
@@ -49,6 +54,57 @@ LOOKS = {
 ANTI_ALIASED = "mesh cubes"
 """the look drawn at msaa = 1 too, for anti-aliasing's cost"""
 
+FLOOR = """
+[scene]
+name = "lights"
+seed = 5
+[camera]
+kind = "perspective"
+position = [0.0, 6.0, 6.0]
+target = [0.0, 0.0, 0.0]
+fov_deg = 50.0
+[light]
+shadows = {shadows}
+[[entity]]
+name = "floor"
+[entity.collider]
+shape = "plane"
+extent = 40.0
+{entities}
+"""
+LAMPS = (1, 256)
+"""point lights over the floor: a 16 x 16 grid of them, 0.8 world units apart, against one"""
+CASTERS = """
+[[entity]]
+name = "dust"
+[entity.emitter]
+capacity = {capacity}
+rate = 0.0
+bursts = [{{ time = 0.0, count = {capacity} }}]
+lifetime = 1000.0
+speed = [0.1, 0.4]
+spread_deg = 180.0
+gravity = [0.0, 0.0, 0.0]
+position = [0.0, 1.5, 0.0]
+shape = {{ kind = "sphere", radius = 1.5 }}
+size = 0.02
+blend = "alpha"
+alpha_curve = [0.3]
+cast_shadows = true
+"""
+
+
+def lamps(count: int) -> str:
+    """``count`` point lights (1, or a square number) on a grid over the floor."""
+    side = round(count ** 0.5)
+    text = ""
+    for k in range(count):
+        x, z = (k % side - (side - 1) / 2) * 0.8, (k // side - (side - 1) / 2) * 0.8
+        text += (f'[[entity]]\nname = "lamp{k}"\n[entity.point_light]\n'
+                 f'position = [{x}, 0.6, {z}]\ncolor = "#ffd9a8"\nintensity = 0.2\n'
+                 f'range = 1.6\n')
+    return text
+
 
 def bench_looks() -> list[dict]:
     from emberfx.core.frame_graph import DRAWING_PHASES, Phase
@@ -83,6 +139,31 @@ def bench_looks() -> list[dict]:
             one_sample = seconds
         elif name == ANTI_ALIASED and one_sample is not None:
             row["vs_msaa_1"] = seconds / one_sample
+        rows.append(row)
+    return rows + light_rows(ctx, capacity // 4 if ctx.is_software else 1 << 18, phases,
+                             iterations)
+
+
+def light_rows(ctx, casters: int, phases, iterations: int) -> list[dict]:
+    """The point-light rows (1 and 256 lights over a floor) and the shadow rows (``casters``
+    casting particles, shadows off and on), each at 1920x1080."""
+    from emberfx.engine.engine import Engine
+    from emberfx.model.scene import loads_scene
+
+    runs = [(f"lit floor, {n} point light{'s' if n > 1 else ''}, 1920x1080",
+             FLOOR.format(shadows="false", entities=lamps(n))) for n in LAMPS]
+    runs += [(f"{casters >> 10}k casting particles, shadows {state}, 1920x1080",
+              FLOOR.format(shadows=flag, entities=CASTERS.format(capacity=casters)))
+             for state, flag in (("off", "false"), ("on", "true"))]
+    rows: list[dict] = []
+    for k, (label, text) in enumerate(runs):
+        with Engine(loads_scene(text, path="<bench>"), size=(1920, 1080)) as engine:
+            engine.step(2)
+            seconds = draw_seconds(ctx, engine, phases, iterations)
+        row = {"name": label, "value": seconds * 1e3, "unit": "ms per frame"}
+        if k % 2 == 1:   # the second of each pair, against the first
+            key = "vs_1_light" if k == 1 else "vs_shadows_off"
+            row[key] = seconds / (rows[-1]["value"] / 1e3)
         rows.append(row)
     return rows
 

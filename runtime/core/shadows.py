@@ -34,6 +34,7 @@ import wgpu
 from emberfx.core import wgsl
 from emberfx.core.frame_graph import Pass, RenderQueue, RenderTarget
 from emberfx.core.pipelines import RenderKey, render_pipeline
+from emberfx.core.point_lights import light_bindings
 
 SHADOW_TARGET = "shadow"          # the render target name of the shadow map's draws
 SHADOW_MAP = "shadow/map"         # its registry name: what casters write and receivers read
@@ -64,10 +65,10 @@ def comparison_sampler(device) -> wgpu.GPUSampler:
 
 
 def receiver_bindings(device) -> dict:
-    """What a receiving draw binds besides its own: the map, the comparison sampler and the
-    particles' opacity layers."""
+    """What a receiving draw binds besides its own: the map, the comparison sampler, the
+    particles' opacity layers and the point lights of its pixel's tile (core/point_lights.py)."""
     return {"shadow_map": SHADOW_MAP, "shadow_sampler": comparison_sampler(device),
-            "shadow_opacity": OPACITY_MAP}
+            "shadow_opacity": OPACITY_MAP, **light_bindings()}
 
 
 def caster_pipeline(device, shader: str, *, closed: bool) -> wgpu.GPURenderPipeline:

@@ -49,6 +49,7 @@ from emberfx.core.frame_graph import (
 )
 from emberfx.core.layout import struct_dtype
 from emberfx.core.pipelines import RenderKey, render_pipeline
+from emberfx.core.point_lights import PointLightBuffers
 from emberfx.core.readback import read_texture
 from emberfx.core.shadows import TARGETS, ShadowMap, frame_fields, map_resolution
 from emberfx.core.system import SharedResources, snapshot
@@ -100,6 +101,8 @@ class Renderer:
         # the size make_targets makes the shadow map at: the scene's [light], then its edits
         self.shadow_resolution = map_resolution(light or Light())
         self.shadows = (light or Light()).shadows   # off: the graphs leave the casters' draws out
+        # the point lights' list, counts and tiles (core/point_lights.py)
+        self.point_lights = PointLightBuffers(shared.resources.gpu, shared.resources)
 
     @property
     def sample_count(self) -> int:
@@ -140,6 +143,7 @@ class Renderer:
             if self.shadow_map is not None:
                 self.shadow_map.destroy()
             self.shadow_map = ShadowMap(self.device, shared.resources, self.shadow_resolution)
+        self.point_lights.make_tiles(size)
         self.output_texture = self.device.create_texture(
             label="output", size=(w, h, 1), format=OUTPUT_FORMAT,
             usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
@@ -206,6 +210,11 @@ class Renderer:
             passes = [p for s in systems for p in s.passes()]
             if not self.shadows:   # nothing looks the maps up: their draws would be wasted
                 passes = [p for p in passes if getattr(p.op, "target", None) not in TARGETS]
+            if self.point_lights.lit(passes):   # the lights' reset first, their cull after
+                reset, cull = self.point_lights.passes()
+                passes = [reset, *passes, cull]
+            else:
+                self.point_lights.empty_tiles()
             geometry = any(isinstance(p.op, Draw) and p.op.target == GEOMETRY_TARGET
                            for p in passes)
             if geometry and self.sample_count > 1:
@@ -403,6 +412,6 @@ class Renderer:
         self._stale_graphs.clear()
         for resource in (self.scene_texture, self.depth_texture, self.output_texture,
                          *(self._multisampled or ()), self.shared.frame_uniform,
-                         self.shadow_map):
+                         self.shadow_map, self.point_lights):
             if resource is not None:
                 resource.destroy()

@@ -20,6 +20,10 @@ is an orthographic depth image of ``shadow_resolution``^2 texels seen from the l
 fitted each frame to the bounds of what casts (runtime/core/shadows.py), or ``shadow_extent``
 world units either side of their centre when that is set.
 
+Point lights (``[entity.point_light]``, and emitters' ``emit_light``) add their own term to
+the same surfaces (runtime/core/point_lights.py, systems/lights/component.py states the falloff);
+this table stays the one directional light.
+
 The defaults: a white key light from above, right and in front (+z), 25 % ambient, shadows on.
 """
 

@@ -9,10 +9,12 @@
 // record), 2 look (uniform ClothLook), 3 positions, 4 normals (read: the patch's own vertices,
 // views into a batch's arenas when it is batched), 5 shadow_map (depth texture),
 // 6 shadow_sampler (comparison sampler),
-// 7 shadow_opacity (the particles' opacity layers)
+// 7 shadow_opacity (the particles' opacity layers), 8 point_lights (read), 9 light_tiles (read):
+// the point lights of the pixel's tile (common/point_lights.wgsl), added to the light
 
 //! include common/frame.wgsl
 //! include common/shadow.wgsl
+//! include common/point_lights.wgsl
 //! include cloth/types.wgsl
 
 struct ClothLook {
@@ -29,6 +31,8 @@ struct ClothLook {
 @group(0) @binding(5) var shadow_map: texture_depth_2d;
 @group(0) @binding(6) var shadow_sampler: sampler_comparison;
 @group(0) @binding(7) var shadow_opacity: texture_2d<f32>;
+@group(0) @binding(8) var<storage, read> point_lights: array<PointLight>;
+@group(0) @binding(9) var<storage, read> light_tiles: array<u32>;
 
 struct VertexOut {
     @builtin(position) clip: vec4f,
@@ -59,5 +63,6 @@ fn fs_main(in: VertexOut, @builtin(front_facing) front: bool) -> @location(0) ve
     }
     let visibility = shadow_visibility(frame, shadow_map, shadow_sampler, shadow_opacity,
                                        in.world, n);
-    return vec4f(scene_lit(frame, base, n, visibility), 1.0);
+    let points = base * point_light_sum(frame, in.world, n, in.clip.xy);
+    return vec4f(scene_lit(frame, base, n, visibility) + points, 1.0);
 }

@@ -9,10 +9,12 @@
 // Draw: indexed triangle list, 3 indices per triangle, 1 instance. Bindings (group 0):
 // 0 frame (uniform Frame), 1 look (uniform ColliderLook), 2 vertices (read, array<MeshVertex>),
 // 3 shadow_map (depth texture), 4 shadow_sampler (comparison sampler),
-// 5 shadow_opacity (the particles' opacity layers)
+// 5 shadow_opacity (the particles' opacity layers), 6 point_lights (read), 7 light_tiles (read):
+// the point lights of the pixel's tile (common/point_lights.wgsl), added to the light
 
 //! include common/frame.wgsl
 //! include common/shadow.wgsl
+//! include common/point_lights.wgsl
 //! include colliders/types.wgsl
 
 @group(0) @binding(0) var<uniform> frame: Frame;
@@ -21,6 +23,8 @@
 @group(0) @binding(3) var shadow_map: texture_depth_2d;
 @group(0) @binding(4) var shadow_sampler: sampler_comparison;
 @group(0) @binding(5) var shadow_opacity: texture_2d<f32>;
+@group(0) @binding(6) var<storage, read> point_lights: array<PointLight>;
+@group(0) @binding(7) var<storage, read> light_tiles: array<u32>;
 
 struct VertexOut {
     @builtin(position) clip: vec4f,
@@ -71,6 +75,7 @@ fn fs_main(in: VertexOut, @builtin(front_facing) front: bool) -> @location(0) ve
     let base = look.color.rgb * (1.0 - look.style.x * checker);
     let visibility = shadow_visibility(frame, shadow_map, shadow_sampler, shadow_opacity,
                                        in.world, n);
-    let lit = base * (ambient + frame.light_color.rgb * lambert * visibility) + rim * (0.6 * look.color.rgb + vec3f(0.08));
+    let points = base * point_light_sum(frame, in.world, n, in.clip.xy);
+    let lit = base * (ambient + frame.light_color.rgb * lambert * visibility) + rim * (0.6 * look.color.rgb + vec3f(0.08)) + points;
     return vec4f(lit, 1.0);
 }

@@ -11,16 +11,18 @@
 // part scaled by the thickness and (1 - 1/ior) (at most params.smoothing.z pixels), where what
 // lies there is behind the water. Beer-Lambert absorption tint^(absorption x thickness)
 // filters it, the tint lit by the scene light fills in what was absorbed, and a Blinn-Phong
-// highlight of the scene's directional light is added.
+// highlight of the scene's directional light is added. The point lights of the pixel's tile
+// (common/point_lights.wgsl) light the tint too.
 // Workgroup size (16, 16); dispatch (ceil(w / 16), ceil(h / 16), 1).
 // Bindings (group 0): 0 frame (uniform Frame), 1 params (uniform SurfaceParams),
 //   2 surface (read vec2f per pixel: t, thickness), 3 background (texture_2d<f32>),
 //   4 scene_depth (texture_depth_2d), 5 normals (rw vec4f per pixel),
 //   6 output_image (texture_storage_2d<rgba16float, write>: the scene image), 7 linear_sampler
-//   (sampler: the background read between pixels)
+//   (sampler: the background read between pixels), 8 point_lights (read), 9 light_tiles (read)
 
 //! include common/frame.wgsl
 //! include fluid/surface_types.wgsl
+//! include common/point_lights.wgsl
 
 @group(0) @binding(0) var<uniform> frame: Frame;
 @group(0) @binding(1) var<uniform> params: SurfaceParams;
@@ -30,6 +32,8 @@
 @group(0) @binding(5) var<storage, read_write> normals: array<vec4f>;
 @group(0) @binding(6) var output_image: texture_storage_2d<rgba16float, write>;
 @group(0) @binding(7) var linear_sampler: sampler;
+@group(0) @binding(8) var<storage, read> point_lights: array<PointLight>;
+@group(0) @binding(9) var<storage, read> light_tiles: array<u32>;
 
 const SHININESS: f32 = 180.0;      // the highlight's Blinn-Phong exponent
 const HIGHLIGHT: f32 = 1.6;        // its strength, times the light's colour
@@ -118,7 +122,8 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     if (textureLoad(scene_depth, nearest, 0) <= depth) { seen = vec2f(pixel) + 0.5; }
     let behind = textureSampleLevel(background, linear_sampler, seen / vec2f(size), 0.0);
     let transmitted = pow(max(params.tint.rgb, vec3f(1e-4)), vec3f(params.tint.w * thickness));
-    let lit_tint = scene_lit(frame, params.tint.rgb, n, 1.0);
+    let lit_tint = scene_lit(frame, params.tint.rgb, n, 1.0)
+                   + params.tint.rgb * point_light_sum(frame, p, n, vec2f(pixel) + 0.5);
     let refracted = behind.rgb * transmitted + SCATTER * lit_tint * (1.0 - transmitted);
 
     let reflected = sky_color(reflect(ray.direction, n));

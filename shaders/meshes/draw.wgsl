@@ -6,15 +6,20 @@
 // (common/frame.wgsl scene_lit, the Lambert term shadowed: common/shadow.wgsl); alpha is
 // ignored: meshes are opaque.
 // Draw: MeshLook.vertices x alive-count instances, indirect (<entity>/mesh_args).
+// Plus the point lights of the pixel's tile (common/point_lights.wgsl).
 // Bindings (group 0): 0-6 as meshes/place.wgsl, 7 shadow_map (depth texture), 8 shadow_sampler
-// (comparison sampler), 9 shadow_opacity (the particles' opacity layers)
+// (comparison sampler), 9 shadow_opacity (the particles' opacity layers), 10 point_lights (read),
+// 11 light_tiles (read)
 
 //! include meshes/place.wgsl
 //! include common/shadow.wgsl
+//! include common/point_lights.wgsl
 
 @group(0) @binding(7) var shadow_map: texture_depth_2d;
 @group(0) @binding(8) var shadow_sampler: sampler_comparison;
 @group(0) @binding(9) var shadow_opacity: texture_2d<f32>;
+@group(0) @binding(10) var<storage, read> point_lights: array<PointLight>;
+@group(0) @binding(11) var<storage, read> light_tiles: array<u32>;
 
 struct VertexOut {
     @builtin(position) clip: vec4f,
@@ -39,5 +44,6 @@ fn fs_main(in: VertexOut) -> @location(0) vec4f {
     let n = normalize(in.normal);
     let visibility = shadow_visibility(frame, shadow_map, shadow_sampler, shadow_opacity,
                                        in.world, n);
-    return vec4f(scene_lit(frame, in.color, n, visibility), 1.0);
+    let points = in.color * point_light_sum(frame, in.world, n, in.clip.xy);
+    return vec4f(scene_lit(frame, in.color, n, visibility) + points, 1.0);
 }

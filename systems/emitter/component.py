@@ -15,6 +15,7 @@ import msgspec
 from emberfx.model.colors import parse_color
 from emberfx.model.components import Tracked, live, passes, rebuild
 from emberfx.model.registry import component
+from emberfx.systems.emitter.emit_light import EmitLight
 from emberfx.systems.emitter.expression_ranges import EXPRESSION_RANGES, constant_problem
 from emberfx.systems.emitter.looks import Flipbook, check_texture_files
 from emberfx.systems.emitter.mesh_shape import check_shape_file
@@ -193,6 +194,11 @@ class Emitter(Tracked):
     """sprites are lit by the [light] at their centre, shadowed: ambient + color x intensity x
     the light that reaches the centre past solids and casting particles (emitter/opacity.py);
     an emitter that receives runs alone, not batched"""
+    emit_light: EmitLight | None = rebuild(None)
+    """its brightest particles as point lights each render, chosen on the GPU: at each one's
+    centre, its colour over life x alpha x intensity, fading to nothing at range (the
+    [entity.point_light] falloff); at most max_lights of them (emitter/emit_light.py); an
+    emitter that emits light runs alone, not batched"""
 
     # a neighbour table coming or going rebuilds the pool (its grid and passes); its own fields
     # say what an edit of them needs

@@ -40,6 +40,7 @@ from emberfx.systems.emitter.attributes import AttributesFeature
 from emberfx.systems.emitter.color import ColorFeature
 from emberfx.systems.emitter.contacts import ContactsFeature
 from emberfx.systems.emitter.culling import CullingFeature
+from emberfx.systems.emitter.emit_light import EmitLightFeature
 from emberfx.systems.emitter.event_marks import EventMarksFeature
 from emberfx.systems.emitter.feature import EmitterFeature, Record
 from emberfx.systems.emitter.looks_feature import LooksFeature
@@ -66,7 +67,8 @@ __all__ = ["FEATURES", "EmitterFeature", "Record"]
 FEATURES: tuple[EmitterFeature, ...] = (ContactsFeature(), EventMarksFeature(), AttributesFeature(),
                                         LooksFeature(), MeshShapeFeature(), MeshParticlesFeature(),
                                         NeighboursFeature(), CullingFeature(), ColorFeature(),
-                                        ShadowCastFeature(), ReceiveShadowsFeature())
+                                        ShadowCastFeature(), ReceiveShadowsFeature(),
+                                        EmitLightFeature())
 _UPLOADING = tuple(f for f in FEATURES if type(f).upload is not EmitterFeature.upload)
 _variants: dict[tuple, str] = {}   # (base, swaps) -> derived shader name, one per combination
 

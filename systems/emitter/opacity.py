@@ -20,7 +20,8 @@ pi / 12 for the default dot's (1 - r^2)^2 falloff).
 particles alike), for fitting the light's box.
 
 Receiving (``ReceiveShadowsFeature``): the sprite's colour is scaled by ambient + color x
-intensity x visibility of the [light] at its centre (no normal: as a surface facing the light);
+intensity x visibility of the [light] at its centre (no normal: as a surface facing the light),
+plus the point lights there (runtime/core/point_lights.py), each as on a surface facing it;
 such an emitter runs alone too, and its draw is made again when the shadow map is new.
 """
 
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING
 from emberfx.blocks.sprites import sprite_indices
 from emberfx.blocks.textures import sprite_sampler
 from emberfx.core.pipelines import RenderKey, render_pipeline
+from emberfx.core.point_lights import light_bindings
 from emberfx.core.shadows import (
     OPACITY_FORMAT,
     OPACITY_MAP,
@@ -90,7 +92,7 @@ class ReceiveShadowsFeature(EmitterFeature):
 
     def bindings(self, base: str, buffers: dict) -> dict:
         if base in (DRAW, DRAW_SOFT):
-            return {"shadow_map": SHADOW_MAP, "shadow_opacity": OPACITY_MAP}
+            return {"shadow_map": SHADOW_MAP, "shadow_opacity": OPACITY_MAP, **light_bindings()}
         return {}
 
 

@@ -34,6 +34,7 @@ import wgpu
 from emberfx.core import wgsl
 from emberfx.core.frame_graph import CopyTexture, Pass, Phase
 from emberfx.core.layout import struct_dtype
+from emberfx.core.point_lights import light_bindings
 from emberfx.core.resources import BufferView, TextureResource
 from emberfx.core.system import EntityRef, System
 from emberfx.model.colors import linear_color
@@ -207,6 +208,6 @@ class WaterSurface:
             f"{e}:fluid:surface:shade", Phase.RENDER, "fluid/surface_shade.wgsl", pixels,
             {"frame": frame, "params": params, "surface": final, "background": background,
              "scene_depth": SCENE_DEPTH, "normals": r["normals"], "output_image": scene,
-             "linear_sampler": self.sampler},
+             "linear_sampler": self.sampler, **light_bindings()},
             does="the water surface shaded and composited into the scene image"))
         return passes

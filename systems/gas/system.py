@@ -39,6 +39,7 @@ from emberfx.systems.forces.forces import FORCE, kind_bits, pack_forces
 from emberfx.systems.forces.forces import MAX_FORCES as FORCE_SLOTS
 from emberfx.systems.gas import records
 from emberfx.systems.gas.component import MAX_SOURCES, Gas
+from emberfx.systems.gas.coupling import Coupling
 from emberfx.systems.gas.multigrid import v_cycles
 
 ACTING = ("attractor", "force_field")   # what may act on a gas (kill zones kill no gas)
@@ -54,6 +55,7 @@ class _Body:
     cells: int
     faces: int
     solids: SceneSolids   # the colliders, as the solids pass binds them
+    coupling: Coupling    # the force fields sampling it and the emitters feeding it
     written: tuple[bytes, ...] = (b"", b"", b"", b"")   # params, sources, look, forces
     kinds: int = 0        # the FORCE_KINDS the force pass was compiled for
     solid_kinds: int = 0  # the SOLID_KINDS the solids pass was compiled for
@@ -95,8 +97,10 @@ class GasSystem(System):
         table = records.blackbody_table()
         b["blackbody"] = self.buffer(entity, "blackbody", len(table), storage)
         self.resources.write(b["blackbody"], table)
-        body = _Body(entity, c, b, [], cells, faces, SceneSolids(self, entity))
+        body = _Body(entity, c, b, [], cells, faces, SceneSolids(self, entity),
+                     Coupling(self, entity))
         body.solids.refresh()
+        body.coupling.refresh(cells)
         body.kinds = kind_bits(self._acting(c))
         body.solid_kinds = self._solid_kinds()
         body.passes = self._passes(body)
@@ -115,6 +119,7 @@ class GasSystem(System):
             {"params": params, "solid": b["solid"], **body.solids.bindings()},
             constants={"SOLID_KINDS": body.solid_kinds},
             does="which cells lie inside the scene's colliders")]
+        passes += body.coupling.first_passes(b, body.cells)
         passes += [compute(
             f"{e}:gas:advect:velocity", Phase.SIMULATE, "gas/advect_faces.wgsl", on_faces,
             {"params": params, "velocity": b["velocity"],   # (hat: unread here)
@@ -170,6 +175,7 @@ class GasSystem(System):
             {"params": params, "velocity": b["velocity_next"], "pressure": b["pressure0"],
              "result": b["velocity"], "solid": b["solid"]},
             does="each face's component less the pressure gradient: divergence-free"))
+        passes += body.coupling.last_passes(b, body.cells)
         pipeline = render_pipeline(self.device, RenderKey(
             records.VOLUME, self.shared.scene_format, blend="alpha",
             depth_format=self.shared.depth_format, label=f"{e}:gas:volume"))
@@ -179,7 +185,7 @@ class GasSystem(System):
              "blackbody": b["blackbody"], "scene_depth": "scene/depth"},
             vertices=3, order=RenderQueue.TRANSPARENT - 1, depth_read_only=True,
             does="the gas ray marched: smoke lit and self-shadowed, fire glowing")
-        return [*in_declared_order(passes), volume]
+        return [*in_declared_order(passes), *body.coupling.splat_passes(), volume]
 
     def _acting(self, c: Gas) -> list:
         """The force components acting on the gas, in scene order."""
@@ -227,8 +233,9 @@ class GasSystem(System):
         solid_kinds = self._solid_kinds()
         for body in self.bodies.values():
             remade = body.solids.refresh()
+            coupled = body.coupling.refresh(body.cells)
             kinds = kind_bits(self._acting(body.component))
-            if remade or kinds != body.kinds or solid_kinds != body.solid_kinds:
+            if remade or coupled or kinds != body.kinds or solid_kinds != body.solid_kinds:
                 body.kinds, body.solid_kinds = kinds, solid_kinds
                 body.passes = self._passes(body)
 
@@ -237,6 +244,7 @@ class GasSystem(System):
             body.time = step.frame * step.dt
             body.solids.write_step()
             self._write(body, body.time)
+            body.coupling.write_step(body.component, step.dt)
             body.steps += 1
 
     def load(self, entity: EntityRef, *, density=None, temperature=None, fuel=None,

@@ -1,0 +1,37 @@
+"""An emitter feeding a gas: ``feeds = { gas = "fire", density = 0.5, temperature = 2.0 }``.
+
+The table only: the gas family does the work (systems/gas/feeds.py): each step it splats the
+emitter's alive particles inside its box into integer accumulators and adds them to its cells
+at the start of its next step. It binds the emitter's ``<e>/particles`` by resource name, so the
+emitter's passes stay as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+import msgspec
+
+from emberfx.model.components import Tracked, live, rebuild
+
+FEED_MAX = 1.0e6
+"""the most a particle may add per second of each quantity (the fixed-point sums are 32-bit)"""
+Amount = Annotated[float, msgspec.Meta(ge=0.0, le=FEED_MAX)]
+
+
+@dataclass(slots=True)
+class Feeds(Tracked):
+    """What each alive particle inside the gas's box adds to the cell it lies in, per second."""
+    gas: str = rebuild("")
+    """the gas entity fed"""
+    density: Amount = live(0.0)
+    """smoke per particle per second (density units / s)"""
+    temperature: Amount = live(0.0)
+    """heat per particle per second (temperature units / s)"""
+    fuel: Amount = live(0.0)
+    """fuel per particle per second; it burns where the gas is hotter than its `ignition`"""
+
+    def __post_init__(self):
+        if not self.gas:
+            raise ValueError("gas: expected the name of a gas entity, found none")

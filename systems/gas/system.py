@@ -16,7 +16,8 @@ Per simulation step, for each gas entity ``<e>``, all in the SIMULATE phase:
 and RENDER <e>:gas:volume, the gas ray marched as lit smoke and glowing fire
 (shaders/gas/volume.wgsl). Coupled with particles (coupling.py), a gas also starts its step with
 <e>:gas:feed (what feeding emitters splatted), ends it with <e>:gas:centres (its velocity for
-force fields whose `source` it is) and splats its feeders in PREPARE (<e>:gas:splat:<emitter>). Each pass writes buffers the others read (no float atomics), so two
+force fields whose `source` it is) and splats its feeders in PREPARE (<e>:gas:splat:<emitter>).
+Each pass writes buffers the others read (no float atomics; the splats sum integers), so two
 runs give the same bytes.
 The grid and its records: shaders/gas/types.wgsl and records.py.
 """

@@ -1,9 +1,11 @@
 """An emitter feeding a gas: ``feeds = { gas = "fire", density = 0.5, temperature = 2.0 }``.
 
-The table only: the gas family does the work (systems/gas/feeds.py): each step it splats the
-emitter's alive particles inside its box into integer accumulators and adds them to its cells
-at the start of its next step. It binds the emitter's ``<e>/particles`` by resource name, so the
-emitter's passes stay as they are.
+The gas family does the work (systems/gas/coupling.py): each step it splats the emitter's
+alive particles inside its box into integer accumulators and adds them to its cells at the
+start of its next step. It binds the emitter's ``<e>/particles`` by resource name, so the
+emitter's passes stay as they are; the FeedsFeature below only keeps a feeding emitter out of
+batches, so that the buffer the gas binds is the emitter's own and moves only when the emitter
+is rebuilt (which the gas hears of: the world changed).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Annotated
 import msgspec
 
 from emberfx.model.components import Tracked, live, rebuild
+from emberfx.systems.emitter.feature import EmitterFeature
 
 FEED_MAX = 1.0e6
 """the most a particle may add per second of each quantity (the fixed-point sums are 32-bit)"""
@@ -35,3 +38,14 @@ class Feeds(Tracked):
     def __post_init__(self):
         if not self.gas:
             raise ValueError("gas: expected the name of a gas entity, found none")
+
+
+class FeedsFeature(EmitterFeature):
+    """A feeding emitter runs alone (its particles are its own buffer, not a batch's)."""
+    name = "feeds"
+
+    def applies(self, component) -> bool:
+        return component.feeds is not None
+
+    def batch_key(self, component, resolve) -> tuple | None:
+        return None

@@ -294,3 +294,43 @@ def test_a_feed_naming_no_gas_is_refused_in_one_line():
     message = str(info.value)
     assert "\n" not in message and "trail" in message and "emitter.feeds.gas" in message
     assert "did you mean 'fire'" in message
+
+
+def test_the_coupling_follows_emitters_and_fields_that_are_rebuilt_spawned_or_deleted(gpu):
+    """An emitter rebuilt with a new capacity keeps feeding (the gas binds its new particles);
+    a riding field and an emitter spawned while running ride the gas (periodic here, so that it
+    keeps the uniform velocity loaded into it); deleting the gas leaves the field acting on
+    nothing: the sparks keep their last velocity (no pull towards stale samples), with no
+    error."""
+    engine = Engine(loads_scene(FEED.replace('boundary = "closed"', 'boundary = "periodic"')),
+                    size=(16, 16))
+    engine.step(5)
+    engine.entity("trail").emitter.capacity = 900   # a rebuild: new particle buffers
+    engine.step(2)
+    before = engine.state("fire")["density"].sum()
+    engine.step(3)
+    assert engine.state("fire")["density"].sum() > before + 0.05
+    engine.spawn("ride", {"force_field": {"kind": "vector_field", "source": "fire",
+                                          "mode": "velocity", "tightness": 10.0}})
+    engine.spawn("sparks", {"emitter": {"rate": 120.0, "lifetime": 5.0, "speed": 0.0,
+                                        "position": [-0.5, 1.0, 0.0],
+                                        "gravity": [0.0, 0.0, 0.0], "drag": 0.0,
+                                        "affected_by": ["ride"]}})
+    v = np.zeros((8, 12, 16, 3), np.float32)
+    v[..., 0] = 0.4
+    engine.system_of("fire", "gas").load(engine.entity_ref("fire"), velocity=v)
+    engine.step(40)
+    st = engine.state("sparks")
+    old = st["alive"] & (st["age"] > 0.5)
+    assert old.sum() > 5
+    assert np.allclose(st["velocity"][old], [0.4, 0.0, 0.0], atol=0.02)
+    v[..., 0] = -0.4   # what the emitter copied last would pull them back if still sampled
+    engine.system_of("fire", "gas").load(engine.entity_ref("fire"), velocity=v)
+    engine.step(1)
+    engine.delete("fire")
+    engine.step(10)
+    after = engine.state("sparks")
+    kept = after["alive"] & (after["age"] > 0.7)
+    assert kept.sum() > 5
+    # one step of 1/60 s pulled them from 0.4 towards -0.4 at 10 1/s, and nothing since
+    assert np.allclose(after["velocity"][kept, 0], 0.4 - 10.0 / 60.0 * 0.8, atol=0.01)

@@ -45,6 +45,13 @@ def gas_component(system, name: str):
     return next((c for ref, c in system.query("gas") if ref.name == name), None)
 
 
+def source_present(system, force) -> bool:
+    """False for a gas-sourced vector field whose gas does not exist (deleted): it acts on
+    nothing until a gas of that name comes back."""
+    source = getattr(force, "source", None)
+    return source is None or gas_component(system, source) is not None
+
+
 def gas_box(gas) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """(centre, full edge lengths) of a gas component's box."""
     return tuple(gas.center), tuple(gas.edge * n for n in gas.resolution)

@@ -18,8 +18,10 @@ import msgspec
 from emberfx.model.components import Tracked, live, rebuild
 from emberfx.systems.emitter.feature import EmitterFeature
 
-FEED_MAX = 1.0e6
-"""the most a particle may add per second of each quantity (the fixed-point sums are 32-bit)"""
+FEED_MAX = 1000.0
+"""the most a particle may add per second of each quantity: a cell's fixed-point sum is 32-bit
+(at 65536 units per unit it holds less than 65536 units a step; more wraps round), so a few
+thousand particles may share one cell at this rate and a step of 1/60 s"""
 Amount = Annotated[float, msgspec.Meta(ge=0.0, le=FEED_MAX)]
 
 

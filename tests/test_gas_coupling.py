@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from emberfx.core.errors import SceneError
+from emberfx.core.errors import EmberError, SceneError
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import loads_scene
 from emberfx.systems.gas.coupling import FEED_SCALE
@@ -334,3 +334,12 @@ def test_the_coupling_follows_emitters_and_fields_that_are_rebuilt_spawned_or_de
     assert kept.sum() > 5
     # one step of 1/60 s pulled them from 0.4 towards -0.4 at 10 1/s, and nothing since
     assert np.allclose(after["velocity"][kept, 0], 0.4 - 10.0 / 60.0 * 0.8, atol=0.01)
+
+
+def test_set_field_refuses_a_gas_sourced_field_in_one_line(gpu):
+    engine = Engine(loads_scene(RIDE.format(tightness=1.0, substeps=1)), size=(16, 16))
+    with pytest.raises(EmberError) as info:
+        engine.set_field("ride", np.zeros((2, 2, 2, 3), np.float32))
+    message = str(info.value)
+    assert "\n" not in message and "set_field('ride'" in message and "gas 'fire'" in message
+    engine.step(1)   # and the engine runs on

@@ -283,7 +283,11 @@ name = "puff"
 resolution = [8, 12, 12]
 cell = 0.1
 center = [0.0, 0.6, 0.0]
-sources = [{ shape = { kind = "sphere", radius = 0.15 }, position = [0.0, 0.2, 0.0], density = 2.0, temperature = 1.0 }]
+[[entity.gas.sources]]
+shape = { kind = "sphere", radius = 0.15 }
+position = [0.0, 0.2, 0.0]
+density = 2.0
+temperature = 1.0
 [[entity]]
 name = "jet"
 [entity.emitter]

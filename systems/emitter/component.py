@@ -17,6 +17,7 @@ from emberfx.model.components import Tracked, live, passes, rebuild
 from emberfx.model.registry import component
 from emberfx.systems.emitter.emit_light import EmitLight
 from emberfx.systems.emitter.expression_ranges import EXPRESSION_RANGES, constant_problem
+from emberfx.systems.emitter.feeds import Feeds
 from emberfx.systems.emitter.looks import Flipbook, check_texture_files
 from emberfx.systems.emitter.mesh_shape import check_shape_file
 from emberfx.systems.emitter.modifiers import (
@@ -60,7 +61,7 @@ from emberfx.systems.meshes.shapes import mesh_problem
 # the component's parts, as users and the other emitter modules import them from here
 __all__ = ["EVENT_KINDS", "MAX_CAPACITY", "MAX_EVENT_LINKS", "MAX_PREWARM_WORK",
            "MIN_BURST_REPEAT", "AgeSubEmitter", "Burst", "CollisionMaterial", "ColorStop",
-           "Emitter", "Shape", "SubEmitter", "as_range", "numeric", "sub_emitter_problem"]
+           "Emitter", "Feeds", "Shape", "SubEmitter", "as_range", "numeric", "sub_emitter_problem"]
 
 DEFAULT_RATE = 1000.0
 """particles per second of an emitter whose scene sets no `rate` and that no event targets"""
@@ -185,6 +186,10 @@ class Emitter(Tracked):
     boids: Boids | None = live(None)
     """Reynolds flocking among the emitter's particles (docs/guides/neighbours.md); turning it
     on or off rebuilds the pool, as its radius and bounds do"""
+    feeds: Feeds | None = live(None)
+    """feed a gas: each alive particle inside the gas's box adds `density`, `temperature` and
+    `fuel` per second to the cell it lies in (docs/guides/gas.md); turning it on or off, or
+    naming another gas, rebuilds the pool"""
     cast_shadows: bool = rebuild(False)
     """sprites cast shadows from the [light]: each particle's alpha x alpha over life x sprite
     coverage adds to the optical depth tau of the light's opacity layers, and what lies behind
@@ -202,9 +207,10 @@ class Emitter(Tracked):
 
     # a neighbour table coming or going rebuilds the pool (its grid and passes); its own fields
     # say what an edit of them needs
-    VALUE_CHANGES = {name: switched_on_or_off for name in ("particle_collision", "boids")}
+    VALUE_CHANGES = {name: switched_on_or_off for name in ("particle_collision", "boids", "feeds")}
     PATH_FIELDS = ("init", "update", "color", "shape.path")   # color: only a .wgsl file
     REFERENCES = {"affected_by": ("attractor", "force_field", "kill_zone", "collider"),
+                  "feeds.gas": ("gas",),
                   **{f"on_{kind}.emitter": ("emitter",) for kind in EVENT_KINDS}}
     # forces and colliders go to separate buffers of MAX_FORCES records each
     REFERENCE_LIMITS = {"affected_by": {("attractor", "force_field", "kill_zone"): MAX_FORCES,

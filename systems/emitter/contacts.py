@@ -34,6 +34,7 @@ from emberfx.systems.colliders.particles import (
     solid_kind,
 )
 from emberfx.systems.emitter.feature import EmitterFeature
+from emberfx.systems.emitter.gas_fields import GasSamples
 from emberfx.systems.emitter.shader_names import UPDATE, UPDATE_RANKED
 from emberfx.systems.forces.forces import MAX_FORCES
 from emberfx.systems.forces.volumes import (
@@ -69,6 +70,7 @@ class Contacts:
         self.volume_arrays: list[np.ndarray] = []
         self.written: dict[str, tuple[BufferView, bytes]] = {}   # key -> what was last written
         self.packed: tuple | None = None   # what the colliders and header were last packed from
+        self.gas = GasSamples(system)   # gas-sourced fields' stand-ins and copies (gas_fields.py)
 
     def bindings(self) -> dict[str, object]:
         b = self.buffers
@@ -96,7 +98,8 @@ class Contacts:
 
     def volume_sources(self, component, forces: list) -> list[tuple[object, np.ndarray]]:
         """(component, samples) for every volume the emitter samples: SDF colliders read from
-        files, then vector fields, in scene order."""
+        files, then vector fields, in scene order (a gas-sourced field's: zeros of the gas's
+        grid, which a copy of the gas's velocity overwrites each step)."""
         out = []
         for c in self.colliders(component):
             if c.shape == "sdf" and c.sdf is not None:
@@ -105,7 +108,8 @@ class Contacts:
         names = {id(comp): ref.name for ref, comp in self.system.query("force_field")}
         for f in forces:
             if getattr(f, "kind", None) == "vector_field":
-                samples = arrays.get(names.get(id(f), ""))
+                samples = (self.gas.samples(f.source) if f.source is not None
+                           else arrays.get(names.get(id(f), "")))
                 if samples is not None:
                     out.append((f, samples))
         return out
@@ -153,8 +157,11 @@ class Contacts:
         if self.volume_slots:
             refs = np.zeros(len(self.volume_slots), VOLUME_REF)
             for record, (slot, comp) in zip(refs, self.volume_slots):   # boxes move live
-                pack_volume_ref(record, center=comp.center, rotation_deg=comp.rotation_deg,
-                                size=comp.size, grid=slot.grid, offset=slot.offset,
+                center, size, rotation = (
+                    self.gas.box(comp) if getattr(comp, "source", None) is not None else
+                    (comp.center, getattr(comp, "box_size", comp.size), comp.rotation_deg))
+                pack_volume_ref(record, center=center, rotation_deg=rotation, size=size,
+                                grid=slot.grid, offset=slot.offset,
                                 tile=getattr(comp, "tile", False))
             self._write("volume_refs", refs.tobytes())
         if component.collision is None:

@@ -58,6 +58,7 @@ from emberfx.model.registry import set_system
 from emberfx.systems.emitter import (
     batches,
     features,
+    gas_fields,
     mesh_particles,
     opacity,
     readout,
@@ -426,11 +427,13 @@ class EmitterSystem(System):
         return pool.param_record.tobytes(), forces.tobytes(), cleared.tobytes()
 
     def forces_on(self, pool: Pool, in_scene: list | None = None) -> list:
-        """The force components acting on this emitter, in scene order."""
+        """The force components acting on this emitter, in scene order (a vector field whose
+        source gas is gone acts on nothing)."""
         wanted = pool.component.affected_by
         if in_scene is None:
             in_scene = self.query(*FORCE_KEYS)
-        return [comp for ref, comp in in_scene if wanted is None or ref.name in wanted]
+        return [comp for ref, comp in in_scene if (wanted is None or ref.name in wanted)
+                and gas_fields.source_present(self, comp)]
 
     # inspection (blocking reads: readout.py) --------------------------------------------------
     def state(self, entity: EntityRef) -> dict[str, np.ndarray]:

@@ -1,7 +1,8 @@
 """Vector fields' samples: the system of the ``force_field`` component keeps, for each
 ``kind = "vector_field"`` entity, its checked float32 (D, H, W, 3) array: read from its ``field``
 file, or set from Python (``Engine.set_field``, ``ctx.set_field``). Other kinds of force field
-need nothing here (they are packed from their fields each step).
+need nothing here (they are packed from their fields each step), nor do vector fields whose
+``source`` is a gas (the emitters copy the gas's velocity on the GPU: emitter/gas_fields.py).
 
 It owns no GPU resources: whenever a vector field's samples come, change or go, it announces
 every field's samples (``VECTOR_FIELDS``, a ``VectorFields`` with a new ``version``) on the
@@ -96,6 +97,9 @@ def set_field(engine, name: str, array) -> None:
                  f"an entity with {', '.join(components) or 'no components'}")
         raise EmberError(f"{call}: expected a force_field entity of kind \"vector_field\", "
                          f"found {found}")
+    if field.source is not None:
+        raise EmberError(f"{call}: expected a vector field of samples, found one sampling the "
+                         f"velocity of gas '{field.source}' (source = '{field.source}')")
     if isinstance(array, numbers.Number):
         raise EmberError(f"{call}: expected a float32 (D, H, W, 3) numpy array, found a number")
     try:

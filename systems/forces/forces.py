@@ -27,6 +27,8 @@ NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
 FORCE = struct_dtype("common/forces.wgsl", "Force")
 KINDS = wgsl.enum_constants("common/forces.wgsl", "FORCE")   # {"attractor": 0, "kill_box": 6, ...}
 FORCE_KEYS = ("attractor", "force_field", "kill_zone")
+DEFAULT_FIELD_BOX = (2.0, 2.0, 2.0)
+"""a vector field file's box when its `size` is not given, world units"""
 MAX_FORCES = wgsl.int_constant("common/forces.wgsl", "MAX_FORCES")
 """Force records one emitter's update takes: its forces buffer is sized for this many. The scene
 loader refuses more acting on one emitter (Emitter.REFERENCE_LIMITS)."""
@@ -108,8 +110,13 @@ class ForceField(Tracked):
     field: str | None = rebuild(None)
     """vector_field: a .npy file of float32 (D, H, W, 3) vectors in the box's local frame, sampled
     at the centres of D x H x W cells filling the box (Engine.set_field replaces them live)"""
-    size: tuple[Positive, Positive, Positive] = live((2.0, 2.0, 2.0))
-    """vector_field: full edge lengths of the box the field fills"""
+    source: str | None = rebuild(None)
+    """vector_field: the name of a gas entity, in place of `field`: the field is the gas's
+    velocity at its cells' centres, copied on the GPU each step, in the gas's box (no `size`,
+    no rotation)"""
+    size: tuple[Positive, Positive, Positive] | None = live(None)
+    """vector_field: full edge lengths of the box the field fills; None: [2, 2, 2] for a
+    `field` file (a `source` gas's box is its own)"""
     rotation_deg: Vec3 = live((0.0, 0.0, 0.0))
     """vector_field: rotation of the box about x, then y, then z, degrees"""
     mode: Literal["force", "velocity"] = live("force")
@@ -121,6 +128,7 @@ class ForceField(Tracked):
     """vector_field: repeat the field beyond its box (else it acts only inside the box)"""
 
     PATH_FIELDS = ("field",)
+    REFERENCES = {"source": ("gas",)}
 
     def __post_init__(self):
         _finite(self, "acceleration", "coefficient", "center", "axis", "strength", "frequency",
@@ -129,12 +137,38 @@ class ForceField(Tracked):
             _unit(self.axis, "axis")
         if self.kind == "wind":
             _unit(self.direction, "direction")
-        _finite(self, "size", "rotation_deg", "tightness")
-        if self.kind == "vector_field" and self.field is None:
-            raise ValueError("field: expected a .npy file of float32 (D, H, W, 3) vectors for "
-                             "kind = \"vector_field\", found none")
+        _finite(self, "rotation_deg", "tightness")
+        if self.size is not None:
+            _finite(self, "size")
+        if self.source is not None:
+            self._check_source()
+        elif self.kind == "vector_field" and self.field is None:
+            raise ValueError("field: expected a .npy file of float32 (D, H, W, 3) vectors (or "
+                             "`source`, the name of a gas entity) for kind = \"vector_field\", "
+                             "found neither")
         if self.field is not None and not self.field.lower().endswith(".npy"):
             raise ValueError(f"field: expected a .npy file, found '{self.field}'")
+
+    def _check_source(self) -> None:
+        """A gas-sourced field: the box is the gas's, so no file, size or rotation."""
+        source = f"source = '{self.source}'"
+        if self.kind != "vector_field":
+            raise ValueError(f"source: expected kind = \"vector_field\" with a gas source, "
+                             f"found kind = \"{self.kind}\"")
+        if self.field is not None:
+            raise ValueError(f"field: expected no file with {source} (the field is the gas's "
+                             f"velocity), found '{self.field}'")
+        if self.size is not None:
+            raise ValueError(f"size: expected no size with {source} (the box is the gas's), "
+                             f"found {list(self.size)}")
+        if any(self.rotation_deg):
+            raise ValueError(f"rotation_deg: expected [0, 0, 0] with {source} (the gas's box "
+                             f"is not turned), found {list(self.rotation_deg)}")
+
+    @property
+    def box_size(self) -> tuple[float, float, float]:
+        """A file field's box, full edge lengths (`size`, or [2, 2, 2] when not given)."""
+        return self.size if self.size is not None else DEFAULT_FIELD_BOX
 
     def check_files(self, resolve) -> None:
         """The scene loader's check of the field file, as the engine will load it."""

@@ -14,7 +14,10 @@ Per simulation step, for each gas entity ``<e>``, all in the SIMULATE phase:
   <e>:gas:mg:*                        multigrid V-cycles (multigrid.py)
   <e>:gas:project                     the velocity less the pressure gradient
 and RENDER <e>:gas:volume, the gas ray marched as lit smoke and glowing fire
-(shaders/gas/volume.wgsl). Each pass writes buffers the others read (no float atomics), so two
+(shaders/gas/volume.wgsl). Coupled with particles (coupling.py), a gas also starts its step with
+<e>:gas:feed (what feeding emitters splatted), ends it with <e>:gas:centres (its velocity for
+force fields whose `source` it is) and splats its feeders in PREPARE (<e>:gas:splat:<emitter>).
+Each pass writes buffers the others read (no float atomics; the splats sum integers), so two
 runs give the same bytes.
 The grid and its records: shaders/gas/types.wgsl and records.py.
 """
@@ -40,6 +43,7 @@ from emberfx.systems.forces.forces import FORCE, kind_bits, pack_forces
 from emberfx.systems.forces.forces import MAX_FORCES as FORCE_SLOTS
 from emberfx.systems.gas import records
 from emberfx.systems.gas.component import MAX_SOURCES, Gas
+from emberfx.systems.gas.coupling import Coupling
 from emberfx.systems.gas.multigrid import v_cycles
 
 RESIDUAL_GROUP = 256   # gas/residual.wgsl's WORKGROUP_SIZE
@@ -57,6 +61,7 @@ class _Body:
     cells: int
     faces: int
     solids: SceneSolids   # the colliders, as the solids pass binds them
+    coupling: Coupling    # the force fields sampling it and the emitters feeding it
     written: dict[str, bytes] = field(default_factory=dict)   # buffer key -> bytes last written
     kinds: int = 0        # the FORCE_KINDS the force pass was compiled for
     solid_kinds: int = 0  # the SOLID_KINDS the solids pass was compiled for
@@ -102,8 +107,10 @@ class GasSystem(System):
         table = records.blackbody_table()
         b["blackbody"] = self.buffer(entity, "blackbody", len(table), storage)
         self.resources.write(b["blackbody"], table)
-        body = _Body(entity, c, b, [], cells, faces, SceneSolids(self, entity))
+        body = _Body(entity, c, b, [], cells, faces, SceneSolids(self, entity),
+                     Coupling(self, entity))
         body.solids.refresh()
+        body.coupling.refresh(cells)
         body.kinds = kind_bits(self._acting(c))
         body.solid_kinds = self._solid_kinds()
         body.passes = self._passes(body)
@@ -122,6 +129,7 @@ class GasSystem(System):
             {"params": params, "solid": b["solid"], **body.solids.bindings()},
             constants={"SOLID_KINDS": body.solid_kinds},
             does="which cells lie inside the scene's colliders")]
+        passes += body.coupling.first_passes(b, body.cells)
         passes += [compute(
             f"{e}:gas:advect:velocity", Phase.SIMULATE, "gas/advect_faces.wgsl", on_faces,
             {"params": params, "velocity": b["velocity"],   # (hat: unread here)
@@ -188,6 +196,7 @@ class GasSystem(System):
             compute(f"{e}:gas:residual:total", Phase.SIMULATE, "gas/residual_total.wgsl",
                     (1, 1, 1), {"partials": b["partials"], "residual": b["residual"]},
                     does="the squared divergences summed: the projection's residual")]
+        passes += body.coupling.last_passes(b, body.cells)
         pipeline = render_pipeline(self.device, RenderKey(
             records.VOLUME, self.shared.scene_format, blend="alpha",
             depth_format=self.shared.depth_format, label=f"{e}:gas:volume"))
@@ -198,7 +207,7 @@ class GasSystem(System):
              "shadow_map": SHADOW_MAP, "shadow_opacity": OPACITY_MAP},
             vertices=3, order=RenderQueue.TRANSPARENT - 1, depth_read_only=True,
             does="the gas ray marched: smoke lit and self-shadowed, fire glowing")
-        return [*in_declared_order(passes), volume]
+        return [*in_declared_order(passes), *body.coupling.splat_passes(), volume]
 
     def _acting(self, c: Gas) -> list:
         """The force components acting on the gas, in scene order."""
@@ -253,8 +262,9 @@ class GasSystem(System):
         solid_kinds = self._solid_kinds()
         for body in self.bodies.values():
             remade = body.solids.refresh()
+            coupled = body.coupling.refresh(body.cells)
             kinds = kind_bits(self._acting(body.component))
-            if remade or kinds != body.kinds or solid_kinds != body.solid_kinds:
+            if remade or coupled or kinds != body.kinds or solid_kinds != body.solid_kinds:
                 body.kinds, body.solid_kinds = kinds, solid_kinds
                 body.passes = self._passes(body)
 
@@ -264,6 +274,7 @@ class GasSystem(System):
             body.solids.write_step()
             self._write_if_changed(body, "motion", body.solids.velocities(step.dt).tobytes())
             self._write(body, body.time)
+            body.coupling.write_step(body.component, step.dt)
             body.steps += 1
 
     def load(self, entity: EntityRef, *, density=None, temperature=None, fuel=None,

@@ -13,8 +13,15 @@ struct PointLight {
     color: vec4f,            // rgb: linear colour x intensity; w: unused (0)
 };
 
-// lights/count as its readers see it; appending passes declare `appended` atomic
+// lights/count as its readers see it
 struct LightCounts {
     scene: u32,       // the scene's lights, at the start of lights/list
     appended: u32,    // lights appended after them this render (may exceed the room left)
+};
+
+// lights/count as a pass that appends lights sees it: it reserves entries with an atomicAdd on
+// `appended`, from index scene + the value returned
+struct AppendCounts {
+    scene: u32,
+    appended: atomic<u32>,
 };

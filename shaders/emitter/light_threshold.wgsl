@@ -10,12 +10,8 @@
 // Bindings (group 0): 0 light_params (uniform EmitLightParams), 1 light_select (read_write),
 // 2 light_counts (read_write: `appended` counts the lights reserved).
 
+//! include common/point_light_types.wgsl
 //! include emitter/light_types.wgsl
-
-struct AppendCounts {
-    scene: u32,
-    appended: atomic<u32>,
-};
 
 @group(0) @binding(0) var<uniform> light_params: EmitLightParams;
 @group(0) @binding(1) var<storage, read_write> light_select: LightSelect;

@@ -29,18 +29,8 @@
 //! include common/frame.wgsl
 //! include common/shadow.wgsl
 //! include gas/types.wgsl
+//! include gas/glow.wgsl
 
-struct GasLook {
-    smoke: vec4f,     // rgb: the smoke colour (linear albedo); w: absorption per density per m
-    light: vec4f,     // x: scattering per density per m; y: fire_intensity; z: kelvin per unit
-                      // temperature; w: the blackbody table's entries
-    steps: vec4f,     // x: the view march's step, m; y: the light march's step, m; z: its
-                      // steps; w: 0
-};
-
-const KELVIN_AMBIENT: f32 = 300.0;
-const TABLE_START: f32 = 500.0;   // kelvin of the blackbody table's first entry
-const TABLE_STEP: f32 = 100.0;    // kelvin between entries
 const MAX_STEPS: u32 = 1024u;
 
 @group(0) @binding(0) var<uniform> frame: Frame;
@@ -87,16 +77,6 @@ fn box_span(o: vec3f, d: vec3f) -> vec2f {
     let near = min(a, b);
     let far = max(a, b);
     return vec2f(max(max(near.x, near.y), near.z), min(min(far.x, far.y), far.z));
-}
-
-fn glow(temperature: f32) -> vec3f {
-    let kelvin = KELVIN_AMBIENT + max(temperature, 0.0) * look.light.z;
-    let entries = u32(look.light.w);
-    let at = clamp((kelvin - TABLE_START) / TABLE_STEP, 0.0, f32(entries - 1u));
-    let k = min(u32(at), entries - 2u);
-    let chroma = mix(blackbody[k].rgb, blackbody[k + 1u].rgb, at - f32(k));
-    let ratio = kelvin / 1500.0;
-    return chroma * (ratio * ratio * ratio * ratio) * smoothstep(700.0, 900.0, kelvin);
 }
 
 // The transmittance from x toward the light through the density.

@@ -13,7 +13,7 @@ import msgspec
 import numpy as np
 
 from emberfx.model.colors import check_colors
-from emberfx.model.components import Tracked, live, passes, rebuild
+from emberfx.model.components import Change, Tracked, live, passes, rebuild
 from emberfx.model.registry import component
 from emberfx.systems.emitter.tables import Shape
 from emberfx.systems.forces.forces import MAX_FORCES
@@ -72,6 +72,15 @@ class GasLook(Tracked):
     1300 K (a dull red glow) and 2.5 is 2800 K (yellow)"""
     step: Positive | None = live(None)
     """the view ray's step, world units; None: half a cell"""
+    fire_light: NonNegative = live(0.0)
+    """the fire as a point light: its colour is the glow of every cell summed (fire_intensity x
+    blackbody x the cell's volume, m^3) times this, at the glow's luminance-weighted centre;
+    0: none (turning it on or off changes the gas's passes)"""
+    fire_light_range: Positive = live(5.0)
+    """the fire's point light's range, world units (the [entity.point_light] falloff)"""
+
+    # the fire's point light coming or going changes the gas's passes
+    VALUE_CHANGES = {"fire_light": lambda a, b: Change.PASSES if (a > 0.0) != (b > 0.0) else None}
 
     def __post_init__(self):
         check_colors(self, "smoke_color")

@@ -19,7 +19,8 @@ PARAMS = struct_dtype(TYPES, "GasParams")
 SOURCE = struct_dtype(TYPES, "GasSource")
 LEVEL = struct_dtype(TYPES, "GasLevel")
 VOLUME = "gas/volume.wgsl"
-LOOK = struct_dtype(VOLUME, "GasLook")
+GLOW = "gas/glow.wgsl"
+LOOK = struct_dtype("gas/look.wgsl", "GasLook")
 LIGHT_STEPS = 6
 """steps of the march toward the light from each sample (each a cell long)"""
 TABLE_STOP = 12000.0
@@ -29,8 +30,8 @@ TABLE_START and TABLE_STEP)"""
 
 @functools.cache
 def blackbody_table() -> bytes:
-    return blackbody.table(float(wgsl.constant(VOLUME, "TABLE_START")),
-                           float(wgsl.constant(VOLUME, "TABLE_STEP")), TABLE_STOP).tobytes()
+    return blackbody.table(float(wgsl.constant(GLOW, "TABLE_START")),
+                           float(wgsl.constant(GLOW, "TABLE_STEP")), TABLE_STOP).tobytes()
 BOUNDARIES = wgsl.enum_constants(TYPES, "BOUNDARY")
 SHAPES = wgsl.enum_constants(TYPES, "SHAPE")
 
@@ -80,6 +81,7 @@ def look_record(c: Gas, entries: int) -> bytes:
     rec["light"] = (look.scattering, look.fire_intensity, look.kelvin_per_unit, float(entries))
     step = look.step if look.step is not None else 0.5 * c.edge
     rec["steps"] = (step, c.edge, float(LIGHT_STEPS), 0.0)
+    rec["fire_light"] = (look.fire_light, look.fire_light_range, 0.0, 0.0)
     return rec.tobytes()
 
 

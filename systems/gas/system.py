@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import wgpu
 
+from emberfx.core import wgsl
 from emberfx.core.frame_graph import Pass, Phase, RenderQueue
 from emberfx.core.frame_order import in_declared_order
 from emberfx.core.pipelines import RenderKey, render_pipeline
@@ -44,9 +45,11 @@ from emberfx.systems.forces.forces import MAX_FORCES as FORCE_SLOTS
 from emberfx.systems.gas import records
 from emberfx.systems.gas.component import MAX_SOURCES, Gas
 from emberfx.systems.gas.coupling import Coupling
+from emberfx.systems.gas.fire_light import light_passes, partials_size
 from emberfx.systems.gas.multigrid import v_cycles
 
-RESIDUAL_GROUP = 256   # gas/residual.wgsl's WORKGROUP_SIZE
+RESIDUAL = "gas/residual.wgsl"
+RESIDUAL_GROUP = wgsl.int_constant(RESIDUAL, "WORKGROUP_SIZE")
 RESIDUAL_BYTES = 16    # gas/residual_total.wgsl's one vec4f
 ACTING = ("attractor", "force_field")   # what may act on a gas (kill zones kill no gas)
 GROUP = 64   # every gas pass: one cell or face an invocation
@@ -65,6 +68,7 @@ class _Body:
     written: dict[str, bytes] = field(default_factory=dict)   # buffer key -> bytes last written
     kinds: int = 0        # the FORCE_KINDS the force pass was compiled for
     solid_kinds: int = 0  # the SOLID_KINDS the solids pass was compiled for
+    lit: bool = False     # whether its passes include the fire's point light
     time: float = 0.0     # the last step's start, s
     steps: int = 0
 
@@ -103,6 +107,8 @@ class GasSystem(System):
         b["motion"] = self.buffer(entity, "motion", 16 * FORCE_SLOTS, storage)
         b["partials"] = self.buffer(entity, "partials", 8 * _residual_groups(self.gpu, cells),
                                     storage, what=what)
+        b["light_partials"] = self.buffer(entity, "light_partials",
+                                          partials_size(self.gpu, cells), storage, what=what)
         b["residual"] = self.buffer(entity, "residual", RESIDUAL_BYTES, storage)
         table = records.blackbody_table()
         b["blackbody"] = self.buffer(entity, "blackbody", len(table), storage)
@@ -112,6 +118,7 @@ class GasSystem(System):
         body.solids.refresh()
         body.coupling.refresh(cells)
         body.kinds = kind_bits(self._acting(c))
+        body.lit = c.look.fire_light > 0.0
         body.solid_kinds = self._solid_kinds()
         body.passes = self._passes(body)
         self.bodies[name] = body
@@ -188,7 +195,7 @@ class GasSystem(System):
              "result": b["velocity"], "solid": b["solid"]},
             does="each face's component less the pressure gradient: divergence-free"))
         passes += [
-            compute(f"{e}:gas:residual", Phase.SIMULATE, "gas/residual.wgsl",
+            compute(f"{e}:gas:residual", Phase.SIMULATE, RESIDUAL,
                     self.gpu.grid(math.ceil(body.cells / RESIDUAL_GROUP)),
                     {"params": params, "velocity": b["velocity"], "rhs": b["rhs0"],
                      "solid": b["solid"], "partials": b["partials"]},
@@ -207,7 +214,8 @@ class GasSystem(System):
              "shadow_map": SHADOW_MAP, "shadow_opacity": OPACITY_MAP},
             vertices=3, order=RenderQueue.TRANSPARENT - 1, depth_read_only=True,
             does="the gas ray marched: smoke lit and self-shadowed, fire glowing")
-        return [*in_declared_order(passes), *body.coupling.splat_passes(), volume]
+        lit = light_passes(self, e, body.cells, b) if c.look.fire_light > 0.0 else []
+        return [*in_declared_order(passes), *body.coupling.splat_passes(), *lit, volume]
 
     def _acting(self, c: Gas) -> list:
         """The force components acting on the gas, in scene order."""
@@ -264,8 +272,10 @@ class GasSystem(System):
             remade = body.solids.refresh()
             coupled = body.coupling.refresh(body.cells)
             kinds = kind_bits(self._acting(body.component))
-            if remade or coupled or kinds != body.kinds or solid_kinds != body.solid_kinds:
-                body.kinds, body.solid_kinds = kinds, solid_kinds
+            lit = body.component.look.fire_light > 0.0
+            if (remade or coupled or kinds != body.kinds or solid_kinds != body.solid_kinds
+                    or lit != body.lit):
+                body.kinds, body.solid_kinds, body.lit = kinds, solid_kinds, lit
                 body.passes = self._passes(body)
 
     def before_step(self, step: StepInfo) -> None:

@@ -48,6 +48,8 @@ PLAYERS: dict[str, int] = {
 """scene: the steps its live player records and loops. Short loops keep the docs build quick:
 the build records them on its machine's GPU, a software one in CI."""
 NO_PLAYER: dict[str, str] = {
+    "campfire": "its gas takes about 200 passes a step: slow to record on the software GPU "
+                "that builds this site",
     "explosion": "its gas takes about 200 passes a step: slow to record on the software GPU "
                  "that builds this site",
     "flock": "6,000 boids are slow to record on the software GPU that builds this site",
@@ -62,6 +64,8 @@ NO_PLAYER: dict[str, str] = {
     "rain": "its page would hold about a quarter of a megabyte per second of loop",
     "sand": "4,000 colliding grains are slow to record on the software GPU that builds this site",
     "sdf": "its volume textures make a page of several megabytes",
+    "smoke": "its gas takes about 200 passes a step: slow to record on the software GPU that "
+             "builds this site",
     "shed": "its page would hold about half a megabyte per second of loop",
     "sparks": "left out to keep the site's build short",
     "swirl": "left out to keep the site's build short",

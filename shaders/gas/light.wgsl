@@ -12,16 +12,14 @@
 
 //! include common/point_light_types.wgsl
 //! include gas/look.wgsl
+//! include gas/reduce.wgsl
 
 @group(0) @binding(0) var<storage, read> look: GasLook;
 @group(0) @binding(1) var<storage, read> partials: array<vec4f>;
 @group(0) @binding(2) var<storage, read_write> light_counts: AppendCounts;
 @group(0) @binding(3) var<storage, read_write> point_lights: array<PointLight>;
 
-const WORKGROUP_SIZE: u32 = 256u;
-
-var<workgroup> power: array<vec4f, WORKGROUP_SIZE>;
-var<workgroup> centre: array<vec4f, WORKGROUP_SIZE>;
+const WORKGROUP_SIZE: u32 = REDUCE_SIZE;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(local_invocation_index) lid: u32) {
@@ -31,21 +29,16 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         own += partials[2u * k];
         at += partials[2u * k + 1u];
     }
-    power[lid] = own;
-    centre[lid] = at;
-    workgroupBarrier();
-    for (var half = WORKGROUP_SIZE / 2u; half > 0u; half = half / 2u) {
-        if (lid < half) {
-            power[lid] += power[lid + half];
-            centre[lid] += centre[lid + half];
-        }
-        workgroupBarrier();
-    }
-    if (lid != 0u || power[0].w <= 0.0) { return; }
+    reduce_a[lid] = own;
+    reduce_b[lid] = at;
+    reduce_workgroup(lid);
+    let power = reduce_a[0];
+    let centre = reduce_b[0];
+    if (lid != 0u || power.w <= 0.0) { return; }
     let index = light_counts.scene + atomicAdd(&light_counts.appended, 1u);
     if (index >= LIGHT_CAPACITY) { return; }
     var light: PointLight;
-    light.position_range = vec4f(centre[0].xyz / power[0].w, look.fire_light.y);
-    light.color = vec4f(power[0].rgb * look.fire_light.x, 0.0);
+    light.position_range = vec4f(centre.xyz / power.w, look.fire_light.y);
+    light.color = vec4f(power.rgb * look.fire_light.x, 0.0);
     point_lights[index] = light;
 }

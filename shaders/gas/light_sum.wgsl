@@ -14,6 +14,7 @@
 //! include common/dispatch.wgsl
 //! include gas/types.wgsl
 //! include gas/glow.wgsl
+//! include gas/reduce.wgsl
 
 @group(0) @binding(0) var<storage, read> params: GasParams;
 @group(0) @binding(1) var<storage, read> look: GasLook;
@@ -21,11 +22,8 @@
 @group(0) @binding(3) var<storage, read> blackbody: array<vec4f>;
 @group(0) @binding(4) var<storage, read_write> partials: array<vec4f>;
 
-const WORKGROUP_SIZE: u32 = 256u;
+const WORKGROUP_SIZE: u32 = REDUCE_SIZE;
 const LUMINANCE: vec3f = vec3f(0.2126, 0.7152, 0.0722);   // linear sRGB (Rec. 709)
-
-var<workgroup> power: array<vec4f, WORKGROUP_SIZE>;
-var<workgroup> centre: array<vec4f, WORKGROUP_SIZE>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
@@ -41,19 +39,12 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         let x = params.lower.xyz + (vec3f(cell_coords(i, params.cells.xyz)) + vec3f(0.5)) * h;
         at = vec4f(x * luminance, 0.0);
     }
-    power[lid] = own;
-    centre[lid] = at;
-    workgroupBarrier();
-    for (var half = WORKGROUP_SIZE / 2u; half > 0u; half = half / 2u) {
-        if (lid < half) {
-            power[lid] += power[lid + half];
-            centre[lid] += centre[lid + half];
-        }
-        workgroupBarrier();
-    }
+    reduce_a[lid] = own;
+    reduce_b[lid] = at;
+    reduce_workgroup(lid);
     if (lid == 0u) {
         let w = folded_workgroup(wid, groups);
-        partials[2u * w] = power[0];
-        partials[2u * w + 1u] = centre[0];
+        partials[2u * w] = reduce_a[0];
+        partials[2u * w + 1u] = reduce_b[0];
     }
 }

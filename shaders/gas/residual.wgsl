@@ -12,6 +12,7 @@
 //! include common/dispatch.wgsl
 //! include gas/types.wgsl
 //! include gas/divergence_at.wgsl
+//! include gas/reduce.wgsl
 
 @group(0) @binding(0) var<storage, read> params: GasParams;
 @group(0) @binding(1) var<storage, read> velocity: array<f32>;
@@ -19,9 +20,7 @@
 @group(0) @binding(3) var<storage, read> solid: array<u32>;
 @group(0) @binding(4) var<storage, read_write> partials: array<vec2f>;
 
-const WORKGROUP_SIZE: u32 = 256u;
-
-var<workgroup> sums: array<vec2f, WORKGROUP_SIZE>;
+const WORKGROUP_SIZE: u32 = REDUCE_SIZE;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
@@ -32,11 +31,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         let after = divergence_at(cell_coords(i, params.cells.xyz));
         own = vec2f(rhs[i] * rhs[i], after * after);
     }
-    sums[lid] = own;
-    workgroupBarrier();
-    for (var half = WORKGROUP_SIZE / 2u; half > 0u; half = half / 2u) {
-        if (lid < half) { sums[lid] += sums[lid + half]; }
-        workgroupBarrier();
-    }
-    if (lid == 0u) { partials[folded_workgroup(wid, groups)] = sums[0]; }
+    reduce_a[lid] = vec4f(own, 0.0, 0.0);
+    reduce_b[lid] = vec4f(0.0);
+    reduce_workgroup(lid);
+    if (lid == 0u) { partials[folded_workgroup(wid, groups)] = reduce_a[0].xy; }
 }

@@ -7,12 +7,12 @@
 // Bindings (group 0): 0 partials (read: vec2f per workgroup of the residual pass),
 //   1 residual (rw: one vec4f)
 
+//! include gas/reduce.wgsl
+
 @group(0) @binding(0) var<storage, read> partials: array<vec2f>;
 @group(0) @binding(1) var<storage, read_write> residual: vec4f;
 
-const WORKGROUP_SIZE: u32 = 256u;
-
-var<workgroup> sums: array<vec2f, WORKGROUP_SIZE>;
+const WORKGROUP_SIZE: u32 = REDUCE_SIZE;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(local_invocation_index) lid: u32) {
@@ -20,11 +20,8 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     for (var k = lid; k < arrayLength(&partials); k += WORKGROUP_SIZE) {
         own += partials[k];
     }
-    sums[lid] = own;
-    workgroupBarrier();
-    for (var half = WORKGROUP_SIZE / 2u; half > 0u; half = half / 2u) {
-        if (lid < half) { sums[lid] += sums[lid + half]; }
-        workgroupBarrier();
-    }
-    if (lid == 0u) { residual = vec4f(sums[0], 0.0, 0.0); }
+    reduce_a[lid] = vec4f(own, 0.0, 0.0);
+    reduce_b[lid] = vec4f(0.0);
+    reduce_workgroup(lid);
+    if (lid == 0u) { residual = vec4f(reduce_a[0].xy, 0.0, 0.0); }
 }

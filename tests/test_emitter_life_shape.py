@@ -175,3 +175,51 @@ def test_bad_input_is_a_one_line_scene_error(change, message):
     text = str(info.value)
     assert "\n" not in text and "entity 'e'" in text and message in text, text
     assert "shape" in text
+
+
+def test_an_emitter_before_its_layer_and_a_resized_layer_follow():
+    text = scene_text()
+    life_start = text.index('[[entity]]\nname = "wall"')
+    emitter_start = text.index('[[entity]]\nname = "e"')
+    reordered = text[:life_start] + text[emitter_start:] + "\n" + text[life_start:emitter_start]
+    assert reordered.index('name = "e"') < reordered.index('name = "wall"')
+    for step in run(reordered, 1):
+        check_step(step, step["after"] & ~step["before"])
+
+    def edit(engine, k):
+        if k == 1:
+            engine.entity("wall").life.size = (12, 12)   # a new layer: the emitter follows
+
+    with Engine(loads_scene(text), size=(32, 32)) as engine:
+        engine.step(2)
+        edit(engine, 1)
+        engine.step()   # the new layer's first step: no previous state yet
+        before = engine.state("wall")["cells"]
+        engine.step()
+        after = engine.state("wall")["cells"]
+        state = engine.state("e")
+        new = state["alive"] & (state["age"] == 0.0)
+        points = state["position"][new]
+        assert before.shape == (12, 12) and len(points) == BIRTHS_PER_STEP
+        width = QUAD[0] / 12
+        ix = np.floor((points[:, 0] - CORNER[0]) / width + EDGE).astype(int)
+        iy = np.floor((CORNER[1] - points[:, 1]) / CELL[1] + EDGE).astype(int)
+        born = after & ~before
+        assert born[np.clip(iy, 0, 11), np.clip(ix, 0, 11)].mean() > 0.99
+
+
+def test_deleting_the_layer_drops_births_and_a_new_one_gives_them_again():
+    with Engine(loads_scene(scene_text(on="alive")), size=(32, 32)) as engine:
+        engine.step(2)
+        components = engine.components_of("wall")
+        engine.delete("wall")
+        engine.step(2)
+        state = engine.state("e")
+        assert not (state["alive"] & (state["age"] == 0.0)).any()
+        engine.spawn("wall", {"life": components["life"]})
+        engine.step()
+        cells = engine.state("wall")["cells"]
+        state = engine.state("e")
+        new = state["alive"] & (state["age"] == 0.0)
+        assert new.sum() == BIRTHS_PER_STEP
+        check_step({"position": state["position"][new]}, cells)

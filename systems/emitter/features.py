@@ -213,6 +213,10 @@ def rebuilds(system: EmitterHost, pool: Pool) -> list[Pool]:
     return out
 
 
+def stale(system: EmitterHost, pool: Pool) -> bool:
+    return any(f.stale(system, pool) for f in applying(pool.component))
+
+
 def state(device, pool: Pool) -> dict[str, np.ndarray]:
     return {k: v for f in applying(pool.component) for k, v in f.state(device, pool).items()}
 

@@ -116,25 +116,30 @@ class LifeShapeFeature(EmitterFeature):
 
     def simulation(self, system: EmitterHost, pool: Pool, sim: Simulation) -> None:
         shape = pool.component.shape
+        life = layer_component(system, shape.layer)
         problem = layer_problem(system, shape)
-        if problem is not None:
+        if problem is not None and life is not None:   # (a missing one: the loader says so)
             field, _, why = problem.partition(": ")
             raise SceneError(system.shared.scene_path, why, entity=pool.entity.name,
                              field=f"emitter.{field}")
-        life = layer_component(system, shape.layer)
-        width, height = life.size
+        # a layer deleted while the emitter runs: an empty list, every birth dropped, until a
+        # layer of that name comes back (stale() then builds the emitter again)
+        width, height = (0, 0) if life is None else life.size
         words = (width + 31) // 32 * height
         system.gpu.check_buffer_size(HEADER.itemsize + 4 * width * height,
                                      f"entity '{pool.entity.name}': emitter.shape.layer "
                                      f"'{shape.layer}' ({width}x{height} cells, one word each)")
         b = sim.buffers
-        b[BUFFER] = system.buffer(pool.entity, BUFFER, HEADER.itemsize + 4 * width * height,
+        # the list rounded up to the struct's 16-byte alignment (WGSL's minimum binding size)
+        b[BUFFER] = system.buffer(pool.entity, BUFFER,
+                                  HEADER.itemsize + -(-4 * max(1, width * height) // 16) * 16,
                                   STORAGE)
-        b[PREVIOUS] = system.buffer(pool.entity, PREVIOUS, 4 * words, STORAGE)
+        b[PREVIOUS] = system.buffer(pool.entity, PREVIOUS, 4 * max(1, words), STORAGE)
         rec = np.zeros((), HEADER)
         rec["words"] = words
         system.resources.write(b[BUFFER], rec.tobytes())
-        sim.parts[self.name] = LayerLink(shape.layer, (width, height))
+        sim.parts[self.name] = LayerLink(shape.layer, (width, height),
+                                         system.resources.get(f"{shape.layer}/state0"))
 
     def step_passes(self, system: EmitterHost, pool: Pool, sim: Simulation,
                     passes: list[Pass]) -> list[Pass]:
@@ -159,6 +164,19 @@ class LifeShapeFeature(EmitterFeature):
                  f"previous step, or alive), in cell order; keeps the state as the previous")
         return [listing, *passes]
 
+    def stale(self, system: EmitterHost, pool: Pool) -> bool:
+        """The layer was made (after the emitter), made anew (a reload, a new size) or deleted
+        since the emitter bound its state: the emitter is built again (a deleted layer is then
+        the scene error an unknown one is)."""
+        link = None if pool.sim is None else pool.sim.parts.get(self.name)
+        if not isinstance(link, LayerLink):
+            return False
+        life = layer_component(system, link.layer)
+        if life is None:   # deleted: rebuilt once, without a layer
+            return link.size != (0, 0)
+        return (tuple(life.size) != link.size
+                or system.resources.get(f"{link.layer}/state0") is not link.bound)
+
     def upload(self, system: EmitterHost, pool: Pool, acting: list) -> None:
         sim = pool.sim
         link = None if sim is None else sim.parts.get(self.name)
@@ -174,12 +192,14 @@ class LifeShapeFeature(EmitterFeature):
 
 
 class LayerLink:
-    """An emitter's hold on its Life layer: its name and size as the buffers were made, the
-    header last written, and the Life system's announced layers (found on first use)."""
+    """An emitter's hold on its Life layer: its name, size and first state buffer as the
+    emitter's buffers were made, the header last written, and the Life system's announced
+    layers (found on first use)."""
 
-    def __init__(self, layer: str, size: tuple[int, int]):
+    def __init__(self, layer: str, size: tuple[int, int], bound):
         self.layer = layer
         self.size = size
+        self.bound = bound   # the layer's state0 view when the emitter was made (or None)
         self.written = b""
         self.layers = None
 

@@ -60,6 +60,7 @@ CELLS = "emitter/life_cells.wgsl"
 HEADER = struct_dtype(TYPES, "LifeShapeHeader")   # the fields before the list
 ON = wgsl.enum_constants(TYPES, "LIFE_ON")  # "birth" / "alive" -> LifeShape.on
 BUFFER, PREVIOUS = "life_shape", "life_previous"
+COUNT_OFFSET = int((HEADER.fields or {})["count"][1])   # the host writes the fields before it
 STORAGE = wgpu.BufferUsage.STORAGE
 
 
@@ -95,7 +96,7 @@ def header(life, on: str) -> bytes:
     rec["cell"][:2] = (sx / width, sy / height)
     rec["width"], rec["height"], rec["stride"] = width, height, (width + 31) // 32
     rec["on"] = ON[on]
-    return rec.tobytes()[:HEADER.fields["count"][1]]
+    return rec.tobytes()[:COUNT_OFFSET]
 
 
 class LifeShapeFeature(EmitterFeature):
@@ -138,7 +139,7 @@ class LifeShapeFeature(EmitterFeature):
         rec = np.zeros((), HEADER)
         rec["words"] = words
         system.resources.write(b[BUFFER], rec.tobytes())
-        sim.parts[self.name] = LayerLink(shape.layer, (width, height),
+        sim.parts[self.name] = LayerLink(shape.layer or "", (width, height),
                                          system.resources.get(f"{shape.layer}/state0"))
 
     def step_passes(self, system: EmitterHost, pool: Pool, sim: Simulation,

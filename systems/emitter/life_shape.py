@@ -35,7 +35,7 @@ layers the Life system announces (LIFE_LAYERS).
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import wgpu
@@ -60,7 +60,7 @@ CELLS = "emitter/life_cells.wgsl"
 HEADER = struct_dtype(TYPES, "LifeShapeHeader")   # the fields before the list
 ON = wgsl.enum_constants(TYPES, "LIFE_ON")  # "birth" / "alive" -> LifeShape.on
 BUFFER, PREVIOUS = "life_shape", "life_previous"
-COUNT_OFFSET = int((HEADER.fields or {})["count"][1])   # the host writes the fields before it
+COUNT_OFFSET = int(cast(dict, HEADER.fields)["count"][1])   # the host writes the fields before it
 STORAGE = wgpu.BufferUsage.STORAGE
 
 

@@ -86,7 +86,8 @@ def finite_ordered(pair) -> bool:
 @dataclass(slots=True)
 class Shape(Tracked):
     """Where on the emitter particles are born (centred on ``position``, oriented by
-    ``direction`` for disk, cone and ring; a mesh as authored, by its own transform)."""
+    ``direction`` for disk, cone and ring; a mesh as authored, by its own transform; a Life
+    layer's eligible cells where the layer lies in the world)."""
     # a mesh or Life shape owns buffers: kind becoming or leaving either makes the emitter anew
     VALUE_CHANGES = {"kind": lambda a, b: Change.REBUILD if {"mesh", "life"} & {a, b} else None}
     kind: Literal["point", "sphere", "box", "disk", "cone", "ring", "mesh", "life"] = live("point")

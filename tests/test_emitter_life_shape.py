@@ -9,12 +9,15 @@ a one-line SceneError."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from emberfx.core.errors import SceneError
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import loads_scene
+from emberfx.systems.emitter.tuning import DEFAULT
 
 SIZE = (16, 12)                     # cells: width, height
 CENTER, QUAD = (1.0, 2.0, 0.5), (4.0, 3.0)
@@ -26,7 +29,7 @@ BIRTHS_PER_STEP = 400   # rate x fixed_dt: enough that every eligible cell of a 
 
 def scene_text(*, on: str = "birth", memory: str = "pingpong", gens: int = 1,
                display: str = "quad", layer: str = "wall", life_extra: str = "",
-               density: float = 0.35) -> str:
+               density: float = 0.35, emitter_extra: str = "") -> str:
     return f"""
 [scene]
 fixed_dt = 0.02
@@ -52,6 +55,7 @@ speed = 0
 gravity = [0, 0, 0]
 position = [3.0, -1.0, 2.0]
 shape = {{ kind = "life", layer = "{layer}", on = "{on}" }}
+{emitter_extra}
 """
 
 
@@ -69,10 +73,10 @@ def cells_of(points: np.ndarray) -> list[set[tuple[int, int]]]:
     return out
 
 
-def run(text: str, steps: int, edit=None, path=None) -> list[dict]:
+def run(text: str, steps: int, edit=None, path=None, **engine_options) -> list[dict]:
     """Per step: the layer's cells before and after it, and the particles born in it."""
     out = []
-    with Engine(loads_scene(text, path=path), size=(32, 32)) as engine:
+    with Engine(loads_scene(text, path=path), size=(32, 32), **engine_options) as engine:
         engine.step()   # the first step has no previous state: it lists nothing
         for k in range(steps):
             if edit is not None:
@@ -109,6 +113,17 @@ def test_births_fill_exactly_the_eligible_cells(on):
     for step in run(scene_text(on=on), 3):
         born = step["after"] & ~step["before"]
         check_step(step, born if on == "birth" else step["after"])
+
+
+@pytest.mark.parametrize("allocation, one_pass, births_in_update", [
+    ("ordered", True, False), ("ordered", True, True), ("atomic", False, False),
+    ("ticket", False, False)])
+def test_every_step_strategy_gives_births_in_the_eligible_cells(allocation, one_pass,
+                                                                births_in_update):
+    tuning = replace(DEFAULT, one_pass=one_pass, births_in_update=births_in_update)
+    text = scene_text(emitter_extra=f'allocation = "{allocation}"')
+    for step in run(text, 2, emitter_tuning=tuning):
+        check_step(step, step["after"] & ~step["before"])
 
 
 def test_several_generations_compare_with_the_previous_displayed_state():

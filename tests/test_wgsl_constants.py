@@ -111,7 +111,8 @@ def test_tables_equal_what_the_wgsl_declares():
     assert emitter_params.SHAPES == {k[len("SHAPE_"):].lower(): v for k, v in
                                      wgsl.constants("emitter/types.wgsl").items()
                                      if k.startswith("SHAPE_")}
-    for kind in ("SPHERE", "BOX", "DISK", "CONE", "RING", "MESH", "LIFE"):   # point is the switch's default
+    # point is the switch's default
+    for kind in ("SPHERE", "BOX", "DISK", "CONE", "RING", "MESH", "LIFE"):
         assert _used_beyond_declaration("emitter/types.wgsl", f"SHAPE_{kind}"), kind
     assert emitter.ALLOCATION_MODES == {"ordered": 0, "atomic": 1, "ticket": 2}
     assert forces.KINDS == {"attractor": 0, "gravity": 1, "drag": 2, "vortex": 3, "turbulence": 4,

@@ -238,3 +238,31 @@ def test_deleting_the_layer_drops_births_and_a_new_one_gives_them_again():
         new = state["alive"] & (state["age"] == 0.0)
         assert new.sum() == BIRTHS_PER_STEP
         check_step({"position": state["position"][new]}, cells)
+
+
+def test_the_layer_and_its_quad_are_edits_the_births_follow():
+    """`layer` rebuilds the emitter onto another layer; the layer's quad_center is live."""
+    second = """
+[[entity]]
+name = "other"
+[entity.life]
+size = [16, 12]
+density = 0.35
+display = "quad"
+quad_center = [1.0, 2.0, 0.5]
+quad_size = [4.0, 3.0]
+"""
+    with Engine(loads_scene(scene_text(on="alive") + second), size=(32, 32)) as engine:
+        engine.step()
+        engine.entity("e").emitter.shape.layer = "other"
+        engine.step()
+        cells = engine.state("other")["cells"]
+        assert not np.array_equal(cells, engine.state("wall")["cells"])
+        state = engine.state("e")
+        new = state["alive"] & (state["age"] == 0.0)
+        check_step({"position": state["position"][new]}, cells)
+        engine.entity("other").life.quad_center = (1.0, 2.0, -0.25)   # moved back along z
+        engine.step()
+        state = engine.state("e")
+        new = state["alive"] & (state["age"] == 0.0)
+        np.testing.assert_allclose(state["position"][new][:, 2], -0.25, atol=EDGE)

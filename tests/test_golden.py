@@ -55,7 +55,8 @@ STEPS_FOR = {"smoke": 180,      # the plume needs ~3 simulated seconds to rise i
              "plume": 120,      # the smoke has reached the sphere
              "sparks": 60,      # sparks have landed and light the floor
              "explosion": 60,   # the fireball is rising
-             "campfire": 120}   # the flames have risen and the embers follow
+             "campfire": 120,   # the flames have risen and the embers follow
+             "life_sparks": 120}   # the soup has thinned into fronts that throw sparks
 MEAN_TOLERANCE = 1.5     # levels of 255, mean over all pixels and RGB channels
 CHANGED_LEVELS = 40      # a pixel "differs" when a channel moves by more than this ...
 CHANGED_FRACTION = 0.005 # ... and at most this share of the pixels may (72 of 160 x 90)

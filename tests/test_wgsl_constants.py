@@ -107,11 +107,12 @@ def test_tables_equal_what_the_wgsl_declares():
     from emberfx.systems.post import system as post
 
     assert emitter_params.SHAPES == {"point": 0, "sphere": 1, "box": 2, "disk": 3, "cone": 4,
-                                     "ring": 5, "mesh": 6}
+                                     "ring": 5, "mesh": 6, "life": 7}
     assert emitter_params.SHAPES == {k[len("SHAPE_"):].lower(): v for k, v in
                                      wgsl.constants("emitter/types.wgsl").items()
                                      if k.startswith("SHAPE_")}
-    for kind in ("SPHERE", "BOX", "DISK", "CONE", "RING", "MESH"):   # point is the switch's default
+    # point is the switch's default
+    for kind in ("SPHERE", "BOX", "DISK", "CONE", "RING", "MESH", "LIFE"):
         assert _used_beyond_declaration("emitter/types.wgsl", f"SHAPE_{kind}"), kind
     assert emitter.ALLOCATION_MODES == {"ordered": 0, "atomic": 1, "ticket": 2}
     assert forces.KINDS == {"attractor": 0, "gravity": 1, "drag": 2, "vortex": 3, "turbulence": 4,

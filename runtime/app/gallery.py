@@ -54,6 +54,7 @@ NO_PLAYER: dict[str, str] = {
                  "that builds this site",
     "flock": "6,000 boids are slow to record on the software GPU that builds this site",
     "fountain_pool": "left out to keep the site's build short",
+    "life_sparks": "left out to keep the site's build short",
     "galaxy": "a million stars are slow to record on the software GPU that builds this site",
     "mandelbrot": "its deep zoom is slow to record on the software GPU that builds this site",
     "neon": "left out to keep the site's build short",

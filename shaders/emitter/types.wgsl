@@ -5,6 +5,7 @@
 
 //! include common/random.wgsl
 //! include emitter/shape_hook.wgsl
+//! include emitter/life_hook.wgsl
 
 // Two vec4s rather than vec3 + f32 pairs: each half is one 16-byte load/store.
 struct Particle {
@@ -76,6 +77,7 @@ const SHAPE_DISK: u32 = 3u;
 const SHAPE_CONE: u32 = 4u;
 const SHAPE_RING: u32 = 5u;
 const SHAPE_MESH: u32 = 6u;   // emitter/mesh_shape.wgsl, in the passes that give births
+const SHAPE_LIFE: u32 = 7u;   // emitter/life_shape.wgsl, in the passes that give births
 
 // Appearance over life, baked by the host (systems/emitter/system.py) into LOOK_SAMPLES evenly spaced
 // samples: linear rgb + alpha, and the size multiplier (4 per vec4).
@@ -173,6 +175,10 @@ fn sample_shape(params: EmitterParams, key: u32) -> ShapeSample {
     if (HAS_MESH_SHAPE && params.shape_kind == SHAPE_MESH) {
         out = sample_mesh_shape(params, key);
     }
+    // a Life layer's cells: likewise only in the passes that give births to such emitters
+    if (HAS_LIFE_SHAPE && params.shape_kind == SHAPE_LIFE) {
+        out = sample_life_shape(params, key);
+    }
     return out;
 }
 
@@ -192,7 +198,9 @@ fn spawn_particle_at(params: EmitterParams, slot: u32, origin: vec3f,
     if (params.radial != 0u || params.shape_kind == SHAPE_CONE) { axis = where_.outward; }
     let dir = cone_direction(axis, params.direction.w, random01(key, 0u), random01(key, 1u));
     let speed = mix(params.speed_range.x, params.speed_range.y, random01(key, 2u));
-    let lifetime = mix(params.lifetime_range.x, params.lifetime_range.y, random01(key, 3u));
+    var lifetime = mix(params.lifetime_range.x, params.lifetime_range.y, random01(key, 3u));
+    // a Life shape with no eligible cell this step: the birth is dropped (born dead)
+    if (HAS_LIFE_SHAPE && params.shape_kind == SHAPE_LIFE && life_shape_empty()) { lifetime = 0.0; }
     return Particle(vec4f(origin + where_.offset, 0.0),
                     vec4f(dir * speed + added_velocity, lifetime));
 }

@@ -210,7 +210,7 @@ class Emitter(Tracked):
     VALUE_CHANGES = {name: switched_on_or_off for name in ("particle_collision", "boids", "feeds")}
     PATH_FIELDS = ("init", "update", "color", "shape.path")   # color: only a .wgsl file
     REFERENCES = {"affected_by": ("attractor", "force_field", "kill_zone", "collider"),
-                  "feeds.gas": ("gas",),
+                  "feeds.gas": ("gas",), "shape.layer": ("life",),
                   **{f"on_{kind}.emitter": ("emitter",) for kind in EVENT_KINDS}}
     # forces and colliders go to separate buffers of MAX_FORCES records each
     REFERENCE_LIMITS = {"affected_by": {("attractor", "force_field", "kill_zone"): MAX_FORCES,

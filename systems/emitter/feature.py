@@ -121,6 +121,11 @@ class EmitterFeature:
         with depends on it)."""
         return []
 
+    def stale(self, system: EmitterHost, pool: Pool) -> bool:
+        """Whether what the pool was made with of another entity is gone or was made anew (the
+        world changed): the system then builds the pool again."""
+        return False
+
     def state(self, device, pool: Pool) -> dict[str, np.ndarray]:
         """What ``Engine.state(name)`` reads for it from the pool's buffers, by key."""
         return {}

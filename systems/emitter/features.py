@@ -45,6 +45,7 @@ from emberfx.systems.emitter.event_marks import EventMarksFeature
 from emberfx.systems.emitter.feature import EmitterFeature, Record
 from emberfx.systems.emitter.feeds import FeedsFeature
 from emberfx.systems.emitter.gas_fields import GasFieldsFeature
+from emberfx.systems.emitter.life_shape import LifeShapeFeature
 from emberfx.systems.emitter.looks_feature import LooksFeature
 from emberfx.systems.emitter.mesh_particles import MeshParticlesFeature
 from emberfx.systems.emitter.mesh_shape import MeshShapeFeature
@@ -68,7 +69,8 @@ __all__ = ["FEATURES", "EmitterFeature", "Record"]
 # every feature, in the order they apply
 FEATURES: tuple[EmitterFeature, ...] = (
     ContactsFeature(), GasFieldsFeature(), FeedsFeature(), EventMarksFeature(),
-    AttributesFeature(), LooksFeature(), MeshShapeFeature(), MeshParticlesFeature(),
+    AttributesFeature(), LooksFeature(), MeshShapeFeature(), LifeShapeFeature(),
+    MeshParticlesFeature(),
     NeighboursFeature(), CullingFeature(), ColorFeature(), ShadowCastFeature(),
     ReceiveShadowsFeature(), EmitLightFeature())
 _UPLOADING = tuple(f for f in FEATURES if type(f).upload is not EmitterFeature.upload)
@@ -209,6 +211,10 @@ def rebuilds(system: EmitterHost, pool: Pool) -> list[Pool]:
     for f in applying(pool.component):
         out += [p for p in f.rebuilds(system, pool) if p not in out]
     return out
+
+
+def stale(system: EmitterHost, pool: Pool) -> bool:
+    return any(f.stale(system, pool) for f in applying(pool.component))
 
 
 def state(device, pool: Pool) -> dict[str, np.ndarray]:

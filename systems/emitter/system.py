@@ -304,6 +304,11 @@ class EmitterSystem(System):
             for pool in self.pools.values():
                 self._refresh(pool)
         self.events.refresh()   # sub-emitter links: a pool came, went or was rebuilt
+        stale = [p for p in self.pools.values() if features.stale(self, p)]
+        for pool in stale:   # (a Life shape's layer was made anew): built again in full
+            super().rebuild(pool.entity, pool.component)
+        if stale:   # its readback region moved: lay the readback out again before the step
+            self.shared.events.dispatch_event(REARRANGE)
 
     def _acting_signature(self) -> tuple:
         """What the pools' update passes depend on beyond their own components: the collider

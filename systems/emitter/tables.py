@@ -86,10 +86,11 @@ def finite_ordered(pair) -> bool:
 @dataclass(slots=True)
 class Shape(Tracked):
     """Where on the emitter particles are born (centred on ``position``, oriented by
-    ``direction`` for disk, cone and ring; a mesh as authored, by its own transform)."""
-    # a mesh shape owns a buffer: kind becoming or leaving "mesh" makes the emitter anew
-    VALUE_CHANGES = {"kind": lambda a, b: Change.REBUILD if "mesh" in (a, b) else None}
-    kind: Literal["point", "sphere", "box", "disk", "cone", "ring", "mesh"] = live("point")
+    ``direction`` for disk, cone and ring; a mesh as authored, by its own transform; a Life
+    layer's eligible cells where the layer lies in the world)."""
+    # a mesh or Life shape owns buffers: kind becoming or leaving either makes the emitter anew
+    VALUE_CHANGES = {"kind": lambda a, b: Change.REBUILD if {"mesh", "life"} & {a, b} else None}
+    kind: Literal["point", "sphere", "box", "disk", "cone", "ring", "mesh", "life"] = live("point")
     radius: NonNegative = live(0.5)
     """sphere, disk, cone (base), ring: world units"""
     size: tuple[NonNegative, NonNegative, NonNegative] = live((1.0, 1.0, 1.0))
@@ -111,6 +112,14 @@ class Shape(Tracked):
     """mesh: degrees about x, then y, then z (as a collider's rotation_deg)"""
     offset: Vec3 = live((0.0, 0.0, 0.0))
     """mesh: world units from `position`"""
+    layer: str | None = rebuild(None)
+    """life: the entity whose Life layer gives the births, placed in the world (display =
+    "quad"): each birth is a uniform point of the square of a random eligible cell, in the
+    layer's plane, whatever the emitter's `position` (systems/emitter/life_shape.py)"""
+    on: Literal["birth", "alive"] = live("birth")
+    """life: the eligible cells: "birth", alive now and dead in the previous displayed state
+    (one simulation step ago, however many generations it ran); "alive", alive now. A step with
+    no eligible cell drops its births"""
 
     def __post_init__(self):
         if self.kind == "ring" and self.thickness > self.radius:
@@ -119,6 +128,9 @@ class Shape(Tracked):
         if self.kind == "mesh" and not self.path:
             raise ValueError('path: expected a mesh file "*.obj" or "*.ply" for kind = "mesh", '
                              'found none')
+        if self.kind == "life" and not self.layer:
+            raise ValueError('layer: expected the name of an entity with a life component for '
+                             'kind = "life", found none')
         if self.path is not None and mesh_format(self.path) is None:
             raise ValueError(f'path: expected a mesh file "*.obj" or "*.ply", found '
                              f'{self.path!r}')

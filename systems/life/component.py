@@ -24,6 +24,10 @@ a second with the sweep kernel): a 1024 x 1024 layer prewarms the full 60 s at 6
 steps_per_frame 1 (3.8G), a 4096 x 4096 one 4,096 generations"""
 
 Side = Annotated[int, msgspec.Meta(ge=1, le=MAX_SIDE)]
+LIFE_LAYERS = "life_layers"
+"""the notice the Life system announces once made: a read-only mapping of entity name to its
+layer (systems/life/system.py LifeLayer), live, for the families that read a layer's state (an
+emitter's Life shape: which of the pingpong buffers is current)"""
 
 
 def pattern_origin(grid: tuple[int, int], pattern: tuple[int, int],

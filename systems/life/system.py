@@ -38,6 +38,7 @@ import dataclasses
 import math
 import sys
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 import wgpu
@@ -53,7 +54,7 @@ from emberfx.core.system import EntityRef, Priority, Readback, StepInfo, System
 from emberfx.model.prewarm import check_timestep
 from emberfx.model.registry import set_system
 from emberfx.systems.life import kernels as life_kernels
-from emberfx.systems.life.component import Life
+from emberfx.systems.life.component import LIFE_LAYERS, Life
 from emberfx.systems.life.display import (
     COUNTERS,
     LOOK,
@@ -175,6 +176,7 @@ class LifeSystem(System):
         self.layers: dict[str, LifeLayer] = {}
         self._rule_warnings: set[tuple] = set()   # said once per entity, pattern and rules
         self._sampler = self.device.create_sampler(mag_filter="nearest", min_filter="nearest")
+        shared.events.announce(LIFE_LAYERS, MappingProxyType(self.layers))
 
     # lifecycle ---------------------------------------------------------------------------------
     def add(self, entity: EntityRef, component: Life) -> None:

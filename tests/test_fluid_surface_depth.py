@@ -28,13 +28,14 @@ def pool_toml(water: bool = True, extra: str = "", msaa: int = 1) -> str:
     """A pool DEPTH deep over the bounds' whole x-y footprint, gravity toward the camera's far
     side (-z), a grey backdrop plane at z = -0.5 behind everything; seen from +z; ``msaa``:
     the backdrop drawn multisampled, its depth resolved before the water."""
+    fill_center, fill_half = [0.0, 0.0, FLOOR + DEPTH / 2], [*HALF, DEPTH / 2]
     fluid = f"""
 [[entity]]
 name = "water"
 [entity.fluid]
 particle_radius = {RADIUS}
 gravity = [0.0, 0.0, -9.81]
-fill = [{{ center = [0.0, 0.0, {FLOOR + DEPTH / 2}], half_size = [{HALF[0]}, {HALF[1]}, {DEPTH / 2}] }}]
+fill = [{{ center = {fill_center}, half_size = {fill_half} }}]
 bounds = {{ center = [0.0, 0.0, 0.0], half_size = [{HALF[0]}, {HALF[1]}, {-FLOOR}] }}
 look = {{ color = "#2f86c8", absorption = 2.0, ior = 1.33 }}
 """ if water else ""

@@ -154,3 +154,40 @@ def test_a_spark_behind_the_water_is_hidden_and_one_in_front_shows(gpu, in_front
         assert abs(middle / beside - 1.0) < 0.05, (middle, beside)
     else:
         assert abs(middle) < 1e-3 * beside, (middle, beside)
+
+
+@pytest.mark.parametrize("msaa", [1, 4])
+def test_the_water_runs_after_the_opaque_draws_and_before_the_transparent_ones(gpu, msaa):
+    """The frame's order (Engine.passes): the water's depth draw, copy and shade come after
+    every opaque draw, a Life layer's quad included (which waits on a compute pass of the same
+    phase), and the depth resolve; and before every additive, alpha-blended and soft sprite."""
+    extra = spark("additive", 0.0, 0.1) + """
+[[entity]]
+name = "alpha"
+[entity.emitter]
+blend = "alpha"
+rate = 10.0
+[[entity]]
+name = "soft"
+[entity.emitter]
+soft = 0.2
+rate = 10.0
+[[entity]]
+name = "life"
+[entity.life]
+size = [40, 40]
+density = 0.3
+"""
+    engine = Engine(loads_scene(pool_toml(extra=extra, msaa=msaa), path="pool.toml"),
+                    size=(64, 48))
+    try:
+        order = {name: k for k, name in enumerate(engine.passes())}
+    finally:
+        engine.close()
+    opaque = ["life:life:draw", "backdrop:collider:draw"]
+    if msaa > 1:
+        opaque.append("scene:frame:depth_resolve")
+    water = [f"water:fluid:surface:{p}" for p in ("depth", "copy", "shade")]
+    sprites = [f"{e}:emitter:draw" for e in ("additive", "alpha", "soft")]
+    assert max(order[p] for p in opaque) < order[water[0]] < order[water[1]] < order[water[2]]
+    assert order[water[2]] < min(order[p] for p in sprites)

@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from emberfx.bench.harness import stdout_to_stderr
+from emberfx.bench.taichi_grid import CellSort, start_taichi
 
 
 def taichi_cloth_rate(side: int, arch: str, substeps: int = 16, steps: int = 4) -> float:
@@ -17,10 +18,7 @@ def taichi_cloth_rate(side: int, arch: str, substeps: int = 16, steps: int = 4) 
 
 
 def _rate(side: int, arch: str, substeps: int, steps: int) -> float:
-    import taichi as ti
-
-    ti.reset()
-    ti.init(arch=getattr(ti, arch), default_fp=ti.f32, offline_cache=False, log_level="error")
+    ti = start_taichi(arch)
     n = side
     x = ti.Vector.field(3, ti.f32, shape=(n, n))
     v = ti.Vector.field(3, ti.f32, shape=(n, n))
@@ -91,55 +89,26 @@ def taichi_neighbour_counts(points, radius: float, cells: int, arch: str,
 
 
 def _neighbours(points, radius: float, cells: int, arch: str, repeats: int):
-    import taichi as ti
-
-    ti.reset()
-    ti.init(arch=getattr(ti, arch), default_fp=ti.f32, offline_cache=False, log_level="error")
+    ti = start_taichi(arch)
     n, total = len(points), cells ** 3
     pos = ti.Vector.field(3, ti.f32, shape=n)
     ordered = ti.Vector.field(3, ti.f32, shape=n)
-    ordered_id = ti.field(ti.i32, shape=n)
-    cell_of = ti.field(ti.i32, shape=n)
     result = ti.field(ti.i32, shape=n)
-    count = ti.field(ti.i32, shape=total)
-    start = ti.field(ti.i32, shape=total)   # inclusive scan, then each cell's first slot
-    cursor = ti.field(ti.i32, shape=total)
     pos.from_numpy(np.ascontiguousarray(points[:, :3], np.float32))
     h, r2 = np.float32(radius), np.float32(radius) ** 2
-    scan = ti.algorithms.PrefixSumExecutor(total) if arch != "cpu" else None
 
     @ti.func
     def coords(p):
         c = ti.floor(p / h, ti.i32)
         return ti.max(0, ti.min(c, cells - 1))
 
-    @ti.kernel
-    def count_cells():
-        for c in count:
-            count[c] = 0
-        for i in pos:
-            c = coords(pos[i])
-            cell = (c[2] * cells + c[1]) * cells + c[0]
-            cell_of[i] = cell
-            ti.atomic_add(count[cell], 1)
-        for c in count:
-            start[c] = count[c]
+    @ti.func
+    def cell_index(p):
+        c = coords(p)
+        return (c[2] * cells + c[1]) * cells + c[0]
 
-    @ti.kernel
-    def serial_scan():   # the CPU backend has no parallel prefix sum
-        ti.loop_config(serialize=True)
-        for c in range(1, total):
-            start[c] += start[c - 1]
-
-    @ti.kernel
-    def scatter():
-        for c in start:
-            start[c] -= count[c]
-            cursor[c] = start[c]
-        for i in pos:
-            slot = ti.atomic_add(cursor[cell_of[i]], 1)
-            ordered[slot] = pos[i]
-            ordered_id[slot] = i
+    grid = CellSort(ti, arch, n, total, cell_index)
+    start, cell_end = grid.start, grid.cell_end
 
     @ti.kernel
     def gather():
@@ -151,22 +120,14 @@ def _neighbours(points, radius: float, cells: int, arch: str, repeats: int):
                 c = home + ti.Vector([dx, dy, dz])
                 if 0 <= c[0] < cells and 0 <= c[1] < cells and 0 <= c[2] < cells:
                     cell = (c[2] * cells + c[1]) * cells + c[0]
-                    end = n
-                    if cell + 1 < total:
-                        end = start[cell + 1]
-                    for m in range(start[cell], end):
+                    for m in range(start[cell], cell_end(cell)):
                         d = ordered[m] - x
                         if d.dot(d) < r2:
                             found += 1
             result[k] = found
 
     def run():
-        count_cells()
-        if scan is None:
-            serial_scan()
-        else:
-            scan.run(start)
-        scatter()
+        grid.build(pos, ordered)
         gather()
         ti.sync()
 
@@ -177,5 +138,5 @@ def _neighbours(points, radius: float, cells: int, arch: str, repeats: int):
         run()
         best = min(best, time.perf_counter() - begin)
     counts = np.zeros(n, np.int64)
-    counts[ordered_id.to_numpy()] = result.to_numpy()
+    counts[grid.ids.to_numpy()] = result.to_numpy()
     return best, counts

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from emberfx.bench.harness import stdout_to_stderr
+from emberfx.bench.taichi_grid import CellSort, start_taichi
 
 
 @dataclass(frozen=True)
@@ -85,10 +86,7 @@ def taichi_fluid(positions: np.ndarray, model: PbfModel, arch: str, settle: int,
 
 
 def _run(positions: np.ndarray, m: PbfModel, arch: str, settle: int, steps: int):
-    import taichi as ti
-
-    ti.reset()
-    ti.init(arch=getattr(ti, arch), default_fp=ti.f32, offline_cache=False, log_level="error")
+    ti = start_taichi(arch)
     n = len(positions)
     vec3 = ti.types.vector(3, ti.f32)
     lower, upper = np.asarray(m.lower), np.asarray(m.upper)
@@ -105,14 +103,8 @@ def _run(positions: np.ndarray, m: PbfModel, arch: str, settle: int, steps: int)
     moved = ti.Vector.field(3, ti.f32, shape=n)
     predicted = [ti.Vector.field(3, ti.f32, shape=n) for _ in range(2)]
     lam = ti.field(ti.f32, shape=n)
-    cell_of = ti.field(ti.i32, shape=n)
-    ids = ti.field(ti.i32, shape=n)
-    count = ti.field(ti.i32, shape=total)
-    start = ti.field(ti.i32, shape=total)   # inclusive scan, then each cell's first slot
-    cursor = ti.field(ti.i32, shape=total)
     x.from_numpy(np.ascontiguousarray(positions, np.float32))
     v.fill(0.0)
-    scan = ti.algorithms.PrefixSumExecutor(total) if arch != "cpu" else None
 
     @ti.func
     def coords(q):
@@ -123,11 +115,11 @@ def _run(positions: np.ndarray, m: PbfModel, arch: str, settle: int, steps: int)
         return (c[2] * dims[1] + c[1]) * dims[0] + c[0]
 
     @ti.func
-    def cell_end(cell):
-        end = n
-        if cell + 1 < total:
-            end = start[cell + 1]
-        return end
+    def cell_index(q):
+        return flat(coords(q))
+
+    grid = CellSort(ti, arch, n, total, cell_index)
+    start, ids, cell_end = grid.start, grid.ids, grid.cell_end
 
     @ti.func
     def rows(home, dy, dz):
@@ -179,31 +171,6 @@ def _run(positions: np.ndarray, m: PbfModel, arch: str, settle: int, steps: int)
         for i in x:
             vi = v[i] + gravity * dt
             p[i] = ti.min(ti.max(x[i] + vi * dt, lo), hi)
-
-    @ti.kernel
-    def count_cells(p: ti.template()):  # type: ignore[valid-type]
-        for c in count:
-            count[c] = 0
-        for i in p:
-            cell = flat(coords(p[i]))
-            cell_of[i] = cell
-            ti.atomic_add(count[cell], 1)
-        for c in count:
-            start[c] = count[c]
-
-    @ti.kernel
-    def serial_scan():   # the CPU backend has no parallel prefix sum
-        ti.loop_config(serialize=True)
-        for c in range(1, total):
-            start[c] += start[c - 1]
-
-    @ti.kernel
-    def scatter():
-        for c in start:
-            start[c] -= count[c]
-            cursor[c] = start[c]
-        for i in cell_of:
-            ids[ti.atomic_add(cursor[cell_of[i]], 1)] = i
 
     @ti.kernel
     def solve_lambda(p: ti.template()):  # type: ignore[valid-type]
@@ -277,12 +244,7 @@ def _run(positions: np.ndarray, m: PbfModel, arch: str, settle: int, steps: int)
 
     def step():
         predict(predicted[0])
-        count_cells(predicted[0])
-        if scan is None:
-            serial_scan()
-        else:
-            scan.run(start)
-        scatter()
+        grid.build(predicted[0])
         for k in range(m.iterations):
             solve_lambda(predicted[k % 2])
             correct(predicted[k % 2], predicted[(k + 1) % 2])

@@ -226,8 +226,10 @@ class Renderer:
                          "scene/color")
             passes.append(self._present_pass(output_format, transparent, image))
             # the frame uniform, the cleared scene target, and every persistent resource
-            # "scene/depth" holds what the last render drew (particles' depth collisions)
-            uploaded = ({"frame", "scene/color", "scene/depth"}
+            # "scene/depth" holds what the last render drew (particles' depth collisions); the
+            # geometry depth is cleared by its first draw, and a pass that must follow every
+            # geometry draw (the water surface's depth) reads it where none draws
+            uploaded = ({"frame", "scene/color", "scene/depth", f"{GEOMETRY_TARGET}/depth"}
                         | self.shared.resources.persistent())
             graph = FrameGraph(passes, uploaded, previous=self._stale_graphs.get(key))
             self._graphs[key] = graph

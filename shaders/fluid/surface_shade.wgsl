@@ -1,18 +1,21 @@
 // fluid/surface_shade.wgsl  --  pass `<entity>:fluid:surface:shade` (render phase, compute)
 //
 // The water composited into the scene image. Per pixel with water (smoothed t > 0): the
-// surface point on the pixel's ray; it is hidden where the scene's depth is nearer (what was
-// drawn before the water stays). Its normal comes from the smoothed depth: the cross product
-// of the differences to the row's and the column's neighbours, each taken on the side whose t
-// is closer (so an edge does not bend it), facing the camera; it is also written to `normals`
-// (xyz, w = 1 where water is seen, 0 elsewhere). Shading: Schlick's Fresnel mixes a reflected
-// sky gradient (params.horizon, zenith, ground) with the refracted background: the scene image
-// before the water (`background`), read between pixels at an offset along the normal's screen
-// part scaled by the thickness and (1 - 1/ior) (at most params.smoothing.z pixels), where what
-// lies there is behind the water. Beer-Lambert absorption tint^(absorption x thickness)
-// filters it, the tint lit by the scene light fills in what was absorbed, and a Blinn-Phong
-// highlight of the scene's directional light is added. The point lights of the pixel's tile
-// (common/point_lights.wgsl) light the tint too.
+// surface point on the pixel's ray; it is hidden where the scene's depth is nearer by more than
+// DEPTH_MARGIN (what was drawn in front of the water stays; where the water is nearest, the
+// scene depth holds its own surface, written by fluid/surface_depth.wgsl before this pass). Its
+// normal comes from the smoothed depth: the cross product of the differences to the row's and
+// the column's neighbours, each taken on the side whose t is closer (so an edge does not bend
+// it), facing the camera; it is also written to `normals` (xyz, w = 1 where water is seen, 0
+// elsewhere). Shading: Schlick's Fresnel mixes a reflected sky gradient (params.horizon,
+// zenith, ground) with the refracted background: the scene image before the water
+// (`background`), read between pixels at an offset along the normal's screen part scaled by the
+// thickness and (1 - 1/ior) (at most params.smoothing.z pixels), where what lies there is behind
+// the water (the scene depth there is farther, or the water's own). Beer-Lambert absorption
+// tint^(absorption x thickness) filters it, the tint lit by the scene light fills in what was
+// absorbed, and a Blinn-Phong highlight of the scene's directional light is added. The point
+// lights of the pixel's tile (common/point_lights.wgsl) light the tint too. The silhouette fades
+// (fluid/surface_cover.wgsl).
 // Workgroup size (16, 16); dispatch (ceil(w / 16), ceil(h / 16), 1).
 // Bindings (group 0): 0 frame (uniform Frame), 1 params (uniform SurfaceParams),
 //   2 surface (read vec2f per pixel: t, thickness), 3 background (texture_2d<f32>),
@@ -23,6 +26,7 @@
 //! include common/frame.wgsl
 //! include fluid/surface_types.wgsl
 //! include common/point_lights.wgsl
+//! include fluid/surface_cover.wgsl
 
 @group(0) @binding(0) var<uniform> frame: Frame;
 @group(0) @binding(1) var<uniform> params: SurfaceParams;
@@ -37,13 +41,7 @@
 
 const SHININESS: f32 = 180.0;      // the highlight's Blinn-Phong exponent
 const HIGHLIGHT: f32 = 1.6;        // its strength, times the light's colour
-const EDGE: i32 = 2;               // pixels over which the silhouette fades
 const SCATTER: f32 = 0.3;          // how much of the lit tint fills in absorbed light
-
-fn surface_point(pixel: vec2i, t: f32) -> vec3f {
-    let ray = pixel_ray(frame.inverse_view_proj, vec2f(pixel) + 0.5, params.size);
-    return ray.origin + ray.direction * t;
-}
 
 // The difference of the surface point at `pixel` to its neighbour along `step`, taken on the
 // side whose t is closer to the pixel's (a side without water is skipped); zero: neither side.
@@ -60,18 +58,13 @@ fn tangent(pixel: vec2i, t: f32, p: vec3f, step: vec2i) -> vec3f {
     return p - surface_point(b, tb);
 }
 
-// The share of the pixels within EDGE of `pixel` (a square) that have water.
-fn water_around(pixel: vec2i) -> f32 {
-    let limit = vec2i(params.size) - 1;
-    var found = 0.0;
-    for (var j = -EDGE; j <= EDGE; j++) {
-        for (var i = -EDGE; i <= EDGE; i++) {
-            let at = clamp(pixel + vec2i(i, j), vec2i(0), limit);
-            found += select(0.0, 1.0, surface[u32(at.y) * params.size.x + u32(at.x)].x > 0.0);
-        }
-    }
-    let side = f32(2 * EDGE + 1);
-    return found / (side * side);
+// Whether the scene depth at `at` is at or in front of NDC depth `depth` and is not the water's
+// own surface there (which fluid/surface_depth.wgsl wrote; the background holds what is behind).
+fn opaque_in_front(at: vec2i, depth: f32) -> bool {
+    let drawn = textureLoad(scene_depth, at, 0);
+    if (drawn > depth) { return false; }
+    let t = surface[u32(at.y) * params.size.x + u32(at.x)].x;
+    return t == 0.0 || drawn < hiding_depth(at, t);
 }
 
 fn sky_color(r: vec3f) -> vec3f {
@@ -92,9 +85,9 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     let pixel = vec2i(gid.xy);
     let ray = pixel_ray(frame.inverse_view_proj, vec2f(pixel) + 0.5, size);
     let p = ray.origin + ray.direction * here.x;
-    let clip = frame.view_proj * vec4f(p, 1.0);
-    let depth = clip.z / clip.w;
-    if (depth >= textureLoad(scene_depth, pixel, 0)) { return; }   // behind what was drawn
+    let depth = ndc_depth(p);
+    // behind what was drawn in front of it (the water's own written depth does not hide it)
+    if (textureLoad(scene_depth, pixel, 0) < hiding_depth(pixel, here.x)) { return; }
 
     let dx = tangent(pixel, here.x, p, vec2i(1, 0));
     let dy = tangent(pixel, here.x, p, vec2i(0, 1));
@@ -119,7 +112,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     var seen = vec2f(pixel) + 0.5 + offset;
     let nearest = clamp(vec2i(floor(seen)), vec2i(0), vec2i(size) - 1);
     // what lies at the offset is in front of the water: the background straight behind instead
-    if (textureLoad(scene_depth, nearest, 0) <= depth) { seen = vec2f(pixel) + 0.5; }
+    if (opaque_in_front(nearest, depth)) { seen = vec2f(pixel) + 0.5; }
     let behind = textureSampleLevel(background, linear_sampler, seen / vec2f(size), 0.0);
     let transmitted = pow(max(params.tint.rgb, vec3f(1e-4)), vec3f(params.tint.w * thickness));
     let lit_tint = scene_lit(frame, params.tint.rgb, n, 1.0)
@@ -133,7 +126,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
                     * frame.light_color.rgb * step(0.0, dot(n, light));
     // the silhouette fades over EDGE pixels, so the spheres' outline does not show as a row of
     // lit rims
-    let edge = smoothstep(0.35, 0.75, water_around(pixel));
+    let edge = edge_fade(pixel);
     let straight = textureLoad(background, pixel, 0);
     let color = mix(straight.rgb, mix(refracted, reflected, fresnel) + highlight, edge);
     let cover = (1.0 - dot(transmitted, vec3f(1.0 / 3.0)) * (1.0 - fresnel)) * edge;

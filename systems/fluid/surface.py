@@ -8,16 +8,23 @@ Its passes, all compute work in the RENDER phase, for fluid entity ``<e>``:
                                    of 1/t) and the chord through it added to the thickness
   <e>:fluid:surface:resolve        the splats as (t, thickness) floats per pixel
   <e>:fluid:surface:smooth:<k>     the passes of a bilateral filter of the depth (SMOOTHING)
+  <e>:fluid:surface:depth          a draw: the smoothed surface's depth into the scene depth
+                                   ("less": the nearer of the water and what is drawn), where
+                                   the water covers opaquely (fluid/surface_cover.wgsl)
   <e>:fluid:surface:copy           the scene image as drawn so far, for refraction
   <e>:fluid:surface:shade          normals from the smoothed depth, Fresnel sky reflection,
                                    refraction, Beer-Lambert absorption and a highlight, written
-                                   into the scene image where the water is in front of the scene
-                                   depth
+                                   into the scene image where the water is in front of what was
+                                   drawn
 
-The copy reads the scene image, so it follows every draw into it (the frame graph runs a pure
-reader after every writer of its phase): the water goes over all that is drawn, and is hidden
-where the depth target is nearer than its surface. Transparent draws (which write no depth) are
-drawn before it, so the water covers them even where they are in front of it.
+The water takes part in depth like an opaque mesh: it is drawn in the render queue
+SURFACE_QUEUE, after the opaque geometry, the resolve of its depth and the opaque sprites, and
+before the transparent draws, which are then depth-tested against it (a spark behind the water
+is hidden, one in front shows over it); the gas volume and soft particles read the depth with
+the water in it, and so do ``--depth`` captures and particles' depth collisions. The depth draw
+declares a read of the geometry depth, so it follows every geometry draw (and so does the
+multisampled depth's resolve, whose queue is earlier); the copy and the shade read the scene
+depth, so they follow every writer of it, the depth draws of all water surfaces included.
 
 The per-pixel resources are sized like the scene image, made under their own family
 (SURFACE_FAMILY) so that a new target size replaces them alone (``targets_changed``).
@@ -32,8 +39,16 @@ import numpy as np
 import wgpu
 
 from emberfx.core import wgsl
-from emberfx.core.frame_graph import CopyTexture, Pass, Phase
+from emberfx.core.frame_graph import (
+    GEOMETRY_TARGET,
+    SCENE_TARGET,
+    CopyTexture,
+    Pass,
+    Phase,
+    RenderQueue,
+)
 from emberfx.core.layout import struct_dtype
+from emberfx.core.pipelines import RenderKey, render_pipeline
 from emberfx.core.point_lights import light_bindings
 from emberfx.core.resources import BufferView, TextureResource
 from emberfx.core.system import EntityRef, System
@@ -44,6 +59,11 @@ SURFACE = struct_dtype("fluid/surface_types.wgsl", "SurfaceParams")
 SURFACE_FAMILY = "fluid:surface"
 SCENE_IMAGE = "scene/color"
 SCENE_DEPTH = "scene/depth"
+GEOMETRY_DEPTH = f"{GEOMETRY_TARGET}/depth"
+SURFACE_QUEUE = RenderQueue.OPAQUE_SPRITES + 1
+"""the water's render queue: after what writes depth (geometry, its resolve, opaque sprites),
+before the transparent draws and the gas volume, which test or read the depth it writes"""
+DEPTH_SHADER = "fluid/surface_depth.wgsl"
 PIXEL_GROUP = wgsl.workgroup_size("fluid/surface_shade.wgsl")   # every per-pixel pass's
 PARTICLE_GROUP = wgsl.workgroup_size("fluid/surface_splat.wgsl")[0]
 SPLAT_RADIUS = 1.5
@@ -198,11 +218,27 @@ class WaterSurface:
                          "smoothed": target}, constants={"SCALE": scale, "TAPS": taps},
                 does="bilateral smoothing of the water's depth"), chain))
         final = r["a"] if len(SMOOTHING) % 2 == 0 else r["b"]
+        shared = self.system.shared
+        pipeline = render_pipeline(self.system.device, RenderKey(
+            DEPTH_SHADER, shared.scene_format, depth_format=shared.depth_format,
+            depth_write=True, depth_compare="less", color_writes=False,
+            label=f"{e}:fluid:surface:depth"))
+        depth = build.draw(f"{e}:fluid:surface:depth", DEPTH_SHADER, pipeline,
+                           {"frame": frame, "params": params, "surface": final},
+                           target=SCENE_TARGET, vertices=3,
+                           does="the water surface's depth into the scene depth")
+        # after every geometry draw (the renderer counts their depth as present where none
+        # draws), and before every reader of the scene depth
+        passes.append(dataclasses.replace(depth, reads=(*depth.reads, GEOMETRY_DEPTH),
+                                          writes=(*depth.writes, SCENE_DEPTH)))
         background = self.background
         assert background is not None
+        # declared as reading the scene depth, not the image: it then follows every writer of
+        # the depth (the geometry's resolve, the water's depth draws), but not the transparent
+        # draws into the image, which come after the water
         passes.append(Pass(f"{e}:fluid:surface:copy", Phase.RENDER,
                            CopyTexture(scene.texture, background.texture),
-                           reads=(SCENE_IMAGE,), writes=(background.name,),
+                           reads=(SCENE_DEPTH,), writes=(background.name,),
                            does="the scene image drawn so far, for the water's refraction"))
         passes.append(build.compute(
             f"{e}:fluid:surface:shade", Phase.RENDER, "fluid/surface_shade.wgsl", pixels,
@@ -210,4 +246,5 @@ class WaterSurface:
              "scene_depth": SCENE_DEPTH, "normals": r["normals"], "output_image": scene,
              "linear_sampler": self.sampler, **light_bindings()},
             does="the water surface shaded and composited into the scene image"))
-        return passes
+        # all in the water's queue, so that none waits behind the transparent draws
+        return [dataclasses.replace(p, order=SURFACE_QUEUE) for p in passes]

@@ -6,6 +6,8 @@ bytes, and bad fields refused in one line."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -466,7 +468,7 @@ center = [0.3, 0.125, 0.125]
 half_size = [0.05, 1.0, 1.0]
 """
     engine = Engine(loads_scene(text), size=(16, 16))
-    piston = engine.components_of("piston")["collider"]
+    piston: Any = engine.components_of("piston")["collider"]
     for k in range(1, 7):
         engine.step(1)
         piston.center = (0.3 + speed * dt * k, 0.125, 0.125)

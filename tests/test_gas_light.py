@@ -8,6 +8,8 @@ on live lights it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from test_point_lights import DEPTH, SIZE, WORLD_X, WORLD_Y, scene_text
@@ -51,7 +53,8 @@ def run(fire_light: float, lit_later: float | None = None) -> np.ndarray:
         engine.system_of("fire", "gas").load(engine.entity_ref("fire"), temperature=temperature)
         if lit_later is not None:
             engine.render_hdr()
-            engine.components_of("fire")["gas"].look.fire_light = lit_later
+            gas: Any = engine.components_of("fire")["gas"]
+            gas.look.fire_light = lit_later
         return engine.render_hdr()[..., :3].astype(np.float64)
     finally:
         engine.close()

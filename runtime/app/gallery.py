@@ -43,7 +43,7 @@ PLAYERS_DIR = "gallery/play"
 """the live players' folder, relative to the docs folder and to the built site"""
 PLAYERS: dict[str, int] = {
     "dam_break": 120, "debris": 120, "drape": 150, "fireworks": 150, "flag": 120,
-    "fountain": 120, "life": 120, "life_rules": 120, "smoke": 120,
+    "fountain": 120, "life": 120, "life_rules": 120,
 }
 """scene: the steps its live player records and loops. Short loops keep the docs build quick:
 the build records them on its machine's GPU, a software one in CI."""

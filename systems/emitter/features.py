@@ -74,6 +74,8 @@ FEATURES: tuple[EmitterFeature, ...] = (
     NeighboursFeature(), CullingFeature(), ColorFeature(), ShadowCastFeature(),
     ReceiveShadowsFeature(), EmitLightFeature())
 _UPLOADING = tuple(f for f in FEATURES if type(f).upload is not EmitterFeature.upload)
+# the features that may find a pool stale: asked on every spawn or delete, for every pool
+_STALING = tuple(f for f in FEATURES if type(f).stale is not EmitterFeature.stale)
 _variants: dict[tuple, str] = {}   # (base, swaps) -> derived shader name, one per combination
 
 
@@ -214,7 +216,7 @@ def rebuilds(system: EmitterHost, pool: Pool) -> list[Pool]:
 
 
 def stale(system: EmitterHost, pool: Pool) -> bool:
-    return any(f.stale(system, pool) for f in applying(pool.component))
+    return any(f.applies(pool.component) and f.stale(system, pool) for f in _STALING)
 
 
 def state(device, pool: Pool) -> dict[str, np.ndarray]:

@@ -12,6 +12,7 @@
 // Bindings (group 0): 0 frame (uniform Frame), 1 params (uniform SurfaceParams),
 //   2 surface (read vec2f per pixel: t, thickness)
 
+//! include common/fullscreen.wgsl
 //! include common/frame.wgsl
 //! include fluid/surface_types.wgsl
 //! include fluid/surface_cover.wgsl
@@ -22,8 +23,7 @@
 
 @vertex
 fn vs_main(@builtin(vertex_index) vertex: u32) -> @builtin(position) vec4f {
-    let uv = vec2f(f32((vertex << 1u) & 2u), f32(vertex & 2u));
-    return vec4f(uv * 2.0 - 1.0, 0.0, 1.0);
+    return fullscreen_position(vertex);
 }
 
 struct Written {

@@ -17,12 +17,13 @@
 
 override SAMPLES: u32 = 4u;
 
+//! include common/fullscreen.wgsl
+
 @group(0) @binding(0) var geometry_depth: texture_depth_multisampled_2d;
 
 @vertex
 fn vs_main(@builtin(vertex_index) vertex: u32) -> @builtin(position) vec4f {
-    let uv = vec2f(f32((vertex << 1u) & 2u), f32(vertex & 2u));
-    return vec4f(uv * 2.0 - 1.0, 0.0, 1.0);
+    return fullscreen_position(vertex);
 }
 
 struct Resolved {

@@ -27,6 +27,7 @@
 //   6 shadow_map (texture_depth_2d), 7 shadow_opacity (texture_2d<f32>)
 
 //! include common/frame.wgsl
+//! include common/fullscreen.wgsl
 //! include common/shadow.wgsl
 //! include gas/types.wgsl
 //! include gas/glow.wgsl
@@ -48,8 +49,7 @@ struct Varyings {
 
 @vertex
 fn vs_main(@builtin(vertex_index) v: u32) -> Varyings {
-    let uv = vec2f(f32((v << 1u) & 2u), f32(v & 2u));
-    return Varyings(vec4f(uv * 2.0 - 1.0, 0.0, 1.0));
+    return Varyings(fullscreen_position(v));
 }
 
 // Trilinear density and temperature at world point x (clamped into the box).

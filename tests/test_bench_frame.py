@@ -17,7 +17,7 @@ KEYS = {"frame", "step", "draw", "submit", "python", "python_step", "python_draw
 
 @pytest.mark.parametrize("pipelined", [True, False])
 def test_measure_frames_steps_draws_and_restores_submit(gpu, scenes_dir, pipelined):
-    engine = Engine(load_scene(scenes_dir / "showcase.toml"), size=(64, 36))
+    engine = Engine(load_scene(scenes_dir / "sampler.toml"), size=(64, 36))
     try:
         result = measure_frames(engine, pipelined=pipelined, frames=3, warmup=1)
         assert engine.clock.steps == 4                       # one step per frame, warm-up included
@@ -38,7 +38,7 @@ def test_frames_with_no_readback_read_nothing_back(gpu, scenes_dir):
     from emberfx.bench.frame import NO_READBACK
     from emberfx.bench.harness import sync
 
-    engine = Engine(load_scene(scenes_dir / "showcase.toml"), size=(64, 36))
+    engine = Engine(load_scene(scenes_dir / "sampler.toml"), size=(64, 36))
     try:
         engine.step(2)                      # readback every step: steps 0 and 1
         sync(engine.device)
@@ -55,7 +55,7 @@ def test_rows_are_consistent_and_print_in_aligned_columns(gpu, scenes_dir, capsy
                                                           monkeypatch):
     from emberfx import bench
 
-    engine = Engine(load_scene(scenes_dir / "showcase.toml"), size=(64, 36))
+    engine = Engine(load_scene(scenes_dir / "sampler.toml"), size=(64, 36))
     try:
         measured = measure_frames(engine, pipelined=False, frames=3, warmup=1)
         rounds = measure_rounds(engine, pipelined=False, rounds=3, frames=3, warmup=1)
@@ -177,7 +177,7 @@ def test_a_replayed_draw_draws_the_recorded_frame_again(gpu):
 def test_measure_calls_alone_counts_the_frame_and_restores_the_readback(gpu, scenes_dir):
     from emberfx.bench.frame import measure_calls_alone
 
-    engine = Engine(load_scene(scenes_dir / "showcase.toml"), size=(64, 36))
+    engine = Engine(load_scene(scenes_dir / "sampler.toml"), size=(64, 36))
     try:
         engine.readback_every = 4
         steps = engine.clock.steps
@@ -222,7 +222,7 @@ def test_measure_rounds_times_each_round_between_references(gpu, scenes_dir, mon
 
     timings = iter([1.0, 1.2,   2.0, 2.1,   1.05, 1.0])   # before, after: round 0, 1, 2
     monkeypatch.setattr(frame, "python_reference_ms", lambda: next(timings))
-    engine = Engine(load_scene(scenes_dir / "showcase.toml"), size=(64, 36))
+    engine = Engine(load_scene(scenes_dir / "sampler.toml"), size=(64, 36))
     try:
         result = measure_rounds(engine, pipelined=False, rounds=3, frames=2, warmup=1)
         assert engine.clock.steps == 9
@@ -239,7 +239,7 @@ def test_measure_rounds_times_each_round_between_references(gpu, scenes_dir, mon
 
 
 def test_measure_rounds_needs_a_round(gpu, scenes_dir):
-    engine = Engine(load_scene(scenes_dir / "showcase.toml"), size=(64, 36))
+    engine = Engine(load_scene(scenes_dir / "sampler.toml"), size=(64, 36))
     try:
         with pytest.raises(ValueError, match="at least one round, found 0"):
             measure_rounds(engine, pipelined=False, rounds=0)

@@ -65,7 +65,7 @@ def test_bench_modules_stay_small_and_names_are_unchanged():
 
 
 def test_frame_passes_are_the_frame_in_order_and_filter_by_phase(gpu, scenes_dir):
-    with Engine(load_scene(scenes_dir / "showcase.toml"), size=(64, 36)) as engine:
+    with Engine(load_scene(scenes_dir / "sampler.toml"), size=(64, 36)) as engine:
         every = engine.frame_passes()
         assert [p.name for p in every] == engine.passes()
         simulation = engine.frame_passes(SIMULATION_PHASES)

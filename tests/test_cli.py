@@ -213,12 +213,15 @@ def fake_stack(monkeypatch):
         def __init__(self, path):
             self.path = Path(path)
             self.settings = SimpleNamespace(name="Fountain", size=(96, 54), fixed_dt=1 / 60,
-                                            script=None)
+                                            script=None, preview_steps=lambda: 120,
+                                            duration_steps=lambda: 300)
             self.entities = [SimpleNamespace(name="fountain", components={"emitter": None},
                                              script=None)]
+            self.cpu = {}
 
     scene_mod.Scene = Scene
     scene_mod.load_scene = Scene
+    scene_mod.validated_copy = lambda value, key, **_: value
     scene_mod.describe = lambda scene: f"scene {scene.settings.name}\n  entity fountain"
     engine_mod = types.ModuleType("emberfx.engine.engine")
     engine_mod.Engine = FakeEngine

@@ -18,11 +18,12 @@ import math
 import numpy as np
 import pytest
 
+from emberfx.core.errors import SceneError
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import loads_scene
 from emberfx.model.transforms import rotation_matrix
 from emberfx.systems.colliders.meshes import MESHES, model_matrix, plane_basis
-from emberfx.systems.colliders.system import FLOOR_CELL, FLOOR_CONTRAST
+from emberfx.systems.colliders.system import FLOOR_CELL, FLOOR_CONTRAST, MOTTLE_CONTRAST
 
 SIZE = 128          # pixels, square
 HEIGHT = 4.0        # world units shown from bottom to top
@@ -235,6 +236,40 @@ def test_the_floor_has_a_checker_of_floor_cells(gpu):
     assert odd.std() < 0.01 and even.std() < 0.01          # flat inside each cell
     dark, bright = sorted([odd.mean(), even.mean()])       # which parity is dark is no contract
     assert dark / bright == pytest.approx(1.0 - FLOOR_CONTRAST, abs=0.02)
+
+
+def test_pattern_noise_mottles_the_colour_around_its_mean_fixed_in_the_world(gpu):
+    """pattern = "noise" multiplies the colour by 1 + MOTTLE_CONTRAST (2 n - 1), n a mottle in
+    (0, 1) around 0.5: against the plain floor (light the same everywhere) each pixel's ratio
+    lies within 1 +- MOTTLE_CONTRAST, varies visibly, and averages 1 over ~8 noise cells a side
+    (to 0.08). The noise is a function of the world position: moving the camera 0.5 units right
+    moves the picture 16 pixels left, the same pixels within a level (the fading of fine
+    octaves depends on the footprint alone, which is the same)."""
+    def floor(pattern: str, cx: float = 0.0) -> np.ndarray:
+        text = scene_text(collider("floor", shape="plane", point=(0.0, 0.0, 0.0),
+                                   normal=(0.0, 0.0, 1.0), extent=8.0, color="#808080",
+                                   pattern=pattern))
+        return picture(text.replace("center = [0.0, 0.0]", f"center = [{cx}, 0.0]"))
+
+    plain, noise = linear(floor("plain"))[..., 1], linear(floor("noise"))[..., 1]
+    assert plain.std() < 0.002 and plain.mean() > 0.05
+    ratio = noise / plain
+    spread = MOTTLE_CONTRAST + 0.02
+    assert ratio.min() >= 1.0 - spread and ratio.max() <= 1.0 + spread
+    assert ratio.std() > 0.05
+    assert ratio.mean() == pytest.approx(1.0, abs=0.08)
+    shift = int(0.5 * PPU)
+    moved = floor("noise", 0.5)
+    diff = np.abs(moved[:, :-shift, :3].astype(int) - floor("noise")[:, shift:, :3].astype(int))
+    assert diff.max() <= 1
+
+
+def test_the_checker_is_a_floors_pattern():
+    with pytest.raises(SceneError) as info:
+        loads_scene(scene_text(collider("crate", shape="box", pattern="checker")), path="x.toml")
+    assert str(info.value) == ("x.toml: entity 'crate': collider.pattern: expected \"noise\" or "
+                               "\"plain\" for shape = \"box\" (the checker is a floor's, on a "
+                               "plane), found \"checker\"")
 
 
 # ----------------------------------------------------------------------------- looks

@@ -1,4 +1,4 @@
-"""What a frame repeats on the CPU: once the showcase has run a few frames, a frame makes no GPU
+"""What a frame repeats on the CPU: once the sampler has run a few frames, a frame makes no GPU
 object (bind group, pipeline, render bundle, buffer, texture, view) and rewrites no look uniform
 whose fields did not change; an edit of those fields still reaches the GPU on the next frame.
 (Speed itself is measured by ``emberfx bench frame``, never asserted here.)"""
@@ -29,8 +29,8 @@ def frame(engine: Engine, output) -> None:
 
 
 @pytest.fixture
-def showcase(gpu, scenes_dir):
-    with Engine(load_scene(scenes_dir / "showcase.toml"), size=SIZE, scripts=False) as engine:
+def sampler(gpu, scenes_dir):
+    with Engine(load_scene(scenes_dir / "sampler.toml"), size=SIZE, scripts=False) as engine:
         output = engine.device.create_texture(
             size=(*SIZE, 1), format="rgba8unorm-srgb",
             usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
@@ -40,8 +40,8 @@ def showcase(gpu, scenes_dir):
         output.destroy()
 
 
-def test_later_frames_create_no_gpu_objects(showcase, monkeypatch):
-    engine, output = showcase
+def test_later_frames_create_no_gpu_objects(sampler, monkeypatch):
+    engine, output = sampler
     made: Counter = Counter()
 
     def counting(name, original):
@@ -71,10 +71,10 @@ def edit_looks(engine: Engine) -> None:
     engine.entity("swarm").particle_life.size = 0.05
 
 
-def test_unchanged_looks_are_not_rewritten_and_an_edit_is(showcase, scenes_dir, monkeypatch):
+def test_unchanged_looks_are_not_rewritten_and_an_edit_is(sampler, scenes_dir, monkeypatch):
     """The oracle of the edit: an engine edited before its first frame, after as many frames,
     gives the same bytes (both fields change only how things are drawn)."""
-    engine, output = showcase
+    engine, output = sampler
     written: Counter = Counter()
     queue = engine.device.queue
     original = queue.write_buffer
@@ -96,7 +96,7 @@ def test_unchanged_looks_are_not_rewritten_and_an_edit_is(showcase, scenes_dir, 
     assert written["flag/look"] == 1 and written["swarm/look"] == 1
     after = engine.render()
     monkeypatch.undo()
-    with Engine(load_scene(scenes_dir / "showcase.toml"), size=SIZE, scripts=False) as fresh:
+    with Engine(load_scene(scenes_dir / "sampler.toml"), size=SIZE, scripts=False) as fresh:
         edit_looks(fresh)
         for _ in range(WARM_FRAMES + 4):
             frame(fresh, output)
@@ -111,12 +111,12 @@ def compute_runs(passes) -> int:
                if kind == "compute" and (i == 0 or kinds[i - 1] != "compute"))
 
 
-def test_each_run_of_compute_passes_is_one_gpu_compute_pass(showcase, monkeypatch):
+def test_each_run_of_compute_passes_is_one_gpu_compute_pass(sampler, monkeypatch):
     """Consecutive dispatches share one GPUComputePass, and the drawing phases' compute work
-    runs before draws it does not touch, so the showcase's draws need five render passes: the
+    runs before draws it does not touch, so the sampler's draws need five render passes: the
     light's shadow map, the multisampled geometry, the sprites (after the depth resolve, in the
     same pass), its soft particles (read-only depth) and the output."""
-    engine, output = showcase
+    engine, output = sampler
     begun: Counter = Counter()
     encoder_class = type(engine.device.create_command_encoder())
 
@@ -146,14 +146,14 @@ def test_each_run_of_compute_passes_is_one_gpu_compute_pass(showcase, monkeypatc
     assert begun["begin_render_pass"] == 5
 
 
-def test_an_unchanged_frame_compiles_sorts_and_checks_nothing(showcase, monkeypatch):
+def test_an_unchanged_frame_compiles_sorts_and_checks_nothing(sampler, monkeypatch):
     """The frame graph is sorted, checked and compiled once per distinct pass list: not for an
     unchanged frame, nor when the systems are asked for their passes again and give the same
     ones (the graph is rebuilt then, as after a live edit that changes passes)."""
     import emberfx.core.frame_order
     import emberfx.core.frame_plan
 
-    engine, output = showcase
+    engine, output = sampler
     work: Counter = Counter()
 
     def counting(name, original):
@@ -177,8 +177,8 @@ def test_an_unchanged_frame_compiles_sorts_and_checks_nothing(showcase, monkeypa
     assert work["sorted_passes"] == work["check_reads"] == 1 and work["compute_calls"] > 0
 
 
-def test_a_frame_writes_each_buffer_once_at_most(showcase, monkeypatch):
-    engine, output = showcase
+def test_a_frame_writes_each_buffer_once_at_most(sampler, monkeypatch):
+    engine, output = sampler
     written: Counter = Counter()
     queue = engine.device.queue
     original = queue.write_buffer
@@ -192,7 +192,7 @@ def test_a_frame_writes_each_buffer_once_at_most(showcase, monkeypatch):
     assert written and max(written.values()) == 1, written.most_common(3)
 
 
-def test_a_live_edit_checks_the_numbers_and_files_of_the_edited_fields_only(showcase,
+def test_a_live_edit_checks_the_numbers_and_files_of_the_edited_fields_only(sampler,
                                                                              monkeypatch):
     """Scripts edit a field or two every step: the checks of a field alone (32-bit numbers,
     file paths) run for the fields whose values changed, while the types and the class's own
@@ -202,7 +202,7 @@ def test_a_live_edit_checks_the_numbers_and_files_of_the_edited_fields_only(show
     import emberfx.model.scene as scene_module
     from emberfx.model.loader import SceneLoader
 
-    engine, output = showcase
+    engine, output = sampler
     numbers_checked, paths_checked = [], []
     bad_numbers, path_value = loader.bad_numbers, SceneLoader.path_value
 
@@ -298,12 +298,12 @@ def test_each_script_file_is_looked_at_once_a_step(gpu, tmp_path, monkeypatch):
         assert engine.entity("jet").emitter.size == pytest.approx(0.01 + 0.01 * 3, abs=1e-12)
 
 
-def test_lone_emitters_write_their_step_records_in_one_page(showcase, monkeypatch):
+def test_lone_emitters_write_their_step_records_in_one_page(sampler, monkeypatch):
     """The two lone emitters' params and counters (collisions and sending events keep them
     alone; the two prewarmed emitters and the two that the rockets' events spawn into share a
     batch) are views into one page per kind, written with one call each a step, and the event
     source's totals (rockets: on_death, on_age) are kept by the GPU across those writes."""
-    engine, output = showcase
+    engine, output = sampler
     system = engine.system_of("fountain", "emitter")
     lone = [p for p in system.pools.values() if p.batch is None]
     assert sorted(p.entity.name for p in lone) == ["fountain", "rockets"]
@@ -429,13 +429,13 @@ def test_edits_of_fields_checked_alone_read_as_the_whole_check(scenes_dir, key):
     assert refused > compared / 2 and compared - refused > compared / 20, (refused, compared)
 
 
-def test_a_live_edit_of_fields_checked_alone_skips_the_whole_check(showcase, monkeypatch):
-    """The showcase's scripts move the fountain every step: its edit is checked field by field,
+def test_a_live_edit_of_fields_checked_alone_skips_the_whole_check(sampler, monkeypatch):
+    """The sampler's scripts move the fountain every step: its edit is checked field by field,
     without the whole component's conversion and class checks; an edit of another field still
     gets the whole check."""
     from emberfx.model.loader import SceneLoader
 
-    engine, output = showcase
+    engine, output = sampler
     whole: Counter = Counter()
     component = SceneLoader.component
 
@@ -459,7 +459,7 @@ def test_a_live_edit_of_fields_checked_alone_skips_the_whole_check(showcase, mon
     fountain.position = (0.4, -1.9, 0.0)
     frame(engine, output)
     assert whole["emitter"] == 2 and fountain.size == 0.04
-    # the other two components the showcase's scripts edit every step
+    # the other two components the sampler's scripts edit every step
     well, swarm = engine.entity("well").attractor, engine.entity("swarm").particle_life
     well.position = [-4.5, 4.0, -2.0]
     swarm.force = 1.25
@@ -520,9 +520,9 @@ def test_short_hook_calls_do_not_each_wake_the_watchdog():
 
 
 
-def test_a_step_packs_only_what_changed_for_lone_emitters(showcase, monkeypatch):
+def test_a_step_packs_only_what_changed_for_lone_emitters(sampler, monkeypatch):
     """A step packs Force records only for the emitters a force acts on, once per set of
-    forces (in the showcase: the stars, which the well pulls and which share a batch, once per
+    forces (in the sampler: the stars, which the well pulls and which share a batch, once per
     step; no lone emitter) and the sprite look only after
     an edit of a field it is packed from; a script moving the fountain packs its params, not
     its look. The oracle of the edit: the look's bytes as written equal a fresh packing of the
@@ -531,7 +531,7 @@ def test_a_step_packs_only_what_changed_for_lone_emitters(showcase, monkeypatch)
     import emberfx.systems.emitter.params as emitter_params
     from emberfx.systems.emitter.looks import pack_sprite_look
 
-    engine, output = showcase
+    engine, output = sampler
     packed: Counter = Counter()
     for module, name in ((emitter_params, "pack_forces"), (emitter_looks, "pack_sprite_look")):
         original = getattr(module, name)
@@ -559,7 +559,7 @@ def test_a_step_packs_only_what_changed_for_lone_emitters(showcase, monkeypatch)
     assert [data[:len(look)] for data in written["fountain/sprite_look"]] == [look]
 
 
-def test_a_target_inbox_is_packed_again_only_when_its_links_change(showcase, monkeypatch):
+def test_a_target_inbox_is_packed_again_only_when_its_links_change(sampler, monkeypatch):
     """The event targets' inboxes are written every step (the GPU's tallies of the last step
     are in them) from a record packed once; an edit of the source's event count reaches the
     next write. Gold is batched: its inbox is its row of the batch's inbox arena, written
@@ -567,7 +567,7 @@ def test_a_target_inbox_is_packed_again_only_when_its_links_change(showcase, mon
     batch's records arena starts."""
     from emberfx.systems.emitter.events import INBOX, RECORD
 
-    engine, output = showcase
+    engine, output = sampler
     system = engine.system_of("gold", "emitter")
     gold = system.pools["gold"]
     batch = gold.batch
@@ -598,7 +598,7 @@ def test_a_target_inbox_is_packed_again_only_when_its_links_change(showcase, mon
     assert len(inboxes) == 2 and inboxes[1]["links"][0]["count"] == 650
 
 
-def test_a_live_edit_checked_alone_compares_the_fields_it_touched_only(showcase, monkeypatch):
+def test_a_live_edit_checked_alone_compares_the_fields_it_touched_only(sampler, monkeypatch):
     """An edit checked field by field compares (and copies back) only the fields that do not
     hold the last valid values' very objects; the oracle is the comparison of every field."""
     import dataclasses
@@ -606,7 +606,7 @@ def test_a_live_edit_checked_alone_compares_the_fields_it_touched_only(showcase,
     import emberfx.engine.live_edits as live_edits
     from emberfx.model.components import changed_between
 
-    engine, output = showcase
+    engine, output = sampler
     seen = []
 
     def spy(cls, before, after, among=None):

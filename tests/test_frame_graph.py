@@ -208,14 +208,14 @@ def test_order_hint_puts_backgrounds_first_and_callable_groups_are_resolved():
 
 
 def test_draws_replayed_from_render_bundles_match_direct_draws(gpu, scenes_dir):
-    """The showcase's draws (indirect particles, an indexed cloth mesh with ping-pong bind groups,
+    """The sampler's draws (indirect particles, an indexed cloth mesh with ping-pong bind groups,
     a Life quad with its trail, a swarm, the present pass) from bundles give the same images, byte
     for byte, as an identical engine that records them directly; once every parity has been seen,
     no new bundle is recorded."""
     from emberfx.engine.engine import Engine
     from emberfx.model.scene import load_scene
 
-    scene = load_scene(scenes_dir / "showcase.toml")
+    scene = load_scene(scenes_dir / "sampler.toml")
     bundled, direct = Engine(scene, size=(96, 54)), Engine(scene, size=(96, 54))
     direct._renderer.bundles = None
     try:

@@ -77,8 +77,8 @@ def _run(scene_path, frames: int, one_submission: bool, between=None):
 
 def test_one_submission_a_frame_gives_the_same_frames(gpu, scenes_dir):
     frames = 9
-    held = _run(scenes_dir / "showcase.toml", frames, one_submission=True)
-    apart = _run(scenes_dir / "showcase.toml", frames, one_submission=False)
+    held = _run(scenes_dir / "sampler.toml", frames, one_submission=True)
+    apart = _run(scenes_dir / "sampler.toml", frames, one_submission=False)
     assert held[0] == apart[0]                           # every frame's image, byte for byte
     for name in held[1]:
         _same_state(held[1][name], apart[1][name])
@@ -96,8 +96,8 @@ def test_edits_and_rebuilds_between_the_step_and_the_draw(gpu, scenes_dir):
         if i == 4:
             emitter.capacity = emitter.capacity + 1000  # rebuilds the emitter's buffers
 
-    held = _run(scenes_dir / "showcase.toml", 7, one_submission=True, between=edit)
-    apart = _run(scenes_dir / "showcase.toml", 7, one_submission=False, between=edit)
+    held = _run(scenes_dir / "sampler.toml", 7, one_submission=True, between=edit)
+    apart = _run(scenes_dir / "sampler.toml", 7, one_submission=False, between=edit)
     assert held[0] == apart[0]
     for name in held[1]:
         _same_state(held[1][name], apart[1][name])
@@ -186,7 +186,7 @@ def test_the_draw_records_into_the_held_steps_last_compute_pass(gpu, scenes_dir)
     the block ends the pass before the submission."""
     from emberfx.bench.frame_calls import call_counts, record_calls
 
-    engine = Engine(load_scene(scenes_dir / "showcase.toml"), size=SIZE)
+    engine = Engine(load_scene(scenes_dir / "sampler.toml"), size=SIZE)
     try:
         engine.readback_every = 1000   # no readback: every step may be held
         texture = output_texture(engine)

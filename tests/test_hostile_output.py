@@ -47,10 +47,10 @@ def error_line(stderr: str) -> str:
 
 # ---------------------------------------------------------------------------- empty point sets
 
-def test_showcase_ply_export_writes_emitters_with_no_particle_as_zero_vertices(gpu, tmp_path):
-    """scenes/showcase.toml has emitters with nothing alive in their first steps."""
+def test_sampler_ply_export_writes_emitters_with_no_particle_as_zero_vertices(gpu, tmp_path):
+    """scenes/sampler.toml has emitters with nothing alive in their first steps."""
     plyfile = pytest.importorskip("plyfile")
-    r = run_module("export", "showcase", "--frames", 3, "--format", "ply", "--out",
+    r = run_module("export", "sampler", "--frames", 3, "--format", "ply", "--out",
                    tmp_path / "out")
     assert r.returncode == 0, r.stderr
     files = sorted((tmp_path / "out").iterdir())

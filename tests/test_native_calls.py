@@ -25,10 +25,10 @@ pytestmark = pytest.mark.skipif(not native_calls.AVAILABLE,
                                 reason="wgpu-py without wgpu-native's C functions")
 
 
-def run_showcase(scenes_dir, native: bool, monkeypatch) -> tuple[dict, np.ndarray]:
-    """The showcase's state and picture after STEPS frames, with native calls on or off."""
+def run_sampler(scenes_dir, native: bool, monkeypatch) -> tuple[dict, np.ndarray]:
+    """The sampler's state and picture after STEPS frames, with native calls on or off."""
     monkeypatch.setattr(native_calls, "enabled", native)
-    with Engine(load_scene(scenes_dir / "showcase.toml"), size=SIZE, scripts=False) as engine:
+    with Engine(load_scene(scenes_dir / "sampler.toml"), size=SIZE, scripts=False) as engine:
         output = engine.device.create_texture(size=(*SIZE, 1), format="rgba8unorm-srgb",
                                               usage=wgpu.TextureUsage.RENDER_ATTACHMENT)
         for _ in range(STEPS):
@@ -44,8 +44,8 @@ def run_showcase(scenes_dir, native: bool, monkeypatch) -> tuple[dict, np.ndarra
 def test_native_and_wrapped_calls_give_the_same_bytes(gpu, scenes_dir, monkeypatch):
     """Emitters (batched and lone, with events), cloth, Life, particle life and post effects:
     every state array and the rendered picture equal byte for byte."""
-    native_states, native_picture = run_showcase(scenes_dir, True, monkeypatch)
-    wrapped_states, wrapped_picture = run_showcase(scenes_dir, False, monkeypatch)
+    native_states, native_picture = run_sampler(scenes_dir, True, monkeypatch)
+    wrapped_states, wrapped_picture = run_sampler(scenes_dir, False, monkeypatch)
     assert native_states.keys() == wrapped_states.keys()
     for name, fields in native_states.items():
         assert fields.keys() == wrapped_states[name].keys(), name
@@ -56,7 +56,7 @@ def test_native_and_wrapped_calls_give_the_same_bytes(gpu, scenes_dir, monkeypat
 
 
 def one_step_commands(scenes_dir, monkeypatch, native: bool) -> tuple[list[tuple], int]:
-    """The compute-pass commands of the showcase's fifth step, recorded at the C functions
+    """The compute-pass commands of the sampler's fifth step, recorded at the C functions
     (native) or at wgpu-py's methods (wrapped). Pipelines, bind groups and buffers appear as
     the order in which the step first named them, so two Engines' logs compare. Also: how many
     compute commands went through wgpu-py's methods while the native ones were recorded."""
@@ -68,7 +68,7 @@ def one_step_commands(scenes_dir, monkeypatch, native: bool) -> tuple[list[tuple
         return named.setdefault(handle, len(named))
 
     monkeypatch.setattr(native_calls, "enabled", native)
-    with Engine(load_scene(scenes_dir / "showcase.toml"), size=SIZE, scripts=False) as engine:
+    with Engine(load_scene(scenes_dir / "sampler.toml"), size=SIZE, scripts=False) as engine:
         # recording from the start: a run resolves its fixed commands' C functions when it
         # first replays natively
         if native:

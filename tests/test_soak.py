@@ -93,9 +93,9 @@ def assert_rss_flat(engine: Engine, *, warmup: int = 60, render_every: int = 100
                                   f"({grown / done:.3f} MB/step)")
 
 
-def test_showcase_stays_flat_for_600_steps(gpu, scenes_dir):
+def test_sampler_stays_flat_for_600_steps(gpu, scenes_dir):
     """The README's main scene: emitters, an attractor, a flag in wind, Life, particle life."""
-    engine = Engine(load_scene(scenes_dir / "showcase.toml"), size=(160, 90))
+    engine = Engine(load_scene(scenes_dir / "sampler.toml"), size=(160, 90))
     try:
         assert_rss_flat(engine)
         assert engine.stats()["frame"] == 60 + SOAK_STEPS
@@ -136,8 +136,8 @@ LEAK_CHUNK = 25             # steps between RSS checks, so a leak fails within t
 LEAK_RENDER_EVERY = 5       # render like a window or a video would, every few steps
 LEAK_MB_PER_STEP = 0.1
 # Lavapipe's rasterizer keeps memory for the most particles drawn so far, which rises until the
-# pools reach steady state (uncapped, the showcase's stars, which live 5 s, add ~15 MB); and once in
-# a while (about one showcase run in seven, at whichever render it happens) it takes 16.9 MB more
+# pools reach steady state (uncapped, the sampler's stars, which live 5 s, add ~15 MB); and once in
+# a while (about one sampler run in seven, at whichever render it happens) it takes 16.9 MB more
 # in one step and then stays flat, which reads as its binning taking another scene's worth of
 # memory while one is still in flight: a high water mark, not a leak. A leak of 0.3 MB a step or
 # more still fails by the end of the soak.
@@ -264,7 +264,7 @@ def test_close_destroys_every_buffer_and_texture_the_engine_created(created_reso
     """Even while the caller still holds the Engine, close() leaves no buffer or texture of it
     alive on the device: each one is destroyed (or already collected)."""
     created, destroyed = created_resources
-    engine = Engine(load_scene(scenes_dir / "showcase.toml"), size=(64, 36))
+    engine = Engine(load_scene(scenes_dir / "sampler.toml"), size=(64, 36))
     engine.step(3)
     engine.render()
     engine.state("flag")

@@ -297,10 +297,10 @@ def test_f1_shows_the_inspector_over_the_scene(window):
     assert not window.inspector.visible
 
 
-def test_showcase_runs_in_the_loop_with_its_scripts(gpu, tmp_path):
-    """The bundled showcase through the runner: every system, scripts, bindings, no errors."""
+def test_sampler_runs_in_the_loop_with_its_scripts(gpu, tmp_path):
+    """The bundled sampler through the runner: every system, scripts, bindings, no errors."""
     shutil.copytree(SCENES, tmp_path / "scenes")
-    engine = Engine(load_scene(tmp_path / "scenes" / "showcase.toml"), size=(192, 108))
+    engine = Engine(load_scene(tmp_path / "scenes" / "sampler.toml"), size=(192, 108))
     runner = offscreen_runner(engine, (192, 108))
     try:
         for _ in range(3):

@@ -26,14 +26,13 @@ from emberfx.app.arguments import (
     positive_int,
     script_policy_from_args,
 )
-from emberfx.app.headless import HEADLESS_FRAMES, output_size
+from emberfx.app.headless import QUALITIES, for_adapter, output_size
 from emberfx.core.errors import EmberError, UsageError
 from emberfx.engine import interrupts
 from emberfx.engine.script_watchdog import finish_process
 from emberfx.model import registry
 
 PROG = "emberfx"
-DEFAULT_RUN_FRAMES = HEADLESS_FRAMES  # headless fallback of `run` when --frames is not given
 SCENE_HELP = "scene .toml file, or a bundled scene's name (fountain, galaxy, ...)"
 PASSES_SIZE = (64, 36)  # `passes` only needs the pass list, not a full-size target
 
@@ -78,8 +77,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     s = add("run", "open SCENE in a window (headless render when there is no display)")
     s.add_argument("scene", metavar="SCENE", help=SCENE_HELP)
     s.add_argument("--frames", type=positive_int, metavar="N",
-                   help=f"exit after N frames (headless default: {DEFAULT_RUN_FRAMES})")
+                   help="exit after N frames (headless default: the scene's [scene] duration)")
     s.add_argument("--screenshot", type=Path, metavar="FILE", help="write the last frame as PNG")
+    add_quality_flag(s)
     add_script_flags(s)
 
     s = add("render", "render SCENE headless to a PNG (last frame), GIF or MP4")
@@ -93,6 +93,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     s.add_argument("--size", type=parse_size, metavar="WxH", help="image size (default: scene's)")
     from emberfx.app import compositing  # light: argparse only until it runs
     compositing.add_arguments(s)
+    add_quality_flag(s)
     add_script_flags(s)
 
     s = add("validate", "check SCENE without a GPU and describe it, listing its scripts "
@@ -141,6 +142,12 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
 
 # ---------------------------------------------------------------------------- helpers
+
+def add_quality_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quality", choices=QUALITIES, default="auto",
+                        help="auto: on a CPU adapter, apply the scene's [cpu] preset (lower grid "
+                             "and particle counts, a smaller size; said on stderr); full: render "
+                             "the scene as written (default: auto)")
 
 def _load(text: str):
     from emberfx.model.scene import (
@@ -212,7 +219,7 @@ def cmd_render(args) -> int:
 
     check_output_suffix(args.out, "--out", (".png", ".gif", ".mp4", ".mov", ".exr"))
     compositing.check_arguments(args)
-    scene = _load(args.scene)
+    scene = for_adapter(_load(args.scene), args.quality)
     frames = args.frames or scene.settings.preview_steps()
     return _render(scene, frames, args.out, args.size,
                    scripts=script_policy_from_args(args), transparent=args.transparent,
@@ -224,8 +231,8 @@ def cmd_run(args) -> int:
 
     if args.screenshot is not None:
         check_output_suffix(args.screenshot, "--screenshot", (".png",))
-    scene = _load(args.scene)
-    frames = args.frames or DEFAULT_RUN_FRAMES
+    scene = for_adapter(_load(args.scene), args.quality)
+    frames = args.frames or scene.settings.duration_steps()
     stem = Path(getattr(scene, "path", None) or args.scene).stem
     out = args.screenshot or Path(stem + ".mp4")
     headless = f"rendering {frames} frames headless to {out}"

@@ -63,6 +63,7 @@ NO_PLAYER: dict[str, str] = {
              "builds this site",
     "particle_life_3d": "its page would hold about half a megabyte per second of loop",
     "rain": "its page would hold about a quarter of a megabyte per second of loop",
+    "sampler": "it is slow to record on the software GPU that builds this site",
     "sand": "4,000 colliding grains are slow to record on the software GPU that builds this site",
     "sdf": "its volume textures make a page of several megabytes",
     "smoke": "its gas takes about 200 passes a step: slow to record on the software GPU that "

@@ -14,12 +14,28 @@ import sys
 import time
 from pathlib import Path
 
-HEADLESS_FRAMES = 300   # `run` without a window, when no frame count is given
+QUALITIES = ("auto", "full")
+"""--quality: auto applies a scene's [cpu] preset on a CPU adapter; full never does"""
 LISTED_ENTITIES = 6     # entities named in the "preparing" line; the rest are counted
 
 
 def say(message: str) -> None:
     print(f"emberfx: {message}", file=sys.stderr, flush=True)
+
+
+def for_adapter(scene, quality: str = "auto"):
+    """The scene as this machine runs it: with quality "auto" on a CPU adapter, its ``[cpu]``
+    preset applied (emberfx.model.presets), every change said on stderr; else ``scene``."""
+    if quality == "full" or not scene.cpu:
+        return scene
+    from emberfx.core.gpu import get_context
+
+    if not get_context().is_software:
+        return scene
+    variant, changed = scene.cpu_variant()
+    say(f"{scene.settings.name}: on a CPU adapter its [cpu] preset lowers "
+        f"{'; '.join(changed)} (--quality full renders it as written)")
+    return variant
 
 
 def describe_entities(scene, limit: int = LISTED_ENTITIES) -> str:

@@ -322,17 +322,19 @@ def run_window(engine, frames: int | None = None, screenshot: str | os.PathLike 
 
 
 def run(scene_or_path, size: tuple[int, int] | None = None, frames: int | None = None,
-        screenshot: str | os.PathLike | None = None, **options) -> Path | None:
+        screenshot: str | os.PathLike | None = None, quality: str = "auto",
+        **options) -> Path | None:
     """``emberfx.run(scene_or_path)``: load the scene if given a path, open it in a window.
 
     Where no window can open (no display, or an OpenGL adapter that cannot present), it says so
-    on stderr and renders headless as ``emberfx run`` does: ``frames`` (default 300) fixed steps
-    to ``screenshot``, or else to ``<scene>.mp4`` in the working folder, and returns that path.
-    ``options`` go to the Engine (``scripts=False``, ...).
+    on stderr and renders headless as ``emberfx run`` does: ``frames`` (default: the scene's
+    ``[scene] duration``) fixed steps to ``screenshot``, or else to ``<scene>.mp4`` in the
+    working folder, and returns that path. On a CPU adapter a scene's ``[cpu]`` preset applies
+    unless ``quality = "full"``. ``options`` go to the Engine (``scripts=False``, ...).
     """
     from emberfx.app.headless import (
-        HEADLESS_FRAMES,
         build_engine,
+        for_adapter,
         headless_output,
         render_headless,
         say,
@@ -340,6 +342,7 @@ def run(scene_or_path, size: tuple[int, int] | None = None, frames: int | None =
     from emberfx.model.scene import Scene, load_scene
 
     scene = scene_or_path if isinstance(scene_or_path, Scene) else load_scene(scene_or_path)
+    scene = for_adapter(scene, quality)
     if screenshot is not None and Path(screenshot).suffix.lower() != ".png":
         raise EmberError(f"a screenshot must be a .png file, not '{Path(screenshot).name}'")
     engine, reason = None, NO_DISPLAY
@@ -353,7 +356,7 @@ def run(scene_or_path, size: tuple[int, int] | None = None, frames: int | None =
             return None
         reason = f"the OpenGL adapter cannot show a window ({NO_PRESENT_HINT})"
     out = headless_output(scene, screenshot)
-    count = frames or HEADLESS_FRAMES
+    count = frames or scene.settings.duration_steps()
     say(f"{reason}; rendering {count} frames headless to {out}")
     render_headless(scene, count, out, size=size, engine=engine, **options)
     say(f"wrote {out}")

@@ -1,4 +1,4 @@
-"""``emberfx bench frame``: CPU milliseconds per frame of scenes/showcase.toml.
+"""``emberfx bench frame``: CPU milliseconds per frame of scenes/sampler.toml.
 
 A frame is what the window does each display refresh at 60 Hz with one fixed step per frame:
 ``engine.step(1)`` (scripts, component sync, uniform writes, frame-graph encoding, submit) and
@@ -8,7 +8,7 @@ time is left out in two ways, both reported:
 
 - pipelined: frames back to back, as the window runs them; the GPU works on frame n while Python
   prepares frame n + 1. ``queue.submit`` is timed separately and left out, so a submit that waits
-  for a busy GPU does not count. Right for a real GPU, whose frame (about 1 ms for the showcase on
+  for a busy GPU does not count. Right for a real GPU, whose frame (about 1 ms for the sampler on
   the H200) is shorter than the CPU's.
 - GPU idle: the bench waits (untimed) for the GPU before each step and each draw. On a software
   adapter the "GPU" is the same CPU cores, and Python timed while its rasteriser threads run comes
@@ -16,7 +16,7 @@ time is left out in two ways, both reported:
 
 A row takes one cost out: the same frames with no counters read back at all, which says what a
 step's readback costs (its map wakes wgpu-py's poll thread). Two baselines: the same loop on a
-scene with no entities (the engine's fixed cost per frame), and the wgpu calls of one showcase
+scene with no entities (the engine's fixed cost per frame), and the wgpu calls of one sampler
 frame replayed with nothing around them (frame_calls.py: what the frame would cost if the
 engine's own Python took no time, with these passes, on this host).
 
@@ -40,7 +40,7 @@ from emberfx.bench.harness import output_texture, sync
 from emberfx.bench.host import full_speed_rounds, python_reference_ms
 from emberfx.core import native_calls
 
-TARGET_MS = 1.5   # CPU per showcase frame, pipelined, submit calls excluded
+TARGET_MS = 1.5   # CPU per sampler frame, pipelined, submit calls excluded
 WARMUP_FRAMES = 20
 MEASURED_FRAMES = 60
 ROUNDS = 5        # rounds of the headline, each timed between two host references
@@ -198,7 +198,7 @@ def measure_calls_alone(engine, pipelined: bool, frames: int = MEASURED_FRAMES,
             "by_kind_ms": dict(sorted(kind_ms.items(), key=lambda item: -item[1]))}
 
 
-def frame_rows(showcase: dict, second: dict, every_step: dict, empty: dict, mode: str,
+def frame_rows(sampler: dict, second: dict, every_step: dict, empty: dict, mode: str,
                other: str, passes: int, size: str, calls: dict | None = None,
                no_readback: dict | None = None, wrapped: dict | None = None) -> list[dict]:
     """The bench's rows. Indented rows break the row above them down ("of which") or measure
@@ -209,45 +209,45 @@ def frame_rows(showcase: dict, second: dict, every_step: dict, empty: dict, mode
     baseline of the C calls."""
     no_submit = "ms (no submit)"
     return [
-        {"name": f"showcase frame, CPU, {mode} ({passes} passes, {size})",
-         "value": showcase["python"], "unit": no_submit, "target_ms": TARGET_MS,
-         "of_target": showcase["python"] / TARGET_MS},
+        {"name": f"sampler frame, CPU, {mode} ({passes} passes, {size})",
+         "value": sampler["python"], "unit": no_submit, "target_ms": TARGET_MS,
+         "of_target": sampler["python"] / TARGET_MS},
         {"name": f"  rounds at the run's fastest host speed "
-                 f"({len(showcase['full_speed_rounds'])} of {len(showcase['rounds'])})",
-         "value": showcase["full_speed"]["python"],
-         "unit": no_submit, "of_target": showcase["full_speed"]["python"] / TARGET_MS,
-         "rounds_ms": [round(r["python"], 4) for r in showcase["rounds"]]},
+                 f"({len(sampler['full_speed_rounds'])} of {len(sampler['rounds'])})",
+         "value": sampler["full_speed"]["python"],
+         "unit": no_submit, "of_target": sampler["full_speed"]["python"] / TARGET_MS,
+         "rounds_ms": [round(r["python"], 4) for r in sampler["rounds"]]},
         {"name": "  host reference, fixed Python workload (fastest round)",
-         "value": min(showcase["references"]), "unit": "ms",
-         "rounds_ms": [round(ms, 4) for ms in showcase["references"]],
-         "slowest_over_fastest": max(showcase["references"]) / min(showcase["references"])},
-        {"name": "  of which simulation step", "value": showcase["python_step"],
+         "value": min(sampler["references"]), "unit": "ms",
+         "rounds_ms": [round(ms, 4) for ms in sampler["references"]],
+         "slowest_over_fastest": max(sampler["references"]) / min(sampler["references"])},
+        {"name": "  of which simulation step", "value": sampler["python_step"],
          "unit": no_submit},
-        {"name": "  of which drawing", "value": showcase["python_draw"], "unit": no_submit},
-        {"name": "  queue.submit calls (driver), not in the above", "value": showcase["submit"],
+        {"name": "  of which drawing", "value": sampler["python_draw"], "unit": no_submit},
+        {"name": "  queue.submit calls (driver), not in the above", "value": sampler["submit"],
          "unit": "ms"},
         {"name": "  the same frames, CPU time of the Python thread",
-         "value": showcase["thread_cpu"], "unit": "ms (incl. submit)"},
-        {"name": f"showcase frame, CPU, {other}", "value": second["python"], "unit": no_submit},
-        {"name": f"showcase frame, CPU, {mode}, readback every step",
+         "value": sampler["thread_cpu"], "unit": "ms (incl. submit)"},
+        {"name": f"sampler frame, CPU, {other}", "value": second["python"], "unit": no_submit},
+        {"name": f"sampler frame, CPU, {mode}, readback every step",
          "value": every_step["python"], "unit": no_submit},
     ] + ([] if no_readback is None else [
-        {"name": f"showcase frame, CPU, {mode}, no readback", "value": no_readback["python"],
+        {"name": f"sampler frame, CPU, {mode}, no readback", "value": no_readback["python"],
          "unit": no_submit,
          # a step's copy into the ring, map_async (which wakes wgpu-py's poll thread) and read
          "readback_ms": every_step["python"] - no_readback["python"]}]) + [
     ] + ([] if not wrapped else [
-        {"name": f"showcase frame, CPU, {mode}, wgpu-py calls (baseline)",
+        {"name": f"sampler frame, CPU, {mode}, wgpu-py calls (baseline)",
          "value": wrapped["python"], "unit": no_submit,
          # against the frame measured in turn with it (the C calls), not the headline's rounds
          "with_c_calls_ms": wrapped["native"],
          "speedup": wrapped["python"] / max(wrapped["native"], 1e-12)}]) + [
         {"name": f"empty scene frame, CPU, {mode} (baseline)", "value": empty["python"],
-         "unit": no_submit, "showcase_over_empty": showcase["python"] / empty["python"]},
+         "unit": no_submit, "sampler_over_empty": sampler["python"] / empty["python"]},
     ] + ([] if calls is None else [
-        {"name": f"showcase frame's wgpu calls alone ({calls['calls']}, replayed)",
+        {"name": f"sampler frame's wgpu calls alone ({calls['calls']}, replayed)",
          "value": calls["python"], "unit": no_submit,
-         "of_the_frame": calls["python"] / showcase["python"], "calls": calls["counts"],
+         "of_the_frame": calls["python"] / sampler["python"], "calls": calls["counts"],
          # each kind's median ms a frame, every call timed (submit included)
          "by_kind_ms": {k: round(v, 4) for k, v in calls.get("by_kind_ms", {}).items()}}])
 
@@ -256,7 +256,7 @@ def bench_frame() -> list[dict]:
     from emberfx.engine.engine import Engine
     from emberfx.model.scene import Scene, SceneSettings, load_scene
 
-    path = resources.files("emberfx.scenes") / "showcase.toml"
+    path = resources.files("emberfx.scenes") / "sampler.toml"
     with resources.as_file(path) as real_path:
         scene = load_scene(real_path)
         with Engine(scene) as engine:
@@ -268,7 +268,7 @@ def bench_frame() -> list[dict]:
             no_readback = measure_frames(engine, pipelined=not software)
             engine.readback_every = WINDOW_READBACK_EVERY
             # a software adapter's frame takes ~30 ms of GPU work: fewer rounds keep the bench short
-            showcase = measure_rounds(engine, pipelined=not software,
+            sampler = measure_rounds(engine, pipelined=not software,
                                       rounds=SOFTWARE_ROUNDS if software else ROUNDS)
             second = measure_frames(engine, pipelined=software)
             wrapped = measure_wrapped(engine, pipelined=not software)
@@ -276,5 +276,5 @@ def bench_frame() -> list[dict]:
     with Engine(Scene(SceneSettings(name="empty"))) as empty_engine:
         empty = measure_frames(empty_engine, pipelined=not software)
     size = "x".join(map(str, scene.settings.size))
-    return frame_rows(showcase, second, every_step, empty, mode, other, passes, size, calls,
+    return frame_rows(sampler, second, every_step, empty, mode, other, passes, size, calls,
                       no_readback, wrapped)

@@ -58,6 +58,7 @@ import numpy as np
 
 from emberfx.core.errors import EmberError, SceneError
 from emberfx.engine import interrupts
+from emberfx.engine.camera_view import CameraView
 from emberfx.engine.script_hooks import HOOKS, hook_problem
 from emberfx.engine.script_watchdog import ScriptTimeout, watchdog
 from emberfx.engine.world import EntityView, still_current
@@ -203,6 +204,12 @@ class ScriptContext:
     @property
     def dt(self) -> float:
         return self._engine.clock.fixed_dt
+
+    @property
+    def camera(self) -> CameraView:
+        """The live camera: set its fields (position, target, fov_deg, ...) to move it, checked
+        like the [camera] table's; the window's mouse moves the same camera."""
+        return CameraView(self._engine)
 
     @property
     def self(self):

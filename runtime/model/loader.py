@@ -28,6 +28,7 @@ from emberfx.model.component_values import path_values, reference_value, referen
 from emberfx.model.keys import check_binding
 from emberfx.model.light import Light
 from emberfx.model.numbers import bad_numbers
+from emberfx.model.presets import PRESET_TABLE, merged_document
 from emberfx.model.registry import component_types, entity_name_problem
 from emberfx.model.render import RenderSettings
 from emberfx.model.scene_fields import (
@@ -42,7 +43,7 @@ from emberfx.model.scene_parts import EntitySpec, SceneSettings, resolve_path
 
 __all__ = ["SceneLoader", "TOP_LEVEL", "ENTITY_KEYS"]
 
-TOP_LEVEL = ("scene", "camera", "light", "render", "bindings", "entity")
+TOP_LEVEL = ("scene", "camera", "light", "render", "bindings", "entity", PRESET_TABLE)
 ENTITY_KEYS = ("name", "script")
 
 
@@ -73,7 +74,25 @@ class SceneLoader:
                 "path": Path(os.path.abspath(self.path)) if self.path is not None else None,
                 "bindings": self.bindings(self.table(doc, "bindings")),
                 "light": self.convert(Light, self.table(doc, "light"), "light"),
-                "render": self.convert(RenderSettings, self.table(doc, "render"), "render")}
+                "render": self.convert(RenderSettings, self.table(doc, "render"), "render"),
+                "cpu": self.preset(doc)}
+
+    def preset(self, doc: dict) -> dict:
+        """The ``[cpu]`` table, checked by loading the scene with it merged in: a mistake there
+        is named as the preset's (``cpu.fire.gas.cell``), with what the loader found."""
+        preset = self.table(doc, PRESET_TABLE)
+        if not preset:
+            return {}
+        lowered = merged_document({k: v for k, v in doc.items() if k != PRESET_TABLE}, preset,
+                                  self.path)
+        try:
+            SceneLoader(self.path).scene_fields(lowered)
+        except SceneError as exc:
+            where = ".".join(p for p in (exc.entity, exc.field) if p)
+            raise self.error(f"{exc.detail} (with the [{PRESET_TABLE}] preset applied)",
+                             field=f"{PRESET_TABLE}.{where}" if where else PRESET_TABLE
+                             ) from None
+        return preset
 
     def timestep_problems(self, entities: list[EntitySpec], fixed_dt: float) -> None:
         """Checks a component cannot make alone because they need the scene's timestep

@@ -45,6 +45,7 @@ from emberfx.model.components import field_names as component_field_names
 from emberfx.model.components import field_values
 from emberfx.model.light import Light
 from emberfx.model.loader import SceneLoader
+from emberfx.model.presets import PRESET_TABLE, merged_document, preset_changes
 from emberfx.model.registry import component_types, entity_name_problem
 from emberfx.model.render import RenderSettings
 from emberfx.model.scene_fields import show, suggest
@@ -74,6 +75,8 @@ class Scene:
     """the ``[light]`` table (emberfx.model.light)"""
     render: RenderSettings = field(default_factory=RenderSettings)
     """the ``[render]`` table (emberfx.model.render): anti-aliasing"""
+    cpu: dict[str, Any] = field(default_factory=dict)
+    """the ``[cpu]`` table: what a CPU adapter lowers (emberfx.model.presets)"""
 
     def add(self, name: str, script: str | None = None, **components) -> EntitySpec:
         """Append an entity; each component is a component object or a dict of scene-file fields
@@ -112,6 +115,18 @@ class Scene:
 
     def to_toml(self) -> str:
         return scene_toml(self)
+
+    def cpu_variant(self) -> tuple[Scene, list[str]]:
+        """This scene with its ``[cpu]`` preset applied, and what that changed, one
+        'path old -> new' line each ('fire.gas.cell 0.04 -> 0.08'); the scene itself and no
+        changes when it has no preset."""
+        if not self.cpu:
+            return self, []
+        doc = tomllib.loads(self.to_toml())
+        preset = doc.pop(PRESET_TABLE)
+        lowered = merged_document(doc, preset, self.path)
+        variant = Scene(**SceneLoader(self.path).scene_fields(lowered))
+        return variant, preset_changes(doc, lowered, preset)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write atomically: a reader (a hot-reload watcher) never sees a half-written file.

@@ -49,6 +49,12 @@ class SceneSettings:
     """seconds: the moment the scene's picture shows, rendered by `emberfx render` without
     --frames and by the gallery (preview / fixed_dt steps, at least one)"""
 
+    duration: Annotated[float, msgspec.Meta(
+        gt=0.0, le=MAX_PREVIEW,
+        description="the shot is a short clip: at most an hour")] = 5.0
+    """seconds: the length of the scene's shot, rendered by `emberfx run` where no window can
+    open (duration / fixed_dt steps, at least one)"""
+
     def __post_init__(self):
         check_colors(self, "background")
 
@@ -56,6 +62,10 @@ class SceneSettings:
         """Fixed steps from the start to the preview moment (at least one: a picture is drawn
         after a step)."""
         return max(1, round(self.preview / self.fixed_dt))
+
+    def duration_steps(self) -> int:
+        """Fixed steps in the scene's shot (at least one)."""
+        return max(1, round(self.duration / self.fixed_dt))
 
 
 @dataclass(slots=True)

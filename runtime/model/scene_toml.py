@@ -25,6 +25,8 @@ def scene_toml(scene: Scene) -> str:
         doc["bindings"] = dict(scene.bindings)
     if scene.entities:
         doc["entity"] = [_entity_table(spec) for spec in scene.entities]
+    if scene.cpu:
+        doc["cpu"] = scene.cpu
     return _compact_arrays(tomli_w.dumps(doc))
 
 

@@ -14,4 +14,5 @@ struct ColliderLook {
     color: vec4f,             // linear rgb; a = 1
     style: vec4f,             // x: floor checker contrast (0: none); yz: checker cells per local
                               // unit along x and z; w: rim light strength
+    mottle: vec4f,            // x: noise contrast (0: none); y: noise cycles per world unit
 };

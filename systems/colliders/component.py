@@ -73,6 +73,9 @@ class Collider(Tracked):
     """plane: edge length of the square drawn around `point`, world units"""
     color: str = live("#8d939c")
     """the drawn mesh's colour"""
+    pattern: Literal["checker", "noise", "plain"] | None = live(None)
+    """the drawn surface: checker (a plane's floor cells), noise (mottled, like earth or stone;
+    any shape) or plain; unset: checker on a plane, plain otherwise"""
 
     PATH_FIELDS = ("sdf",)
 
@@ -94,6 +97,10 @@ class Collider(Tracked):
         if self.visible and self.shape not in DRAWN_BY_DEFAULT:
             raise ValueError(f"visible: expected false for shape = \"{self.shape}\" (only sphere, "
                              f"box and plane have a mesh), found true")
+        if self.pattern == "checker" and self.shape != "plane":
+            raise ValueError(f"pattern: expected \"noise\" or \"plain\" for shape = "
+                             f"\"{self.shape}\" (the checker is a floor's, on a plane), found "
+                             f"\"checker\"")
         try:
             parse_color(self.color)
         except ValueError as exc:

@@ -46,6 +46,10 @@ FLOOR_CELL = 0.5
 """edge of one floor checker cell, world units"""
 FLOOR_CONTRAST = 0.22
 """share of the floor colour the checker's darker cells lose"""
+MOTTLE_CONTRAST = 0.45
+"""pattern = "noise": the share of the colour the mottling adds or takes away"""
+MOTTLE_CELL = 0.35
+"""pattern = "noise": the size of the noise's coarsest cells, world units"""
 RIM = 0.25
 """rim light on spheres and boxes (a floor has none: its grazing far side would glow)"""
 
@@ -59,11 +63,12 @@ def look_record(collider: Collider) -> np.ndarray:
     record["model"] = model.T                   # WGSL matrices are column-major
     record["normal_matrix"] = normal_matrix.T
     record["color"] = (*linear_color(collider.color)[:3], 1.0)
-    if collider.shape == "plane":
-        cells = collider.extent / FLOOR_CELL
-        record["style"] = (FLOOR_CONTRAST, cells, cells, 0.0)
-    else:
-        record["style"] = (0.0, 0.0, 0.0, RIM)
+    pattern = collider.pattern or ("checker" if collider.shape == "plane" else "plain")
+    contrast = FLOOR_CONTRAST if pattern == "checker" else 0.0
+    cells = collider.extent / FLOOR_CELL if collider.shape == "plane" else 0.0
+    record["style"] = (contrast, cells, cells, 0.0 if collider.shape == "plane" else RIM)
+    if pattern == "noise":
+        record["mottle"] = (MOTTLE_CONTRAST, 1.0 / MOTTLE_CELL, 0.0, 0.0)
     return record
 
 

@@ -142,6 +142,40 @@ def test_display_fills_the_view_with_the_palette(gpu):
     assert set(np.unique(image[..., 0])) == {0, 255}
 
 
+def srgb_encode(linear: np.ndarray) -> np.ndarray:
+    """The sRGB byte of a linear value (the image's encoding), independent of emberfx."""
+    v = np.clip(linear, 0.0, 1.0)
+    return np.round(255 * np.where(v <= 0.0031308, 12.92 * v,
+                                   1.055 * v ** (1 / 2.4) - 0.055)).astype(int)
+
+
+def test_additive_quad_adds_its_light_over_the_background_layer(gpu):
+    """An additive quad, first in entity order, still lands on an opaque fill layer listed after
+    it: alive cells add their linear colour to the fill's, black dead cells add nothing."""
+    grey, light = "#404040", "#607080"
+    additive = Life(size=(2, 1), display="quad", blend="additive", quad_size=(8.0, 8.0),
+                    alive_color=light, dead_color="#000000")
+    backdrop = Life(size=(8, 8), alive_color=grey, dead_color=grey)
+    scene = Scene(SceneSettings(seed=1), Camera(kind="orthographic", height=2.0),
+                  [EntitySpec("glow", {"life": additive}), EntitySpec("back", {"life": backdrop})])
+    engine = Engine(scene, size=(64, 48))
+    system = engine.system_of("glow", "life")
+    cells = np.array([[True, False]])                      # left half alive, right half dead
+    engine.resources.write(system.current_buffer(system.layers["glow"]),
+                           pack_cells(cells).tobytes())
+    image = engine.render()[..., :3].astype(int)
+    to_linear = np.vectorize(lambda c: (c / 255 / 12.92) if c / 255 <= 0.04045
+                             else ((c / 255 + 0.055) / 1.055) ** 2.4)
+    grey_rgb = np.array([0x40] * 3)
+    summed = srgb_encode(to_linear(grey_rgb) + to_linear(np.array([0x60, 0x70, 0x80])))
+    assert np.abs(image[:, :28] - summed).max() <= 1, (image[0, 0], summed)
+    assert np.abs(image[:, 36:] - grey_rgb).max() <= 1, (image[0, 63], grey_rgb)
+    # the draw comes after every opaque layer whatever the entity order
+    order = engine.passes()
+    assert order.index("glow:life:draw") > order.index("back:life:draw")
+    engine.close()
+
+
 def test_grid_beyond_the_device_is_refused_with_numbers(gpu):
     with pytest.raises(DeviceLimitError) as info:
         life_engine((1 << 20, 1 << 20))

@@ -55,6 +55,8 @@ NO_PLAYER: dict[str, str] = {
     "flock": "6,000 boids are slow to record on the software GPU that builds this site",
     "fountain_pool": "left out to keep the site's build short",
     "life_sparks": "left out to keep the site's build short",
+    "generative": "its zooming Julia set is recomputed every frame: slow to record on the "
+                  "software GPU that builds this site",
     "galaxy": "a million stars are slow to record on the software GPU that builds this site",
     "mandelbrot": "its deep zoom is slow to record on the software GPU that builds this site",
     "neon": "left out to keep the site's build short",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import srgb_model as srgb
 
 from emberfx.core.errors import SceneError
 from emberfx.engine.engine import Engine
@@ -55,10 +56,7 @@ def test_letters_take_the_colour_and_add_to_the_backdrop(gpu):
     # the rows above the line, inside the quad's padding, and the gaps: the backdrop unchanged
     assert (image[:20] == back).all()
     # a letter's solid stroke: the label's linear colour plus the backdrop's, sRGB-encoded
-    to_linear = lambda c: ((c / 255 + 0.055) / 1.055) ** 2.4   # noqa: E731  (c > 10)
-    summed = [to_linear(back) + 1.0, to_linear(back) + to_linear(0x80), to_linear(back)]
-    expected = [255 if v >= 1.0 else round(255 * (1.055 * v ** (1 / 2.4) - 0.055))
-                for v in summed]
+    expected = srgb.encode(srgb.decode([back] * 3) + srgb.decode([0xff, 0x80, 0x00]))
     brightest = image.reshape(-1, 3)[np.argmax(image.reshape(-1, 3)[:, 1])]
     assert np.abs(brightest - expected).max() <= 2, (brightest, expected)
     engine.close()

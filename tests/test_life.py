@@ -5,6 +5,7 @@ from __future__ import annotations
 import life_model
 import numpy as np
 import pytest
+import srgb_model as srgb
 
 from emberfx.core.errors import DeviceLimitError, SceneError
 from emberfx.engine.engine import Engine
@@ -142,13 +143,6 @@ def test_display_fills_the_view_with_the_palette(gpu):
     assert set(np.unique(image[..., 0])) == {0, 255}
 
 
-def srgb_encode(linear: np.ndarray) -> np.ndarray:
-    """The sRGB byte of a linear value (the image's encoding), independent of emberfx."""
-    v = np.clip(linear, 0.0, 1.0)
-    return np.round(255 * np.where(v <= 0.0031308, 12.92 * v,
-                                   1.055 * v ** (1 / 2.4) - 0.055)).astype(int)
-
-
 def test_additive_quad_adds_its_light_over_the_background_layer(gpu):
     """An additive quad, first in entity order, still lands on an opaque fill layer listed after
     it: alive cells add their linear colour to the fill's, black dead cells add nothing."""
@@ -164,10 +158,8 @@ def test_additive_quad_adds_its_light_over_the_background_layer(gpu):
     engine.resources.write(system.current_buffer(system.layers["glow"]),
                            pack_cells(cells).tobytes())
     image = engine.render()[..., :3].astype(int)
-    to_linear = np.vectorize(lambda c: (c / 255 / 12.92) if c / 255 <= 0.04045
-                             else ((c / 255 + 0.055) / 1.055) ** 2.4)
     grey_rgb = np.array([0x40] * 3)
-    summed = srgb_encode(to_linear(grey_rgb) + to_linear(np.array([0x60, 0x70, 0x80])))
+    summed = srgb.encode(srgb.decode(grey_rgb) + srgb.decode([0x60, 0x70, 0x80]))
     assert np.abs(image[:, :28] - summed).max() <= 1, (image[0, 0], summed)
     assert np.abs(image[:, 36:] - grey_rgb).max() <= 1, (image[0, 63], grey_rgb)
     # the draw comes after every opaque layer whatever the entity order

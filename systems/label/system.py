@@ -19,7 +19,7 @@ from emberfx.core.frame_graph import Pass
 from emberfx.core.layout import struct_dtype
 from emberfx.core.resources import BufferView
 from emberfx.core.system import EntityRef, Priority, StepInfo, System
-from emberfx.model.colors import linear_color
+from emberfx.model.colors import linear_color, linear_to_srgb
 from emberfx.model.registry import set_system
 from emberfx.systems.label.component import Label
 
@@ -44,9 +44,8 @@ def text_image(text: str, color: str) -> np.ndarray:
     coverage = np.asarray(mask, np.float32) / 255.0
     linear = np.asarray(linear_color(color)[:3], np.float32) * linear_color(color)[3]
     value = coverage[..., None] * linear
-    srgb = np.where(value <= 0.0031308, 12.92 * value, 1.055 * value ** (1 / 2.4) - 0.055)
     image = np.empty((*coverage.shape, 4), np.uint8)
-    image[..., :3] = np.round(np.clip(srgb, 0.0, 1.0) * 255)
+    image[..., :3] = np.round(linear_to_srgb(value) * 255)
     image[..., 3] = 255
     return image
 

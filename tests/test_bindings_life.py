@@ -161,19 +161,23 @@ def test_a_paint_larger_than_its_buffer_runs_in_chunks(gpu, monkeypatch):
 # `emberfx passes`: the population is counted in the READBACK phase, on the steps that read it
 # back, and one pass gathers every layer's count; a scene of one layer has no gather pass (its
 # count is the only region: the ring slot copies it from the layer's buffer). STEP is the
-# pingpong step's name, "sweep" where the device has subgroups, else "step". The layers draw into
-# the multisampled geometry target ([render] msaa = 4 by default), whose depth is resolved after.
+# pingpong step's name, "sweep" where the device has subgroups, else "step" (four generations a
+# step: one sweep, or four in-place steps and commits). The layers draw into the multisampled
+# geometry target ([render] msaa = 4 by default), whose depth is resolved after; the additive
+# labels come after that.
 SCENE_PASSES = {
     "life": ["life:life:clear", "life:life:STEP0", "life:life:trail", "life:life:display",
              "life:life:draw", "scene:frame:depth_resolve", "scene:frame:present",
              "life:life:population"],
     "life_rules": [
         "conway:life:clear", "highlife:life:clear", "day_and_night:life:clear",
-        "conway:life:STEP0", "highlife:life:step0", "highlife:life:commit0",
+        "conway:life:STEP0", *(f"highlife:life:{kind}{g}" for g in range(4)
+                                for kind in ("step", "commit")),
         "day_and_night:life:STEP0",
         "conway:life:display", "highlife:life:display", "day_and_night:life:display",
         "conway:life:draw", "highlife:life:draw", "day_and_night:life:draw",
-        "scene:frame:depth_resolve", "scene:frame:present",
+        "scene:frame:depth_resolve", "conway_label:label:draw", "highlife_label:label:draw",
+        "day_and_night_label:label:draw", "scene:frame:present",
         "conway:life:population", "highlife:life:population", "day_and_night:life:population",
         "scene:frame:readback"],
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import life_model
 import numpy as np
 import pytest
+import srgb_model as srgb
 
 from emberfx.core.errors import DeviceLimitError, SceneError
 from emberfx.engine.engine import Engine
@@ -140,6 +141,31 @@ def test_display_fills_the_view_with_the_palette(gpu):
     assert (image[..., 0] == 255).sum() == 64
     # no background (red 16) anywhere: dead (0) or alive (255) only
     assert set(np.unique(image[..., 0])) == {0, 255}
+
+
+def test_additive_quad_adds_its_light_over_the_background_layer(gpu):
+    """An additive quad, first in entity order, still lands on an opaque fill layer listed after
+    it: alive cells add their linear colour to the fill's, black dead cells add nothing."""
+    grey, light = "#404040", "#607080"
+    additive = Life(size=(2, 1), display="quad", blend="additive", quad_size=(8.0, 8.0),
+                    alive_color=light, dead_color="#000000")
+    backdrop = Life(size=(8, 8), alive_color=grey, dead_color=grey)
+    scene = Scene(SceneSettings(seed=1), Camera(kind="orthographic", height=2.0),
+                  [EntitySpec("glow", {"life": additive}), EntitySpec("back", {"life": backdrop})])
+    engine = Engine(scene, size=(64, 48))
+    system = engine.system_of("glow", "life")
+    cells = np.array([[True, False]])                      # left half alive, right half dead
+    engine.resources.write(system.current_buffer(system.layers["glow"]),
+                           pack_cells(cells).tobytes())
+    image = engine.render()[..., :3].astype(int)
+    grey_rgb = np.array([0x40] * 3)
+    summed = srgb.encode(srgb.decode(grey_rgb) + srgb.decode([0x60, 0x70, 0x80]))
+    assert np.abs(image[:, :28] - summed).max() <= 1, (image[0, 0], summed)
+    assert np.abs(image[:, 36:] - grey_rgb).max() <= 1, (image[0, 63], grey_rgb)
+    # the draw comes after every opaque layer whatever the entity order
+    order = engine.passes()
+    assert order.index("glow:life:draw") > order.index("back:life:draw")
+    engine.close()
 
 
 def test_grid_beyond_the_device_is_refused_with_numbers(gpu):

@@ -121,6 +121,8 @@ def test_all_pairs_mode_matches_the_grid(gpu):
     ("species = 1", ["particle_life.species", ">= 2"]),
     ("box = [0.25, 2.0]", ["particle_life.box[0]", "at least 3 cells"]),
     ("box = [1.0]", ["particle_life.box", "2 numbers (2D) or 3 (3D)"]),
+    ("colors = []", ["particle_life.colors", "at least one colour"]),
+    ('colors = ["#ff0000", "cyan"]', ["particle_life.colors[1]", "found 'cyan'"]),
 ])
 def test_bad_particle_life_fields_are_one_line_errors(text, pieces):
     with pytest.raises(SceneError) as info:
@@ -129,6 +131,23 @@ def test_bad_particle_life_fields_are_one_line_errors(text, pieces):
     assert "\n" not in message and "entity 'swarm'" in message
     for piece in pieces:
         assert piece in message, (piece, message)
+
+
+def test_colors_paint_each_species_in_order_and_repeat(gpu):
+    """Three species, two colours: species 0 and 2 red, 1 green; opaque sprites 8 px wide at
+    world x = -0.5, 0, 0.5 (camera height 4 over 64 px: 16 px per unit)."""
+    comp = ParticleLife(count=3, species=3, colors=["#ff0000", "#00ff00"], size=0.5,
+                        blend="opaque", box=[2.0, 2.0], r_max=0.1)
+    scene = Scene(SceneSettings(seed=5, fixed_dt=DT, background="#000000"),
+                  Camera(kind="orthographic", height=4.0),
+                  [EntitySpec("swarm", {"particle_life": comp})])
+    engine = Engine(scene, size=(64, 64))
+    put_particles(engine, np.array([[0.5, 1.0], [1.0, 1.0], [1.5, 1.0]], np.float32),
+                  np.zeros((3, 2), np.float32), np.array([0, 1, 2]))
+    image = engine.render()[..., :3].astype(int)
+    for x, rgb in ((24, (255, 0, 0)), (32, (0, 255, 0)), (40, (255, 0, 0))):
+        assert tuple(image[32, x]) == rgb, (x, image[32, x])
+    engine.close()
 
 
 def test_all_pairs_past_the_adapters_loop_limit_is_refused(gpu):

@@ -237,6 +237,10 @@ name = "lamp"
 [entity.point_light]
 position = [0, 1, 0]
 [[entity]]
+name = "caption"
+[entity.label]
+text = "all"
+[[entity]]
 name = "fx"
 [entity.edge_detect]
 [entity.bloom]

@@ -55,7 +55,9 @@ NO_PLAYER: dict[str, str] = {
     "flock": "6,000 boids are slow to record on the software GPU that builds this site",
     "fountain_pool": "left out to keep the site's build short",
     "life_sparks": "left out to keep the site's build short",
-    "galaxy": "a million stars are slow to record on the software GPU that builds this site",
+    "generative": "its zooming Julia set is recomputed every frame: slow to record on the "
+                  "software GPU that builds this site",
+    "galaxy": "400,000 stars are slow to record on the software GPU that builds this site",
     "mandelbrot": "its deep zoom is slow to record on the software GPU that builds this site",
     "neon": "left out to keep the site's build short",
     "particle_life": "its page would hold about half a megabyte per second of loop",

@@ -31,7 +31,7 @@ import numpy as np
 
 from emberfx.app.output import write_atomically
 from emberfx.core.errors import EmberError
-from emberfx.model.colors import linear_color
+from emberfx.model.colors import linear_color, linear_to_srgb
 
 # the families whose state() has positions
 POINT_FAMILIES = ("emitter", "particle_life", "cloth", "fluid")
@@ -117,7 +117,7 @@ def _ply_columns(points: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
         if key == "position":
             continue
         if key == "color":
-            srgb = _to_srgb(array[:, :3])
+            srgb = linear_to_srgb(array[:, :3])
             bytes_ = np.round(np.clip(np.concatenate([srgb, array[:, 3:4]], axis=1), 0, 1) * 255)
             columns += [(channel, bytes_[:, k].astype(np.uint8))
                         for k, channel in enumerate(("red", "green", "blue", "alpha"))]
@@ -136,11 +136,6 @@ def _ply_columns(points: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
             names = _AXES if flat.shape[1] <= 4 else [str(k) for k in range(flat.shape[1])]
             columns += [(f"{prefix}{names[k]}", flat[:, k]) for k in range(flat.shape[1])]
     return columns
-
-
-def _to_srgb(linear: np.ndarray) -> np.ndarray:
-    c = np.clip(linear.astype(np.float64), 0.0, 1.0)
-    return np.where(c <= 0.0031308, c * 12.92, 1.055 * np.power(c, 1.0 / 2.4) - 0.055)
 
 
 def ply_bytes(points: dict[str, np.ndarray], comment: str = "") -> bytes:

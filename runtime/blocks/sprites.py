@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import wgpu
 
-from emberfx.core.frame_graph import RenderQueue
+from emberfx.core.frame_graph import GEOMETRY_TARGET, SCENE_TARGET, RenderQueue
 from emberfx.core.pipelines import RenderKey, render_pipeline
 
 # common/sprite.wgsl's sprite_corner(0..5) are two triangles sharing corners 0 and 2: drawn
@@ -51,18 +51,38 @@ def sprite_queue(blend: str, soft: float = 0.0) -> int:
     return RenderQueue.ALPHA if blend == "alpha" else RenderQueue.TRANSPARENT
 
 
-def quad_queue(mode: str) -> int:
-    """The render queue of a texture quad: "fill" is the background, "quad" opaque geometry."""
+QUAD_BLENDS = ("opaque", "additive")
+"""how a texture quad meets what is behind it: "opaque" covers it; "additive" adds the image's
+light to it (black adds nothing), drawn with the transparent particles"""
+
+
+def quad_queue(mode: str, blend: str = "opaque") -> int:
+    """The render queue of a texture quad: "fill" is the background, "quad" opaque geometry; an
+    additive one is drawn with the additive particles, after all opaque geometry."""
+    if blend == "additive":
+        return RenderQueue.TRANSPARENT
     return RenderQueue.BACKGROUND if mode == "fill" else RenderQueue.OPAQUE
 
 
+def quad_target(blend: str = "opaque") -> str:
+    """The render target of a texture quad: opaque ones are geometry, additive ones are drawn
+    into the scene's target as sprites are."""
+    return SCENE_TARGET if blend == "additive" else GEOMETRY_TARGET
+
+
 def texture_quad_pipeline(device, mode: str, color_format: str, depth_format: str,
-                          sample_count: int = 1):
+                          sample_count: int = 1, blend: str = "opaque"):
     """common/texture_quad.wgsl: mode "fill" draws behind everything (depth always, no write),
     "quad" is ordinary opaque geometry; both into the geometry target of ``sample_count``
-    samples."""
+    samples. An "additive" quad adds its colours to the scene's target (one sample) without
+    writing depth; as a world quad it is hidden behind opaque geometry."""
+    if blend not in QUAD_BLENDS:
+        raise ValueError(f"texture quad: expected a blend of {', '.join(QUAD_BLENDS)}, "
+                         f"found {blend!r}")
+    additive = blend == "additive"
     return render_pipeline(device, RenderKey(
-        "common/texture_quad.wgsl", color_format, depth_format=depth_format,
-        depth_write=mode == "quad", depth_compare="less" if mode == "quad" else "always",
-        sample_count=sample_count,
-        label=f"texture_quad:{mode}"))
+        "common/texture_quad.wgsl", color_format, blend="additive" if additive else None,
+        depth_format=depth_format, depth_write=mode == "quad" and not additive,
+        depth_compare="less" if mode == "quad" else "always",
+        sample_count=1 if additive else sample_count,
+        label=f"texture_quad:{mode}:{blend}"))

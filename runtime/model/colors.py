@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 # 3, 4, 6 or 8 hex digits; the short forms repeat each digit ('#f80c' is '#ff8800cc'), as CSS.
 _HEX = re.compile(r"#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})")
 COLOR_FORMS = "'#rrggbb', '#rrggbbaa', '#rgb' or '#rgba'"
@@ -42,6 +44,12 @@ def check_colors(owner, *names: str) -> None:
 
 def srgb_to_linear(c: float) -> float:
     return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+
+def linear_to_srgb(linear: np.ndarray) -> np.ndarray:
+    """Linear-light values -> sRGB-encoded ones in [0, 1] (float64), clipped to [0, 1] first."""
+    c = np.clip(np.asarray(linear, np.float64), 0.0, 1.0)
+    return np.where(c <= 0.0031308, c * 12.92, 1.055 * np.power(c, 1.0 / 2.4) - 0.055)
 
 
 def linear_color(text: str) -> tuple[float, float, float, float]:

@@ -1,6 +1,7 @@
-// common/texture_quad.wgsl  --  passes `<entity>:life:draw`, `<entity>:fractal:draw` (render)
+// common/texture_quad.wgsl  --  passes `<entity>:life:draw`, `<entity>:fractal:draw`,
+//                                `<entity>:label:draw` (render)
 //
-// Shows a computed texture with nearest filtering: filling the view or as a world quad in the x-y
+// Shows a texture (nearest filtering for computed ones, trilinear for a label's text): filling the view or as a world quad in the x-y
 // plane (quad_center, quad_size) seen through the scene camera. Filling covers the whole viewport,
 // centred, with square texels: the texture's excess along one axis falls outside clip space and is
 // cropped (systems/life/system.py's cell_under inverts this mapping for painting).

@@ -90,6 +90,10 @@ class Life(Tracked):
     quad_center: tuple[float, float, float] = live((0.0, 0.0, 0.0))
     quad_size: tuple[float, float] = live((4.0, 4.0))
     """world units; the quad lies in the x-y plane"""
+    blend: Literal["opaque", "additive"] = passes("opaque")
+    """"opaque": the image covers what is behind it; "additive": its colours add to what is
+    behind (a black dead_color adds nothing, so a fractal or particles show through the dead
+    cells), drawn after all opaque geometry, which hides it"""
     prewarm: PrewarmSeconds = rebuild(0.0)
     """seconds simulated when the layer is created: round(prewarm / fixed_dt) x steps_per_frame
     generations (none while paused); the work, cells x generations, is bounded by

@@ -7,7 +7,8 @@
                                   (only on the steps that read the counters back)
   RENDER    <e>:life:display      cells and trail -> the rgba8 storage texture <e>/image (<= 4096
                                   per side); reads only, so drawing never changes the next draw
-            <e>:life:draw         the image filling the view or as a world quad
+            <e>:life:draw         the image filling the view or as a world quad, covering what
+                                  is behind or added to it (blend)
 
 The passes that read the state hold one binding variant per state buffer (two in pingpong
 memory) and bind the one holding the current generation when the frame is encoded. They are all
@@ -16,15 +17,16 @@ made once, when the layer is added: a live edit (trail on or off, display mode) 
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from emberfx.blocks.sprites import quad_queue, texture_quad_pipeline
+from emberfx.blocks.sprites import QUAD_BLENDS, quad_queue, quad_target, texture_quad_pipeline
 from emberfx.core import wgsl
-from emberfx.core.frame_graph import GEOMETRY_TARGET, Pass, Phase, RenderQueue
+from emberfx.core.frame_graph import Pass, Phase, RenderQueue
 from emberfx.core.layout import struct_dtype
 from emberfx.model.colors import linear_color
 
@@ -58,7 +60,7 @@ class LayerPasses:
     trail: Pass
     population: Pass
     display: Pass
-    draw: dict[str, Pass]   # by display mode: "fill" or "quad"
+    draw: dict[tuple[str, str], Pass]   # by display mode ("fill", "quad") and blend
 
 
 def layer_passes(build: PassBuilder, layer: LifeLayer, shared: SharedResources,
@@ -92,15 +94,15 @@ def layer_passes(build: PassBuilder, layer: LifeLayer, shared: SharedResources,
                               "trail": r["trail"], "image": r["image"]} for s in states],
                             pick=current, order=RenderQueue.BACKGROUND,
                             does="the cells and their trail as colours of the layer's image")
-    draw = {}   # both displays: a live edit of `display` picks the other
-    for mode in ("fill", "quad"):
+    draw = {}   # every display and blend: a live edit of either picks another
+    for mode, blend in itertools.product(("fill", "quad"), QUAD_BLENDS):
         pipeline = texture_quad_pipeline(build.gpu.device, mode, shared.scene_format,
-                                         shared.depth_format, shared.sample_count)
-        draw[mode] = build.draw(f"{prefix}:draw", "common/texture_quad.wgsl", pipeline,
-                                {"frame": "frame", "placement": r["placement"],
-                                 "image": r["image"], "nearest": sampler},
-                                vertices=6, order=quad_queue(mode), target=GEOMETRY_TARGET,
-                                does=f"the layer's image on its quad ({mode})")
+                                         shared.depth_format, shared.sample_count, blend)
+        draw[mode, blend] = build.draw(
+            f"{prefix}:draw", "common/texture_quad.wgsl", pipeline,
+            {"frame": "frame", "placement": r["placement"], "image": r["image"],
+             "nearest": sampler}, vertices=6, order=quad_queue(mode, blend),
+            target=quad_target(blend), does=f"the layer's image on its quad ({mode}, {blend})")
     # the count is only ever read back, so it is made only on the steps that read it back; the
     # clear stays at the step's start, where it does not split the step's compute pass
     return LayerPasses(build.clear(f"{prefix}:clear", Phase.CLEAR, r["counters"],

@@ -294,7 +294,8 @@ class LifeSystem(System):
         out = [around.clear, *step_passes(self.build, layer, self._gens(layer))]
         if layer.component.trail_color is not None:
             out.append(around.trail)
-        return out + [around.population, around.display, around.draw[layer.component.display]]
+        c = layer.component
+        return out + [around.population, around.display, around.draw[c.display, c.blend]]
 
     def readbacks(self) -> list[Readback]:
         counters = [layer.buffers["counters"] for layer in self.layers.values()]

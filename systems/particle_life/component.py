@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from emberfx.model.colors import check_colors
 from emberfx.model.components import Tracked, live, rebuild
 from emberfx.model.numbers import U32_MAX
 from emberfx.model.prewarm import PrewarmSeconds, prewarm_problem, prewarm_steps
@@ -69,6 +70,9 @@ class ParticleLife(Tracked):
     chaotic: a half run drifts away from an exact one within tens of steps"""
     size: Positive = live(0.01)
     """sprite size, world units"""
+    colors: list[str] | None = live(None)
+    """one colour per species, in species order (repeated when there are fewer than species);
+    None: hues evenly spaced around the colour wheel"""
     blend: Literal["additive", "alpha", "opaque"] = rebuild("additive")
     prewarm: PrewarmSeconds = rebuild(0.0)
     """seconds simulated when the swarm is created, so it starts organised rather than as
@@ -103,6 +107,9 @@ class ParticleLife(Tracked):
             raise ValueError(f'precision: "half" needs neighbours = "grid" and grid_kernel = '
                              f'"gathered", found neighbours = "{self.neighbours}", grid_kernel = '
                              f'"{self.grid_kernel}"')
+        if self.colors is not None and not self.colors:
+            raise ValueError("colors: expected at least one colour, found []")
+        check_colors(self, "colors")
         if not math.isfinite(self.force):
             raise ValueError(f"force: expected a finite number, found {self.force}")
         if isinstance(self.matrix, list):

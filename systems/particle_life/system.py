@@ -54,7 +54,7 @@ from emberfx.core.layout import struct_dtype
 from emberfx.core.readback import read_array
 from emberfx.core.step_batches import PrewarmNotice, StagedUniforms
 from emberfx.core.system import EntityRef, Priority, StepInfo, System
-from emberfx.model.colors import srgb_to_linear
+from emberfx.model.colors import linear_color, srgb_to_linear
 from emberfx.model.prewarm import check_timestep
 from emberfx.model.registry import set_system
 from emberfx.systems.particle_life.component import ParticleLife
@@ -122,6 +122,19 @@ class _Swarm:
     groups: dict = field(default_factory=dict)
     look_key: tuple | None = None   # the look fields last written into the "look" uniform
     written_params: bytes = b""     # the params record last written (most steps repeat it)
+
+
+def species_palette(c: ParticleLife) -> np.ndarray:
+    """The (16, 4) linear RGBA colour of each species: ``colors`` in species order, repeated, or
+    hues evenly spaced around the colour wheel."""
+    palette = np.zeros((16, 4), np.float32)
+    for s in range(c.species):
+        if c.colors is not None:
+            palette[s] = linear_color(c.colors[s % len(c.colors)])
+        else:
+            rgb = colorsys.hsv_to_rgb(s / c.species, 0.75, 1.0)
+            palette[s] = (*(srgb_to_linear(v) for v in rgb), 1.0)
+    return palette
 
 
 class ParticleLifeSystem(System):
@@ -327,7 +340,8 @@ class ParticleLifeSystem(System):
         if params != swarm.written_params:   # it changes with an edit and on reorder steps
             self.resources.write(swarm.buffers["params"], params)
             swarm.written_params = params
-        key = (tuple(c.box), tuple(c.center), c.size, c.species, c.dims)
+        key = (tuple(c.box), tuple(c.center), c.size, c.species, c.dims,
+               None if c.colors is None else tuple(c.colors))
         if key == swarm.look_key:   # most steps: the uniform holds these already
             return
         swarm.look_key = key
@@ -335,11 +349,7 @@ class ParticleLifeSystem(System):
         corner = (np.asarray(c.center, np.float64)
                   - 0.5 * np.asarray(box if c.dims == 3 else box[:2] + (0.0,)))
         look["origin"] = (*corner, c.size)
-        palette = np.zeros((16, 4), np.float32)
-        for s in range(c.species):
-            rgb = colorsys.hsv_to_rgb(s / c.species, 0.75, 1.0)
-            palette[s] = (*(srgb_to_linear(v) for v in rgb), 1.0)
-        look["palette"] = palette
+        look["palette"] = species_palette(c)
         self.resources.write(swarm.buffers["look"], look.tobytes())
 
     def _params_record(self, swarm: _Swarm, step: StepInfo) -> bytes:

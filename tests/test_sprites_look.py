@@ -141,6 +141,47 @@ def test_aligned_sprites_lay_their_x_axis_along_the_motion_or_axis(gpu, tmp_path
     assert_quadrants_turned(engine.render(), np.radians(angle_deg), centre)
 
 
+@pytest.mark.parametrize("rotation", [0.0, 90.0])
+def test_plane_sprites_facing_the_camera_turn_about_their_normal(gpu, tmp_path, rotation):
+    # align = "plane" with the normal towards the camera (+z) draws the texture as a
+    # camera-facing sprite does, turned by rotation_deg about the normal
+    write_turn_quadrants(tmp_path / "quadrants.png")
+    extra = f'align = "plane"\naxis = [0.0, 0.0, 1.0]\nrotation_deg = [{rotation}, {rotation}]'
+    engine = engine_for(tmp_path, "quadrants.png", pixels=128, extra=extra)
+    engine.step(1)
+    assert_quadrants_turned(engine.render(), np.radians(rotation))
+
+
+def test_a_tilted_plane_sprite_is_foreshortened_along_its_y_axis(gpu, tmp_path):
+    # normal (0, 1, 1)/sqrt 2: the sprite's x stays world x, its y is (0, 1, -1)/sqrt 2, so the
+    # 2-unit square projects to 2 x sqrt 2 units (64 x 45.25 pixels at 32 pixels a unit), each
+    # quadrant's centre at (0.5 sx, 0.5 sy / sqrt 2)
+    write_turn_quadrants(tmp_path / "quadrants.png")
+    extra = 'align = "plane"\naxis = [0.0, 1.0, 1.0]'
+    engine = engine_for(tmp_path, "quadrants.png", pixels=128, extra=extra)
+    engine.step(1)
+    picture = engine.render()
+    lit = picture[..., :3].max(axis=2) > 0
+    assert lit.any(axis=0).sum() == 64
+    assert abs(int(lit.any(axis=1).sum()) - 32 * np.sqrt(2.0)) <= 1.0
+    for (sx, sy), rgb in TURN_QUADRANTS.items():
+        column, row = int(64 + 16 * sx), int(64 - 16 * sy / np.sqrt(2.0))
+        np.testing.assert_allclose(picture[row, column, :3], rgb, atol=LEVELS,
+                                   err_msg=f"quadrant {sx, sy}")
+
+
+def test_a_floor_plane_sprite_seen_edge_on_draws_nothing(gpu, tmp_path):
+    # normal +y, the camera looking along -z: the quad has no area on screen (a ripple on a
+    # floor seen exactly from its side)
+    flat = 'align = "plane"\naxis = [0.0, 1.0, 0.0]'
+    engine = engine_for(tmp_path, "soft", pixels=64, extra=flat)
+    engine.step(1)
+    assert engine.render()[..., :3].max() == 0
+    engine.entity("sprite").emitter.align = "camera"   # the same sprite, facing the camera
+    engine.step(1)
+    assert engine.render()[..., :3].max() > 200
+
+
 @pytest.mark.parametrize("name", BUILTINS)
 def test_each_built_in_texture_draws_its_coverage(gpu, tmp_path, name):
     # additive white over black: each pixel's linear value is the coverage sampled there, so

@@ -21,7 +21,7 @@ from emberfx.core.pipelines import RenderKey, render_pipeline
 FORMAT = "rgba8unorm-srgb"
 MIP_SHADER = "common/mip.wgsl"
 BUILTIN_SIZE = 64
-BUILTINS = ("dot", "soft", "star", "smoke", "spark")
+BUILTINS = ("dot", "soft", "star", "smoke", "spark", "ring")
 """names a scene's `texture` may give instead of a file"""
 
 _TEXTURES: dict[tuple, wgpu.GPUTextureView] = {}
@@ -76,6 +76,8 @@ def builtin_image(name: str, size: int = BUILTIN_SIZE) -> np.ndarray:
         alpha = np.clip(1.0 - r2, 0.0, 1.0) ** 1.5 * np.clip(noise * 1.6 - 0.2, 0.0, 1.0)
     elif name == "spark":   # a streak along x, for velocity-aligned sprites
         alpha = np.exp(-(x * x) / 0.35 - (y * y) / 0.01) * inside
+    elif name == "ring":   # a thin soft circle at 0.8 of the radius, for ripples and shockwaves
+        alpha = np.exp(-((np.sqrt(r2) - 0.8) / 0.08) ** 2) * inside
     else:
         raise TextureError(f"expected a file or one of {', '.join(BUILTINS)}, found '{name}'")
     image = np.full((size, size, 4), 255, np.uint8)

@@ -5,7 +5,8 @@
 // faded and scaled by the looks baked over life (linear light), with a per-particle random
 // variation of size and brightness. The quad faces the camera, optionally rotated about the view
 // axis, or lies along the particle's velocity (stretched by stretch x |v|) or a fixed axis while
-// facing the camera across it (SpriteLook.align). Textured sprites sample the sprite texture (sRGB,
+// facing the camera across it, or lies flat in the plane whose normal is the axis, turned about
+// it (SpriteLook.align). Textured sprites sample the sprite texture (sRGB,
 // so the shader sees linear values; straight alpha, premultiplied here for each blend mode) at one
 // or two flipbook frames. Random rotation and spin derive from the particle's birth key (seed,
 // entity, slot, birth step), the birth step recovered from its age, so nothing per particle is
@@ -58,6 +59,7 @@ var<private> sprite_look: SpriteLook;
 const ALIGN_CAMERA: u32 = 0u;
 const ALIGN_VELOCITY: u32 = 1u;
 const ALIGN_AXIS: u32 = 2u;
+const ALIGN_PLANE: u32 = 3u;
 // SpriteLook.flipbook
 const FLIPBOOK_NONE: u32 = 0u;
 const FLIPBOOK_OVER_LIFE: u32 = 1u;
@@ -69,7 +71,7 @@ const DRAW_START: u32 = 66u;
 
 // Packed by systems/emitter/looks.py.
 struct SpriteLook {
-    axis: vec4f,          // xyz: unit world axis for ALIGN_AXIS
+    axis: vec4f,          // xyz: unit world axis for ALIGN_AXIS, the plane's normal for ALIGN_PLANE
     rotation: vec4f,      // x, y: initial angle range, radians; z, w: angular velocity range, rad/s
     columns: u32,         // flipbook grid (1 x 1 without a flipbook)
     rows: u32,
@@ -138,6 +140,16 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
     return billboard(list_owner[instance / BLOCK], alive_list[instance], vertex);
 }
 
+// A corner `c` of a sprite lying flat in the plane of unit normal `n`, in world units per half
+// size: its x along cross(+y, n) normalised (+x for a floor, n = +y: then cross(-z, n)), its y
+// along cross(n, x), so a sprite facing +z (n = +z) shows its texture as a camera-facing one.
+fn plane_corner(n: vec3f, c: vec2f) -> vec3f {
+    var reference = vec3f(0.0, 1.0, 0.0);
+    if (abs(n.y) > 0.999) { reference = vec3f(0.0, 0.0, -1.0); }
+    let x = normalize(cross(reference, n));
+    return x * c.x + cross(n, x) * c.y;
+}
+
 // Corner `vertex` of the sprite of particle `slot` of emitter `owner` (its index in the batch).
 // emitter/cull.wgsl calls it too, for the four corners' clip positions.
 fn billboard(owner: u32, slot: u32, vertex: u32) -> EmitterVertex {
@@ -169,6 +181,10 @@ fn billboard(owner: u32, slot: u32, vertex: u32) -> EmitterVertex {
         out.world = centre;
     } else if (sprite_look.align == ALIGN_CAMERA) {
         let world = centre + (frame.camera_right.xyz * spun.x + frame.camera_up.xyz * spun.y) * half;
+        out.clip = frame.view_proj * vec4f(world, 1.0);
+        out.world = world;
+    } else if (sprite_look.align == ALIGN_PLANE) {
+        let world = centre + plane_corner(sprite_look.axis.xyz, spun) * half;
         out.clip = frame.view_proj * vec4f(world, 1.0);
         out.world = world;
     } else {

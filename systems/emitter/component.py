@@ -127,29 +127,34 @@ class Emitter(Tracked):
     """alpha: premultiplied, drawn back to front (sorted on the GPU)"""
     texture: str = rebuild("dot")
     """the sprite's image: a file pillow reads (relative to the scene file), sampled in sRGB
-    with a mip chain, or a built-in: "dot" (a soft round dot), "soft", "star", "smoke", "spark"
+    with a mip chain, or a built-in: "dot" (a soft round dot), "soft", "star", "smoke", "spark",
+    "ring" (a thin circle)
     """
     flipbook: Flipbook | None = rebuild(None)
     """the texture as a grid of animation frames (systems/emitter/looks.py)"""
-    align: Literal["camera", "velocity", "axis"] = live("camera")
+    align: Literal["camera", "velocity", "axis", "plane"] = live("camera")
     """camera: facing the camera; velocity / axis: along the velocity / `axis`, facing the
-    camera across it (world-unit sizes only)"""
+    camera across it; plane: lying flat, `axis` their normal (ripples on a floor) (world-unit
+    sizes only)"""
     axis: Vec3 = live((0.0, 1.0, 0.0))
-    """the world direction sprites lie along with align = "axis\""""
+    """the world direction sprites lie along with align = "axis", or their normal with
+    align = "plane\""""
     stretch: NonNegative = live(0.0)
     """seconds: align = "velocity" sprites are size + stretch x |v| long"""
     soft: NonNegative = rebuild(0.0)
     """world units: soft particles, whose alpha fades to 0 as they come within this depth of the
     opaque scene behind them (cloth, meshes, drawn colliders); 0: cut sharply where they meet it"""
     rotation_deg: tuple[float, float] = live((0.0, 0.0))
-    """[min, max] random initial angle about the view axis, degrees (align = "camera")"""
+    """[min, max] random initial angle about the view axis (align = "camera") or about `axis`
+    (align = "plane"), degrees"""
     angular_velocity_deg: tuple[float, float] = live((0.0, 0.0))
-    """[min, max] random spin about the view axis, degrees per second (align = "camera")"""
+    """[min, max] random spin about the view axis (align = "camera") or about `axis`
+    (align = "plane"), degrees per second"""
     mesh: str | None = rebuild(None)
     """draw particles as lit, opaque meshes instead of sprites: "cube", "sphere", "tetra" or a
     Wavefront .obj file (relative to the scene), `size` across; local +y along the velocity
-    (align = "velocity") or `axis`, else turned about a random axis by `rotation_deg` and
-    `angular_velocity_deg` (systems/meshes)"""
+    (align = "velocity") or `axis` (align = "axis" or "plane"), else turned about a random axis
+    by `rotation_deg` and `angular_velocity_deg` (systems/meshes)"""
     allocation: Literal["ordered", "atomic", "ticket"] = rebuild("ordered")
     """how dead slots share a step's emission budget (reload); see "The emitter" in
     docs/architecture.md"""

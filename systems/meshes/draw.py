@@ -38,7 +38,8 @@ MESH_LOOK = struct_dtype("meshes/types.wgsl", "MeshLook")
 MESH_VERTEX = struct_dtype("meshes/types.wgsl", "MeshVertex")
 ALIGN = {"camera": wgsl.int_constant("meshes/types.wgsl", "MESH_ALIGN_SPIN"),
          "velocity": wgsl.int_constant("meshes/types.wgsl", "MESH_ALIGN_VELOCITY"),
-         "axis": wgsl.int_constant("meshes/types.wgsl", "MESH_ALIGN_AXIS")}
+         "axis": wgsl.int_constant("meshes/types.wgsl", "MESH_ALIGN_AXIS"),
+         "plane": wgsl.int_constant("meshes/types.wgsl", "MESH_ALIGN_AXIS")}   # +y the normal
 DRAW_ORDER = RenderQueue.OPAQUE   # before the transparent sprites that test against its depth
 
 

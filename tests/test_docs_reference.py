@@ -154,21 +154,33 @@ def test_performance_tables_show_each_figure_beside_its_same_run_baseline():
 def test_gallery_page_is_current_and_every_picture_exists():
     from PIL import Image
 
-    from emberfx.app.gallery import NO_PLAYER, PLAYERS, gallery_page, gallery_size, player_uri
+    from emberfx.app.contact_sheet import layout
+    from emberfx.app.gallery import (
+        COMMAND,
+        NO_PLAYER,
+        PLAYERS,
+        gallery_page,
+        gallery_size,
+        player_uri,
+    )
     from emberfx.model.scene import bundled_scenes, load_scene
 
     committed = (DOCS / "gallery.md").read_text(encoding="utf-8")
     assert committed == gallery_page(), (
-        "docs/gallery.md is stale: run `python -m emberfx.app.gallery docs/` (add --page-only "
-        "when no picture changed)")
+        f"docs/gallery.md is stale: run `{COMMAND}` (add --page-only when no picture changed)")
     scenes = bundled_scenes()
     assert len(scenes) >= 18
+    sizes = {}
     for name, path in scenes.items():
         picture = DOCS / "gallery" / f"{name}.png"
-        assert f"(gallery/{name}.png)" in committed
-        assert picture.is_file(), f"docs/gallery/{name}.png is missing"
+        assert f'<video src="gallery/clips/{name}.mp4" poster="gallery/{name}.png" ' in committed
+        assert picture.is_file(), f"docs/gallery/{name}.png is missing: run `{COMMAND} {name}`"
         with Image.open(picture) as image:
-            assert image.size == gallery_size(load_scene(path)), name
+            sizes[name] = image.size
+        assert sizes[name] == gallery_size(load_scene(path)), name
+    # the contact sheet shows them all
+    with Image.open(DOCS / "gallery.png") as sheet:
+        assert sheet.size == layout(sizes)[0], f"docs/gallery.png is stale: run `{COMMAND}`"
     # each scene has a live player (recorded into the site by the docs build) or says why not
     assert set(PLAYERS) | set(NO_PLAYER) == set(scenes) and not set(PLAYERS) & set(NO_PLAYER)
     for name in scenes:
@@ -176,3 +188,23 @@ def test_gallery_page_is_current_and_every_picture_exists():
             assert f"]({player_uri(name)}){{ .emberfx-play " in committed, name
         else:
             assert f"No live player here: {NO_PLAYER[name]}." in committed, name
+
+
+def test_every_gallery_clip_exists_at_its_size():
+    import imageio.v2 as imageio
+
+    from emberfx.app.gallery import COMMAND, clip_size
+    from emberfx.model.scene import bundled_scenes, load_scene
+
+    scenes = bundled_scenes()
+    clips = {name: DOCS / "gallery" / "clips" / f"{name}.mp4" for name in sorted(scenes)}
+    missing = [name for name, clip in clips.items() if not clip.is_file()]
+    assert not missing, (f"the gallery page shows clips that are not in docs/gallery/clips: "
+                         f"{', '.join(missing)}; run `{COMMAND}`")
+    for name, clip in clips.items():
+        reader = imageio.get_reader(clip, "ffmpeg")
+        try:
+            size = tuple(reader.get_meta_data()["size"])
+        finally:
+            reader.close()
+        assert size == clip_size(load_scene(scenes[name])), f"{clip.name}: run `{COMMAND}`"

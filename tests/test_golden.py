@@ -1,5 +1,9 @@
-"""Golden images: every example scene, rendered small on the GPU after a fixed number of steps,
-matches its reference PNG in tests/golden/<scene>.png within a stated tolerance.
+"""Golden images: every example scene, rendered small on the GPU at its preview time (``[scene]
+preview``, the moment `emberfx render` and the gallery show), matches its reference PNG in
+tests/golden/<scene>.png within a stated tolerance; and on the same render, at least
+MIN_DRAWN of its pixels are not background (a pixel is background when no RGB channel differs
+from ``[scene] background`` by more than BACKGROUND_LEVELS): a preview that shows an empty
+frame, or a scene whose effect has not developed by its preview time, fails.
 
 Tolerance (per image, over the RGB channels of 8-bit pixels): the mean absolute difference is at
 most MEAN_TOLERANCE levels, and at most CHANGED_FRACTION of the pixels differ by more than
@@ -29,6 +33,7 @@ Regenerate after an intended visual change, then LOOK at every PNG before commit
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from pathlib import Path
 
@@ -36,32 +41,20 @@ import numpy as np
 import pytest
 
 from emberfx.engine.engine import Engine
+from emberfx.model.colors import parse_color
 from emberfx.model.scene import Scene, load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENES = sorted((ROOT / "scenes").glob("*.toml"))
 GOLDEN = Path(__file__).resolve().parent / "golden"
 WIDTH = 160              # pixels; the height follows the scene's aspect
-STEPS = 30               # fixed simulation steps before the picture
-STEPS_FOR = {"smoke": 180,      # the plume needs ~3 simulated seconds to rise into view
-             "sdf": 180,        # the sand reaches the arch
-             "fireworks": 150,  # rockets burst and the first stars fall
-             "showcase": 120,   # the first firework has burst
-             "rain": 60,        # the drops reach the ball and the floor
-             "swirl": 150,      # the sparks have risen up the funnel
-             "shed": 120,       # sparks have fallen from both meshes
-             "sand": 150,       # a heap has formed under the pour
-             "flock": 120,      # the boids have begun to gather
-             "plume": 120,      # the smoke has reached the sphere
-             "sparks": 60,      # sparks have landed and light the floor
-             "explosion": 60,   # the fireball is rising
-             "campfire": 120,   # the flames have risen and the embers follow
-             "life_sparks": 120}   # the soup has thinned into fronts that throw sparks
 MEAN_TOLERANCE = 1.5     # levels of 255, mean over all pixels and RGB channels
 CHANGED_LEVELS = 40      # a pixel "differs" when a channel moves by more than this ...
 CHANGED_FRACTION = 0.005 # ... and at most this share of the pixels may (72 of 160 x 90)
 HARDWARE_MEAN_TOLERANCE = 3.0      # the same limits on an adapter other than lavapipe
 HARDWARE_CHANGED_FRACTION = 0.03
+MIN_DRAWN = 0.10         # share of a preview's pixels that must not be background ...
+BACKGROUND_LEVELS = 0.08 * 255   # ... where a pixel is background within this in every channel
 UPDATE = os.environ.get("EMBERFX_UPDATE_GOLDEN") == "1"
 CHAOTIC = {"sand": "grains in contact", "flock": "boids steering by their neighbours"}
 """scenes whose particles amplify rounding: on an H100 their pictures parted from lavapipe's
@@ -70,7 +63,9 @@ pass there. On a hardware adapter each is compared with its own second render in
 steps give the same bytes twice)."""
 
 
-def render(scene: Scene, steps: int = STEPS) -> np.ndarray:
+def render(scene: Scene, steps: int | None = None) -> np.ndarray:
+    """The scene at WIDTH pixels wide after ``steps`` steps (default: its preview time)."""
+    steps = scene.settings.preview_steps() if steps is None else steps
     w, h = scene.settings.size
     engine = Engine(scene, size=(WIDTH, max(1, round(WIDTH * h / w))))
     try:
@@ -78,6 +73,12 @@ def render(scene: Scene, steps: int = STEPS) -> np.ndarray:
         return engine.render()
     finally:
         engine.close()
+
+
+@functools.cache
+def preview(path: Path) -> np.ndarray:
+    """The scene file's render at its preview time, made once for the tests that check it."""
+    return render(load_scene(path))
 
 
 def read_png(path: Path) -> np.ndarray:
@@ -107,7 +108,7 @@ def limits(gpu) -> tuple[float, float]:
     return HARDWARE_MEAN_TOLERANCE, HARDWARE_CHANGED_FRACTION
 
 
-def unchanged(gpu, name: str, steps: int = STEPS) -> np.ndarray:
+def unchanged(gpu, name: str, steps: int | None = None) -> np.ndarray:
     """What a changed scene is compared with: the golden on the reference adapter, else this
     adapter's render of the unchanged scene."""
     if gpu.is_software:
@@ -117,7 +118,7 @@ def unchanged(gpu, name: str, steps: int = STEPS) -> np.ndarray:
 
 @pytest.mark.parametrize("path", SCENES, ids=[p.stem for p in SCENES])
 def test_scene_matches_its_golden_image(gpu, path):
-    image = render(load_scene(path), STEPS_FOR.get(path.stem, STEPS))
+    image = preview(path)
     reference = GOLDEN / f"{path.stem}.png"
     if UPDATE:
         from emberfx.app.output import write_png
@@ -128,7 +129,7 @@ def test_scene_matches_its_golden_image(gpu, path):
     assert reference.exists(), (f"no golden {reference.name}: "
                                 f"run EMBERFX_UPDATE_GOLDEN=1 pytest {__file__}")
     if path.stem in CHAOTIC and not gpu.is_software:
-        again = render(load_scene(path), STEPS_FOR.get(path.stem, STEPS))
+        again = render(load_scene(path))
         assert np.array_equal(image, again), f"{path.name}: two renders differ on {gpu.label}"
         return
     mean, changed = difference(image, read_png(reference))
@@ -136,6 +137,29 @@ def test_scene_matches_its_golden_image(gpu, path):
     assert mean <= mean_limit and changed <= changed_limit, (
         f"{path.name} on {gpu.label}: mean difference {mean:.2f} levels (limit {mean_limit}), "
         f"{changed:.2%} of pixels off by > {CHANGED_LEVELS} (limit {changed_limit:.1%})")
+
+
+def drawn_share(image: np.ndarray, background: str) -> float:
+    """The share of ``image``'s pixels that differ from ``background`` (a scene colour) by more
+    than BACKGROUND_LEVELS in some RGB channel."""
+    colour = np.array(parse_color(background)[:3]) * 255
+    return float((np.abs(image[..., :3] - colour).max(axis=2) > BACKGROUND_LEVELS).mean())
+
+
+@pytest.mark.parametrize("path", SCENES, ids=[p.stem for p in SCENES])
+def test_scene_at_its_preview_is_not_mostly_background(gpu, path):
+    share = drawn_share(preview(path), load_scene(path).settings.background)
+    assert share >= MIN_DRAWN, (f"{path.name} at its preview time: {share:.1%} of the pixels "
+                                f"differ from the background (at least {MIN_DRAWN:.0%} must)")
+
+
+def test_drawn_share_counts_pixels_off_the_background_by_more_than_8_percent():
+    image = np.zeros((2, 5, 4), np.uint8)
+    image[..., :3] = (16, 16, 20)                      # '#101014'
+    image[0, 0, :3] = (16 + 21, 16, 20)                # 21 levels off in red: drawn
+    image[0, 1, :3] = (16, 16, 20 + 20)                # 20 levels: background still
+    image[1, 4, :3] = (0, 0, 0)                        # 20 levels below in blue: background
+    assert drawn_share(image, "#101014") == 1 / 10
 
 
 def test_every_golden_belongs_to_a_scene():
@@ -160,7 +184,7 @@ def test_a_changed_particle_colour_fails_the_comparison(gpu):
 @pytest.mark.skipif(UPDATE, reason="goldens are being rewritten")
 def test_a_missing_entity_fails_the_comparison(gpu):
     scene = load_scene(ROOT / "scenes" / "showcase.toml")
-    golden = unchanged(gpu, "showcase", STEPS_FOR["showcase"])
+    golden = unchanged(gpu, "showcase")
     drawn = {"emitter", "cloth", "life", "particle_life"}   # the others only push these around
     # sub-emitters' targets go with their source (removing one alone breaks the reference)
     targets = {link.emitter for spec in scene.entities if "emitter" in spec.components
@@ -170,7 +194,7 @@ def test_a_missing_entity_fails_the_comparison(gpu):
         if drawn & set(spec.components) and spec.name not in targets:
             others = scene.entities[:k] + scene.entities[k + 1:]
             without = dataclasses.replace(scene, entities=others)
-            assert not matches(render(without, STEPS_FOR["showcase"]), golden), \
+            assert not matches(render(without), golden), \
                 f"without {spec.name} it still matches"
             removed.append(spec.name)
     assert removed == ["fountain", "mist", "rockets", "stars", "flag", "life", "swarm"]
@@ -180,4 +204,6 @@ def test_a_missing_entity_fails_the_comparison(gpu):
 def test_a_later_frame_of_the_same_scene_fails_the_comparison(gpu):
     """The simulation must have advanced to the golden's step: ten steps more is a different
     picture (checked on the fountain, whose particles move about 2 px per step at this size)."""
-    assert not matches(render(fountain(), STEPS + 10), unchanged(gpu, "fountain"))
+    scene = fountain()
+    assert not matches(render(scene, scene.settings.preview_steps() + 10),
+                       unchanged(gpu, "fountain"))

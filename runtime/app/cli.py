@@ -125,6 +125,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     s.add_argument("--size", type=parse_size, metavar="WxH", help="page size (default: scene's)")
     add_script_flags(s)
 
+    from emberfx.app import gallery_media  # light: argparse only until it runs
+    gallery_media.add_arguments(add("gallery", gallery_media.HELP))
+
     s = add("bench", "run benchmarks (all when no NAME is given)")
     s.add_argument("names", nargs="*", metavar="NAME",
                    help="benchmarks to run, all when none is given (with --plot: the ones to "
@@ -359,6 +362,12 @@ def cmd_export(args) -> int:
     return export.run(args)
 
 
+def cmd_gallery(args) -> int:
+    from emberfx.app import gallery_media
+
+    return gallery_media.run(args)
+
+
 def cmd_bench(args) -> int:
     from emberfx import bench
 
@@ -377,7 +386,7 @@ def cmd_bench(args) -> int:
 
 COMMANDS = {"run": cmd_run, "render": cmd_render, "validate": cmd_validate,
             "passes": cmd_passes, "info": cmd_info, "sweep": cmd_sweep, "export": cmd_export,
-            "web": cmd_web,
+            "web": cmd_web, "gallery": cmd_gallery,
             "bench": cmd_bench}
 
 

@@ -5,8 +5,9 @@
 writes docs/reference/scene.md (from the component classes, app/reference.py),
 docs/reference/cli.md (from the argument parser, app/cli_reference.py), the generated regions of
 docs/performance.md (from the committed ``emberfx bench --json`` files, app/performance_page.py)
-and docs/gallery.md (the page; its pictures are rendered on the GPU by ``python -m
-emberfx.app.gallery docs/``). tests/test_docs_reference.py fails when a committed one is stale.
+and docs/gallery.md (the page; its pictures and clips are rendered on the GPU by ``emberfx
+gallery docs/``, app/gallery_media.py). tests/test_docs_reference.py fails when a committed one
+is stale.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 from pathlib import Path
 
 from emberfx.app import cli_reference, reference
-from emberfx.app.gallery import write_gallery
+from emberfx.app.gallery import write_gallery_page
 from emberfx.app.performance_page import write_performance_page
 
 COMMAND = "python -m emberfx.app.docs_pages docs/"
@@ -34,7 +35,7 @@ def write_pages(docs: Path) -> list[Path]:
     """Write every generated page under ``docs`` (a docs folder); their paths."""
     return [write_page(docs, reference.PAGE, reference.scene_reference()),
             write_page(docs, cli_reference.PAGE, cli_reference.cli_reference()),
-            write_performance_page(docs), write_gallery(docs, pictures=False)]
+            write_performance_page(docs), write_gallery_page(docs)]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,44 +1,54 @@
-"""The gallery page (docs/gallery.md): every example scene with its picture.
+"""The gallery page (docs/gallery.md): every example scene with its picture and clip.
 
-Each bundled scene is rendered headless at its ``[scene] preview`` time (the moment `emberfx
-render` shows without --frames) into docs/gallery/<scene>.png, GALLERY_WIDTH pixels wide at the
-scene's aspect, and the page lists them with the description the scene file opens with.
-
-    python -m emberfx.app.gallery docs/              # render every scene, write the page
-    python -m emberfx.app.gallery docs/ --page-only  # the page alone (no GPU)
-    python -m emberfx.app.gallery docs/ fountain     # render only the scenes named
+``emberfx gallery docs/`` (app/gallery_media.py) renders each bundled scene at its ``[scene]
+preview`` time into docs/gallery/<scene>.png, GALLERY_WIDTH pixels wide at the scene's aspect,
+and a short clip ending there into docs/gallery/clips/<scene>.mp4, CLIP_WIDTH pixels wide; the
+page shows each clip, looping and muted, with the picture as its poster, and the description the
+scene file opens with. Its top links the contact sheet, docs/gallery.png (app/contact_sheet.py).
 
 Under each picture of a scene in ``PLAYERS`` is a link to its live player, a web page of the
 scene (emberfx.web) that the docs build records into the site (app/gallery_players.py, run by
 the mkdocs hook app/gallery_hook.py): the site's script docs/javascripts/gallery.js opens it in
-an iframe on click. Scenes in ``NO_PLAYER`` say why they have none.
+an iframe on click. Scenes in ``NO_PLAYER`` say why they have none. The same hook makes the
+clips' addresses relative to the built page (mkdocs rewrites the addresses of Markdown links and
+images, not those of raw HTML).
 
 The page depends only on the scene files, so tests/test_docs_reference.py checks that the
-committed page is current and that each picture exists at the size the page implies; the
-pictures themselves come from the GPU and are checked by eye.
+committed page is current and that each picture and clip exists at the size the page implies;
+the pictures themselves come from the GPU and are checked by eye.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
+import html
 import re
-import sys
-import tempfile
 from pathlib import Path
 
-from emberfx.core.errors import EmberError
 from emberfx.model.scene import Scene, bundled_scenes, load_scene
 
-__all__ = ["GALLERY_WIDTH", "NO_PLAYER", "PLAYERS", "PLAYERS_DIR", "gallery_page", "gallery_size",
-           "player_uri", "render_picture", "write_gallery"]
+__all__ = ["CLIP_FPS", "CLIP_SECONDS", "CLIP_WIDTH", "CLIPS", "COMMAND", "GALLERY_WIDTH",
+           "NO_PLAYER", "PLAYERS", "PLAYERS_DIR", "SHEET", "clip_size", "gallery_page",
+           "gallery_size", "player_uri", "scaled_size", "write_gallery_page"]
 
 PAGE = Path("gallery.md")
 """the page, relative to the docs folder"""
 PICTURES = Path("gallery")
 """the pictures' folder, relative to the docs folder"""
+CLIPS = PICTURES / "clips"
+"""the clips' folder, relative to the docs folder"""
+SHEET = Path("gallery.png")
+"""the contact sheet, relative to the docs folder"""
+COMMAND = "emberfx gallery docs/"
+"""what writes the page, its pictures and clips (app/gallery_media.py)"""
 GALLERY_WIDTH = 480
 """pixels: every picture is this wide, its height following the scene's [scene] size"""
+CLIP_WIDTH = 320
+"""pixels: every clip is this wide, its height following the scene's [scene] size"""
+CLIP_SECONDS = 2.0
+"""seconds: a clip's length, ending at the scene's preview time (or starting at the scene's
+start where the preview comes earlier)"""
+CLIP_FPS = 30
+"""frames a second of a clip (every second step at 60 steps a second)"""
 PLAYERS_DIR = "gallery/play"
 """the live players' folder, relative to the docs folder and to the built site"""
 PLAYERS: dict[str, int] = {
@@ -80,10 +90,19 @@ NO_PLAYER: dict[str, str] = {
 """scene: why its gallery entry has no live player (shown on the page)"""
 
 
+def scaled_size(size: tuple[int, int], width: int) -> tuple[int, int]:
+    """``width`` wide at the aspect of ``size``, the height even (H.264 needs even sizes)."""
+    return width, max(2, round(width * size[1] / size[0] / 2) * 2)
+
+
 def gallery_size(scene: Scene) -> tuple[int, int]:
     """The picture's (width, height): GALLERY_WIDTH wide at the scene's aspect, height even."""
-    width, height = scene.settings.size
-    return GALLERY_WIDTH, max(2, round(GALLERY_WIDTH * height / width / 2) * 2)
+    return scaled_size(scene.settings.size, GALLERY_WIDTH)
+
+
+def clip_size(scene: Scene) -> tuple[int, int]:
+    """The clip's (width, height): CLIP_WIDTH wide at the scene's aspect, height even."""
+    return scaled_size(scene.settings.size, CLIP_WIDTH)
 
 
 def description(path: Path) -> str:
@@ -118,6 +137,15 @@ def player_line(name: str, scene: Scene) -> str:
             f"data-height=\"{height}\" }}")
 
 
+def video_tag(name: str, title: str, width: int, height: int) -> str:
+    """The clip of scene ``name``, muted and looping, with its picture as the poster (addresses
+    relative to the docs folder; the mkdocs hook app/gallery_hook.py makes them relative to
+    the built page)."""
+    clip, poster = f"{CLIPS.as_posix()}/{name}.mp4", f"{PICTURES.as_posix()}/{name}.png"
+    return (f'<video src="{clip}" poster="{poster}" width="{width}" height="{height}" '
+            f'title="{html.escape(title)}" muted loop autoplay playsinline></video>')
+
+
 def gallery_page() -> str:
     """The page, as Markdown (no GPU: it reads the scene files only)."""
     lines = ["# Gallery", "",
@@ -125,7 +153,11 @@ def gallery_page() -> str:
              f"rendered headless {GALLERY_WIDTH} pixels wide. Each is one command away:",
              "", "```sh", "emberfx run NAME                    # in a window",
              "emberfx render NAME --out NAME.png  # the picture at the preview time", "```", "",
-             "This page and its pictures are written by `python -m emberfx.app.gallery docs/`.",
+             f"This page, its pictures and clips are written by `{COMMAND}`. Each clip shows "
+             f"the {CLIP_SECONDS:g} s up to the preview time (the first {CLIP_SECONDS:g} s where "
+             f"the preview comes earlier), {CLIP_WIDTH} pixels wide at {CLIP_FPS} frames a "
+             "second. All the pictures on one sheet: "
+             f"[{SHEET.as_posix()}]({SHEET.as_posix()}).",
              "",
              "Most scenes also play live: the link under the picture opens the scene as a web "
              "page ([`emberfx web`](guides/web.md)) that runs its own WGSL on your GPU with "
@@ -138,8 +170,7 @@ def gallery_page() -> str:
         width, height = gallery_size(scene)
         settings = scene.settings
         lines += [f"## {settings.name}", "",
-                  f"![{settings.name}]({PICTURES.as_posix()}/{name}.png)"
-                  f"{{ width=\"{width}\" height=\"{height}\" loading=lazy }}", "",
+                  video_tag(name, settings.name, width, height), "",
                   player_line(name, scene), "",
                   description(path), "",
                   f"`scenes/{name}.toml`, at {settings.preview:g} s "
@@ -148,66 +179,8 @@ def gallery_page() -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def render_picture(path: Path, target: Path) -> tuple[int, int]:
-    """Render the scene at ``path`` at its preview time into ``target`` (PNG, written whole or
-    not at all); returns the picture's size."""
-    from PIL import Image
-
-    from emberfx.engine.engine import Engine
-
-    scene = load_scene(path)
-    size = gallery_size(scene)
-    with Engine(scene, size=size) as engine:
-        engine.step(scene.settings.preview_steps())
-        image = engine.render()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        Image.fromarray(image, "RGBA").save(tmp, format="PNG", optimize=True)
-        os.chmod(tmp, 0o644)   # mkstemp's file is private; a picture is not
-        os.replace(tmp, target)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    return size
-
-
-def write_gallery(docs: Path, names: list[str] | None = None, pictures: bool = True) -> Path:
-    """Render the pictures of ``names`` (every bundled scene when None) under ``docs`` unless
-    ``pictures`` is False, and write the page; returns the page's path."""
-    scenes = bundled_scenes()
-    unknown = sorted(set(names or []) - set(scenes))
-    if unknown:
-        raise EmberError(f"gallery: no bundled scene {', '.join(map(repr, unknown))}; "
-                         f"scenes: {', '.join(sorted(scenes))}")
-    if pictures:
-        for name in sorted(names or scenes):
-            target = Path(docs) / PICTURES / f"{name}.png"
-            width, height = render_picture(scenes[name], target)
-            print(f"wrote {target} ({width}x{height})", flush=True)
+def write_gallery_page(docs: Path) -> Path:
+    """Write the page under ``docs`` (no GPU); returns its path."""
     page = Path(docs) / PAGE
     page.write_text(gallery_page(), encoding="utf-8", newline="\n")
     return page
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m emberfx.app.gallery",
-        description="Render the gallery's pictures and write its page under DOCS.")
-    parser.add_argument("docs", nargs="?", type=Path, default=Path("docs"),
-                        help="the documentation folder (default: docs)")
-    parser.add_argument("scenes", nargs="*", metavar="SCENE",
-                        help="bundled scenes to render again (default: all)")
-    parser.add_argument("--page-only", action="store_true",
-                        help="write the page without rendering any picture")
-    args = parser.parse_args(argv)
-    try:
-        print(f"wrote {write_gallery(args.docs, args.scenes or None, pictures=not args.page_only)}")
-    except EmberError as exc:
-        print(f"emberfx: error: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -21,7 +21,7 @@ from PIL import Image
 from emberfx.app import cli
 from emberfx.app.contact_sheet import BACKGROUND, GAP, LABEL_BAND, TILE_WIDTH, layout
 from emberfx.app.gallery import CLIP_WIDTH, GALLERY_WIDTH, gallery_page
-from emberfx.app.gallery_media import HERO_SECONDS, clip_steps, hero_take
+from emberfx.app.gallery_media import clip_steps, hero_take
 from emberfx.model.scene import load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,7 +148,7 @@ def test_five_pictures_make_two_rows():
 
 
 @pytest.mark.parametrize("name, preview_step, first, last", [
-    ("fountain", 120, 2, 120),    # preview at 2 s: the clip is the 2 s up to it
+    ("fountain", 150, 32, 150),   # preview at 2.5 s: the clip is the 2 s up to it
     ("campfire", 240, 122, 240),  # preview at 4 s
     ("dam_break", 30, 2, 120),    # preview at 0.5 s: the first 2 s, the preview among them
 ])
@@ -159,10 +159,11 @@ def test_the_clip_window_ends_at_the_preview(name, preview_step, first, last):
     assert (steps[0], steps[-1], steps.step, len(steps)) == (first, last, 2, 60)
 
 
-def test_the_readme_video_is_the_showcase_first_ten_seconds(tmp_path):
+def test_the_readme_video_is_the_showcase_whole_shot(tmp_path):
+    """The showcase's [scene] duration is 10 s and its preview 5 s: 600 frames, the picture at
+    step 300."""
     take = hero_take(load_scene(ROOT / "scenes" / "showcase.toml"), tmp_path)
-    assert HERO_SECONDS == 10.0
-    assert (take.size, take.picture_step, take.clip_size) == ((1280, 720), 330, (960, 540))
+    assert (take.size, take.picture_step, take.clip_size) == ((1280, 720), 300, (960, 540))
     assert (take.clip_steps[0], take.clip_steps[-1], take.fps) == (1, 600, 60.0)
     assert (take.picture, take.clip) == (tmp_path / "showcase.png", tmp_path / "showcase.mp4")
 

@@ -12,8 +12,8 @@ named):
   frames are rendered at the picture's size in the same run (one simulation for both) and
   scaled down (Lanczos). At this size a clip is about 20 to 200 kB;
 - for the showcase, the README's hero: ``showcase.png``, the preview at the scene's own
-  ``[scene] size``, and ``showcase.mp4``, its first HERO_SECONDS at one frame a step,
-  HERO_VIDEO_WIDTH (960) pixels wide, rendered at the scene's size and scaled down;
+  ``[scene] size``, and ``showcase.mp4``, its whole shot (``[scene] duration``) at one frame a
+  step, HERO_VIDEO_WIDTH (960) pixels wide, rendered at the scene's size and scaled down;
 
 then, from the pictures in DIR (no second render), ``gallery.png``, the contact sheet
 (app/contact_sheet.py), and the page ``gallery.md`` (app/gallery.py). ``--page-only`` renders
@@ -21,6 +21,9 @@ nothing and writes the sheet and the page from the pictures already there (no GP
 ``--no-clips`` renders the pictures alone. Every file is written whole or not at all, and a
 scene's picture and clip appear together (atomic_files.OutputGroup). Videos go through the same
 writer as ``emberfx render --out x.mp4`` (output.FrameWriter: H.264 through ffmpeg).
+
+On a CPU adapter each scene's ``[cpu]`` preset applies, as for ``emberfx render``, unless
+``--quality full``.
 
 ``python -m emberfx.gallery DIR ...`` is the same command.
 """
@@ -47,13 +50,14 @@ from emberfx.app.gallery import (
     scaled_size,
     write_gallery_page,
 )
+from emberfx.app.headless import QUALITIES, for_adapter
 from emberfx.app.output import STOP_NOTICE, FrameWriter, Progress, default_fps
 from emberfx.core.errors import EmberError
 from emberfx.engine import interrupts
 from emberfx.model.scene import Scene, bundled_scenes, load_scene
 from emberfx.model.scene_fields import suggest
 
-__all__ = ["HELP", "HERO", "HERO_SECONDS", "HERO_VIDEO_WIDTH",
+__all__ = ["HELP", "HERO", "HERO_VIDEO_WIDTH",
            "Take", "add_arguments", "clip_steps", "hero_take", "run", "scene_take",
            "shoot", "write_gallery"]
 
@@ -61,9 +65,6 @@ HELP = ("render the gallery under DIR: each bundled scene's picture and clip, th
         "sheet, the page and the README's showcase picture and video")
 HERO = "showcase"
 """the scene whose picture and video the README and the home page open with"""
-HERO_SECONDS = 10.0
-"""seconds: the length of the README's video, from the showcase's start (a scene file names
-no length of its own)"""
 HERO_VIDEO_WIDTH = 960
 """pixels: the README's video is this wide at the showcase's aspect"""
 
@@ -107,13 +108,13 @@ def scene_take(scene: Scene, docs: Path, name: str, clip: bool = True) -> Take:
 
 def hero_take(scene: Scene, docs: Path, clip: bool = True) -> Take:
     """The README's showcase picture (at the scene's size) and, unless ``clip`` is False, its
-    video (the first HERO_SECONDS, one frame a step)."""
+    video (the whole shot, ``[scene] duration``, one frame a step)."""
     width, height = scene.settings.size
     size = (width, height)
     picture = Path(docs) / f"{HERO}.png"
     if not clip:
         return Take(size, picture, scene.settings.preview_steps())
-    steps = range(1, max(1, round(HERO_SECONDS / scene.settings.fixed_dt)) + 1)
+    steps = range(1, scene.settings.duration_steps() + 1)
     return Take(size, picture, scene.settings.preview_steps(), Path(docs) / f"{HERO}.mp4",
                 scaled_size(size, HERO_VIDEO_WIDTH), steps, default_fps(scene))
 
@@ -183,10 +184,11 @@ def check_names(names: list[str], scenes: dict[str, Path]) -> None:
 
 
 def write_gallery(docs: Path, names: list[str] | None = None, pictures: bool = True,
-                  clips: bool = True) -> list[Path]:
+                  clips: bool = True, quality: str = "auto") -> list[Path]:
     """Everything ``emberfx gallery`` writes under ``docs`` (see the module's doc) for the
     bundled scenes ``names`` (all when None); ``pictures`` False renders nothing, ``clips``
-    False renders the pictures alone. Returns the contact sheet's and the page's paths."""
+    False renders the pictures alone; ``quality`` as ``emberfx render --quality``. Returns the
+    contact sheet's and the page's paths."""
     docs = Path(docs)
     scenes = bundled_scenes()
     check_names(list(names or []), scenes)
@@ -196,7 +198,7 @@ def write_gallery(docs: Path, names: list[str] | None = None, pictures: bool = T
         for folder in (docs / PICTURES, docs / CLIPS):
             folder.mkdir(parents=True, exist_ok=True)
         for name in sorted(dict.fromkeys(names or scenes)):
-            scene = load_scene(scenes[name])
+            scene = for_adapter(load_scene(scenes[name]), quality)
             takes = [scene_take(scene, docs, name, clip=clips)]
             if name == HERO:
                 takes.append(hero_take(scene, docs, clip=clips))
@@ -222,10 +224,14 @@ def add_arguments(s: argparse.ArgumentParser) -> None:
                         "already in DIR (no GPU)")
     s.add_argument("--no-clips", action="store_true",
                    help="render the pictures but no clip or video (quicker)")
+    s.add_argument("--quality", choices=QUALITIES, default="auto",
+                   help="auto: on a CPU adapter, apply each scene's [cpu] preset; full: render "
+                        "the scenes as written (default: auto)")
 
 
 def run(args: argparse.Namespace) -> int:
     for path in write_gallery(args.docs, list(args.scenes) or None,
-                              pictures=not args.page_only, clips=not args.no_clips):
+                              pictures=not args.page_only, clips=not args.no_clips,
+                              quality=args.quality):
         print(f"wrote {path}", flush=True)
     return 0

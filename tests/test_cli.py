@@ -20,6 +20,7 @@ import pytest
 from PIL import Image
 
 from emberfx.app import cli
+from emberfx.model.scene import load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
 FOUNTAIN = ROOT / "scenes" / "fountain.toml"
@@ -442,7 +443,7 @@ def test_hot_reload_in_a_window_under_xvfb(tmp_path, gpu, xvfb):
 PROBE_ENGINE = """
 import sys
 from emberfx.engine.engine import Engine
-from emberfx.model.scene import Scene, SceneSettings, load_scene
+from emberfx.model.scene import Scene, SceneSettings
 from emberfx.app.window import run_window
 
 class ProbeEngine(Engine):

@@ -20,7 +20,6 @@ import pytest
 from PIL import Image
 
 from emberfx.app import cli
-from emberfx.model.scene import load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
 FOUNTAIN = ROOT / "scenes" / "fountain.toml"
@@ -223,6 +222,7 @@ def fake_stack(monkeypatch):
     scene_mod.Scene = Scene
     scene_mod.load_scene = Scene
     scene_mod.validated_copy = lambda value, key, **_: value
+    scene_mod.bundled_scenes = lambda: {}
     scene_mod.describe = lambda scene: f"scene {scene.settings.name}\n  entity fountain"
     engine_mod = types.ModuleType("emberfx.engine.engine")
     engine_mod.Engine = FakeEngine
@@ -397,6 +397,8 @@ def test_run_showcase_in_a_window_under_xvfb(tmp_path, gpu, xvfb):
     assert "Traceback" not in r.stderr and "script error" not in r.stderr
     assert "no display" not in r.stderr  # it really used the window
     # the window opens at the scene's size: on a CPU adapter, its [cpu] preset's (said so)
+    from emberfx.model.scene import load_scene
+
     scene = load_scene(ROOT / "scenes" / "showcase.toml")
     if gpu.is_software:
         scene = scene.cpu_variant()[0]

@@ -1,8 +1,10 @@
 // gas/mg_prolong.wgsl  --  passes `<entity>:gas:mg:<cycle>:<level>:prolong`
 //
 // The correction solved on level LEVEL + 1, interpolated trilinearly at the centres of level
-// LEVEL's cells (a fine centre lies a quarter of a coarse cell from the nearest coarse centres;
-// wrapped on a periodic grid, clamped at the sides otherwise) and added to its pressure.
+// LEVEL's cells and added to their pressure. A fine centre lies a quarter of a coarse cell from
+// the nearest coarse centres. A periodic grid wraps. Past a side, the coarse cell at the side
+// stands in for the one outside: as it is past a solid side (no flow: the correction's slope is
+// 0 there), negated past an open side (the correction is 0 on the side, as the pressure outside).
 // One invocation per cell of level LEVEL; workgroup size 64, dispatch ceil(cells / 64)
 // workgroups, folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (read GasParams), 1 levels (read GasLevel array),
@@ -20,6 +22,19 @@ override LEVEL: u32 = 0u;
 
 const WORKGROUP_SIZE: u32 = 64u;
 
+// -1 when corner k of the stencil at `base` lies past an open side of an axis (odd reflection:
+// the side's pressure is 0), else 1.
+fn outside_sign(base: vec3i, k: u32, m: vec3i, wrap: bool) -> f32 {
+    if (wrap) { return 1.0; }
+    let o = base + vec3i(i32(k & 1u), i32((k >> 1u) & 1u), i32((k >> 2u) & 1u));
+    var sign = 1.0;
+    for (var a = 0u; a < 3u; a++) {
+        if (o[a] < 0 && !solid_side(params, a, 0u)) { sign = -sign; }
+        if (o[a] >= m[a] && !solid_side(params, a, 1u)) { sign = -sign; }
+    }
+    return sign;
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
@@ -36,7 +51,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     var value = 0.0;
     for (var k = 0u; k < 8u; k++) {
         let corner = trilinear_corner(base, t, k, m, wrap);
-        value += coarse_pressure[cell_at(corner.cell, coarse)] * corner.weight;
+        value += coarse_pressure[cell_at(corner.cell, coarse)] * corner.weight
+                 * outside_sign(base, k, m, wrap);
     }
     pressure[i] += value;
 }

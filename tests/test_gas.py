@@ -103,6 +103,26 @@ def test_projection_matches_an_fft_projection_on_a_periodic_grid(gpu, cycles, li
     assert error < limit
 
 
+def divergence(u: np.ndarray, v: np.ndarray, w: np.ndarray, h: float) -> np.ndarray:
+    """The cells' divergence from face arrays of engine.faces()'s shapes."""
+    return (u[:, :, 1:] - u[:, :, :-1] + v[:, 1:] - v[:, :-1] + w[1:] - w[:-1]) / h
+
+
+def divergence_norm(u: np.ndarray, v: np.ndarray, w: np.ndarray, h: float) -> float:
+    """The L2 norm of the cells' divergence."""
+    return float(np.linalg.norm(divergence(u, v, w, h).astype(np.float64)))
+
+
+def loaded_box(body: str, cells: tuple[int, int, int]):
+    """An engine of one gas ``body`` (QUIET, one step of 1e-6 s: nothing moves) holding a random
+    smooth velocity on its (nz, ny, nx) ``cells``: (engine, its gas system, the gas's ref)."""
+    engine = Engine(loads_scene(gas_scene(body + QUIET, fixed_dt=1e-6)), size=(16, 16))
+    ref = engine.entity_ref("gas")
+    system = engine.system_of("gas", "gas")
+    system.load(ref, velocity=smooth_field_box(cells))
+    return engine, system, ref
+
+
 def axis_operator(n: int, h: float, lower_open: bool, upper_open: bool) -> np.ndarray:
     """The pressure equation's stencil along one axis of n cells: (p[i-1] - 2 p[i] + p[i+1])
     / h^2; past an open side the neighbour is 0 (Dirichlet), past a solid one it drops out
@@ -125,7 +145,7 @@ def exact_box_projection(u, v, w, h: float, open_box: bool):
         v[:, -1, :] = 0.0
         w[[0, -1]] = 0.0
     nz, ny, nx = u.shape[0], v.shape[1] - 1, u.shape[2] - 1
-    div = (u[:, :, 1:] - u[:, :, :-1] + v[:, 1:] - v[:, :-1] + w[1:] - w[:-1]) / h
+    div = divergence(u, v, w, h)
     eig = [np.linalg.eigh(axis_operator(m, h, open_box and not floor, open_box))
            for m, floor in ((nx, False), (ny, True), (nz, False))]
     (lx, qx), (ly, qy), (lz, qz) = eig
@@ -154,13 +174,9 @@ def test_projection_in_a_box_matches_an_exact_solve(gpu, boundary, resolution, c
     equal the exact projection (exact_box_projection) within ``limit`` (L2, relative), and the
     relative residual stats() reports is under ``limit`` too; the field is 30% off it."""
     nx, ny, nz = resolution
-    engine = Engine(loads_scene(gas_scene(
+    engine, system, ref = loaded_box(
         f'resolution = [{nx}, {ny}, {nz}]\ncell = {1 / 32!r}\ncenter = [0, 1, 0]\n'
-        f'boundary = "{boundary}"\npressure_cycles = {cycles}\n' + QUIET, fixed_dt=1e-6)),
-        size=(16, 16))
-    ref = engine.entity_ref("gas")
-    system = engine.system_of("gas", "gas")
-    system.load(ref, velocity=smooth_field_box((nz, ny, nx)))
+        f'boundary = "{boundary}"\npressure_cycles = {cycles}\n', (nz, ny, nx))
     start = system.faces(ref)
     engine.step(1)
     sync(engine.device)
@@ -174,24 +190,14 @@ def test_projection_in_a_box_matches_an_exact_solve(gpu, boundary, resolution, c
     assert engine.stats()["entities"]["gas"]["pressure_residual"] < limit
 
 
-def divergence_norm(u: np.ndarray, v: np.ndarray, w: np.ndarray, h: float) -> float:
-    """The L2 norm of the cells' divergence from face arrays of engine.faces()'s shapes."""
-    div = (u[:, :, 1:] - u[:, :, :-1] + v[:, 1:] - v[:, :-1] + w[1:] - w[:-1]) / h
-    return float(np.linalg.norm(div.astype(np.float64)))
-
-
 @pytest.mark.parametrize("cycles", [1, 4])
 def test_stats_report_the_projections_relative_residual(gpu, cycles):
     """stats()'s pressure_residual, once read back, is ||div u|| after the step's projection over
     ||div u|| before it, both from the faces in numpy (the loaded field's faces, then the
     step's): within 2% (float32 sums); more V-cycles reach a smaller one."""
-    engine = Engine(loads_scene(gas_scene(
+    engine, system, ref = loaded_box(
         f'resolution = [24, 16, 20]\nsize = [1.2, 0.8, 1.0]\ncenter = [0.6, 0.4, 0.5]\n'
-        f'boundary = "periodic"\npressure_cycles = {cycles}\n' + QUIET, fixed_dt=1e-6)),
-        size=(16, 16))
-    ref = engine.entity_ref("gas")
-    system = engine.system_of("gas", "gas")
-    system.load(ref, velocity=smooth_field_box((20, 16, 24)))
+        f'boundary = "periodic"\npressure_cycles = {cycles}\n', (20, 16, 24))
     before = divergence_norm(**system.faces(ref), h=0.05)
     engine.step(1)
     sync(engine.device)

@@ -59,11 +59,12 @@ HARDWARE_CHANGED_FRACTION = 0.03
 MIN_DRAWN = 0.10         # share of a preview's pixels that must not be background ...
 BACKGROUND_LEVELS = 0.08 * 255   # ... where a pixel is background within this in every channel
 UPDATE = os.environ.get("EMBERFX_UPDATE_GOLDEN") == "1"
-CHAOTIC = {"sand": "grains in contact", "flock": "boids steering by their neighbours"}
-"""scenes whose particles amplify rounding: on an H100 their pictures parted from lavapipe's
-(sand by 10.4 levels mean, 13% of pixels; flock by 4.1 levels, 4.3%) while their physics tests
-pass there. On a hardware adapter each is compared with its own second render instead (the
-steps give the same bytes twice)."""
+CHAOTIC = {"sand": "grains in contact", "flock": "boids steering by their neighbours",
+           "debris": "cubes in contact", "flag": "cloth gusting in turbulent wind"}
+"""scenes whose simulations amplify rounding: on an H100 their pictures parted from lavapipe's
+(sand by 10.4 levels mean, 13% of pixels; debris by 19.9, 28%; flock by 4.1, 4.3%; flag by 5.0,
+5.5%, the same flag a gust later) while their physics tests pass there. On a hardware adapter
+each is compared with its own second render instead (the steps give the same bytes twice)."""
 
 
 def render(scene: Scene, steps: int | None = None) -> np.ndarray:

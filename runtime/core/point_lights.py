@@ -27,6 +27,7 @@ import wgpu
 
 from emberfx.core import wgsl
 from emberfx.core.bindings import PassBuilder
+from emberfx.core.errors import DeviceLimitError
 from emberfx.core.frame_graph import ClearBuffer, Pass, Phase, RenderQueue
 from emberfx.core.layout import struct_dtype
 
@@ -57,6 +58,20 @@ def tile_grid(size: tuple[int, int]) -> tuple[int, int]:
     """Columns and rows of tiles over an image of ``size`` (w, h) pixels."""
     w, h = size
     return (max(1, -(-w // LIGHT_TILE)), max(1, -(-h // LIGHT_TILE)))
+
+
+def tile_bytes(gpu, size: tuple[int, int]) -> int:
+    """The bytes of the tiles' lists over an image of ``size`` pixels, or a one-line
+    DeviceLimitError when a buffer that large passes the device's max_buffer_size."""
+    columns, rows = tile_grid(size)
+    need = 4 * columns * rows * TILE_STRIDE
+    limit = gpu.limits["max-buffer-size"]
+    if need > limit:
+        w, h = size
+        raise DeviceLimitError(
+            f"the point lights' tile lists for an image of {w}x{h} need {need} bytes, over this "
+            f"device's max_buffer_size of {limit} ({gpu.label}): render a smaller --size")
+    return need
 
 
 def pack_lights(positions, colors, intensities, ranges) -> bytes:
@@ -97,9 +112,8 @@ class PointLightBuffers:
         if self.tiles is not None:
             self.tiles.destroy()
         self.grid = tile_grid(size)
-        words = self.grid[0] * self.grid[1] * TILE_STRIDE
         self.tiles = self.device.create_buffer(
-            label=TILES, size=4 * words,
+            label=TILES, size=tile_bytes(self.gpu, size),
             usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST
             | wgpu.BufferUsage.COPY_SRC)
         self.resources.adopt(TILES, self.tiles)

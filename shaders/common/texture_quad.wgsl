@@ -47,7 +47,28 @@ fn vs_main(@builtin(vertex_index) vertex: u32) -> VertexOut {
     return out;
 }
 
+// Filling the view, the texel under a pixel comes from integer arithmetic on the pixel's centre
+// ((2i + 1) / 2), not from an interpolated uv: a texel edge may fall exactly on a pixel centre
+// (192 cells over 160 pixels: every fifth), where adapters round interpolation differently.
+// With r = num / den texels a pixel (th / H where the texture is relatively wider, else tw / W),
+// texel x = floor(((2i + 1) num - W num + tw den) / (2 den)), and likewise in y. Where the
+// texture has one texel a cell (its size is placement.size).
+fn fill_texel(pixel: vec2f) -> vec2i {
+    let view = vec2i(frame.viewport);
+    let tex = vec2i(placement.size.xy);
+    var num = tex.y;
+    var den = view.y;
+    if (tex.x * view.y <= view.x * tex.y) { num = tex.x; den = view.x; }
+    let twice = 2 * vec2i(floor(pixel)) + 1;
+    let texel = (twice * num - view * num + tex * den) / (2 * den);
+    return clamp(texel, vec2i(0), tex - 1);
+}
+
 @fragment
 fn fs_main(in: VertexOut) -> @location(0) vec4f {
+    // (a grid larger than its texture is shown through scaled texels: sampled at uv)
+    if (placement.center.w <= 0.5 && all(vec2f(textureDimensions(image)) == placement.size.xy)) {
+        return textureLoad(image, fill_texel(in.clip.xy), 0);
+    }
     return textureSampleLevel(image, nearest, in.uv, 0.0);
 }

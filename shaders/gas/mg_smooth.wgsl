@@ -3,13 +3,14 @@
 // Half a red-black Gauss-Seidel sweep of the pressure equation (gas/poisson.wgsl) on multigrid
 // level LEVEL: each cell of colour COLOR ((x + y + z) mod 2) takes the value that satisfies its
 // equation given its neighbours, all of the other colour: p = (sum p_n - h_l^2 rhs) / count.
-// One invocation per cell of the level; workgroup size 64, dispatch ceil(cells / 64)
-// workgroups, folded into (x, y) past the limit.
+// One invocation per cell of colour COLOR: invocation j is row j / hx's cell 2 (j mod hx) + the
+// row's offset ((y + z + COLOR) mod 2), with hx = ceil(nx / 2) (past nx, nothing). Workgroup
+// size 64, dispatch ceil(hx ny nz / 64) workgroups, folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (read GasParams), 1 levels (read GasLevel array),
 //   2 rhs (read: the level's), 3 pressure (rw: the level's), 4 solid (read: level 0's)
 
 //! include common/dispatch.wgsl
-//! include gas/poisson.wgsl
+//! include gas/relax.wgsl
 
 override LEVEL: u32 = 0u;
 override COLOR: u32 = 0u;
@@ -25,13 +26,15 @@ const WORKGROUP_SIZE: u32 = 64u;
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) groups: vec3u) {
-    let i = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
+    let j = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
     let level = levels[LEVEL];
-    if (i >= level.cells.w) { return; }
     let n = level.cells.xyz;
-    let c = cell_coords(i, n);
-    if (u32(c.x + c.y + c.z) % 2u != COLOR || solid_cell(LEVEL, c, n)) { return; }
-    let s = stencil(LEVEL, c, n);
-    if (s.count == 0.0) { return; }
-    pressure[i] = (s.sum - level.spacing.x * rhs[i]) / s.count;
+    let hx = (n.x + 1u) / 2u;
+    let row = j / hx;
+    if (row >= n.y * n.z) { return; }
+    let y = row % n.y;
+    let z = row / n.y;
+    let x = 2u * (j % hx) + ((y + z + COLOR) & 1u);
+    if (x >= n.x) { return; }
+    relax(LEVEL, vec3i(vec3u(x, y, z)), n, level.spacing.x);
 }

@@ -26,7 +26,7 @@ SIZES = (64, 128, 256)
 SOFTWARE_SIZES = (16, 32)
 SETTLE_STEPS = 30
 TARGET_RESIDUAL = 1e-3
-CYCLES = (2, 3, 4, 6, 8)   # V-cycles per step tried, fewest first, until TARGET_RESIDUAL is met
+CYCLES = (1, 2, 3, 4, 6, 8)   # V-cycles per step tried, fewest first, until TARGET_RESIDUAL is met
 RENDER_SIZE = (1920, 1080)
 
 SCENE = """

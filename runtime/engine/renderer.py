@@ -302,7 +302,8 @@ class Renderer:
             rec["light_direction"] = (*light.unit_direction(), 0.0)
             rec["light_color"] = (*light.linear_radiance(), light.ambient)
         # the shadow box follows the casters, which may move every frame
-        casters = [c for s in self.world.system_objects() for c in s.shadow_casters()]
+        casters = ([c for s in self.world.system_objects() for c in s.shadow_casters()]
+                   if light.shadows else [])
         matrix, shadow = frame_fields(light, casters, self.shadow_resolution)
         self._frame_record["light_view_proj"] = matrix
         self._frame_record["shadow"] = shadow

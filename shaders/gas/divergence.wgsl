@@ -1,11 +1,12 @@
 // gas/divergence.wgsl  --  pass `<entity>:gas:divergence`
 //
 // Each cell's velocity divergence (the sum over axes of the upper face's component less the
-// lower's, over h), the right-hand side of the pressure equation on multigrid level 0; the
-// level's pressure starts at 0 (and a solid cell's right-hand side: it is left out).
+// lower's, over h), the right-hand side of the pressure equation on multigrid level 0 (a solid
+// cell's is left out). The level's pressure starts from the last step's: the V-cycles correct
+// it (a warm start), so a flow that changes little from step to step needs fewer.
 // One invocation per cell; workgroup size 64, dispatch ceil(cells / 64) workgroups, folded.
 // Bindings (group 0): 0 params (read GasParams), 1 velocity (read), 2 rhs (rw),
-//   3 pressure (rw), 4 solid (read)
+//   3 solid (read)
 
 //! include common/dispatch.wgsl
 //! include gas/types.wgsl
@@ -14,8 +15,7 @@
 @group(0) @binding(0) var<storage, read> params: GasParams;
 @group(0) @binding(1) var<storage, read> velocity: array<f32>;
 @group(0) @binding(2) var<storage, read_write> rhs: array<f32>;
-@group(0) @binding(3) var<storage, read_write> pressure: array<f32>;
-@group(0) @binding(4) var<storage, read> solid: array<u32>;
+@group(0) @binding(3) var<storage, read> solid: array<u32>;
 
 const WORKGROUP_SIZE: u32 = 64u;
 
@@ -26,5 +26,4 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     if (i >= params.counts.y) { return; }
     let d = divergence_at(cell_coords(i, params.cells.xyz));
     rhs[i] = select(d, 0.0, solid[i] != 0u);
-    pressure[i] = 0.0;
 }

@@ -105,11 +105,13 @@ def draw(system: EmitterHost, pool: Pool) -> list[Pass] | None:
                 None)
 
 
-def upload(system: EmitterHost, pool: Pool, acting: list) -> None:
-    """Each step, per emitter: only the features that write something are asked."""
-    for f in _UPLOADING:
-        if f.applies(pool.component):
-            f.upload(system, pool, acting)
+def upload(system: EmitterHost, pool: Pool, acting: list, edited: bool) -> None:
+    """Each step, per emitter: only the features that write something and apply are asked
+    (which apply is looked at again after an edit, ``edited``)."""
+    if edited:
+        pool.uploading = tuple(f for f in _UPLOADING if f.applies(pool.component))
+    for f in pool.uploading:
+        f.upload(system, pool, acting)
 
 
 def one_pass(component) -> bool:

@@ -50,6 +50,8 @@ class Pool:
     arrays: StepArrays = field(default_factory=lambda: StepArrays.of(1, {}))
     # what each of its features' records was last packed from, by key (step_upload.py)
     record_keys: dict[str, tuple] = field(default_factory=dict)
+    # the features that upload each step and apply to it, as of its last edit (features.upload)
+    uploading: tuple = ()
 
     def shader(self, base: str) -> str:
         """The shader pass ``base`` runs for this pool (specialised by its modifiers and its

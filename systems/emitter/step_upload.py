@@ -106,7 +106,7 @@ def upload(system: EmitterHost, buffers: dict[str, BufferView], members: list[Po
     system.records.set_step(step, start, rows)
     for k, pool, full, acting in stepped:
         c = pool.component
-        features.upload(system, pool, acting)
+        features.upload(system, pool, acting, full)
         if full:   # the records are the component's alone: looked at after an edit only
             for key, (feature, _) in features.records(c).items():
                 made = feature.record_key(c, key)

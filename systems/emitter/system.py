@@ -97,6 +97,7 @@ class EmitterSystem(System):
         # how every pool and batch of this system steps (tuning.py), fixed for its life
         self.tuning: EmitterTuning = shared.tuning_value(self.key, DEFAULT, "emitter_tuning")
         self.pools: dict[str, Pool] = {}
+        self.casting: dict[str, Pool] = {}   # the pools that cast into the light's shadow map
         self.acting: tuple = ()   # _acting_signature() when the pools were last refreshed
         self.events = EventWiring(self)   # GPU events between pools (sub-emitters)
         self.batches: list[batches.Batch] = []   # like pools sharing arenas and passes
@@ -163,6 +164,8 @@ class EmitterSystem(System):
         self.events.attach(pool)
         self.place_alone(pool)
         self.pools[name] = pool
+        if "mesh_look" in b or opacity.casts(component):   # (both rebuild when edited)
+            self.casting[name] = pool
         self.resources.write(b["params"], pack_params(
             pool.param_record, component, entity=entity.index, frame=0, seed=0, dt=0.0, budget=0,
             force_count=0))
@@ -331,8 +334,7 @@ class EmitterSystem(System):
     def shadow_casters(self) -> list[tuple[tuple[float, float, float], float]]:
         """Where the particles of each emitter that casts (mesh particles, cast_shadows) can be
         (opacity.caster_sphere)."""
-        return [opacity.caster_sphere(pool.component) for pool in self.pools.values()
-                if "mesh_look" in pool.buffers or opacity.casts(pool.component)]
+        return [opacity.caster_sphere(pool.component) for pool in self.casting.values()]
 
     def burst(self, entity: EntityRef, count: int) -> None:
         """`count` extra births on the next step (scripts: ctx.burst)."""
@@ -340,6 +342,7 @@ class EmitterSystem(System):
 
     def remove(self, entity: EntityRef) -> None:
         pool = self.pools.pop(entity.name)   # the registry releases its buffers and views
+        self.casting.pop(entity.name, None)
         self.records.free(pool)
         if pool.batch is not None:   # its slots idle until the batch is packed again
             batches.retire_member(self, pool)

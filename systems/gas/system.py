@@ -186,7 +186,7 @@ class GasSystem(System):
                          "colliders"),
             compute(f"{e}:gas:divergence", Phase.SIMULATE, "gas/divergence.wgsl", on_cells,
                     {"params": params, "velocity": b["velocity_next"], "rhs": b["rhs0"],
-                     "pressure": b["pressure0"], "solid": b["solid"]},
+                     "solid": b["solid"]},
                     does="each cell's divergence: the pressure equation's right-hand side")]
         passes += v_cycles(self, e, c.pressure_cycles, records.level_cells(c), b)
         passes.append(compute(

@@ -202,6 +202,11 @@ class ContactsFeature(EmitterFeature):
         assert pool.contacts is not None
         return dict(pool.contacts.buffers)
 
+    def uploads(self, pool: Pool) -> bool:
+        """Only an emitter that collides or samples volumes has contact records to write."""
+        assert pool.contacts is not None
+        return bool(pool.contacts.volume_slots) or pool.component.collision is not None
+
     def upload(self, system: EmitterHost, pool: Pool, acting: list) -> None:
         assert pool.contacts is not None
         pool.contacts.write_step(pool.component, acting)

@@ -139,6 +139,11 @@ class EmitterFeature:
         """The pool's draw passes in place of the sprite draw, or None (the sprites)."""
         return None
 
+    def uploads(self, pool: Pool) -> bool:
+        """Whether ``upload`` has something to write for the pool (asked after an edit and after
+        the pool's update was brought up to date, not every step)."""
+        return True
+
     def upload(self, system: EmitterHost, pool: Pool, acting: list) -> None:
         """What it writes for the pool each step, after the params record is packed
         (``acting``: the force components acting on it this step)."""

@@ -106,10 +106,11 @@ def draw(system: EmitterHost, pool: Pool) -> list[Pass] | None:
 
 
 def upload(system: EmitterHost, pool: Pool, acting: list, edited: bool) -> None:
-    """Each step, per emitter: only the features that write something and apply are asked
-    (which apply is looked at again after an edit, ``edited``)."""
-    if edited:
-        pool.uploading = tuple(f for f in _UPLOADING if f.applies(pool.component))
+    """Each step, per emitter: only the features that apply and have something to write are
+    asked (looked at again after an edit, ``edited``, or when ``pool.uploading`` is None)."""
+    if edited or pool.uploading is None:
+        pool.uploading = tuple(f for f in _UPLOADING
+                               if f.applies(pool.component) and f.uploads(pool))
     for f in pool.uploading:
         f.upload(system, pool, acting)
 

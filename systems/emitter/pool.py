@@ -50,8 +50,9 @@ class Pool:
     arrays: StepArrays = field(default_factory=lambda: StepArrays.of(1, {}))
     # what each of its features' records was last packed from, by key (step_upload.py)
     record_keys: dict[str, tuple] = field(default_factory=dict)
-    # the features that upload each step and apply to it, as of its last edit (features.upload)
-    uploading: tuple = ()
+    # the features with something to write for it each step, as of its last edit or refresh
+    # (features.upload); None: to be asked again before the next upload
+    uploading: tuple | None = None
 
     def shader(self, base: str) -> str:
         """The shader pass ``base`` runs for this pool (specialised by its modifiers and its

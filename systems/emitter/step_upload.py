@@ -85,7 +85,7 @@ def upload(system: EmitterHost, buffers: dict[str, BufferView], members: list[Po
     inboxes = False
     packed: set[str] = set()   # the records some emitter's edit changed
     rows: list[tuple[Pool, int, tuple]] = []   # the step's own fields, set by the pages
-    stepped: list[tuple[int, Pool, bool, list]] = []
+    later: list[tuple[int, Pool, bool, list]] = []   # edited, or with features that upload
     for k, pool in enumerate(members):
         if k in idle:
             continue
@@ -94,7 +94,8 @@ def upload(system: EmitterHost, buffers: dict[str, BufferView], members: list[Po
                                             cache)
         pool.dirty = False
         rows.append((pool, budget, order))
-        stepped.append((k, pool, full, acting))
+        if full or pool.uploading is None or pool.uploading:
+            later.append((k, pool, full, acting))
         base = 0 if records_bases is None else records_bases.get(k)
         if base is not None:
             inbox = events.inbox_record(pool, budget, base)
@@ -104,7 +105,7 @@ def upload(system: EmitterHost, buffers: dict[str, BufferView], members: list[Po
     # the params records complete before the features read them (a mesh look takes the step's
     # frame, timestep and seed from it)
     system.records.set_step(step, start, rows)
-    for k, pool, full, acting in stepped:
+    for k, pool, full, acting in later:
         c = pool.component
         features.upload(system, pool, acting, full)
         if full:   # the records are the component's alone: looked at after an edit only

@@ -285,6 +285,7 @@ class EmitterSystem(System):
             return
         if pool.contacts.refresh(pool.component, self.forces_on(pool)):
             pool.updates.clear()   # they bound the old volumes buffer
+        pool.uploading = None      # whether its contacts write each step may have changed
         variant = self._variant(pool)
         current = next((i for i, p in enumerate(pool.passes)
                         if p.name.endswith(":emitter:update")), None)

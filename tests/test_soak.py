@@ -167,7 +167,10 @@ def soak_scene_here(path: str) -> None:
     chunk ({"done": steps after warm-up, "grown_mb": RSS growth}) and a last line with the
     frame count; stops early once the growth is over the allowance, so a leak cannot exhaust
     memory."""
-    engine = Engine(with_counts_capped(load_scene(path)), size=(96, 54))
+    scene = load_scene(path)
+    if get_context().is_software:   # as a CPU adapter runs it: the scene's [cpu] preset
+        scene = scene.cpu_variant()[0]
+    engine = Engine(with_counts_capped(scene), size=(96, 54))
     try:
         engine.step(LEAK_WARMUP_FOR.get(Path(path).stem, LEAK_WARMUP))
         engine.render()

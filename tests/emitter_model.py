@@ -120,7 +120,9 @@ def acceleration(x, v, forces):
             a -= f.coefficient * v
         elif f.kind == "vortex":
             axis = np.asarray(f.axis) / np.linalg.norm(f.axis)
-            a += f.strength * np.cross(axis, x - np.asarray(f.center))
+            r = x - np.asarray(f.center)
+            radial = r - np.outer(r @ axis, axis)
+            a += f.strength * np.cross(axis, r) - f.pull * radial
         elif f.kind == "turbulence":
             a += turbulence(x, f.frequency, f.strength, f.octaves)
     return a

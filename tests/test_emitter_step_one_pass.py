@@ -331,9 +331,10 @@ def test_a_wait_that_gives_up_is_reported_in_the_stats(gpu):
     for rounds, expected in ((None, 0), (0, 19)):
         tuning = replace(DEFAULT, one_pass=True, tile_blocks=4, look_back_rounds=rounds)
         with Engine(loads_scene(text, path="<stalls>"), emitter_tuning=tuning) as engine:
-            for _ in range(6):   # the readback ring runs a step or two behind
-                engine.step()
-                stats = engine.stats()["entities"]["wide"]
+            engine.step(6)
+            engine.state("wide")   # a blocking read: the ring's copies have landed
+            engine.step()          # and this step collects them
+            stats = engine.stats()["entities"]["wide"]
             assert stats["look_back_stalls"] == expected
 
 

@@ -110,6 +110,7 @@ kind = "vortex"
 center = [0.0, 0.0, 0.0]
 axis = [0.2, 1.0, 0.1]
 strength = 1.5
+pull = 0.7
 [[entity]]
 name = "air"
 [entity.force_field]

@@ -166,6 +166,10 @@ def light_box(direction, casters, resolution: int, softness: float,
     return projection @ view, texel
 
 
+_NO_BOX = np.eye(4)
+_NO_BOX.flags.writeable = False   # the light_view_proj of a frame where nothing casts
+
+
 def map_resolution(light) -> int:
     """The shadow map's size for the scene's ``light``."""
     return light.shadow_resolution if light.shadows else OFF_RESOLUTION
@@ -175,8 +179,8 @@ def frame_fields(light, casters, resolution: int) -> tuple[np.ndarray, tuple]:
     """common/frame.wgsl's light_view_proj (as WGSL stores it: column-major) and shadow fields
     for ``light`` and the casters' bounding spheres."""
     box = light_box(light.unit_direction(), casters, resolution, light.softness,
-                    light.shadow_extent) if light.shadows else None
+                    light.shadow_extent) if light.shadows and casters else None
     if box is None:
-        return np.eye(4), (0.0, 0.0, 1.0 / resolution, 0.0)
+        return _NO_BOX, (0.0, 0.0, 1.0 / resolution, 0.0)
     matrix, texel = box
     return matrix.T, (1.0, float(light.softness), 1.0 / resolution, texel)

@@ -159,7 +159,7 @@ class Engine:
             raise refusal(self, what)
 
     # construction ------------------------------------------------------------------------------
-    def _system_objects(self) -> list:
+    def _system_objects(self) -> tuple:
         """Each system object once (tests check which families a scene makes)."""
         return self._store.system_objects()
 

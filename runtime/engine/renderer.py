@@ -99,8 +99,11 @@ class Renderer:
         self._targets: dict[tuple[str, tuple | None], RenderTarget] = {}
         self.shadow_map: ShadowMap | None = None   # the directional light's (core/shadows.py)
         # the size make_targets makes the shadow map at: the scene's [light], then its edits
-        self.shadow_resolution = map_resolution(light or Light())
-        self.shadows = (light or Light()).shadows   # off: the graphs leave the casters' draws out
+        # the light of a scene without [light] (never handed out)
+        self._default_light = Light()
+        self.shadow_resolution = map_resolution(light or self._default_light)
+        # off: the graphs leave the casters' draws out
+        self.shadows = (light or self._default_light).shadows
         # the point lights' list, counts and tiles (core/point_lights.py)
         self.point_lights = PointLightBuffers(shared.resources.gpu, shared.resources)
 
@@ -284,7 +287,7 @@ class Renderer:
     def write_frame_uniform(self, camera, clock, light: Light | None = None) -> None:
         # The camera and light part is recomputed only when they or the size changed (most
         # frames only the clock moves); the record is kept and rewritten whole.
-        light = light if light is not None else Light()
+        light = light if light is not None else self._default_light
         key = (snapshot(camera), self.size, snapshot(light))
         if key != self._frame_key:
             self._frame_key = key
@@ -318,7 +321,7 @@ class Renderer:
         """Render the current state into ``texture``, whose size is the targets' size, lit by
         ``light`` (the scene's [light]; None: the default); ``transparent``: for compositing
         (see the module's doc); ``phases``: RENDER alone leaves the scene target as drawn."""
-        light = light or Light()
+        light = light or self._default_light
         if light.shadows != self.shadows:   # [light] changed
             self.shadows = light.shadows
             self.invalidate_graphs()

@@ -168,6 +168,7 @@ class World:
         self.released = False
         self.entities: dict[str, EntityRef] = {}
         self.systems: dict[str, System] = {}   # by component key; several keys may share one
+        self._system_list: tuple | None = None  # system_objects(), until a system is added
         # (entity, key) -> the component's last valid values; edited since the last sync, with
         # the fields set (None: any field may have changed, e.g. a nested one)
         self.last_valid: dict[tuple[str, str], live_edits.Committed] = {}
@@ -185,6 +186,7 @@ class World:
     def build(self, specs) -> None:
         """Create the scene's entities (``EntitySpec`` list) and give them to their systems."""
         self.entities, self.systems, self.last_valid, self.dirty = {}, {}, {}, {}
+        self._system_list = None
         self._added, self._queries, self._query_classes = [], {}, {}
         self.released = False
         with visiting(self.esper_world):
@@ -213,7 +215,7 @@ class World:
         for system in self.system_objects():   # they hear no notice any more
             self.shared.events.forget(system)
         self.shared.events.forget_announcements()
-        self.systems = {}
+        self.systems, self._system_list = {}, None
         self._queries, self._query_classes = {}, {}
         # esper cannot delete the current world; the caller's own world stays current
         with visiting("default"), contextlib.suppress(KeyError):   # KeyError: never created
@@ -246,7 +248,7 @@ class World:
                         esper.add_processor(system, system.priority)
                     self.shared.events.set_handler(WORLD_CHANGED, system.world_changed)
                     self.shared.events.set_handler(TARGETS_CHANGED, system.targets_changed)
-                self.systems[key] = system
+                self.systems[key], self._system_list = system, None
             self.systems[key].add(ref, component)
             self._added.append((key, name))
 
@@ -395,9 +397,11 @@ class World:
                    if (s := self.systems.get(key)) is not None}
         return list(systems.values())
 
-    def system_objects(self) -> list:
+    def system_objects(self) -> tuple:
         """Each system object once (several component keys may share one)."""
-        return list({id(s): s for s in self.systems.values()}.values())
+        if self._system_list is None:
+            self._system_list = tuple({id(s): s for s in self.systems.values()}.values())
+        return self._system_list
 
     # what the systems do and report ------------------------------------------------------------
     def process(self, info: StepInfo) -> None:

@@ -7,7 +7,7 @@
 // 0 attractor   position xyz, G             softening^2, radius (0: everywhere), kill radius
 // 1 gravity     acceleration xyz
 // 2 drag        coefficient (1/s)
-// 3 vortex      centre xyz, strength        unit axis xyz
+// 3 vortex      centre xyz, strength        unit axis xyz, pull (towards the axis)
 // 4 turbulence  frequency, strength, octaves
 // 5 kill sphere centre xyz, radius
 // 6 kill box    centre xyz                  half size xyz
@@ -100,7 +100,7 @@ fn force_acceleration(f: Force, x: vec3f, v: vec3f) -> vec3f {
         case FORCE_GRAVITY: { if (force_kind_present(FORCE_GRAVITY)) { return f.a.xyz; } }
         case FORCE_DRAG: { if (force_kind_present(FORCE_DRAG)) { return -f.a.x * v; } }
         case FORCE_VORTEX: {
-            if (force_kind_present(FORCE_VORTEX)) { return f.a.w * cross(f.b.xyz, x - f.a.xyz); }
+            if (force_kind_present(FORCE_VORTEX)) { return vortex_acceleration(f, x); }
         }
         case FORCE_TURBULENCE: {
             if (force_kind_present(FORCE_TURBULENCE)) { return turbulence_acceleration(f, x); }
@@ -109,6 +109,14 @@ fn force_acceleration(f: Force, x: vec3f, v: vec3f) -> vec3f {
         default: {}
     }
     return vec3f(0.0);
+}
+
+// Swirl about the axis, strength x axis x r, and a pull towards it, -pull x r_perp (r_perp: the
+// offset from the axis).
+fn vortex_acceleration(f: Force, x: vec3f) -> vec3f {
+    let r = x - f.a.xyz;
+    let radial = r - f.b.xyz * dot(f.b.xyz, r);
+    return f.a.w * cross(f.b.xyz, r) - f.b.w * radial;
 }
 
 // Whether a particle at x is inside the attractor's kill radius (0: none).

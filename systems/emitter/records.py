@@ -131,34 +131,37 @@ class RecordPages:
     def holds(self, pool: Pool) -> bool:
         return id(pool) in self.places
 
-    def set_step(self, step: StepInfo, start: float, rows: list[tuple[Pool, int, tuple]]) -> None:
-        """The step's own fields of each of ``rows``' pools (its budget and the counts of its
-        forces: (forces, accelerate_end, kill_start)), set a column at a time per page with
-        the step's frame, seed, h and time (``start``), and its counters: the budget, and zero
-        counts (no clear pass)."""
-        by_page: dict[int, tuple[Page, list]] = {}
-        for pool, budget, (forces, accelerate_end, kill_start) in rows:
-            page, k = self.places[id(pool)]
-            entry = by_page.setdefault(id(page), (page, []))
-            entry[1].append((k, budget, len(forces),
-                             len(forces) if accelerate_end is None else accelerate_end,
-                             kill_start))
-        for page, entries in by_page.values():
+    def set_step(self, step: StepInfo, start: float, rows: list[tuple[Pool, int, int, tuple]],
+                 page: Page | None = None) -> None:
+        """The step's own fields of each of ``rows``' pools, (pool, k, budget, (force_count,
+        accelerate_end, kill_start)), set a column at a time per page with the step's frame,
+        seed, h and time (``start``), and its counters: the budget, and zero counts (no clear
+        pass). ``page``: the batch page all of them are in, each at its k; None: each pool's
+        own place."""
+        if page is not None:
+            groups = [(page, [(k, budget, *fields) for _, k, budget, fields in rows])]
+        else:
+            by_page: dict[int, tuple[Page, list]] = {}
+            for pool, _, budget, fields in rows:
+                place, k = self.places[id(pool)]
+                by_page.setdefault(id(place), (place, []))[1].append((k, budget, *fields))
+            groups = list(by_page.values())
+        for place, entries in groups:
             if len(entries) < COLUMNS_FROM:
                 for k, budget, count, end, kill in entries:
-                    STEP_PACK.pack(record_view(page.params, k), {
+                    STEP_PACK.pack(record_view(place.params, k), {
                         "budget": budget, "frame": step.frame, "seed": step.seed, "h": step.dt,
                         "time": start, "force_count": count, "accelerate_end": end,
                         "kill_start": kill})
-                    page.counters[k, 0] = budget
+                    place.counters[k, 0] = budget
                 continue
             ks, budgets, counts, ends, kills = (np.array(column) for column in zip(*entries))
-            params = page.params
+            params = place.params
             params["budget"][ks], params["force_count"][ks] = budgets, counts
             params["accelerate_end"][ks], params["kill_start"][ks] = ends, kills
             params["frame"][ks], params["seed"][ks] = step.frame, step.seed
             params["h"][ks], params["time"][ks] = step.dt, start
-            page.counters[ks, 0] = budgets
+            place.counters[ks, 0] = budgets
 
     def upload(self) -> None:
         """Write every page's params and the counters' cleared parts, each page with one write

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from emberfx.systems.emitter.feature import Record
     from emberfx.systems.emitter.host import EmitterHost
     from emberfx.systems.emitter.pool import Pool
+    from emberfx.systems.emitter.records import Page
 
 
 @dataclass
@@ -48,10 +49,11 @@ class StepArrays:
 
 
 def pack_member(system: EmitterHost, pool: Pool, k: int, arrays: StepArrays, step: StepInfo,
-                start: float, in_scene: list | None, cache: dict) -> tuple[int, list, tuple]:
+                start: float, in_scene: list | None, cache: dict
+                ) -> tuple[int, list, tuple[int, int, int]]:
     """Emitter k's params record and forces for the step covering [start, start + dt) (its
-    birth bookkeeping advances); returns its birth budget, the forces acting on it and their
-    arrangement (the forces its update reads, accelerate_end, kill_start).
+    birth bookkeeping advances); returns its birth budget, the forces acting on it and the
+    step's force fields of its params record (force_count, accelerate_end, kill_start).
     ``cache``: the forces arranged and packed so far this step, by ``affected_by`` (an emitter
     that samples vector fields packs its own: their indices are its volumes')."""
     c = pool.component
@@ -61,51 +63,68 @@ def pack_member(system: EmitterHost, pool: Pool, k: int, arrays: StepArrays, ste
     if found is None:
         acting = system.forces_on(pool, in_scene)
         order = arranged(acting)
-        found = (acting, order, force_records(pool, order[0], step) if order[0] else None)
+        forces, accelerate_end, kill_start = order
+        fields = (len(forces), len(forces) if accelerate_end is None else accelerate_end,
+                  kill_start)
+        found = (acting, order, fields, force_records(pool, forces, step) if forces else None)
         if not own:
             cache[key] = found
-    acting, order, records = found
-    budget = pack_step(pool, step, start, order, pool.dirty,
-                       system.events.is_target(pool.entity.name))
+    acting, order, fields, records = found
+    target = system.events.is_target(pool.entity.name)
+    if pool.dirty or c.inherit_velocity:
+        budget = pack_step(pool, step, start, order, pool.dirty, target)
+    else:   # nothing of the component's to pack: the births alone advance
+        budget = pool.births.step(c, start, step.dt, target)[0]
     if records is not None:
-        count = len(order[0])
-        arrays.forces[k * MAX_FORCES:k * MAX_FORCES + count] = records[:count]
-    return budget, acting, order
+        arrays.forces[k * MAX_FORCES:k * MAX_FORCES + fields[0]] = records[:fields[0]]
+    return budget, acting, fields
 
 
-def upload(system: EmitterHost, buffers: dict[str, BufferView], members: list[Pool],
-           arrays: StepArrays, step: StepInfo, start: float, in_scene: list | None = None,
-           records_bases: dict[int, int] | None = None, idle: set[int] | frozenset = frozenset()
-           ) -> None:
-    """One step's records of a simulation's emitters (``buffers``: its own, or a batch's
-    arenas; ``records_bases``: where the event records of a batch's targets start, None for an
-    emitter alone; ``idle``: deleted members, which keep their idle records)."""
+@dataclass
+class Packed:
+    """A simulation's step as packed, before the records pages set the step's own fields and
+    its features upload (``finish``)."""
+    rows: list[tuple[Pool, int, int, tuple]]   # (pool, k, budget, force fields) for set_step
+    later: list[tuple[int, Pool, bool, list]]  # edited, or with features that upload
+    inboxes: bool                              # some member is an event target
+
+
+def pack(system: EmitterHost, members: list[Pool], arrays: StepArrays, step: StepInfo,
+         start: float, in_scene: list | None, cache: dict,
+         records_bases: dict[int, int] | None = None, idle: set[int] | frozenset = frozenset()
+         ) -> Packed:
+    """Pack one step of a simulation's emitters into ``arrays`` (``cache``: the forces
+    arranged so far this step, shared by every simulation of the step; ``records_bases``:
+    where the event records of a batch's targets start, None for an emitter alone; ``idle``:
+    deleted members, which keep their idle records)."""
     events = system.events
-    cache: dict = {}
-    inboxes = False
-    packed: set[str] = set()   # the records some emitter's edit changed
-    rows: list[tuple[Pool, int, tuple]] = []   # the step's own fields, set by the pages
-    later: list[tuple[int, Pool, bool, list]] = []   # edited, or with features that upload
+    packed = Packed([], [], False)
     for k, pool in enumerate(members):
         if k in idle:
             continue
         full = pool.dirty
-        budget, acting, order = pack_member(system, pool, k, arrays, step, start, in_scene,
-                                            cache)
+        budget, acting, fields = pack_member(system, pool, k, arrays, step, start, in_scene,
+                                             cache)
         pool.dirty = False
-        rows.append((pool, budget, order))
+        packed.rows.append((pool, k, budget, fields))
         if full or pool.uploading is None or pool.uploading:
-            later.append((k, pool, full, acting))
-        base = 0 if records_bases is None else records_bases.get(k)
-        if base is not None:
-            inbox = events.inbox_record(pool, budget, base)
+            packed.later.append((k, pool, full, acting))
+        if records_bases is None or k in records_bases:
+            inbox = events.inbox_record(pool, budget,
+                                        0 if records_bases is None else records_bases[k])
             if inbox is not None:
                 arrays.inboxes[k] = inbox
-                inboxes = True
-    # the params records complete before the features read them (a mesh look takes the step's
-    # frame, timestep and seed from it)
-    system.records.set_step(step, start, rows)
-    for k, pool, full, acting in later:
+                packed.inboxes = True
+    return packed
+
+
+def finish(system: EmitterHost, buffers: dict[str, BufferView], arrays: StepArrays,
+           packed: Packed) -> None:
+    """After the records pages set the step's own fields (a mesh look takes the step's frame,
+    timestep and seed from the params record): the features' uploads, and the simulation's
+    arrays written where they changed (``buffers``: its own, or a batch's arenas)."""
+    changed: set[str] = set()   # the records some emitter's edit changed
+    for k, pool, full, acting in packed.later:
         c = pool.component
         features.upload(system, pool, acting, full)
         if full:   # the records are the component's alone: looked at after an edit only
@@ -115,16 +134,27 @@ def upload(system: EmitterHost, buffers: dict[str, BufferView], members: list[Po
                     data = feature.pack_record(c, key)
                     arrays.records[key][k, :len(data)] = np.frombuffer(data, np.uint8)
                     pool.record_keys[key] = made
-                    packed.add(key)
+                    changed.add(key)
     write = system.resources.write
-    if inboxes:   # (the tallies of the last step are in it: written every step)
+    if packed.inboxes:   # (the tallies of the last step are in it: written every step)
         write(buffers["event_links"], arrays.inboxes.tobytes())
-    for key in packed:
+    for key in changed:
         write(buffers[key], arrays.records[key].tobytes())
     data = arrays.forces.tobytes()
     if arrays.written != data:
         write(buffers["forces"], data)
         arrays.written = data
+
+
+def upload(system: EmitterHost, buffers: dict[str, BufferView], members: list[Pool],
+           arrays: StepArrays, step: StepInfo, start: float, in_scene: list | None = None,
+           records_bases: dict[int, int] | None = None, idle: set[int] | frozenset = frozenset(),
+           page: Page | None = None) -> None:
+    """One simulation's step by itself: ``pack``, the records pages' step fields (``page``:
+    a batch's page, whose record k is member k's; None: each pool's own place), ``finish``."""
+    packed = pack(system, members, arrays, step, start, in_scene, {}, records_bases, idle)
+    system.records.set_step(step, start, packed.rows, page)
+    finish(system, buffers, arrays, packed)
 
 
 def counters_readback(owner: str, counters: BufferView, members: int) -> Readback:

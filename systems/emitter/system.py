@@ -394,8 +394,13 @@ class EmitterSystem(System):
         return [pool.readback]
 
     def before_step(self, step: StepInfo) -> None:
+        """Pack every simulation's step (the lone pools' and each batch's), then the records
+        pages set the step's own fields (all lone pools' at once: a column per page), then
+        the features upload and every page is written once per kind."""
         in_scene = self.query(*FORCE_KEYS)   # once for all pools
         start = step.frame * step.dt
+        cache: dict = {}   # the forces arranged, by affected_by, for every simulation
+        lone: list[tuple[Pool, step_upload.Packed]] = []
         for pool in self.pools.values():
             assert pool.program is not None
             if pool.dirty and program_key(pool.component) != pool.program.key:
@@ -409,11 +414,18 @@ class EmitterSystem(System):
                 # either way this step's frame graph is made again, with the new passes
                 self.shared.events.dispatch_event(REARRANGE)
             if pool.batch is None:
-                step_upload.upload(self, pool.buffers, [pool], pool.arrays, step, start,
-                                   in_scene)
-        for batch in self.batches:
-            step_upload.upload(self, batch.sim.buffers, batch.members, batch.arrays, step, start,
-                               in_scene, batch.records_bases, batch.dead)
+                lone.append((pool, step_upload.pack(self, [pool], pool.arrays, step, start,
+                                                    in_scene, cache)))
+        batched = [(batch, step_upload.pack(self, batch.members, batch.arrays, step, start,
+                                            in_scene, cache, batch.records_bases, batch.dead))
+                   for batch in self.batches]
+        self.records.set_step(step, start, [row for _, packed in lone for row in packed.rows])
+        for batch, packed in batched:
+            self.records.set_step(step, start, packed.rows, batch.page)
+        for pool, packed in lone:
+            step_upload.finish(self, pool.buffers, pool.arrays, packed)
+        for batch, packed in batched:
+            step_upload.finish(self, batch.sim.buffers, batch.arrays, packed)
         self.records.upload()   # every emitter's params and counters, a write per page
 
     def edited(self, entity: EntityRef, component) -> None:
@@ -427,9 +439,9 @@ class EmitterSystem(System):
         counters' cleared part (the budget word, then zeros up to the never-cleared event
         totals), for the step covering [start, start + dt) seconds (this advances the
         emitter's birth bookkeeping). ``in_scene``: the scene's force entities, when known."""
-        budget, _, order = step_upload.pack_member(self, pool, 0, pool.arrays, step, start,
-                                                   in_scene, {})
-        self.records.set_step(step, start, [(pool, budget, order)])
+        budget, _, fields = step_upload.pack_member(self, pool, 0, pool.arrays, step, start,
+                                                    in_scene, {})
+        self.records.set_step(step, start, [(pool, 0, budget, fields)])
         cleared = np.zeros(COUNTERS_CLEARED // 4, np.uint32)
         cleared[0] = budget
         forces = pool.arrays.forces[:max(1, int(pool.param_record["force_count"]))]

@@ -100,6 +100,10 @@ class ForceField(Tracked):
     strength: float = live(1.0)
     """vortex: 1/s^2 (a = strength axis x (x - center)); turbulence: m/s^2; vector_field:
     scales the sampled vectors"""
+    pull: float = live(0.0)
+    """vortex: 1/s^2, an acceleration towards the axis of pull x the distance from it (a = strength
+    axis x r - pull r, r the offset from the axis): the converging inflow at a tornado's foot,
+    which spins faster as it nears the axis; negative pushes outwards"""
     frequency: Positive = live(1.0)
     """turbulence: spatial frequency of the first octave, 1/m; wind: gusts per second"""
     octaves: Annotated[int, msgspec.Meta(ge=1, le=8)] = live(3)
@@ -131,8 +135,8 @@ class ForceField(Tracked):
     REFERENCES = {"source": ("gas",)}
 
     def __post_init__(self):
-        _finite(self, "acceleration", "coefficient", "center", "axis", "strength", "frequency",
-                "direction")
+        _finite(self, "acceleration", "coefficient", "center", "axis", "strength", "pull",
+                "frequency", "direction")
         if self.kind == "vortex":
             _unit(self.axis, "axis")
         if self.kind == "wind":
@@ -198,7 +202,7 @@ class ForceField(Tracked):
             record["a"] = (self.coefficient, 0.0, 0.0, 0.0)
         elif self.kind == "vortex":
             record["a"] = (*self.center, self.strength)
-            record["b"] = (*_unit(self.axis, "axis"), 0.0)
+            record["b"] = (*_unit(self.axis, "axis"), self.pull)
         elif self.kind == "wind":
             record["a"] = (*self.wind_velocity(time), self.coefficient)
         elif self.kind == "vector_field":

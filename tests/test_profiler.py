@@ -30,7 +30,9 @@ from emberfx.core.frame_graph import (
 from emberfx.core.profiler import CPU_ENCODE, GPU_TIMESTAMPS, PassProfiler
 
 N = 4000                      # elements; not a multiple of the workgroup size
-LIGHT, HEAVY = 20, 2000       # rounds per element: the heavy pass does 100x the work
+# rounds per element: the heavy pass does 1000x the work, so its time stands out of lavapipe's
+# per-dispatch overhead even while other processes share the CPU
+LIGHT, HEAVY = 20, 20000
 USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
 
 ROUNDS_WGSL = """

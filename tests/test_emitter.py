@@ -206,6 +206,11 @@ def test_stats_report_counters_through_the_readback_ring(gpu):
         # a step or two late on lavapipe; a GPU shared by many processes may land it later
         assert stats["readback_frame"] >= (7 if gpu.is_software else 0)
         assert jet["alive"] == 10 * (stats["readback_frame"] + 1)
+    engine.state("jet")   # a blocking read: every copy in flight lands
+    engine.step(1)        # and this step collects the newest, on any adapter
+    stats = engine.stats()
+    assert stats["readback_frame"] >= 9
+    assert stats["entities"]["jet"]["alive"] == 10 * (stats["readback_frame"] + 1)
     engine.step(3)
     engine.render()
     assert engine.stats()["entities"]["jet"]["alive"] >= 100

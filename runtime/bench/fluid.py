@@ -1,12 +1,20 @@
 """``emberfx bench fluid``: steps per second of position-based fluids (systems/fluid) with 4
-solver iterations in 1 substep, on a block of fluid collapsing in a box (a dam break: the
-neighbour counts are those of a liquid, about 33 within the kernel). Each row carries, as the
+solver iterations in 1 substep, on a slab of fluid LAYERS particles deep collapsing in a box (a
+dam break: the neighbour counts are those of a liquid, about 33 within the kernel). The slab
+keeps its depth at every size and grows sideways: a deeper column falls faster than one 1/60 s
+substep can hold together (a cube of 32^3 particles, 0.64 m tall, blew apart within 25 steps),
+and a step of an exploded fluid measures crowded cells, not the solver. Each row carries, as the
 anchor measured in the same run, the device's buffer-copy bandwidth and the bandwidth the step
 would need if it only streamed its particle records once per pass (``streamed_GBs``). When Taichi
 is installed, the same PBF model written in Taichi (emberfx.bench.taichi_fluid) runs from the
 same starting positions in the same run: its rows carry emberfx's speed over it and how far its
 particles are from emberfx's after the settling steps (``settled_rms_vs_emberfx``, in particle
 radii: a check that both run the same model). Rows are printed to stderr as they are measured.
+
+Both time the same window of the collapse: WINDOW_STEPS steps after SETTLE_STEPS from rest.
+emberfx repeats that window for its warm-up and its best of several submissions, each starting
+with a copy of the settled positions and velocities back into the fluid's buffers (two copies of
+16 bytes a particle, inside the timed span: under 0.1% of the window on a GPU).
 
 Sizes: SIZES on a GPU, SOFTWARE_SIZES on a software adapter, Taichi at each (on its CPU backend
 beside a software adapter)."""
@@ -17,28 +25,62 @@ import importlib.util
 
 import numpy as np
 
-from emberfx.bench.harness import copy_bandwidth, report, timed_passes
+from emberfx.bench.harness import copy_bandwidth, report, timed
 from emberfx.core.errors import EmberError
 
 SIZES = (100_000, 1 << 18, 1 << 20, 1 << 22)
 SOFTWARE_SIZES = (4096, 16384)   # lavapipe: a fraction of a second per step at these
 ITERATIONS = 4
 RADIUS = 0.01
+LAYERS = 16   # the slab's depth in particles (0.32 m)
 SETTLE_STEPS = 5   # steps before timing: the block has started to move
-TAICHI_STEPS = (3, 20)   # steps Taichi's figure is timed over: software adapter, GPU
+WINDOW_STEPS = (3, 20)   # steps both figures are timed over: software adapter, GPU
 
 
 def fluid_case(n: int):
-    """The Fluid component of about ``n`` particles: a cube of m^3 on the lattice (m = the cube
-    root of n, rounded) against the left wall of a box twice its width, 1 substep."""
+    """The Fluid component of about ``n`` particles: a slab of LAYERS x m x m on the lattice
+    (m = the square root of n / LAYERS, rounded) against the left wall of a box twice its width
+    and twice its depth, 1 substep."""
     from emberfx.systems.fluid.component import Bounds, FillBox, Fluid
 
-    m = max(2, round(n ** (1.0 / 3.0)))
+    m = max(2, round((n / LAYERS) ** 0.5))
     half = m * RADIUS + 1e-7
+    depth = LAYERS * RADIUS + 1e-7
     return Fluid(particle_radius=RADIUS, iterations=ITERATIONS, substeps=1,
-                 fill=[FillBox(center=(half, half, half), half_size=(half, half, half))],
-                 bounds=Bounds(center=(2 * half, 1.5 * half, half),
-                               half_size=(2 * half, 1.5 * half, half)))
+                 fill=[FillBox(center=(half, depth, half), half_size=(half, depth, half))],
+                 bounds=Bounds(center=(2 * half, 2 * depth, half),
+                               half_size=(2 * half, 2 * depth, half)))
+
+
+def timed_window(ctx, engine, name: str, steps: int) -> float:
+    """Seconds per step of fluid ``name`` over ``steps`` steps from its current state, which
+    every timed submission restores first (see the module's docstring)."""
+    import wgpu
+
+    from emberfx.core.frame_graph import FrameGraph, Phase
+
+    passes = engine.frame_passes({Phase.CLEAR, Phase.SIMULATE})
+    graph = FrameGraph(list(passes), uploaded={r for p in passes for r in p.reads})
+    body = engine.system_of(name, "fluid").bodies[name]
+    live = [body.buffers["position"], body.buffers["velocity"]]   # BufferViews
+    saved = [ctx.device.create_buffer(size=v.size, usage=wgpu.BufferUsage.COPY_SRC
+                                      | wgpu.BufferUsage.COPY_DST) for v in live]
+    encoder = ctx.device.create_command_encoder()
+    for view, copy in zip(live, saved):
+        encoder.copy_buffer_to_buffer(view.buffer, view.offset, copy, 0, view.size)
+    ctx.device.queue.submit([encoder.finish()])
+
+    def window(encoder) -> None:
+        for view, copy in zip(live, saved):
+            encoder.copy_buffer_to_buffer(copy, 0, view.buffer, view.offset, view.size)
+        for _ in range(steps):
+            graph.encode(encoder, {})
+
+    try:
+        return timed(ctx.device, window, 1, timestamps=not ctx.is_software) / steps
+    finally:
+        for buffer in saved:
+            buffer.destroy()
 
 
 def bench_fluid(sizes: tuple[int, ...] | None = None, baselines: bool = True) -> list[dict]:
@@ -68,7 +110,8 @@ def bench_fluid(sizes: tuple[int, ...] | None = None, baselines: bool = True) ->
             engine.step(SETTLE_STEPS)
             settled = engine.state("water")["position"]
             passes = engine.frame_passes({Phase.CLEAR, Phase.SIMULATE})
-            seconds = timed_passes(ctx.device, passes, 3 if ctx.is_software else 20)
+            steps = WINDOW_STEPS[0] if ctx.is_software else WINDOW_STEPS[1]
+            seconds = timed_window(ctx, engine, "water", steps)
         finally:
             engine.close()
         # per pass at least one read of a vec4f record per particle: predict, the grid's
@@ -91,7 +134,7 @@ def taichi_rows(rows: list[dict], ctx, fluid, fixed_dt: float, start: np.ndarray
     from emberfx.bench.taichi_fluid import pbf_model, taichi_fluid
 
     model = pbf_model(fluid, fixed_dt)
-    steps = TAICHI_STEPS[0] if ctx.is_software else TAICHI_STEPS[1]
+    steps = WINDOW_STEPS[0] if ctx.is_software else WINDOW_STEPS[1]
     for arch in ("cpu",) if ctx.is_software else ("cuda", "vulkan"):
         name = f"  taichi {arch}, same PBF model ({fluid.fill_count:,} particles)"
         try:

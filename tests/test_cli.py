@@ -497,7 +497,8 @@ def test_headless_run_says_what_it_prepares_and_prints_progress_lines(tmp_path, 
     assert "Traceback" not in r.stderr and all(ln.startswith("emberfx: ") for ln in lines), lines
     said = [ln.removeprefix("emberfx: ") for ln in lines]
     preparing = next(i for i, ln in enumerate(said) if ln.startswith("preparing "))
-    assert said[preparing] == f"preparing 1 entity: fountain (emitter) on {gpu.label}"
+    assert said[preparing] == (f"preparing 2 entities: fountain (emitter), floor (collider) "
+                               f"on {gpu.label}")
     assert said[preparing + 1].startswith("prepared in ")
     # off a terminal the progress is plain lines: the first frame and the last one at least
     progress = [ln for ln in said if ln.startswith("fountain.mp4: frame ")]

@@ -25,7 +25,7 @@ import importlib.util
 
 import numpy as np
 
-from emberfx.bench.harness import copy_bandwidth, report, timed
+from emberfx.bench.harness import copy_bandwidth, report, timed_passes
 from emberfx.core.errors import EmberError
 
 SIZES = (100_000, 1 << 18, 1 << 20, 1 << 22)
@@ -52,15 +52,12 @@ def fluid_case(n: int):
                                half_size=(2 * half, 2 * depth, half)))
 
 
-def timed_window(ctx, engine, name: str, steps: int) -> float:
-    """Seconds per step of fluid ``name`` over ``steps`` steps from its current state, which
-    every timed submission restores first (see the module's docstring)."""
+def timed_window(ctx, engine, name: str, passes, steps: int) -> float:
+    """Seconds per step of ``passes`` (fluid ``name``'s step) over ``steps`` steps from the
+    fluid's current state, which every timed submission restores first (see the module's
+    docstring)."""
     import wgpu
 
-    from emberfx.core.frame_graph import FrameGraph, Phase
-
-    passes = engine.frame_passes({Phase.CLEAR, Phase.SIMULATE})
-    graph = FrameGraph(list(passes), uploaded={r for p in passes for r in p.reads})
     body = engine.system_of(name, "fluid").bodies[name]
     live = [body.buffers["position"], body.buffers["velocity"]]   # BufferViews
     saved = [ctx.device.create_buffer(size=v.size, usage=wgpu.BufferUsage.COPY_SRC
@@ -70,14 +67,13 @@ def timed_window(ctx, engine, name: str, steps: int) -> float:
         encoder.copy_buffer_to_buffer(view.buffer, view.offset, copy, 0, view.size)
     ctx.device.queue.submit([encoder.finish()])
 
-    def window(encoder) -> None:
+    def restore(encoder) -> None:
         for view, copy in zip(live, saved):
             encoder.copy_buffer_to_buffer(copy, 0, view.buffer, view.offset, view.size)
-        for _ in range(steps):
-            graph.encode(encoder, {})
 
     try:
-        return timed(ctx.device, window, 1, timestamps=not ctx.is_software) / steps
+        return timed_passes(ctx.device, passes, steps, timestamps=not ctx.is_software,
+                            prologue=restore)
     finally:
         for buffer in saved:
             buffer.destroy()
@@ -111,7 +107,7 @@ def bench_fluid(sizes: tuple[int, ...] | None = None, baselines: bool = True) ->
             settled = engine.state("water")["position"]
             passes = engine.frame_passes({Phase.CLEAR, Phase.SIMULATE})
             steps = WINDOW_STEPS[0] if ctx.is_software else WINDOW_STEPS[1]
-            seconds = timed_window(ctx, engine, "water", steps)
+            seconds = timed_window(ctx, engine, "water", passes, steps)
         finally:
             engine.close()
         # per pass at least one read of a vec4f record per particle: predict, the grid's

@@ -121,13 +121,24 @@ def warm_up(submission, hardware: bool) -> int:
         before, fastest, window_start = fastest, float("inf"), now
 
 
-def timed_passes(device, passes, iterations: int, timestamps: bool = True) -> float:
+def timed_passes(device, passes, iterations: int, timestamps: bool = True,
+                 prologue=None) -> float:
     """``timed`` for a list of frame-graph passes (e.g. ``engine.frame_passes(...)``), encoded
-    in their order as a graph of their own; what they read counts as uploaded."""
+    in their order as a graph of their own; what they read counts as uploaded. ``prologue``
+    (encoder -> None), when given, is encoded once before the iterations of every submission
+    (warm-up included) and counts in the time: e.g. copies that restore a starting state."""
     from emberfx.core.frame_graph import FrameGraph
 
     graph = FrameGraph(list(passes), uploaded={r for p in passes for r in p.reads})
-    return timed(device, lambda encoder: graph.encode(encoder, {}), iterations, timestamps)
+    if prologue is None:
+        return timed(device, lambda encoder: graph.encode(encoder, {}), iterations, timestamps)
+
+    def submission(encoder) -> None:
+        prologue(encoder)
+        for _ in range(iterations):
+            graph.encode(encoder, {})
+
+    return timed(device, submission, 1, timestamps) / iterations
 
 
 def output_texture(engine):

@@ -38,9 +38,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         @builtin(num_workgroups) groups: vec3u) {
     let i = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
     if (i >= params.counts.y) { return; }
-    let g = vec3f(cell_coords(i, params.cells.xyz)) + vec3f(0.5);
+    let c = cell_coords(i, params.cells.xyz);
+    let g = vec3f(c) + vec3f(0.5);
     let step = params.motion.x / params.lower.w;
-    let v = velocity_at(params, g);
+    let v = velocity_at_centre(params, c);
     let back = sample_cells(params, 0u, g - v * step);
     if (!CORRECT) {
         result[i] = back.value;

@@ -43,7 +43,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     var g = vec3f(c.xyz) + vec3f(0.5);
     g[a] = f32(c[a]);
     let step = params.motion.x / params.lower.w;   // dt / h: world velocity to cells moved
-    let v = velocity_at(params, g);
+    let v = velocity_at_face(params, f, c);
     let back = sample_face_axis(params, 0u, a, g - v * step);
     if (!CORRECT) {
         result[f] = back.value;

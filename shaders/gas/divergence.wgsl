@@ -5,8 +5,8 @@
 // cell's is left out). The level's pressure starts from the last step's: the V-cycles correct
 // it (a warm start), so a flow that changes little from step to step needs fewer.
 // One invocation per cell; workgroup size 64, dispatch ceil(cells / 64) workgroups, folded.
-// Bindings (group 0): 0 params (read GasParams), 1 velocity (read), 2 rhs (rw),
-//   3 solid (read)
+// Bindings (group 0): 0 params (read GasParams), 1 velocity (read), 2 rhs (rw: level 0's, in
+//   colour-split order: gas/types.wgsl's level_slot), 3 solid (read)
 
 //! include common/dispatch.wgsl
 //! include gas/types.wgsl
@@ -24,6 +24,6 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         @builtin(num_workgroups) groups: vec3u) {
     let i = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
     if (i >= params.counts.y) { return; }
-    let d = divergence_at(cell_coords(i, params.cells.xyz));
-    rhs[i] = select(d, 0.0, solid[i] != 0u);
+    let c = cell_coords(i, params.cells.xyz);
+    rhs[level_slot(c, params.cells.xyz)] = select(divergence_at(c), 0.0, solid[i] != 0u);
 }

@@ -2,23 +2,23 @@
 //
 // Each cell's body force per unit mass, m/s^2: buoyancy (lift per unit temperature) less
 // weight (fall per unit density) along +y, plus vorticity confinement (Fedkiw, Stam and Jensen
-// 2001): epsilon h (N x w), with N the unit gradient of |w| (central differences of gas/curl.wgsl's
-// |w|; one-sided at a wall), plus the scene's forces acting on the gas, each as on an emitter
-// particle at the cell's centre moving with its velocity (common/forces.wgsl's
-// force_acceleration; FORCE_KINDS compiles in the kinds present). Written for gas/faces.wgsl to
-// average onto the faces.
+// 2001): epsilon h (N x w), with w the cell's vorticity (gas/vorticity.wgsl) and N the unit
+// gradient of |w| (central differences of gas/curl.wgsl's |w|; one-sided at a wall), plus the
+// scene's forces acting on the gas, each as on an emitter particle at the cell's centre moving
+// with its velocity (common/forces.wgsl's force_acceleration; FORCE_KINDS compiles in the kinds
+// present). Written for gas/faces.wgsl to average onto the faces.
 // One invocation per cell; workgroup size 64, dispatch ceil(cells / 64) workgroups, folded.
-// Bindings (group 0): 0 params (read GasParams), 1 scalars (read: this step's), 2 curl (read),
-//   3 force (rw), 4 forces (read Force array, GasParams.counts.w of them), 5 velocity (read:
-//   after advection)
+// Bindings (group 0): 0 params (read GasParams), 1 scalars (read: this step's),
+//   2 curl (read: |w|), 3 force (rw), 4 forces (read Force array, GasParams.counts.w of them),
+//   5 velocity (read: after advection)
 
 //! include common/dispatch.wgsl
 //! include common/forces.wgsl
-//! include gas/centred.wgsl
+//! include gas/vorticity.wgsl
 
 @group(0) @binding(0) var<storage, read> params: GasParams;
 @group(0) @binding(1) var<storage, read> scalars: array<vec4f>;
-@group(0) @binding(2) var<storage, read> curl: array<vec4f>;
+@group(0) @binding(2) var<storage, read> curl: array<f32>;
 @group(0) @binding(3) var<storage, read_write> force: array<vec4f>;
 @group(0) @binding(4) var<storage, read> forces: array<Force>;
 @group(0) @binding(5) var<storage, read> velocity: array<f32>;
@@ -42,11 +42,11 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             var lo = c;
             hi[a] = along(c[a] + 1, i32(n[a]), wraps(params));
             lo[a] = along(c[a] - 1, i32(n[a]), wraps(params));
-            eta[a] = curl[cell_at(hi, n)].w - curl[cell_at(lo, n)].w;
+            eta[a] = curl[cell_at(hi, n)] - curl[cell_at(lo, n)];
         }
         let size = length(eta);
         if (size > 1e-12) {
-            f += epsilon * params.lower.w * cross(eta / size, curl[i].xyz);
+            f += epsilon * params.lower.w * cross(eta / size, vorticity_at(c));
         }
     }
     if (params.counts.w > 0u) {

@@ -7,7 +7,7 @@
 // For levels of at most COARSE_CELLS cells (systems/gas/multigrid.py).
 // Workgroup size 256; dispatch (1, 1, 1).
 // Bindings (group 0): 0 params (read GasParams), 1 levels (read GasLevel array),
-//   2 rhs (read: the level's), 3 pressure (rw: the level's), 4 solid (read: level 0's)
+//   2 rhs (read: the level's), 3 pressure (rw: the level's), 4 solid_bits (read: level 0's)
 
 //! include gas/relax.wgsl
 
@@ -18,7 +18,7 @@ override SWEEPS: u32 = 8u;
 @group(0) @binding(1) var<storage, read> levels: array<GasLevel>;
 @group(0) @binding(2) var<storage, read> rhs: array<f32>;
 @group(0) @binding(3) var<storage, read_write> pressure: array<f32>;
-@group(0) @binding(4) var<storage, read> solid: array<u32>;
+@group(0) @binding(4) var<storage, read> solid_bits: array<u32>;
 
 const WORKGROUP_SIZE: u32 = 256u;
 

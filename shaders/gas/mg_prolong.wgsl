@@ -8,7 +8,8 @@
 // One invocation per cell of level LEVEL; workgroup size 64, dispatch ceil(cells / 64)
 // workgroups, folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (read GasParams), 1 levels (read GasLevel array),
-//   2 coarse_pressure (read: level LEVEL + 1's), 3 pressure (rw: level LEVEL's)
+//   2 coarse_pressure (read: level LEVEL + 1's), 3 pressure (rw: level LEVEL's); the levels in
+//   colour-split order (gas/types.wgsl's level_slot)
 
 //! include common/dispatch.wgsl
 //! include gas/types.wgsl
@@ -45,14 +46,16 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let m = vec3i(coarse);
     let wrap = wraps(params);
     // the fine centre in coarse lattice coordinates (coarse centre k at k)
-    let q = (vec3f(cell_coords(i, fine.cells.xyz)) + vec3f(0.5)) * 0.5 - vec3f(0.5);
+    let own = cell_coords(i, fine.cells.xyz);
+    let q = (vec3f(own) + vec3f(0.5)) * 0.5 - vec3f(0.5);
     let base = vec3i(floor(q));
     let t = q - vec3f(base);
     var value = 0.0;
     for (var k = 0u; k < 8u; k++) {
         let corner = trilinear_corner(base, t, k, m, wrap);
-        value += coarse_pressure[cell_at(corner.cell, coarse)] * corner.weight
+        value += coarse_pressure[level_slot(corner.cell, coarse)] * corner.weight
                  * outside_sign(base, k, m, wrap);
     }
-    pressure[i] += value;
+    let slot = level_slot(own, fine.cells.xyz);
+    pressure[slot] += value;
 }

@@ -8,7 +8,8 @@
 // Bindings (group 0): 0 params (read GasParams), 1 levels (read GasLevel array),
 //   2 rhs (read: level LEVEL's), 3 pressure (read: level LEVEL's),
 //   4 coarse_rhs (rw: level LEVEL + 1's), 5 coarse_pressure (rw: level LEVEL + 1's),
-//   6 solid (read: level 0's; a solid cell's residual is 0)
+//   6 solid_bits (read: level 0's; a solid cell's residual is 0); the levels in colour-split
+//   order (gas/types.wgsl's level_slot)
 
 //! include common/dispatch.wgsl
 //! include gas/poisson.wgsl
@@ -21,7 +22,7 @@ override LEVEL: u32 = 0u;
 @group(0) @binding(3) var<storage, read> pressure: array<f32>;
 @group(0) @binding(4) var<storage, read_write> coarse_rhs: array<f32>;
 @group(0) @binding(5) var<storage, read_write> coarse_pressure: array<f32>;
-@group(0) @binding(6) var<storage, read> solid: array<u32>;
+@group(0) @binding(6) var<storage, read> solid_bits: array<u32>;
 
 const WORKGROUP_SIZE: u32 = 64u;
 
@@ -33,15 +34,17 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     if (i >= coarse.cells.w) { return; }
     let fine = levels[LEVEL];
     let n = fine.cells.xyz;
-    let base = 2 * cell_coords(i, coarse.cells.xyz);
+    let own = cell_coords(i, coarse.cells.xyz);
+    let base = 2 * own;
     var total = 0.0;
     for (var k = 0u; k < 8u; k++) {
         let c = base + vec3i(i32(k & 1u), i32((k >> 1u) & 1u), i32((k >> 2u) & 1u));
-        let j = cell_at(c, n);
-        if (solid_cell(LEVEL, c, n)) { continue; }
-        let s = stencil(LEVEL, c, n);
+        let j = level_slot(c, n);
+        if (solid_slot(LEVEL, j)) { continue; }
+        let s = neighbours(LEVEL, c, n);
         total += rhs[j] - (s.sum - s.count * pressure[j]) / fine.spacing.x;
     }
-    coarse_rhs[i] = total / 8.0;
-    coarse_pressure[i] = 0.0;
+    let slot = level_slot(own, coarse.cells.xyz);
+    coarse_rhs[slot] = total / 8.0;
+    coarse_pressure[slot] = 0.0;
 }

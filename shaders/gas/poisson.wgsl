@@ -1,6 +1,7 @@
 // gas/poisson.wgsl: the pressure equation's stencil on a multigrid level (no pass of its own).
-// The including pass binds `params` (GasParams), `pressure` (the level's, array<f32>) and `solid`
-// (level 0's solid cells, array<u32>: gas/solids.wgsl).
+// The including pass binds `params` (GasParams), `pressure` (the level's, array<f32>, in the
+// levels' colour-split order: gas/types.wgsl's level_slot) and `solid_bits` (level 0's solid
+// cells, one bit per slot: gas/solid_bits.wgsl).
 //
 // The equation per cell: sum over its 6 neighbours of (p_n - p) / h_l^2 = rhs. Past a solid
 // side the face carries nothing (the neighbour drops out); past an open side the neighbour is
@@ -11,18 +12,18 @@
 
 //! include gas/types.wgsl
 
-struct Stencil {
+struct Neighbours {
     sum: f32,     // the neighbours' pressures
     count: f32,   // the neighbours that count (those outside an open side at 0)
 };
 
-// Whether level `level`'s cell c is solid (only level 0 has solids).
-fn solid_cell(level: u32, c: vec3i, n: vec3u) -> bool {
-    return level == 0u && solid[cell_at(c, n)] != 0u;
+// Whether the cell in `slot` of level `level` is solid (only level 0 has solids).
+fn solid_slot(level: u32, slot: u32) -> bool {
+    return level == 0u && ((solid_bits[slot >> 5u] >> (slot & 31u)) & 1u) != 0u;
 }
 
-fn stencil(level: u32, c: vec3i, n: vec3u) -> Stencil {
-    var out = Stencil(0.0, 0.0);
+fn neighbours(level: u32, c: vec3i, n: vec3u) -> Neighbours {
+    var out = Neighbours(0.0, 0.0);
     let wrap = wraps(params);
     for (var a = 0u; a < 3u; a++) {
         let m = i32(n[a]);
@@ -34,8 +35,9 @@ fn stencil(level: u32, c: vec3i, n: vec3u) -> Stencil {
             }
             var o = c;
             o[a] = along(k, m, wrap);
-            if (solid_cell(level, o, n)) { continue; }
-            out.sum += pressure[cell_at(o, n)];
+            let slot = level_slot(o, n);
+            if (solid_slot(level, slot)) { continue; }
+            out.sum += pressure[slot];
             out.count += 1.0;
         }
     }

@@ -7,7 +7,8 @@
 // One invocation per face of all three runs; workgroup size 64, dispatch ceil(faces / 64)
 // workgroups, folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (read GasParams), 1 velocity (read: after the forces),
-//   2 pressure (read: multigrid level 0), 3 result (rw: the step's result), 4 solid (read)
+//   2 pressure (read: multigrid level 0's, by gas/types.wgsl's level_slot), 3 result (rw: the
+//   step's result), 4 solid (read)
 
 //! include common/dispatch.wgsl
 //! include gas/types.wgsl
@@ -38,7 +39,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     }
     // beyond an open side the pressure is 0
     let side = face_side(params, c);
-    let p_lo = select(pressure[cell_at(cells.lo, n)], 0.0, side == 0);
-    let p_hi = select(pressure[cell_at(cells.hi, n)], 0.0, side == 1);
+    let p_lo = select(pressure[level_slot(cells.lo, n)], 0.0, side == 0);
+    let p_hi = select(pressure[level_slot(cells.hi, n)], 0.0, side == 1);
     result[f] = velocity[f] - (p_hi - p_lo) / params.lower.w;
 }

@@ -7,7 +7,7 @@
 // One invocation per cell; workgroup size 256, dispatch ceil(cells / 256) workgroups, folded
 // into (x, y) past the limit; every workgroup of the dispatch writes its partial.
 // Bindings (group 0): 0 params (read GasParams), 1 velocity (read: the step's result),
-//   2 rhs (read: level 0's), 3 solid (read), 4 partials (rw: vec2f per workgroup)
+//   2 rhs (read: level 0's, by level_slot), 3 solid (read), 4 partials (rw: vec2f per workgroup)
 
 //! include common/dispatch.wgsl
 //! include gas/types.wgsl
@@ -28,8 +28,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let i = folded_invocation(wid, groups, WORKGROUP_SIZE, lid);
     var own = vec2f(0.0);
     if (i < params.counts.y && solid[i] == 0u) {
-        let after = divergence_at(cell_coords(i, params.cells.xyz));
-        own = vec2f(rhs[i] * rhs[i], after * after);
+        let c = cell_coords(i, params.cells.xyz);
+        let before = rhs[level_slot(c, params.cells.xyz)];
+        let after = divergence_at(c);
+        own = vec2f(before * before, after * after);
     }
     reduce_a[lid] = vec4f(own, 0.0, 0.0);
     reduce_b[lid] = vec4f(0.0);

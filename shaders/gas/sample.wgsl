@@ -1,11 +1,12 @@
-// gas/sample.wgsl: trilinear samples of a gas's face and cell lattices (no pass of its own, no
-// bindings). The including pass defines where the values come from:
+// gas/sample.wgsl: trilinear samples of a gas's face and cell lattices, and the velocity at the
+// lattice's own points (no pass of its own, no bindings). The including pass defines where the
+// values come from:
 //   fn face_value(field: u32, f: u32) -> f32      field 0: the velocity that advects
 //   fn cell_value(field: u32, i: u32) -> vec4f
 // Positions are grid coordinates (world / h from the lower corner). Periodic grids wrap; others
 // clamp the position into the lattice (the value at a wall continues beyond it).
 
-//! include gas/types.wgsl
+//! include gas/trilinear.wgsl
 
 struct FaceSample {
     value: f32,
@@ -30,52 +31,71 @@ fn face_lattice(g: vec3f, a: u32) -> vec3f {
 fn sample_face_axis(p: GasParams, field: u32, a: u32, g: vec3f) -> FaceSample {
     let n = p.cells.xyz;
     let wrap = wraps(p);
-    let d = vec3i(face_dims(n, a));
-    var period = vec3i(n);           // periodic: the lattice repeats every n points
-    var q = face_lattice(g, a);
-    if (!wrap) {
-        q = clamp(q, vec3f(0.0), vec3f(d - vec3i(1)));
-        period = d;
-    }
-    let base = vec3i(floor(q));
-    let t = q - vec3f(base);
+    let d = face_dims(n, a);
+    let s = trilinear(face_lattice(g, a), vec3i(select(d, n, wrap)), wrap, d, face_base(n, a));
     var value = 0.0;
     var low = 3.4e38;
     var high = -3.4e38;
     for (var k = 0u; k < 8u; k++) {
-        let corner = trilinear_corner(base, t, k, period, wrap);
-        let v = face_value(field, face_at(corner.cell, n, a));
-        value += v * corner.weight;
+        let v = face_value(field, s.index[k]);
+        value += v * s.weight[k];
         low = min(low, v);
         high = max(high, v);
     }
     return FaceSample(value, low, high);
 }
 
-// The velocity (field 0) at grid position g, world units / s.
-fn velocity_at(p: GasParams, g: vec3f) -> vec3f {
-    return vec3f(sample_face_axis(p, 0u, 0u, g).value, sample_face_axis(p, 0u, 1u, g).value,
-                 sample_face_axis(p, 0u, 2u, g).value);
-}
-
 fn sample_cells(p: GasParams, field: u32, g: vec3f) -> CellSample {
-    let n = vec3i(p.cells.xyz);
-    let wrap = wraps(p);
-    var q = g - vec3f(0.5);
-    if (!wrap) {
-        q = clamp(q, vec3f(0.0), vec3f(n - vec3i(1)));
-    }
-    let base = vec3i(floor(q));
-    let t = q - vec3f(base);
+    let n = p.cells.xyz;
+    let s = trilinear(g - vec3f(0.5), vec3i(n), wraps(p), n, 0u);
     var value = vec4f(0.0);
     var low = vec4f(3.4e38);
     var high = vec4f(-3.4e38);
     for (var k = 0u; k < 8u; k++) {
-        let corner = trilinear_corner(base, t, k, n, wrap);
-        let v = cell_value(field, cell_at(corner.cell, p.cells.xyz));
-        value += v * corner.weight;
+        let v = cell_value(field, s.index[k]);
+        value += v * s.weight[k];
         low = min(low, v);
         high = max(high, v);
     }
     return CellSample(value, low, high);
+}
+
+// The velocity (field 0) at the centre of cell c: the mean of its two faces per axis (the
+// trilinear sample there, which weighs only those). Face n of a periodic axis equals face 0.
+fn velocity_at_centre(p: GasParams, c: vec3i) -> vec3f {
+    let n = p.cells.xyz;
+    var out = vec3f(0.0);
+    for (var a = 0u; a < 3u; a++) {
+        var up = c;
+        up[a] = up[a] + 1;
+        out[a] = 0.5 * face_value(0u, face_at(c, n, a)) + 0.5 * face_value(0u, face_at(up, n, a));
+    }
+    return out;
+}
+
+// The velocity (field 0) at the point of face f (coordinates c.xyz on the lattice of axis
+// a = c.w): its own component, and each other axis b's the mean of the 4 faces of axis b
+// around the point (the cells either side along a, the faces either side along b), wrapped or
+// clamped along a as the trilinear sample there is.
+fn velocity_at_face(p: GasParams, f: u32, c: vec4i) -> vec3f {
+    let n = p.cells.xyz;
+    let a = u32(c.w);
+    let wrap = wraps(p);
+    var out = vec3f(0.0);
+    out[a] = face_value(0u, f);
+    for (var k = 1u; k < 3u; k++) {
+        let b = (a + k) % 3u;
+        var lo = c.xyz;
+        var hi = c.xyz;
+        lo[a] = along(c[a] - 1, i32(n[a]), wrap);
+        hi[a] = along(c[a], i32(n[a]), wrap);
+        var lo_up = lo;
+        var hi_up = hi;
+        lo_up[b] = lo_up[b] + 1;
+        hi_up[b] = hi_up[b] + 1;
+        out[b] = 0.25 * (face_value(0u, face_at(lo, n, b)) + face_value(0u, face_at(hi, n, b))
+                         + face_value(0u, face_at(lo_up, n, b))
+                         + face_value(0u, face_at(hi_up, n, b)));
+    }
+    return out;
 }

@@ -57,6 +57,21 @@ fn cell_at(c: vec3i, n: vec3u) -> u32 {
     return u32(c.x) + n.x * (u32(c.y) + n.y * u32(c.z));
 }
 
+// The pressure multigrid's levels (their right-hand sides and pressures) keep their cells split
+// by colour, (x + y + z) mod 2, as a red-black sweep visits them: colour k's cells from k H on,
+// each row's x / 2 fastest, with hx = ceil(nx / 2) slots a row and H = hx ny nz (a row of odd
+// nx leaves one slot of one colour unused). A half-sweep then reads one colour's cells and writes
+// the other's, each a contiguous half.
+fn half_row(n: vec3u) -> u32 {
+    return (n.x + 1u) / 2u;
+}
+
+fn level_slot(c: vec3i, n: vec3u) -> u32 {
+    let hx = half_row(n);
+    let colour = u32(c.x + c.y + c.z) & 1u;
+    return colour * hx * n.y * n.z + (u32(c.x) >> 1u) + hx * (u32(c.y) + n.y * u32(c.z));
+}
+
 // The faces of axis `a` per axis (one more along a).
 fn face_dims(n: vec3u, a: u32) -> vec3u {
     var d = n;

@@ -29,7 +29,7 @@
 //! include common/frame.wgsl
 //! include common/fullscreen.wgsl
 //! include common/shadow.wgsl
-//! include gas/types.wgsl
+//! include gas/trilinear.wgsl
 //! include gas/glow.wgsl
 
 const MAX_STEPS: u32 = 1024u;
@@ -54,15 +54,11 @@ fn vs_main(@builtin(vertex_index) v: u32) -> Varyings {
 
 // Trilinear density and temperature at world point x (clamped into the box).
 fn gas_at(x: vec3f) -> vec2f {
-    let n = vec3i(params.cells.xyz);
-    let q = clamp((x - params.lower.xyz) / params.lower.w - vec3f(0.5), vec3f(0.0),
-                  vec3f(n - vec3i(1)));
-    let base = vec3i(floor(q));
-    let t = q - vec3f(base);
+    let n = params.cells.xyz;
+    let s = trilinear((x - params.lower.xyz) / params.lower.w - vec3f(0.5), vec3i(n), false, n, 0u);
     var out = vec2f(0.0);
     for (var k = 0u; k < 8u; k++) {
-        let corner = trilinear_corner(base, t, k, n, false);
-        out += scalars[cell_at(corner.cell, params.cells.xyz)].xy * corner.weight;
+        out += scalars[s.index[k]].xy * s.weight[k];
     }
     return out;
 }

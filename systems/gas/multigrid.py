@@ -33,8 +33,8 @@ def coarse_sweeps(cells: tuple[int, int, int]) -> int:
 def v_cycles(system, name: str, cycles: int, cells: list[tuple[int, int, int]],
              b: dict) -> list[Pass]:
     """The passes of ``cycles`` V-cycles over levels of ``cells`` per axis; ``b`` holds
-    ``params``, ``levels``, each level's ``rhs<l>`` and ``pressure<l>``, and level 0's
-    ``solid`` cells."""
+    ``params``, ``levels``, each level's ``rhs<l>`` and ``pressure<l>`` (in the colour-split
+    order of shaders/gas/types.wgsl's level_slot), and level 0's ``solid_bits``."""
     build, gpu = system.build, system.gpu
     last = len(cells) - 1
 
@@ -43,7 +43,7 @@ def v_cycles(system, name: str, cycles: int, cells: list[tuple[int, int, int]],
 
     def smoothing(level: int) -> dict:
         return {"params": b["params"], "levels": b["levels"], "rhs": b[f"rhs{level}"],
-                "pressure": b[f"pressure{level}"], "solid": b["solid"]}
+                "pressure": b[f"pressure{level}"], "solid_bits": b["solid_bits"]}
 
     def smooth(cycle: int, level: int, stage: str, sweeps: int) -> list[Pass]:
         nx, ny, nz = cells[level]
@@ -73,7 +73,7 @@ def v_cycles(system, name: str, cycles: int, cells: list[tuple[int, int, int]],
                 "gas/mg_restrict.wgsl", groups(level + 1),
                 {"params": b["params"], "levels": b["levels"], "rhs": b[f"rhs{level}"],
                  "pressure": b[f"pressure{level}"], "coarse_rhs": b[f"rhs{level + 1}"],
-                 "coarse_pressure": b[f"pressure{level + 1}"], "solid": b["solid"]},
+                 "coarse_pressure": b[f"pressure{level + 1}"], "solid_bits": b["solid_bits"]},
                 constants={"LEVEL": level},
                 does=f"level {level}'s residual, averaged: level {level + 1}'s right-hand side"))
         out += solve_coarsest(cycle)

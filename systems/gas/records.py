@@ -48,6 +48,18 @@ def level_cells(c: Gas) -> list[tuple[int, int, int]]:
     return [(nx >> k, ny >> k, nz >> k) for k in range(c.levels)]
 
 
+def level_slots(n: tuple[int, int, int]) -> int:
+    """The values a multigrid level of n cells per axis keeps: both colours' halves of
+    ceil(nx / 2) slots a row (shaders/gas/types.wgsl's level_slot)."""
+    nx, ny, nz = n
+    return 2 * ((nx + 1) // 2) * ny * nz
+
+
+def solid_words(n: tuple[int, int, int]) -> int:
+    """The u32 words of level 0's solid bits, one bit per slot (shaders/gas/solid_bits.wgsl)."""
+    return -(-level_slots(n) // 32)
+
+
 def params_record(c: Gas, dt: float, time: float = 0.0, forces: int = 0) -> bytes:
     """The GasParams of ``c`` for a step of ``dt`` starting at ``time`` with ``forces`` force
     records."""

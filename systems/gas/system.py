@@ -2,7 +2,7 @@
 Jensen 2001; Bridson 2015), on the GPU.
 
 Per simulation step, for each gas entity ``<e>``, all in the SIMULATE phase:
-  <e>:gas:solids                      the cells inside the scene's colliders
+  <e>:gas:solids[:bits]               the cells inside the scene's colliders (and as bits)
   <e>:gas:advect:velocity[:correct]   the velocity carries itself (semi-Lagrangian, then
                                       MacCormack's correction)
   <e>:gas:advect:scalars[:correct]    and the density, temperature and fuel
@@ -91,11 +91,12 @@ class GasSystem(System):
         b = {key: self.buffer(entity, key, 4 * faces, storage, what=what)
              for key in ("velocity", "velocity_hat", "velocity_next")}
         b.update({key: self.buffer(entity, key, 16 * cells, storage, what=what)
-                  for key in ("scalars", "scalars_hat", "scalars_next", "curl", "force")})
+                  for key in ("scalars", "scalars_hat", "scalars_next", "force")})
+        b["curl"] = self.buffer(entity, "curl", 4 * cells, storage, what=what)
         for level, m in enumerate(records.level_cells(c)):
             for key in ("rhs", "pressure"):
-                b[f"{key}{level}"] = self.buffer(entity, f"{key}{level}", 4 * math.prod(m),
-                                                 storage, what=what)
+                b[f"{key}{level}"] = self.buffer(entity, f"{key}{level}",
+                                                 4 * records.level_slots(m), storage, what=what)
         b["params"] = self.buffer(entity, "params", records.PARAMS.itemsize, storage)
         b["sources"] = self.buffer(entity, "sources", MAX_SOURCES * records.SOURCE.itemsize,
                                    storage)
@@ -104,6 +105,8 @@ class GasSystem(System):
         b["look"] = self.buffer(entity, "look", records.LOOK.itemsize, storage)
         b["forces"] = self.buffer(entity, "forces", FORCE_SLOTS * FORCE.itemsize, storage)
         b["solid"] = self.buffer(entity, "solid", 4 * cells, storage, what=what)
+        b["solid_bits"] = self.buffer(entity, "solid_bits", 4 * records.solid_words(n), storage,
+                                      what=what)
         b["motion"] = self.buffer(entity, "motion", 16 * FORCE_SLOTS, storage)
         b["partials"] = self.buffer(entity, "partials", 8 * _residual_groups(self.gpu, cells),
                                     storage, what=what)
@@ -135,7 +138,11 @@ class GasSystem(System):
             f"{e}:gas:solids", Phase.SIMULATE, "gas/solids.wgsl", on_cells,
             {"params": params, "solid": b["solid"], **body.solids.bindings()},
             constants={"SOLID_KINDS": body.solid_kinds},
-            does="which cells lie inside the scene's colliders")]
+            does="which cells lie inside the scene's colliders"),
+            compute(f"{e}:gas:solids:bits", Phase.SIMULATE, "gas/solid_bits.wgsl",
+                    self.gpu.grid(math.ceil(records.solid_words(c.resolution) / GROUP)),
+                    {"params": params, "solid": b["solid"], "solid_bits": b["solid_bits"]},
+                    does="the solid cells as bits in the multigrid's colour-split order")]
         passes += body.coupling.first_passes(b, body.cells)
         passes += [compute(
             f"{e}:gas:advect:velocity", Phase.SIMULATE, "gas/advect_faces.wgsl", on_faces,
@@ -170,7 +177,7 @@ class GasSystem(System):
                     does="sources, combustion, cooling and dissipation of each cell"),
             compute(f"{e}:gas:curl", Phase.SIMULATE, "gas/curl.wgsl", on_cells,
                     {"params": params, "velocity": b["velocity_next"], "curl": b["curl"]},
-                    does="each cell's vorticity"),
+                    does="each cell's vorticity magnitude"),
             compute(f"{e}:gas:force", Phase.SIMULATE, "gas/force.wgsl", on_cells,
                     {"params": params, "scalars": b["scalars"], "curl": b["curl"],
                      "force": b["force"], "forces": b["forces"],

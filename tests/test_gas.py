@@ -13,6 +13,7 @@ import pytest
 
 from emberfx.bench.harness import sync
 from emberfx.core.errors import SceneError
+from emberfx.core.readback import read_array
 from emberfx.engine.engine import Engine
 from emberfx.model.scene import loads_scene
 from emberfx.systems.gas.records import faces_from_centres
@@ -525,6 +526,40 @@ radius = 0.25
     assert np.all(density[solid] == 0.0)
     beside = density[:, 5:9, :].sum()   # y from 0.31 to 0.56: the sphere's lower half
     assert beside > 0.05 * density.sum()
+
+
+def test_the_multigrids_solid_bits_are_the_solid_cells_in_colour_split_order(gpu):
+    """A sphere collider off-centre in a ragged 20 x 12 x 16 box: the solids pass marks exactly
+    the cells whose centres lie in the sphere (numpy), and its bits, unpacked in numpy by the
+    multigrid's colour-split order (slot = colour H + x // 2 + hx (y + ny z), colour
+    (x + y + z) mod 2, hx = nx / 2, H = hx ny nz), are set for those cells and nowhere else."""
+    nx, ny, nz = 20, 12, 16
+    text = gas_scene(f'resolution = [{nx}, {ny}, {nz}]\ncell = 0.05\ncenter = [0, 0.3, 0]\n'
+                     + QUIET) + """
+[[entity]]
+name = "ball"
+[entity.collider]
+shape = "sphere"
+center = [0.12, 0.27, -0.06]
+radius = 0.21
+"""
+    engine = Engine(loads_scene(text), size=(16, 16))
+    engine.step(1)
+    sync(engine.device)
+    z, y, x = np.meshgrid(*((np.arange(m) + 0.5) * 0.05 - 0.5 * m * 0.05 for m in (nz, ny, nx)),
+                          indexing="ij")
+    expected = (x - 0.12) ** 2 + (y + 0.3 - 0.27) ** 2 + (z + 0.06) ** 2 < 0.21 ** 2
+    assert 100 < expected.sum() < expected.size // 4
+    buffers = engine.system_of("gas", "gas").bodies["gas"].buffers
+    solid = read_array(engine.device, buffers["solid"], np.uint32, nx * ny * nz)
+    assert np.array_equal(solid.reshape(nz, ny, nx) != 0, expected)
+    hx = (nx + 1) // 2
+    words = read_array(engine.device, buffers["solid_bits"], np.uint32, -(-2 * hx * ny * nz // 32))
+    bits = ((words[:, None] >> np.arange(32, dtype=np.uint32)) & 1).reshape(-1).astype(bool)
+    slots = np.zeros_like(bits)
+    zz, yy, xx = np.nonzero(expected)
+    slots[((xx + yy + zz) % 2) * hx * ny * nz + xx // 2 + hx * (yy + ny * zz)] = True
+    assert np.array_equal(bits, slots)
 
 
 @pytest.mark.parametrize("speed", [0.0, 0.6])

@@ -8,7 +8,8 @@
 // One invocation per face of all three runs; workgroup size 64, dispatch ceil(faces / 64)
 // workgroups, folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (read GasParams), 1 sources (read GasSource array),
-//   2 force (read), 3 velocity (rw: after advection, in place), 4 solid (read),
+//   2 force (read: gas/types.wgsl's pack_force), 3 velocity (rw: after advection, in place),
+//   4 solid (read),
 //   5 motion (read: vec4f per collider, xyz its velocity over the last step)
 
 //! include common/dispatch.wgsl
@@ -16,7 +17,7 @@
 
 @group(0) @binding(0) var<storage, read> params: GasParams;
 @group(0) @binding(1) var<storage, read> sources: array<GasSource>;
-@group(0) @binding(2) var<storage, read> force: array<vec4f>;
+@group(0) @binding(2) var<storage, read> force: array<vec2u>;
 @group(0) @binding(3) var<storage, read_write> velocity: array<f32>;
 @group(0) @binding(4) var<storage, read> solid: array<u32>;
 @group(0) @binding(5) var<storage, read> motion: array<vec4f>;
@@ -51,7 +52,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         velocity[f] = motion[by - 1u][a];
         return;
     }
-    let push = 0.5 * (force[cell_at(lo, n)][a] + force[cell_at(hi, n)][a]);
+    let push = 0.5 * (unpack_force(force[cell_at(lo, n)])[a]
+                      + unpack_force(force[cell_at(hi, n)])[a]);
     var value = velocity[f] + params.motion.x * push;
     let h = params.lower.w;
     var x = params.lower.xyz + (vec3f(c.xyz) + vec3f(0.5)) * h;

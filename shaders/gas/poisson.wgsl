@@ -1,7 +1,7 @@
 // gas/poisson.wgsl: the pressure equation's stencil on a multigrid level (no pass of its own).
 // The including pass binds `params` (GasParams), `pressure` (the level's, array<f32>, in the
 // levels' colour-split order: gas/types.wgsl's level_slot) and `solid_bits` (level 0's solid
-// cells, one bit per slot: gas/solid_bits.wgsl).
+// cells, one bit per slot: gas/solids.wgsl).
 //
 // The equation per cell: sum over its 6 neighbours of (p_n - p) / h_l^2 = rhs. Past a solid
 // side the face carries nothing (the neighbour drops out); past an open side the neighbour is

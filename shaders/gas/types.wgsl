@@ -57,6 +57,19 @@ fn cell_at(c: vec3i, n: vec3u) -> u32 {
     return u32(c.x) + n.x * (u32(c.y) + n.y * u32(c.z));
 }
 
+// A cell's body force (gas/cells.wgsl) as kept for the faces: 4 16-bit floats (x, y, z, 0), each
+// clamped to the largest finite one, 65504 m/s^2 (relative precision 2^-11).
+const FORCE_LIMIT: f32 = 65504.0;
+
+fn pack_force(f: vec3f) -> vec2u {
+    let c = clamp(f, vec3f(-FORCE_LIMIT), vec3f(FORCE_LIMIT));
+    return vec2u(pack2x16float(c.xy), pack2x16float(vec2f(c.z, 0.0)));
+}
+
+fn unpack_force(v: vec2u) -> vec3f {
+    return vec3f(unpack2x16float(v.x), unpack2x16float(v.y).x);
+}
+
 // The pressure multigrid's levels (their right-hand sides and pressures) keep their cells split
 // by colour, (x + y + z) mod 2, as a red-black sweep visits them: colour k's cells from k H on,
 // each row's x / 2 fastest, with hx = ceil(nx / 2) slots a row and H = hx ny nz (a row of odd

@@ -56,7 +56,7 @@ def level_slots(n: tuple[int, int, int]) -> int:
 
 
 def solid_words(n: tuple[int, int, int]) -> int:
-    """The u32 words of level 0's solid bits, one bit per slot (shaders/gas/solid_bits.wgsl)."""
+    """The u32 words of level 0's solid bits, one bit per slot (shaders/gas/solids.wgsl)."""
     return -(-level_slots(n) // 32)
 
 

@@ -2,13 +2,14 @@
 Jensen 2001; Bridson 2015), on the GPU.
 
 Per simulation step, for each gas entity ``<e>``, all in the SIMULATE phase:
-  <e>:gas:solids[:bits]               the cells inside the scene's colliders (and as bits)
+  <e>:gas:solids[:clear]              the cells inside the scene's colliders (and as bits)
   <e>:gas:advect:velocity[:correct]   the velocity carries itself (semi-Lagrangian, then
                                       MacCormack's correction)
   <e>:gas:advect:scalars[:correct]    and the density, temperature and fuel
-  <e>:gas:cells                       sources, combustion, cooling and dissipation
-  <e>:gas:curl, <e>:gas:force         vorticity, then each cell's buoyancy, weight and
-                                      vorticity confinement
+  <e>:gas:curl                        each cell's vorticity magnitude
+  <e>:gas:cells                       sources, combustion, cooling and dissipation, then
+                                      each cell's buoyancy, weight, vorticity confinement
+                                      and the scene's forces
   <e>:gas:faces                       the forces onto the faces, the sources' velocities, walls
   <e>:gas:divergence                  the pressure equation's right-hand side
   <e>:gas:mg:*                        multigrid V-cycles (multigrid.py)
@@ -91,7 +92,8 @@ class GasSystem(System):
         b = {key: self.buffer(entity, key, 4 * faces, storage, what=what)
              for key in ("velocity", "velocity_hat", "velocity_next")}
         b.update({key: self.buffer(entity, key, 16 * cells, storage, what=what)
-                  for key in ("scalars", "scalars_hat", "scalars_next", "force")})
+                  for key in ("scalars", "scalars_hat", "scalars_next")})
+        b["force"] = self.buffer(entity, "force", 8 * cells, storage, what=what)
         b["curl"] = self.buffer(entity, "curl", 4 * cells, storage, what=what)
         for level, m in enumerate(records.level_cells(c)):
             for key in ("rhs", "pressure"):
@@ -134,15 +136,14 @@ class GasSystem(System):
         on_faces = self.gpu.grid(math.ceil(body.faces / GROUP))
         params = b["params"]
         correct = c.advection == "maccormack"
-        passes = [compute(
-            f"{e}:gas:solids", Phase.SIMULATE, "gas/solids.wgsl", on_cells,
-            {"params": params, "solid": b["solid"], **body.solids.bindings()},
-            constants={"SOLID_KINDS": body.solid_kinds},
-            does="which cells lie inside the scene's colliders"),
-            compute(f"{e}:gas:solids:bits", Phase.SIMULATE, "gas/solid_bits.wgsl",
-                    self.gpu.grid(math.ceil(records.solid_words(c.resolution) / GROUP)),
-                    {"params": params, "solid": b["solid"], "solid_bits": b["solid_bits"]},
-                    does="the solid cells as bits in the multigrid's colour-split order")]
+        passes = [
+            self.build.clear(f"{e}:gas:solids:clear", Phase.SIMULATE, b["solid_bits"],
+                             does="the solid bits zeroed for the solids pass to set"),
+            compute(f"{e}:gas:solids", Phase.SIMULATE, "gas/solids.wgsl", on_cells,
+                    {"params": params, "solid": b["solid"], "solid_bits": b["solid_bits"],
+                     **body.solids.bindings()},
+                    constants={"SOLID_KINDS": body.solid_kinds},
+                    does="which cells lie inside the scene's colliders, also as bits")]
         passes += body.coupling.first_passes(b, body.cells)
         passes += [compute(
             f"{e}:gas:advect:velocity", Phase.SIMULATE, "gas/advect_faces.wgsl", on_faces,
@@ -171,20 +172,17 @@ class GasSystem(System):
                            "hat": b["scalars_hat"], "result": b["scalars_next"]},
                 constants={"CORRECT": True}, does="MacCormack's correction, clamped"))
         passes += [
-            compute(f"{e}:gas:cells", Phase.SIMULATE, "gas/cells.wgsl", on_cells,
-                    {"params": params, "sources": b["sources"], "advected": b["scalars_next"],
-                     "scalars": b["scalars"], "solid": b["solid"]},
-                    does="sources, combustion, cooling and dissipation of each cell"),
             compute(f"{e}:gas:curl", Phase.SIMULATE, "gas/curl.wgsl", on_cells,
                     {"params": params, "velocity": b["velocity_next"], "curl": b["curl"]},
                     does="each cell's vorticity magnitude"),
-            compute(f"{e}:gas:force", Phase.SIMULATE, "gas/force.wgsl", on_cells,
-                    {"params": params, "scalars": b["scalars"], "curl": b["curl"],
+            compute(f"{e}:gas:cells", Phase.SIMULATE, "gas/cells.wgsl", on_cells,
+                    {"params": params, "sources": b["sources"], "advected": b["scalars_next"],
+                     "scalars": b["scalars"], "solid": b["solid"], "curl": b["curl"],
                      "force": b["force"], "forces": b["forces"],
                      "velocity": b["velocity_next"]},
                     constants={"FORCE_KINDS": body.kinds},
-                    does="each cell's buoyancy, weight, vorticity confinement and the scene's "
-                         "forces"),
+                    does="sources, combustion, cooling and dissipation of each cell, then its "
+                         "buoyancy, weight, vorticity confinement and the scene's forces"),
             compute(f"{e}:gas:faces", Phase.SIMULATE, "gas/faces.wgsl", on_faces,
                     {"params": params, "sources": b["sources"], "force": b["force"],
                      "velocity": b["velocity_next"], "solid": b["solid"],

@@ -13,6 +13,7 @@
 
 //! include common/dispatch.wgsl
 //! include gas/sample.wgsl
+//! include gas/centred.wgsl
 
 override CORRECT: bool = false;
 
@@ -41,7 +42,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let c = cell_coords(i, params.cells.xyz);
     let g = vec3f(c) + vec3f(0.5);
     let step = params.motion.x / params.lower.w;
-    let v = velocity_at_centre(params, c);
+    let v = centred(c);
     let back = sample_cells(params, 0u, g - v * step);
     if (!CORRECT) {
         result[i] = back.value;

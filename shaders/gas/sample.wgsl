@@ -4,7 +4,8 @@
 //   fn face_value(field: u32, f: u32) -> f32      field 0: the velocity that advects
 //   fn cell_value(field: u32, i: u32) -> vec4f
 // Positions are grid coordinates (world / h from the lower corner). Periodic grids wrap; others
-// clamp the position into the lattice (the value at a wall continues beyond it).
+// clamp the position into the lattice (the value at a wall continues beyond it). The velocity at
+// a cell centre is gas/centred.wgsl's.
 
 //! include gas/trilinear.wgsl
 
@@ -58,19 +59,6 @@ fn sample_cells(p: GasParams, field: u32, g: vec3f) -> CellSample {
         high = max(high, v);
     }
     return CellSample(value, low, high);
-}
-
-// The velocity (field 0) at the centre of cell c: the mean of its two faces per axis (the
-// trilinear sample there, which weighs only those). Face n of a periodic axis equals face 0.
-fn velocity_at_centre(p: GasParams, c: vec3i) -> vec3f {
-    let n = p.cells.xyz;
-    var out = vec3f(0.0);
-    for (var a = 0u; a < 3u; a++) {
-        var up = c;
-        up[a] = up[a] + 1;
-        out[a] = 0.5 * face_value(0u, face_at(c, n, a)) + 0.5 * face_value(0u, face_at(up, n, a));
-    }
-    return out;
 }
 
 // The velocity (field 0) at the point of face f (coordinates c.xyz on the lattice of axis

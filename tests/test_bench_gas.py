@@ -1,6 +1,6 @@
 """``emberfx bench gas`` on lavapipe, small: its rows say what they measured consistently (the
 parts about within the whole step, the V-cycles the fewest of those tried that reach the target
-residual, the render with the gas over the render without it)."""
+residual, the render with the gas over the render without it, the roofline of the first row)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from emberfx.bench.gas import CYCLES, TARGET_RESIDUAL, bench_gas
 
 
 def test_gas_rows_are_consistent(gpu):
-    step, plain, volume = bench_gas(sizes=(16,), render_size=(96, 54))
+    copy, step, plain, volume = bench_gas(sizes=(16,), render_size=(96, 54))
+    assert copy["unit"] == "GB/s" and copy["value"] > 0.0
+    assert step["roofline_GBs"] == pytest.approx(copy["value"])
     assert step["unit"] == "steps/s" and step["value"] == pytest.approx(1e3 / step["ms"])
     # parts are timed apart from the whole, each a best of 3 on a shared CPU: within 2x of it
     assert 0.0 < step["advection_ms"] < 2.0 * step["ms"]

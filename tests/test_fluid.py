@@ -346,11 +346,12 @@ def test_hot_reload_keeps_the_particles_on_a_live_edit_and_rebuilds_on_a_new_fil
 
 
 def test_bench_fluid_times_a_step(gpu):
-    """One row: steps per second of a slab of 16 x 6 x 6 particles, timing every pass of the
-    step."""
+    """The roofline's row, then one row: steps per second of a slab of 16 x 6 x 6 particles,
+    timing every pass of the step."""
     from emberfx.bench.fluid import bench_fluid
 
-    (row,) = bench_fluid(sizes=(512,), baselines=False)
+    copy, row = bench_fluid(sizes=(512,), baselines=False)
+    assert copy["unit"] == "GB/s" and row["roofline_GBs"] == pytest.approx(copy["value"])
     assert row["unit"] == "steps/s" and row["value"] > 0.0 and row["particles"] == 16 * 6 * 6
     assert row["ms"] == pytest.approx(1e3 / row["value"])
     # predict, the grid's clear, assign, scan (1 or more), scatter and order, 4 x (lambda,

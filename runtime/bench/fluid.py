@@ -1,13 +1,13 @@
-"""``emberfx bench fluid``: steps per second of position-based fluids (systems/fluid) with 4
-solver iterations in 1 substep, on a slab of fluid LAYERS particles deep collapsing in a box (a
-dam break: the neighbour counts are those of a liquid, about 33 within the kernel). The slab
-keeps its depth at every size and grows sideways: a deeper column falls faster than one 1/60 s
-substep can hold together (a cube of 32^3 particles, 0.64 m tall, blew apart within 25 steps),
-and a step of an exploded fluid measures crowded cells, not the solver. Each row carries, as the
-anchor measured in the same run, the device's buffer-copy bandwidth and the bandwidth the step
-would need if it only streamed its particle records once per pass (``streamed_GBs``). When Taichi
-is installed, the same PBF model written in Taichi (emberfx.bench.taichi_fluid) runs from the
-same starting positions in the same run: its rows carry emberfx's speed over it and how far its
+"""``emberfx bench fluid``: steps per second of position-based fluids (systems/fluid) with 4 solver
+iterations in 1 substep, on a slab of fluid LAYERS particles deep collapsing in a box (a dam break:
+the neighbour counts are those of a liquid, about 33 within the kernel). The slab keeps its depth
+at every size and grows sideways: a deeper column falls faster than one 1/60 s substep can hold
+together (a cube of 32^3 particles, 0.64 m tall, blew apart within 25 steps), and a step of an
+exploded fluid measures crowded cells, not the solver. Each row carries, as the anchors measured in
+the same run, the roofline (a vec4 copy in a compute shader, the first row) and the bandwidth the
+step would need if it only streamed its particle records once per pass (``streamed_GBs``). When
+Taichi is installed, the same PBF model written in Taichi (emberfx.bench.taichi_fluid) runs from
+the same starting positions in the same run: its rows carry emberfx's speed over it and how far its
 particles are from emberfx's after the settling steps (``settled_rms_vs_emberfx``, in particle
 radii: a check that both run the same model). Rows are printed to stderr as they are measured.
 
@@ -25,7 +25,7 @@ import importlib.util
 
 import numpy as np
 
-from emberfx.bench.harness import copy_bandwidth, report, timed_passes
+from emberfx.bench.harness import copy_row, report, timed_passes
 from emberfx.core.errors import EmberError
 
 SIZES = (100_000, 1 << 18, 1 << 20, 1 << 22)
@@ -90,7 +90,8 @@ def bench_fluid(sizes: tuple[int, ...] | None = None, baselines: bool = True) ->
 
     ctx = get_context()
     rows: list[dict] = []
-    bandwidth = copy_bandwidth(ctx.device, 64 << 20)
+    copy, bandwidth = copy_row(ctx)
+    report(rows, copy)
     for n in sizes or (SOFTWARE_SIZES if ctx.is_software else SIZES):
         fluid = fluid_case(n)
         label = f"fluid step ({fluid.fill_count:,} particles, {ITERATIONS} iterations, 1 substep)"
@@ -115,7 +116,7 @@ def bench_fluid(sizes: tuple[int, ...] | None = None, baselines: bool = True) ->
         streamed = fluid.fill_count * 16 * (7 + 2 * ITERATIONS) / seconds / 1e9
         report(rows, {"name": label, "value": 1.0 / seconds, "unit": "steps/s",
                       "ms": seconds * 1e3, "particles": fluid.fill_count,
-                      "streamed_GBs": streamed, "copy_GBs": bandwidth / 1e9,
+                      "streamed_GBs": streamed, "roofline_GBs": bandwidth / 1e9,
                       "passes": len(passes)})
         if baselines:
             taichi_rows(rows, ctx, fluid, scene.settings.fixed_dt, start, settled, seconds)

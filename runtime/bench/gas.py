@@ -7,9 +7,10 @@ box of n^3 cells, MacCormack advection, vorticity confinement and the multigrid 
   L2 norm after over before), with the V-cycles per step that reach TARGET_RESIDUAL, and that
   the residual's orders of magnitude per millisecond of the projection
   (-log10(residual) / projection ms);
-- advection's and the projection's milliseconds, and each as a fraction of the device's
-  buffer-copy bandwidth measured in the same run: the bytes its passes would move if each read
-  every buffer it binds once and wrote every buffer it writes once, over its time;
+- advection's and the projection's milliseconds, and each as a fraction of the roofline
+  measured in the same run (a vec4 copy in a compute shader, the first row): the bytes its
+  passes would move if each read every buffer it binds once and wrote every buffer it writes
+  once, over its time;
 - the volume's render at 1920x1080: the frame's drawing passes with the gas over the same
   frame without it, in the same run.
 """
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-from emberfx.bench.harness import copy_bandwidth, report, sync, timed_passes
+from emberfx.bench.harness import copy_row, report, sync, timed_passes
 from emberfx.bench.looks import draw_seconds
 from emberfx.core.errors import EmberError
 
@@ -72,7 +73,8 @@ def bench_gas(sizes: tuple[int, ...] | None = None,
 
     ctx = get_context()
     rows: list[dict] = []
-    bandwidth = copy_bandwidth(ctx.device, 64 << 20)
+    copy, bandwidth = copy_row(ctx)
+    report(rows, copy)
     iterations = 3 if ctx.is_software else 20
     for n in sizes or (SOFTWARE_SIZES if ctx.is_software else SIZES):
         try:
@@ -120,7 +122,7 @@ def step_rows(rows: list[dict], ctx, n: int, bandwidth: float, iterations: int) 
         row: dict = {"name": f"gas step, {n}^3, MacCormack, {cycles} V-cycles",
                "value": 1.0 / seconds, "unit": "steps/s", "ms": seconds * 1e3,
                "cells": n ** 3, "v_cycles": cycles, "pressure_residual": residual,
-               "copy_GBs": bandwidth / 1e9}
+               "roofline_GBs": bandwidth / 1e9}
         for part, passes in parts.items():
             part_seconds = timed_passes(ctx.device, passes, iterations)
             moved = sum(_bytes(engine, p.reads) + _bytes(engine, p.writes) for p in passes)

@@ -23,3 +23,4 @@ def test_gas_rows_are_consistent(gpu):
     assert 0.0 < step["advection_vs_copy"] < 2.0 and 0.0 < step["projection_vs_copy"] < 2.0
     assert "no gas" in plain["name"] and "gas's volume" in volume["name"]
     assert volume["vs_no_gas"] == pytest.approx(volume["value"] / plain["value"])
+    assert volume["frames_per_s"] == pytest.approx(1e3 / (step["ms"] + volume["value"]))

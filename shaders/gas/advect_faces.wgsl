@@ -40,8 +40,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     if (f >= params.counts.z) { return; }
     let c = face_coords(f, params.cells.xyz);
     let a = u32(c.w);
-    var g = vec3f(c.xyz) + vec3f(0.5);
-    g[a] = f32(c[a]);
+    let g = vec3f(c.xyz) + 0.5 * (vec3f(1.0) - vec3f(unit(a)));   // the face's grid position
     let step = params.motion.x / params.lower.w;   // dt / h: world velocity to cells moved
     let v = velocity_at_face(params, f, c);
     let back = sample_face_axis(params, 0u, a, g - v * step);

@@ -11,20 +11,23 @@
 //! include common/forces.wgsl
 //! include gas/vorticity.wgsl
 
+// The vorticity magnitude one cell up less one cell down along the axis of `e` (m cells).
+fn curl_slope(c: vec3i, e: vec3i, m: i32, wrap: bool) -> f32 {
+    let n = params.cells.xyz;
+    return curl[cell_at(beside(c, e, 1, m, wrap), n)] - curl[cell_at(beside(c, e, -1, m, wrap), n)];
+}
+
 // The force on cell c whose scalars are s (density, temperature, fuel).
 fn body_force(c: vec3i, s: vec4f) -> vec3f {
     let n = params.cells.xyz;
     var f = vec3f(0.0, params.motion.y * s.y - params.motion.z * s.x, 0.0);
     let epsilon = params.motion.w;
     if (epsilon > 0.0) {
-        var eta = vec3f(0.0);
-        for (var a = 0u; a < 3u; a++) {
-            var hi = c;
-            var lo = c;
-            hi[a] = along(c[a] + 1, i32(n[a]), wraps(params));
-            lo[a] = along(c[a] - 1, i32(n[a]), wraps(params));
-            eta[a] = curl[cell_at(hi, n)] - curl[cell_at(lo, n)];
-        }
+        let m = vec3i(n);
+        let wrap = wraps(params);
+        let eta = vec3f(curl_slope(c, vec3i(1, 0, 0), m.x, wrap),
+                        curl_slope(c, vec3i(0, 1, 0), m.y, wrap),
+                        curl_slope(c, vec3i(0, 0, 1), m.z, wrap));
         let size = length(eta);
         if (size > 1e-12) {
             f += epsilon * params.lower.w * cross(eta / size, vorticity_at(c));

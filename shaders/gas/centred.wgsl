@@ -6,11 +6,8 @@
 
 fn centred(c: vec3i) -> vec3f {
     let n = params.cells.xyz;
-    var out = vec3f(0.0);
-    for (var a = 0u; a < 3u; a++) {
-        var up = c;
-        up[a] = up[a] + 1;
-        out[a] = 0.5 * (velocity[face_at(c, n, a)] + velocity[face_at(up, n, a)]);
-    }
-    return out;
+    return 0.5 * vec3f(
+        velocity[face_at(c, n, 0u)] + velocity[face_at(c + vec3i(1, 0, 0), n, 0u)],
+        velocity[face_at(c, n, 1u)] + velocity[face_at(c + vec3i(0, 1, 0), n, 1u)],
+        velocity[face_at(c, n, 2u)] + velocity[face_at(c + vec3i(0, 0, 1), n, 2u)]);
 }

@@ -39,7 +39,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     if (f >= params.counts.z) { return; }
     let n = params.cells.xyz;
     let c = face_coords(f, n);
-    let a = u32(c.w);
+    let e = vec3f(unit(u32(c.w)));   // the face's axis
     let cells = face_cells(params, c);
     let lo = cells.lo;
     let hi = cells.hi;
@@ -49,18 +49,17 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     }
     let by = max(solid[cell_at(lo, n)], solid[cell_at(hi, n)]);
     if (by != 0u) {
-        velocity[f] = motion[by - 1u][a];
+        velocity[f] = dot(motion[by - 1u].xyz, e);
         return;
     }
-    let push = 0.5 * (unpack_force(force[cell_at(lo, n)])[a]
-                      + unpack_force(force[cell_at(hi, n)])[a]);
+    let push = 0.5 * dot(unpack_force(force[cell_at(lo, n)]) + unpack_force(force[cell_at(hi, n)]),
+                         e);
     var value = velocity[f] + params.motion.x * push;
     let h = params.lower.w;
-    var x = params.lower.xyz + (vec3f(c.xyz) + vec3f(0.5)) * h;
-    x[a] = params.lower[a] + f32(c[a]) * h;
+    let x = params.lower.xyz + (vec3f(c.xyz) + 0.5 * (vec3f(1.0) - e)) * h;
     for (var s = 0u; s < params.counts.x; s++) {
         if (sources[s].amounts.w != 0.0 && in_source(sources[s], x, h)) {
-            value = sources[s].velocity[a];
+            value = dot(sources[s].velocity.xyz, e);
         }
     }
     velocity[f] = value;

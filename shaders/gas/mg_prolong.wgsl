@@ -23,17 +23,22 @@ override LEVEL: u32 = 0u;
 
 const WORKGROUP_SIZE: u32 = 64u;
 
-// -1 when corner k of the stencil at `base` lies past an open side of an axis (odd reflection:
-// the side's pressure is 0), else 1.
-fn outside_sign(base: vec3i, k: u32, m: vec3i, wrap: bool) -> f32 {
-    if (wrap) { return 1.0; }
-    let o = base + vec3i(i32(k & 1u), i32((k >> 1u) & 1u), i32((k >> 2u) & 1u));
-    var sign = 1.0;
-    for (var a = 0u; a < 3u; a++) {
-        if (o[a] < 0 && !solid_side(params, a, 0u)) { sign = -sign; }
-        if (o[a] >= m[a] && !solid_side(params, a, 1u)) { sign = -sign; }
-    }
-    return sign;
+// The coarse correction at corner `o` (0 or 1 per axis) of the stencil at `base` (coarse lattice
+// coordinates, weights t), weighted; negated when the corner lies past an open side of an odd
+// count of axes (odd reflection: the side's pressure is 0).
+fn corner(base: vec3i, t: vec3f, o: vec3i, m: vec3i, wrap: bool, coarse: vec3u) -> f32 {
+    let k = base + o;
+    let cell = vec3i(along(k.x, m.x, wrap), along(k.y, m.y, wrap), along(k.z, m.z, wrap));
+    let w = select(1.0 - t, t, o == vec3i(1));
+    let value = coarse_pressure[level_slot(cell, coarse)] * w.x * w.y * w.z;
+    if (wrap) { return value; }
+    let solid_low = vec3<bool>(solid_side(params, 0u, 0u), solid_side(params, 1u, 0u),
+                               solid_side(params, 2u, 0u));
+    let solid_high = vec3<bool>(solid_side(params, 0u, 1u), solid_side(params, 1u, 1u),
+                                solid_side(params, 2u, 1u));
+    let flips = select(vec3u(0u), vec3u(1u), (k < vec3i(0)) & !solid_low)
+                + select(vec3u(0u), vec3u(1u), (k >= m) & !solid_high);
+    return select(value, -value, ((flips.x + flips.y + flips.z) & 1u) == 1u);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -50,12 +55,14 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let q = (vec3f(own) + vec3f(0.5)) * 0.5 - vec3f(0.5);
     let base = vec3i(floor(q));
     let t = q - vec3f(base);
-    var value = 0.0;
-    for (var k = 0u; k < 8u; k++) {
-        let corner = trilinear_corner(base, t, k, m, wrap);
-        value += coarse_pressure[level_slot(corner.cell, coarse)] * corner.weight
-                 * outside_sign(base, k, m, wrap);
-    }
+    let value = corner(base, t, vec3i(0, 0, 0), m, wrap, coarse)
+                + corner(base, t, vec3i(1, 0, 0), m, wrap, coarse)
+                + corner(base, t, vec3i(0, 1, 0), m, wrap, coarse)
+                + corner(base, t, vec3i(1, 1, 0), m, wrap, coarse)
+                + corner(base, t, vec3i(0, 0, 1), m, wrap, coarse)
+                + corner(base, t, vec3i(1, 0, 1), m, wrap, coarse)
+                + corner(base, t, vec3i(0, 1, 1), m, wrap, coarse)
+                + corner(base, t, vec3i(1, 1, 1), m, wrap, coarse);
     let slot = level_slot(own, fine.cells.xyz);
     pressure[slot] += value;
 }

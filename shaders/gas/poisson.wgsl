@@ -22,24 +22,27 @@ fn solid_slot(level: u32, slot: u32) -> bool {
     return level == 0u && ((solid_bits[slot >> 5u] >> (slot & 31u)) & 1u) != 0u;
 }
 
+// The neighbour of c d steps along the axis of `e`: (its pressure, 1); (0, 1) past an open side
+// of the box (the pressure outside is 0); (0, 0) past a solid side or in a solid cell.
+fn neighbour(level: u32, c: vec3i, n: vec3u, e: vec3i, d: i32, wrap: bool, wall: bool) -> vec2f {
+    let m = dot(vec3i(n), e);
+    let k = dot(c, e) + d;
+    if (!wrap && (k < 0 || k >= m)) { return vec2f(0.0, select(1.0, 0.0, wall)); }
+    let slot = level_slot(beside(c, e, d, m, wrap), n);
+    if (solid_slot(level, slot)) { return vec2f(0.0); }
+    return vec2f(pressure[slot], 1.0);
+}
+
 fn neighbours(level: u32, c: vec3i, n: vec3u) -> Neighbours {
-    var out = Neighbours(0.0, 0.0);
     let wrap = wraps(params);
-    for (var a = 0u; a < 3u; a++) {
-        let m = i32(n[a]);
-        for (var side = 0u; side < 2u; side++) {
-            let k = c[a] + select(-1, 1, side == 1u);
-            if (!wrap && (k < 0 || k >= m)) {
-                if (!solid_side(params, a, side)) { out.count += 1.0; }
-                continue;
-            }
-            var o = c;
-            o[a] = along(k, m, wrap);
-            let slot = level_slot(o, n);
-            if (solid_slot(level, slot)) { continue; }
-            out.sum += pressure[slot];
-            out.count += 1.0;
-        }
-    }
-    return out;
+    let x = vec3i(1, 0, 0);
+    let y = vec3i(0, 1, 0);
+    let z = vec3i(0, 0, 1);
+    let s = neighbour(level, c, n, x, -1, wrap, solid_side(params, 0u, 0u))
+            + neighbour(level, c, n, x, 1, wrap, solid_side(params, 0u, 1u))
+            + neighbour(level, c, n, y, -1, wrap, solid_side(params, 1u, 0u))
+            + neighbour(level, c, n, y, 1, wrap, solid_side(params, 1u, 1u))
+            + neighbour(level, c, n, z, -1, wrap, solid_side(params, 2u, 0u))
+            + neighbour(level, c, n, z, 1, wrap, solid_side(params, 2u, 1u));
+    return Neighbours(s.x, s.y);
 }

@@ -24,9 +24,7 @@ struct CellSample {
 // Lattice coordinates of grid position g on the faces of axis a (face k of axis a lies at
 // g[a] = k, and half a cell in on the other axes).
 fn face_lattice(g: vec3f, a: u32) -> vec3f {
-    var q = g - vec3f(0.5);
-    q[a] = g[a];
-    return q;
+    return g - 0.5 * (vec3f(1.0) - vec3f(unit(a)));
 }
 
 fn sample_face_axis(p: GasParams, field: u32, a: u32, g: vec3f) -> FaceSample {
@@ -34,31 +32,37 @@ fn sample_face_axis(p: GasParams, field: u32, a: u32, g: vec3f) -> FaceSample {
     let wrap = wraps(p);
     let d = face_dims(n, a);
     let s = trilinear(face_lattice(g, a), vec3i(select(d, n, wrap)), wrap, d, face_base(n, a));
-    var value = 0.0;
-    var low = 3.4e38;
-    var high = -3.4e38;
-    for (var k = 0u; k < 8u; k++) {
-        let v = face_value(field, s.index[k]);
-        value += v * s.weight[k];
-        low = min(low, v);
-        high = max(high, v);
-    }
-    return FaceSample(value, low, high);
+    let v0 = face_value(field, s.rows.x + s.x.x);
+    let v1 = face_value(field, s.rows.x + s.x.y);
+    let v2 = face_value(field, s.rows.y + s.x.x);
+    let v3 = face_value(field, s.rows.y + s.x.y);
+    let v4 = face_value(field, s.rows.z + s.x.x);
+    let v5 = face_value(field, s.rows.z + s.x.y);
+    let v6 = face_value(field, s.rows.w + s.x.x);
+    let v7 = face_value(field, s.rows.w + s.x.y);
+    let t = s.t;
+    let value = mix(mix(mix(v0, v1, t.x), mix(v2, v3, t.x), t.y),
+                    mix(mix(v4, v5, t.x), mix(v6, v7, t.x), t.y), t.z);
+    return FaceSample(value, min(min(min(v0, v1), min(v2, v3)), min(min(v4, v5), min(v6, v7))),
+                      max(max(max(v0, v1), max(v2, v3)), max(max(v4, v5), max(v6, v7))));
 }
 
 fn sample_cells(p: GasParams, field: u32, g: vec3f) -> CellSample {
     let n = p.cells.xyz;
     let s = trilinear(g - vec3f(0.5), vec3i(n), wraps(p), n, 0u);
-    var value = vec4f(0.0);
-    var low = vec4f(3.4e38);
-    var high = vec4f(-3.4e38);
-    for (var k = 0u; k < 8u; k++) {
-        let v = cell_value(field, s.index[k]);
-        value += v * s.weight[k];
-        low = min(low, v);
-        high = max(high, v);
-    }
-    return CellSample(value, low, high);
+    let v0 = cell_value(field, s.rows.x + s.x.x);
+    let v1 = cell_value(field, s.rows.x + s.x.y);
+    let v2 = cell_value(field, s.rows.y + s.x.x);
+    let v3 = cell_value(field, s.rows.y + s.x.y);
+    let v4 = cell_value(field, s.rows.z + s.x.x);
+    let v5 = cell_value(field, s.rows.z + s.x.y);
+    let v6 = cell_value(field, s.rows.w + s.x.x);
+    let v7 = cell_value(field, s.rows.w + s.x.y);
+    let t = s.t;
+    let value = mix(mix(mix(v0, v1, t.x), mix(v2, v3, t.x), t.y),
+                    mix(mix(v4, v5, t.x), mix(v6, v7, t.x), t.y), t.z);
+    return CellSample(value, min(min(min(v0, v1), min(v2, v3)), min(min(v4, v5), min(v6, v7))),
+                      max(max(max(v0, v1), max(v2, v3)), max(max(v4, v5), max(v6, v7))));
 }
 
 // The velocity (field 0) at the point of face f (coordinates c.xyz on the lattice of axis
@@ -68,22 +72,16 @@ fn sample_cells(p: GasParams, field: u32, g: vec3f) -> CellSample {
 fn velocity_at_face(p: GasParams, f: u32, c: vec4i) -> vec3f {
     let n = p.cells.xyz;
     let a = u32(c.w);
-    let wrap = wraps(p);
-    var out = vec3f(0.0);
-    out[a] = face_value(0u, f);
-    for (var k = 1u; k < 3u; k++) {
-        let b = (a + k) % 3u;
-        var lo = c.xyz;
-        var hi = c.xyz;
-        lo[a] = along(c[a] - 1, i32(n[a]), wrap);
-        hi[a] = along(c[a], i32(n[a]), wrap);
-        var lo_up = lo;
-        var hi_up = hi;
-        lo_up[b] = lo_up[b] + 1;
-        hi_up[b] = hi_up[b] + 1;
-        out[b] = 0.25 * (face_value(0u, face_at(lo, n, b)) + face_value(0u, face_at(hi, n, b))
-                         + face_value(0u, face_at(lo_up, n, b))
-                         + face_value(0u, face_at(hi_up, n, b)));
-    }
-    return out;
+    let cells = face_cells(p, c);
+    let b1 = (a + 1u) % 3u;
+    let b2 = (a + 2u) % 3u;
+    let e1 = unit(b1);
+    let e2 = unit(b2);
+    let m1 = 0.25 * (face_value(0u, face_at(cells.lo, n, b1)) + face_value(0u, face_at(cells.hi, n, b1))
+                     + face_value(0u, face_at(cells.lo + e1, n, b1))
+                     + face_value(0u, face_at(cells.hi + e1, n, b1)));
+    let m2 = 0.25 * (face_value(0u, face_at(cells.lo, n, b2)) + face_value(0u, face_at(cells.hi, n, b2))
+                     + face_value(0u, face_at(cells.lo + e2, n, b2))
+                     + face_value(0u, face_at(cells.hi + e2, n, b2)));
+    return vec3f(unit(a)) * face_value(0u, f) + vec3f(e1) * m1 + vec3f(e2) * m2;
 }

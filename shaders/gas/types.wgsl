@@ -85,11 +85,15 @@ fn level_slot(c: vec3i, n: vec3u) -> u32 {
     return colour * hx * n.y * n.z + (u32(c.x) >> 1u) + hx * (u32(c.y) + n.y * u32(c.z));
 }
 
+// The unit step along axis a (0, 1, 2: x, y, z): a runtime axis picks components by it, not by
+// indexing a vector.
+fn unit(a: u32) -> vec3i {
+    return vec3i(vec3u(a) == vec3u(0u, 1u, 2u));
+}
+
 // The faces of axis `a` per axis (one more along a).
 fn face_dims(n: vec3u, a: u32) -> vec3u {
-    var d = n;
-    d[a] = d[a] + 1u;
-    return d;
+    return n + vec3u(unit(a));
 }
 
 // Where the faces of axis `a` start in the velocity buffer.
@@ -128,19 +132,11 @@ fn along(i: i32, m: i32, wrap: bool) -> i32 {
     return clamp(i, 0, m - 1);
 }
 
-// Corner k (0..7) of the trilinear stencil at lattice point base + t (0 <= t < 1) on a lattice
-// of `period` points per axis, wrapped or clamped into it, and its weight.
-struct Corner {
-    cell: vec3i,
-    weight: f32,
-};
-
-fn trilinear_corner(base: vec3i, t: vec3f, k: u32, period: vec3i, wrap: bool) -> Corner {
-    let o = vec3i(i32(k & 1u), i32((k >> 1u) & 1u), i32((k >> 2u) & 1u));
-    let c = vec3i(along(base.x + o.x, period.x, wrap), along(base.y + o.y, period.y, wrap),
-                  along(base.z + o.z, period.z, wrap));
-    let w = select(1.0 - t, t, vec3<bool>(o.x == 1, o.y == 1, o.z == 1));
-    return Corner(c, w.x * w.y * w.z);
+// The point d steps from c along the axis of `e` (a unit step; m points on that axis), wrapped
+// or clamped as `along`.
+fn beside(c: vec3i, e: vec3i, d: i32, m: i32, wrap: bool) -> vec3i {
+    let at = dot(c, e);
+    return c + e * (along(at + d, m, wrap) - at);
 }
 
 // The two cells a face joins (coordinates c.xyz on the lattice of axis c.w): below and above it
@@ -151,21 +147,20 @@ struct FaceCells {
 };
 
 fn face_cells(p: GasParams, c: vec4i) -> FaceCells {
-    let a = u32(c.w);
-    let m = i32(p.cells[a]);
-    var lo = c.xyz;
-    var hi = c.xyz;
-    lo[a] = along(c[a] - 1, m, wraps(p));
-    hi[a] = along(c[a], m, wraps(p));
-    return FaceCells(lo, hi);
+    let e = unit(u32(c.w));
+    let m = dot(vec3i(p.cells.xyz), e);
+    let at = dot(c.xyz, e);
+    return FaceCells(c.xyz + e * (along(at - 1, m, wraps(p)) - at),
+                     c.xyz + e * (along(at, m, wraps(p)) - at));
 }
 
 // Whether the face lies on one of the box's sides, lower (side 0) or upper (side 1); -1: inside.
 fn face_side(p: GasParams, c: vec4i) -> i32 {
-    let a = u32(c.w);
+    let e = unit(u32(c.w));
+    let at = dot(c.xyz, e);
     if (wraps(p)) { return -1; }
-    if (c[a] == 0) { return 0; }
-    if (c[a] == i32(p.cells[a])) { return 1; }
+    if (at == 0) { return 0; }
+    if (at == dot(vec3i(p.cells.xyz), e)) { return 1; }
     return -1;
 }
 

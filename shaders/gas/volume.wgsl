@@ -56,11 +56,12 @@ fn vs_main(@builtin(vertex_index) v: u32) -> Varyings {
 fn gas_at(x: vec3f) -> vec2f {
     let n = params.cells.xyz;
     let s = trilinear((x - params.lower.xyz) / params.lower.w - vec3f(0.5), vec3i(n), false, n, 0u);
-    var out = vec2f(0.0);
-    for (var k = 0u; k < 8u; k++) {
-        out += scalars[s.index[k]].xy * s.weight[k];
-    }
-    return out;
+    let t = s.t;
+    return mix(mix(mix(scalars[s.rows.x + s.x.x].xy, scalars[s.rows.x + s.x.y].xy, t.x),
+                   mix(scalars[s.rows.y + s.x.x].xy, scalars[s.rows.y + s.x.y].xy, t.x), t.y),
+               mix(mix(scalars[s.rows.z + s.x.x].xy, scalars[s.rows.z + s.x.y].xy, t.x),
+                   mix(scalars[s.rows.w + s.x.x].xy, scalars[s.rows.w + s.x.y].xy, t.x), t.y),
+               t.z);
 }
 
 // Where the ray o + t d enters and leaves the box (t0 > t1: it misses).

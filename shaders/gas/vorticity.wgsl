@@ -4,20 +4,20 @@
 
 //! include gas/centred.wgsl
 
-// The neighbour of c along axis a (direction d = +-1): wrapped, or c itself past a wall.
-fn step_to(c: vec3i, a: u32, d: i32) -> vec3i {
-    var o = c;
-    o[a] = along(c[a] + d, i32(params.cells[a]), wraps(params));
-    return o;
+// d(velocity) / d(axis) at c, in cells: the axis is `e`'s (of m cells); the neighbours either
+// side wrapped, or c itself past a wall (one-sided there).
+fn gradient(c: vec3i, e: vec3i, m: i32, wrap: bool) -> vec3f {
+    let up = beside(c, e, 1, m, wrap);
+    let down = beside(c, e, -1, m, wrap);
+    let span = dot(up - down, e);
+    return (centred(up) - centred(down)) / max(f32(span + select(0, m, span < 0)), 1.0);
 }
 
 fn vorticity_at(c: vec3i) -> vec3f {
-    var grad: array<vec3f, 3>;   // grad[a] = d(velocity) / d(axis a)
-    for (var a = 0u; a < 3u; a++) {
-        let hi = step_to(c, a, 1);
-        let lo = step_to(c, a, -1);
-        let span = f32(hi[a] - lo[a] + select(0, i32(params.cells[a]), hi[a] < lo[a]));
-        grad[a] = (centred(hi) - centred(lo)) / max(span, 1.0) / params.lower.w;
-    }
-    return vec3f(grad[1].z - grad[2].y, grad[2].x - grad[0].z, grad[0].y - grad[1].x);
+    let m = vec3i(params.cells.xyz);
+    let wrap = wraps(params);
+    let gx = gradient(c, vec3i(1, 0, 0), m.x, wrap);
+    let gy = gradient(c, vec3i(0, 1, 0), m.y, wrap);
+    let gz = gradient(c, vec3i(0, 0, 1), m.z, wrap);
+    return vec3f(gy.z - gz.y, gz.x - gx.z, gx.y - gy.x) / params.lower.w;
 }

@@ -6,11 +6,8 @@
 // The sum over axes of cell c's upper face's component less its lower face's, over h.
 fn divergence_at(c: vec3i) -> f32 {
     let n = params.cells.xyz;
-    var sum = 0.0;
-    for (var a = 0u; a < 3u; a++) {
-        var up = c;
-        up[a] = up[a] + 1;
-        sum += velocity[face_at(up, n, a)] - velocity[face_at(c, n, a)];
-    }
+    let sum = (velocity[face_at(c + vec3i(1, 0, 0), n, 0u)] - velocity[face_at(c, n, 0u)])
+              + (velocity[face_at(c + vec3i(0, 1, 0), n, 1u)] - velocity[face_at(c, n, 1u)])
+              + (velocity[face_at(c + vec3i(0, 0, 1), n, 2u)] - velocity[face_at(c, n, 2u)]);
     return sum / params.lower.w;
 }

@@ -16,7 +16,12 @@ the screen-space water surface (a look table: surface.py). Before a step,
 the sources' new particles are written into the next free slots (sources.py).
 
 Each pass is one invocation per particle slot, every sum over neighbours runs in the grid's
-slot order, and no pass adds floats atomically: two runs give the same bytes. Free slots (a
+slot order, and no pass adds floats atomically: two runs give the same bytes. The passes that
+sum over neighbours (lambda, correct, curl, finish) run in the grid's slot order, invocation t
+on the particle at slot t, and read positions (and lambda, the multipliers) from copies in slot
+order: the grid's snapshot, then the correct passes' second output, ping-ponging between
+``sorted0`` and ``sorted1``. Neighbouring invocations then read neighbouring records, as the
+neighbour query of ``bench neighbours`` does. Free slots (a
 capacity beyond the fill) wait at a park point outside the bounds, in a grid cell that no
 particle inside the bounds visits.
 """
@@ -155,8 +160,8 @@ class FluidSystem(System):
         what = f"entity '{name}': fluid of {n:,} particle slots"
         self.gpu.check_buffer_size(16 * n, what)
         uniform, storage = wgpu.BufferUsage.UNIFORM, wgpu.BufferUsage.STORAGE
-        keys = ("position", "velocity", "predicted0", "predicted1", "solve", "moved",
-                "vorticity")
+        keys = ("position", "velocity", "predicted0", "predicted1", "sorted0", "sorted1", "solve",
+                "solve_sorted", "moved", "vorticity")
         b = {key: self.buffer(entity, key, 16 * n, storage, what=what) for key in keys}
         b["params"] = self.buffer(entity, "params", PARAMS.itemsize, uniform)
         b["look"] = self.buffer(entity, "look", LOOK.itemsize, uniform)
@@ -202,29 +207,34 @@ class FluidSystem(System):
                 does="gravity on each velocity, the predicted position clamped into bounds"))
             passes += body.grid.passes(Phase.SIMULATE, tag=f"s{s}")
             for k in range(c.iterations):
-                now, then = b[f"predicted{k % 2}"], b[f"predicted{(k + 1) % 2}"]
+                # predictions in slot order: the grid's snapshot first, then ping-pong
+                now = query["nb_snapshot"] if k == 0 else b[f"sorted{(k - 1) % 2}"]
                 passes.append(compute(
                     f"{e}:fluid:lambda:{s}:{k}", Phase.SIMULATE, "fluid/lambda.wgsl", groups,
-                    {"params": params, "predicted": now, "solve": b["solve"], **query},
+                    {"params": params, "sorted": now, "solve": b["solve"],
+                     "solve_sorted": b["solve_sorted"], **query},
                     does="each particle's density and density constraint multiplier"))
                 passes.append(compute(
                     f"{e}:fluid:correct:{s}:{k}", Phase.SIMULATE, "fluid/correct.wgsl",
-                    groups, {"params": params, "predicted": now, "solve": b["solve"],
-                             "corrected": then, **query, **body.contacts.bindings()},
+                    groups, {"params": params, "sorted": now, "solve_sorted": b["solve_sorted"],
+                             "corrected": b[f"predicted{(k + 1) % 2}"],
+                             "corrected_sorted": b[f"sorted{k % 2}"], **query,
+                             **body.contacts.bindings()},
                     does="each particle's position correction (with s_corr), out of the "
                          "colliders, clamped into the bounds"))
             final = b[f"predicted{body.final}"]
+            final_sorted = b[f"sorted{(c.iterations - 1) % 2}"]
             passes.append(compute(
                 f"{e}:fluid:update:{s}", Phase.SIMULATE, "fluid/update.wgsl", groups,
                 {"params": params, "position": b["position"], "predicted": final,
                  "moved": b["moved"]}, does="each velocity from the corrected move"))
             passes.append(compute(
                 f"{e}:fluid:curl:{s}", Phase.SIMULATE, "fluid/curl.wgsl", groups,
-                {"params": params, "predicted": final, "moved": b["moved"],
+                {"params": params, "sorted": final_sorted, "moved": b["moved"],
                  "vorticity": b["vorticity"], **query}, does="each particle's vorticity"))
             passes.append(compute(
                 f"{e}:fluid:finish:{s}", Phase.SIMULATE, "fluid/finish.wgsl", groups,
-                {"params": params, "predicted": final, "moved": b["moved"],
+                {"params": params, "sorted": final_sorted, "moved": b["moved"],
                  "vorticity": b["vorticity"], "solve": b["solve"], "position": b["position"],
                  "velocity": b["velocity"], **query},
                 does="XSPH viscosity and vorticity confinement; the position moves"))

@@ -52,23 +52,27 @@ fn wall_primitive(z: f32, h: f32) -> f32 {
            + z2 * (-4.0 / 7.0 * h2 + z2 / 9.0))));
 }
 
+// One wall of the bounds: (its density, its gradient along the wall's axis) at coordinate c
+// along that axis, the wall at `wall` facing `inward` (+1 from below, -1 from above).
+fn wall_side(c: f32, wall: f32, inward: f32, h: f32, k: f32, full: f32) -> vec2f {
+    let y = max((c - wall) * inward, 0.0);
+    if (y >= h) { return vec2f(0.0); }
+    let s = h * h - y * y;
+    return vec2f(k * (full - wall_primitive(y, h)), -inward * k * s * s * s * s);
+}
+
 fn wall_density(x: vec3f, p: FluidParams) -> WallDensity {
     let h = p.upper.w;
     let k = 0.7853981633974483 * p.kernel.x;   // pi K / 4
     let full = wall_primitive(h, h);
-    let r = p.park.w;
-    var out = WallDensity(vec3f(0.0), 0.0);
-    for (var axis = 0u; axis < 3u; axis++) {
-        for (var side = 0u; side < 2u; side++) {
-            let inward = select(1.0, -1.0, side == 1u);
-            let wall = select(p.lower[axis] - r, p.upper[axis] + r, side == 1u);
-            let y = max((x[axis] - wall) * inward, 0.0);
-            if (y < h) {
-                let s = h * h - y * y;
-                out.density += k * (full - wall_primitive(y, h));
-                out.gradient[axis] -= inward * k * s * s * s * s;
-            }
-        }
-    }
-    return out;
+    let lo = p.lower.xyz - vec3f(p.park.w);
+    let hi = p.upper.xyz + vec3f(p.park.w);
+    let x0 = wall_side(x.x, lo.x, 1.0, h, k, full);
+    let x1 = wall_side(x.x, hi.x, -1.0, h, k, full);
+    let y0 = wall_side(x.y, lo.y, 1.0, h, k, full);
+    let y1 = wall_side(x.y, hi.y, -1.0, h, k, full);
+    let z0 = wall_side(x.z, lo.z, 1.0, h, k, full);
+    let z1 = wall_side(x.z, hi.z, -1.0, h, k, full);
+    let density = x0.x + x1.x + y0.x + y1.x + z0.x + z1.x;
+    return WallDensity(vec3f(x0.y + x1.y, y0.y + y1.y, z0.y + z1.y), density);
 }

@@ -7,6 +7,7 @@ box of n^3 cells, MacCormack advection, vorticity confinement and the multigrid 
   L2 norm after over before), with the V-cycles per step that reach TARGET_RESIDUAL, and that
   the residual's orders of magnitude per millisecond of the projection
   (-log10(residual) / projection ms);
+- the milliseconds of the multigrid's passes together and of each other pass alone;
 - advection's and the projection's milliseconds, and each as a fraction of the roofline
   measured in the same run (a vec4 copy in a compute shader, the first row): the bytes its
   passes would move if each read every buffer it binds once and wrote every buffer it writes
@@ -103,7 +104,7 @@ def _residual(engine) -> float:
 
 def step_rows(rows: list[dict], ctx, n: int, bandwidth: float, iterations: int) -> None:
     """The rows of one grid size: the fewest CYCLES reaching TARGET_RESIDUAL (the most when
-    none does), timed whole and by part."""
+    none does), timed whole, by part and by pass."""
     from emberfx.core.frame_graph import Phase
 
     for cycles in CYCLES:
@@ -130,6 +131,12 @@ def step_rows(rows: list[dict], ctx, n: int, bandwidth: float, iterations: int) 
             row[f"{part}_ms"] = part_seconds * 1e3
             row[f"{part}_vs_copy"] = moved / part_seconds / bandwidth
         row["residual_digits_per_ms"] = -math.log10(max(residual, 1e-12)) / row["projection_ms"]
+        row["multigrid_ms"] = timed_passes(
+            ctx.device, [p for p in every if ":gas:mg:" in p.name], iterations) * 1e3
+        for p in every:   # the other passes one by one, named after the entity's prefix
+            if ":gas:" in p.name and ":gas:mg:" not in p.name:
+                key = p.name.split(":gas:", 1)[1].replace(":", "_")
+                row[f"{key}_ms"] = timed_passes(ctx.device, [p], iterations) * 1e3
         report(rows, row)
 
 

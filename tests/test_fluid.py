@@ -357,6 +357,9 @@ def test_bench_fluid_times_a_step(gpu):
     # predict, the grid's clear, assign, scan (1 or more), scatter and order, 4 x (lambda,
     # correct), update, curl and finish
     assert row["passes"] >= 1 + 5 + 2 * 4 + 3
+    # the parts, each timed alone: the grid's build and one pass of each kind
+    parts = ("grid", "predict", "lambda", "correct", "update", "curl", "finish")
+    assert all(row[f"{part}_ms"] > 0.0 for part in parts)
 
 
 def test_bench_fluid_window_starts_from_the_settled_state(gpu):

@@ -9,7 +9,8 @@ step would need if it only streamed its particle records once per pass (``stream
 Taichi is installed, the same PBF model written in Taichi (emberfx.bench.taichi_fluid) runs from
 the same starting positions in the same run: its rows carry emberfx's speed over it and how far its
 particles are from emberfx's after the settling steps (``settled_rms_vs_emberfx``, in particle
-radii: a check that both run the same model). Rows are printed to stderr as they are measured.
+radii: a check that both run the same model). Each emberfx row also gives the milliseconds of the
+step's parts, each timed alone (``part_ms``). Rows are printed to stderr as they are measured.
 
 Both time the same window of the collapse: WINDOW_STEPS steps after SETTLE_STEPS from rest.
 emberfx repeats that window for its warm-up and its best of several submissions, each starting
@@ -79,6 +80,20 @@ def timed_window(ctx, engine, name: str, passes, steps: int) -> float:
             buffer.destroy()
 
 
+def part_ms(ctx, passes, iterations: int) -> dict[str, float]:
+    """Milliseconds of the parts of a step, each timed alone from the state the window left:
+    the neighbour grid's build as a whole (its passes count into buffers that its clear pass
+    zeroes, so they repeat only together), and each other pass of the first substep on its own
+    (``lambda_ms`` and ``correct_ms`` the first iteration's)."""
+    out = {"grid_ms": timed_passes(ctx.device, [p for p in passes if ":fluid:grid:" in p.name],
+                                   iterations) * 1e3}
+    for kind in ("predict", "lambda", "correct", "update", "curl", "finish"):
+        first = next((p for p in passes if f":fluid:{kind}:" in p.name), None)
+        if first is not None:
+            out[f"{kind}_ms"] = timed_passes(ctx.device, [first], iterations) * 1e3
+    return out
+
+
 def bench_fluid(sizes: tuple[int, ...] | None = None, baselines: bool = True) -> list[dict]:
     """The rows at ``sizes`` (default: SIZES, or SOFTWARE_SIZES on a software adapter), each
     followed by its Taichi rows when ``baselines`` and Taichi is installed."""
@@ -109,6 +124,7 @@ def bench_fluid(sizes: tuple[int, ...] | None = None, baselines: bool = True) ->
             passes = engine.frame_passes({Phase.CLEAR, Phase.SIMULATE})
             steps = WINDOW_STEPS[0] if ctx.is_software else WINDOW_STEPS[1]
             seconds = timed_window(ctx, engine, "water", passes, steps)
+            parts = part_ms(ctx, passes, 3 if ctx.is_software else 20)
         finally:
             engine.close()
         # per pass at least one read of a vec4f record per particle: predict, the grid's
@@ -117,7 +133,7 @@ def bench_fluid(sizes: tuple[int, ...] | None = None, baselines: bool = True) ->
         report(rows, {"name": label, "value": 1.0 / seconds, "unit": "steps/s",
                       "ms": seconds * 1e3, "particles": fluid.fill_count,
                       "streamed_GBs": streamed, "roofline_GBs": bandwidth / 1e9,
-                      "passes": len(passes)})
+                      "passes": len(passes), **parts})
         if baselines:
             taichi_rows(rows, ctx, fluid, scene.settings.fixed_dt, start, settled, seconds)
     return rows

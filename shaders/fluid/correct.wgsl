@@ -1,18 +1,20 @@
 // fluid/correct.wgsl  --  pass `<entity>:fluid:correct:<substep>:<iteration>`
 //
 // PBF position correction: dp_i = V sum_j (lambda_i + lambda_j + s_corr) grad W(p_i - p_j),
-// plus lambda_i times the walls' density gradient (types.wgsl), with the artificial pressure s_corr = -k (W(r) / W(dq))^4 (Macklin and Mueller 2013; k scaled
-// by the lattice's constraint gradient, see FluidParams.tension), then the corrected prediction
-// moved out of the scene's colliders (collide_particle of common/collide.wgsl: sphere, box,
-// plane, SDF) and clamped into the bounds. Reads one prediction buffer, writes another
-// (ping-pong), so every particle sees its neighbours' positions from before this pass. Like
-// fluid/lambda.wgsl it runs in slot order and reads positions and multipliers in slot order; it
-// writes the corrected prediction by particle and in slot order (the next iteration's `sorted`).
+// plus lambda_i times the walls' density gradient (types.wgsl), with the artificial pressure
+// s_corr = -k (W(r) / W(dq))^4 (Macklin and Mueller 2013; k scaled by the lattice's constraint
+// gradient, see FluidParams.tension), then the corrected prediction moved out of the scene's
+// colliders (collide_particle of common/collide.wgsl: sphere, box, plane, SDF) and clamped into
+// the bounds. Reads one prediction buffer, writes another (ping-pong), so every particle sees its
+// neighbours' positions from before this pass. Like fluid/lambda.wgsl it runs in slot order and
+// reads positions and multipliers in slot order; it writes the corrected prediction by particle
+// and in slot order (the next iteration's `sorted`).
 // Workgroup size 64; dispatch ceil(count / 64) workgroups, folded into (x, y) past the limit.
 // Bindings (group 0): 0 params (uniform FluidParams), 1 sorted (read: predictions in slot
 //   order), 2 solve_sorted (read: lambda.wgsl's, in slot order), 3 corrected (rw: by particle),
-//   4 corrected_sorted (rw: in slot order), 7 collision, 8 colliders, 11 scene_depth (common/collide.wgsl), 9, 10
-//   (common/volumes.wgsl); group 1: the neighbour grid (common/neighbours_query.wgsl)
+//   4 corrected_sorted (rw: in slot order), 7 collision, 8 colliders, 11 scene_depth
+//   (common/collide.wgsl), 9, 10 (common/volumes.wgsl); group 1: the neighbour grid
+//   (common/neighbours_query.wgsl)
 
 //! include common/dispatch.wgsl
 //! include fluid/types.wgsl

@@ -65,23 +65,24 @@ fn sample_cells(p: GasParams, field: u32, g: vec3f) -> CellSample {
                       max(max(max(v0, v1), max(v2, v3)), max(max(v4, v5), max(v6, v7))));
 }
 
+// The mean of the 4 faces of axis b around a face's point: those of the cells either side of it
+// along its own axis (`cells`), and the faces one step up along b from them.
+fn faces_around(cells: FaceCells, n: vec3u, b: u32) -> f32 {
+    let e = unit(b);
+    return 0.25 * (face_value(0u, face_at(cells.lo, n, b)) + face_value(0u, face_at(cells.hi, n, b))
+                   + face_value(0u, face_at(cells.lo + e, n, b))
+                   + face_value(0u, face_at(cells.hi + e, n, b)));
+}
+
 // The velocity (field 0) at the point of face f (coordinates c.xyz on the lattice of axis
-// a = c.w): its own component, and each other axis b's the mean of the 4 faces of axis b
-// around the point (the cells either side along a, the faces either side along b), wrapped or
-// clamped along a as the trilinear sample there is.
+// a = c.w): its own component, and each other axis b's faces_around it, the cells either side
+// wrapped or clamped along a as the trilinear sample there is.
 fn velocity_at_face(p: GasParams, f: u32, c: vec4i) -> vec3f {
     let n = p.cells.xyz;
     let a = u32(c.w);
     let cells = face_cells(p, c);
     let b1 = (a + 1u) % 3u;
     let b2 = (a + 2u) % 3u;
-    let e1 = unit(b1);
-    let e2 = unit(b2);
-    let m1 = 0.25 * (face_value(0u, face_at(cells.lo, n, b1)) + face_value(0u, face_at(cells.hi, n, b1))
-                     + face_value(0u, face_at(cells.lo + e1, n, b1))
-                     + face_value(0u, face_at(cells.hi + e1, n, b1)));
-    let m2 = 0.25 * (face_value(0u, face_at(cells.lo, n, b2)) + face_value(0u, face_at(cells.hi, n, b2))
-                     + face_value(0u, face_at(cells.lo + e2, n, b2))
-                     + face_value(0u, face_at(cells.hi + e2, n, b2)));
-    return vec3f(unit(a)) * face_value(0u, f) + vec3f(e1) * m1 + vec3f(e2) * m2;
+    return vec3f(unit(a)) * face_value(0u, f) + vec3f(unit(b1)) * faces_around(cells, n, b1)
+           + vec3f(unit(b2)) * faces_around(cells, n, b2);
 }

@@ -305,11 +305,11 @@ def open_and_close_engines_here() -> None:
 
 def test_engines_opened_and_closed_in_turn_do_not_accumulate(gpu):
     """A large windy cloth (~85 MB of buffers) built, stepped and closed seven times, in a
-    process of its own: what the allocators keep depends on the process's history (after the
-    rest of the suite, one more 36 MB arena came in a later round twice), and the question is
-    whether an Engine leaves anything behind. They keep some freed blocks for reuse, so RSS
-    after a close rises over the first rounds; from the third on it stays within FLAT_MB, where
-    an engine left behind per round would add ~85 MB each time."""
+    process of its own: does an Engine leave anything behind? One left behind per round would
+    grow RSS after each close by its ~85 MB in every round. What the allocators keep is not
+    that: in separate runs of the same code, RSS after a close stayed flat from the third round
+    on, or rose by about 36 MB in some later rounds and not in others, and once fell by 24 MB
+    between two rounds (557, 533, 593 MB)."""
     child = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
              f"from test_soak import open_and_close_engines_here; open_and_close_engines_here()")
     result = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
@@ -323,12 +323,10 @@ def test_engines_opened_and_closed_in_turn_do_not_accumulate(gpu):
     # alone, and test_close_destroys_every_buffer_and_texture_the_engine_created the device side.
     if gpu.is_software:
         assert held[0] - before > FLAT_MB
-    # An engine left behind per round grows RSS by that much in every round. The allocators may
-    # still take one more arena in a single later round (seen: +36 MB once on lavapipe, +89 MB
-    # once on an H100, flat before and after), so from the third round on the typical (median)
-    # round may grow by at most half of FLAT_MB, and all of them together by 3 x FLAT_MB (one
-    # engine left behind in each would add 4 x ~85 MB).
+    # From the third round on: an engine left behind per round grows RSS in every round (by its
+    # ~85 MB on a CPU adapter), so at least one round must stay within half of FLAT_MB, and all
+    # of them together under 4 x FLAT_MB (one engine left behind in each would add 4 x ~85 MB).
     growth = np.diff(after_close[2:])
     shown = f"RSS after each close: {[round(m) for m in after_close]} MB (before: {before:.0f} MB)"
-    assert float(np.median(growth)) <= FLAT_MB / 2, shown
-    assert float(growth.sum()) <= 3 * FLAT_MB, shown
+    assert float(growth.min()) <= FLAT_MB / 2, shown
+    assert float(growth.sum()) <= 4 * FLAT_MB, shown

@@ -28,6 +28,8 @@ from emberfx.model.scene import load_scene, loads_scene
 
 SOAK_STEPS = 600
 FLAT_MB = 30.0           # allowed RSS growth over the soak, after warm-up
+ROUNDS = 12              # engines opened and closed in turn by the open-and-close soak
+SETTLED_ROUNDS = 6       # its rounds during which the allocators still take freed blocks
 CHECK_EVERY = 50         # steps between RSS checks, so a leak fails fast instead of exhausting RAM
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/status"),
@@ -283,7 +285,7 @@ def test_close_destroys_every_buffer_and_texture_the_engine_created(created_reso
 
 def open_and_close_engines_here() -> None:
     """The child process of test_engines_opened_and_closed_in_turn_do_not_accumulate: builds,
-    steps and closes the large cloth seven times; prints {"before", "held", "after_close"} (MB)."""
+    steps and closes the large cloth ROUNDS times; prints {"before", "held", "after_close"} (MB)."""
     text = WINDY_CLOTH_AT_A_SPHERE.replace("resolution = [33, 21]", "resolution = [1024, 640]")
     text = text.replace("substeps = 16", "substeps = 4").replace("stiffness = 1500.0",
                                                                     "stiffness = 100.0")
@@ -291,7 +293,7 @@ def open_and_close_engines_here() -> None:
     get_context()   # the device's own memory is not the engine's
     before = rss_mb()
     held, after_close = [], []
-    for _ in range(7):
+    for _ in range(ROUNDS):
         engine = Engine(loads_scene(text), size=(32, 32))
         engine.step(2)
         engine.render()
@@ -304,12 +306,12 @@ def open_and_close_engines_here() -> None:
 
 
 def test_engines_opened_and_closed_in_turn_do_not_accumulate(gpu):
-    """A large windy cloth (~85 MB of buffers) built, stepped and closed seven times, in a
-    process of its own: does an Engine leave anything behind? One left behind per round would
-    grow RSS after each close by its ~85 MB in every round. What the allocators keep is not
-    that: in separate runs of the same code, RSS after a close stayed flat from the third round
-    on, or rose by about 36 MB in some later rounds and not in others, and once fell by 24 MB
-    between two rounds (557, 533, 593 MB)."""
+    """A large windy cloth (~85 MB of buffers) built, stepped and closed ROUNDS times, in a
+    process of its own: does an Engine leave anything behind? The allocators keep freed blocks
+    for reuse, so RSS after a close rises over the first rounds, by about 36 MB steps, and stops
+    rising by the sixth (six runs of twelve rounds on lavapipe each levelled off between the
+    second and the sixth round, at 539-576 MB); from round SETTLED_ROUNDS + 1 on it stays within
+    FLAT_MB, where an engine left behind per round would add ~85 MB each time."""
     child = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
              f"from test_soak import open_and_close_engines_here; open_and_close_engines_here()")
     result = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
@@ -323,10 +325,12 @@ def test_engines_opened_and_closed_in_turn_do_not_accumulate(gpu):
     # alone, and test_close_destroys_every_buffer_and_texture_the_engine_created the device side.
     if gpu.is_software:
         assert held[0] - before > FLAT_MB
-    # From the third round on: an engine left behind per round grows RSS in every round (by its
-    # ~85 MB on a CPU adapter), so at least one round must stay within half of FLAT_MB, and all
-    # of them together under 4 x FLAT_MB (one engine left behind in each would add 4 x ~85 MB).
-    growth = np.diff(after_close[2:])
+    # An engine left behind per round grows RSS by that much in every round. The allocators may
+    # still take one more arena in a single later round (seen: +89 MB once on an H100, flat
+    # before and after), so after the settling rounds the typical (median) round may grow by at
+    # most half of FLAT_MB, and all of them together by 3 x FLAT_MB (one engine left behind in
+    # each would add 5 x ~85 MB).
+    growth = np.diff(after_close[SETTLED_ROUNDS:])
     shown = f"RSS after each close: {[round(m) for m in after_close]} MB (before: {before:.0f} MB)"
-    assert float(growth.min()) <= FLAT_MB / 2, shown
-    assert float(growth.sum()) <= 4 * FLAT_MB, shown
+    assert float(np.median(growth)) <= FLAT_MB / 2, shown
+    assert float(growth.sum()) <= 3 * FLAT_MB, shown
